@@ -1,0 +1,110 @@
+#pragma once
+// The one GPU abstraction: identity, clock table, telemetry and safe control, for
+// real NVIDIA GPUs (NVML), simulated GPUs and replayed sweep tables.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dvfslab/clock.hpp"
+#include "dvfslab/types.hpp"
+
+namespace dvfslab {
+
+struct GpuIdentity {
+  int index = 0;
+  std::string name;
+  std::string uuid;
+  std::string pci_bus_id;
+  std::string architecture;     // "Hopper", "Volta", ...
+  std::string driver_version;
+  std::string nvml_version;
+  bool simulated = false;       // every output made from it must say SIMULATED
+  std::string backend;          // "nvml", "sim", "replay"
+};
+
+struct ClockTable {
+  std::vector<int> memory_mhz;                       // descending, as NVML lists them
+  std::map<int, std::vector<int>> graphics_mhz;      // memory clock -> graphics clocks, descending
+  std::optional<int> default_graphics_mhz;           // default application clocks
+  std::optional<int> default_memory_mhz;
+
+  bool supports(int memory_mhz, int graphics_mhz) const;
+  // All graphics clocks over every memory clock, descending, without repeats.
+  std::vector<int> all_graphics_mhz() const;
+};
+
+struct PowerLimits {
+  std::optional<double> default_w;
+  std::optional<double> min_w;
+  std::optional<double> max_w;
+  std::optional<double> current_w;
+};
+
+// What the control calls can change, read back so it can be restored exactly.
+// NVML has no getter for locked clocks: a backend that cannot read them records
+// them as absent, and restoring then resets the lock (the state of a GPU nobody
+// locked).
+struct ControlState {
+  std::optional<int> locked_sm_min_mhz;
+  std::optional<int> locked_sm_max_mhz;
+  std::optional<int> locked_mem_min_mhz;
+  std::optional<int> locked_mem_max_mhz;
+  std::optional<int> application_graphics_mhz;
+  std::optional<int> application_memory_mhz;
+  std::optional<double> power_limit_w;
+
+  bool operator==(const ControlState&) const = default;
+};
+
+class Gpu {
+ public:
+  virtual ~Gpu() = default;
+  Gpu() = default;
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
+
+  virtual const GpuIdentity& identity() const = 0;
+  virtual ClockTable clock_table() = 0;
+  virtual PowerLimits power_limits() = 0;
+  virtual Telemetry read_telemetry() = 0;
+  // How often the power and energy sensors refresh, when the backend knows it.
+  virtual std::optional<double> sensor_period_s() const { return std::nullopt; }
+  virtual Clock& clock() = 0;
+  virtual ControlState control_state() = 0;
+
+  // Control. Each call first refuses under DVFSLAB_READ_ONLY=1 (PermissionError),
+  // so no backend can reach a driver setter in read-only mode.
+  void lock_sm_clocks(int min_mhz, int max_mhz);
+  void reset_sm_clocks();
+  void lock_memory_clocks(int min_mhz, int max_mhz);
+  void reset_memory_clocks();
+  void set_application_clocks(int memory_mhz, int graphics_mhz);
+  void reset_application_clocks();
+  void set_power_limit(double watts);
+  void reset_power_limit();
+  // Puts the GPU back into `state` (see ControlState for absent fields).
+  void restore(const ControlState& state);
+
+ protected:
+  virtual void do_lock_sm_clocks(int min_mhz, int max_mhz) = 0;
+  virtual void do_reset_sm_clocks() = 0;
+  virtual void do_lock_memory_clocks(int min_mhz, int max_mhz) = 0;
+  virtual void do_reset_memory_clocks() = 0;
+  virtual void do_set_application_clocks(int memory_mhz, int graphics_mhz) = 0;
+  virtual void do_reset_application_clocks() = 0;
+  virtual void do_set_power_limit(double watts) = 0;
+  virtual void do_reset_power_limit() = 0;
+};
+
+// True when DVFSLAB_READ_ONLY is set to anything but "" or "0".
+bool read_only_mode();
+
+// Opens one GPU. `spec` is "auto" (the first NVIDIA GPU), an index, a UUID, a PCI
+// bus id, "sim:NAME" or "replay:FILE.csv".
+std::unique_ptr<Gpu> open_gpu(const std::string& spec);
+// Opens every GPU `spec` names: "auto" gives all NVIDIA GPUs.
+std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec);
+
+}  // namespace dvfslab

@@ -1,0 +1,101 @@
+#pragma once
+// Simulated GPUs: a digital twin of real GPUs (their real clock tables, default
+// clocks and power limits) with the time and power physics of DESIGN.md, on a
+// virtual clock (deterministic, instant) or following the wall clock.
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dvfslab/gpu.hpp"
+
+namespace dvfslab {
+
+// Facts and model parameters of one GPU model. Facts carry their source in the
+// spec file (src/gpu/sim/specs/).
+struct SimGpuSpec {
+  std::string key;             // "h200"
+  std::string name;            // "NVIDIA H200"
+  std::string architecture;    // "Hopper"
+  std::vector<int> memory_mhz;                   // descending
+  std::vector<std::vector<int>> graphics_mhz;    // per memory clock, descending
+  int default_graphics_mhz = 0;
+  int default_memory_mhz = 0;
+  double power_limit_default_w = 0;
+  double power_limit_min_w = 0;
+  double power_limit_max_w = 0;
+  bool has_energy_counter = true;   // Volta and newer
+  bool has_locked_clocks = true;    // Volta and newer; older GPUs use application clocks
+  // Model parameters (documented, not facts).
+  double idle_power_w = 0;          // P0 at idle clocks
+  double static_power_w = 0;        // P0 while a context is active
+  double memory_power_w_per_mhz = 0;  // γ
+  double dynamic_power_coefficient = 0;  // c in c·V(fc)²·fc, W/(V²·MHz)
+  double voltage_min_v = 0;         // V at the lowest graphics clock
+  double voltage_max_v = 0;         // V at the highest graphics clock
+  double voltage_knee_mhz = 0;      // below it V stays at voltage_min_v
+  double sensor_period_s = 0.1;     // power / energy sensor refresh
+  double average_power_window_s = 1.0;  // nvmlDeviceGetPowerUsage averaging
+};
+
+// Every simulated GPU model's key ("a100", "h200", ...), sorted.
+std::vector<std::string> sim_gpu_keys();
+// Throws ConfigError naming the known keys.
+const SimGpuSpec& sim_gpu_spec(std::string_view key);
+
+// One piece of simulated work at reference clocks: t(fc, fm) = t0 + D·(δ·fc0/fc +
+// (1−δ)·fm0/fm), where fc0/fm0 are the GPU's default clocks, and the activity
+// factors that scale its dynamic core and memory power.
+struct SimKernel {
+  double fixed_s = 0;           // t0: time that no clock changes (launch, host)
+  double scalable_s = 0;        // D: time at default clocks that clocks scale
+  double compute_fraction = 0.5;  // δ
+  double core_activity = 1.0;   // scales c·V²·fc
+  double memory_activity = 1.0; // scales γ·fm
+};
+
+enum class SimTimeMode { virtual_time, wall_time };
+
+class SimGpu final : public Gpu {
+ public:
+  SimGpu(const SimGpuSpec& spec, SimTimeMode mode, int index = 0);
+  ~SimGpu() override;
+
+  const GpuIdentity& identity() const override;
+  ClockTable clock_table() override;
+  PowerLimits power_limits() override;
+  Telemetry read_telemetry() override;
+  std::optional<double> sensor_period_s() const override;
+  Clock& clock() override;
+  ControlState control_state() override;
+
+  const SimGpuSpec& spec() const;
+  // Runs `kernel` `repeats` times back to back at the current settings (the power
+  // cap may lower the clock). Virtual time: advances the clock; wall time: sleeps.
+  // Returns the simulated seconds it took.
+  double run(const SimKernel& kernel, double repeats = 1.0);
+  // A load that stays on until cleared (wall-time mode: "a simulated load is
+  // attached"); nullopt = idle.
+  void set_background_load(std::optional<SimKernel> kernel);
+  // Ground truth for tests: exact energy since creation and the current effective
+  // SM clock after power capping.
+  double true_energy_j();
+  int effective_sm_mhz();
+
+ protected:
+  void do_lock_sm_clocks(int min_mhz, int max_mhz) override;
+  void do_reset_sm_clocks() override;
+  void do_lock_memory_clocks(int min_mhz, int max_mhz) override;
+  void do_reset_memory_clocks() override;
+  void do_set_application_clocks(int memory_mhz, int graphics_mhz) override;
+  void do_reset_application_clocks() override;
+  void do_set_power_limit(double watts) override;
+  void do_reset_power_limit() override;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace dvfslab

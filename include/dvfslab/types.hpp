@@ -1,0 +1,116 @@
+#pragma once
+// The vocabulary types every module shares (names fixed by DESIGN.md).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dvfslab {
+
+// One DVFS setting; an absent knob is left as the GPU has it.
+struct Setting {
+  std::optional<int> sm_mhz;
+  std::optional<int> mem_mhz;
+  std::optional<int> power_limit_w;
+
+  bool is_default() const { return !sm_mhz && !mem_mhz && !power_limit_w; }
+  bool operator==(const Setting&) const = default;
+  auto operator<=>(const Setting&) const = default;
+};
+std::string to_string(const Setting& setting);  // "sm=1380 mem=877 pl=default"
+
+enum class Mode { train, infer };
+enum class Precision { fp32, tf32, bf16, fp16 };
+
+std::string_view to_string(Mode mode);
+std::string_view to_string(Precision precision);
+Mode parse_mode(std::string_view text);            // throws ConfigError listing the choices
+Precision parse_precision(std::string_view text);  // throws ConfigError listing the choices
+
+struct Case {
+  std::string workload;
+  int batch = 1;
+  Mode mode = Mode::train;
+  Precision precision = Precision::fp32;
+
+  bool operator==(const Case&) const = default;
+  auto operator<=>(const Case&) const = default;
+};
+std::string to_string(const Case& c);  // "resnet50 train bf16 b128"
+
+struct Point {
+  Case workload_case;
+  Setting setting;
+  int repetition = 0;
+
+  bool operator==(const Point&) const = default;
+  auto operator<=>(const Point&) const = default;
+};
+
+// NVML's clock-event ("throttle") reason bits; the values are NVML's.
+namespace throttle {
+inline constexpr std::uint64_t gpu_idle = 0x1;
+inline constexpr std::uint64_t applications_clocks_setting = 0x2;
+inline constexpr std::uint64_t sw_power_cap = 0x4;
+inline constexpr std::uint64_t hw_slowdown = 0x8;
+inline constexpr std::uint64_t sync_boost = 0x10;
+inline constexpr std::uint64_t sw_thermal_slowdown = 0x20;
+inline constexpr std::uint64_t hw_thermal_slowdown = 0x40;
+inline constexpr std::uint64_t hw_power_brake_slowdown = 0x80;
+inline constexpr std::uint64_t display_clock_setting = 0x100;
+}  // namespace throttle
+
+// Names of the set bits, e.g. {"sw_power_cap", "sw_thermal_slowdown"}; unknown bits
+// appear as "unknown_0x...".
+std::vector<std::string> throttle_reason_names(std::uint64_t mask);
+
+// One reading of the GPU. Every field the device cannot report is absent, never a
+// sentinel.
+struct Telemetry {
+  double time_s = 0.0;                       // on the Gpu's clock (wall or virtual)
+  std::optional<double> power_instant_w;     // NVML_FI_DEV_POWER_INSTANT
+  std::optional<double> power_average_w;     // nvmlDeviceGetPowerUsage (~1 s average)
+  std::optional<double> energy_j;            // cumulative counter since driver load
+  std::optional<int> sm_mhz;
+  std::optional<int> mem_mhz;
+  std::optional<double> gpu_temperature_c;
+  std::optional<double> memory_temperature_c;
+  std::optional<int> gpu_utilization_pct;
+  std::optional<int> memory_utilization_pct;
+  std::optional<std::uint64_t> throttle_reasons;  // bit mask, see namespace throttle
+};
+
+// Validity of one measurement window.
+struct MeasurementFlags {
+  bool short_window = false;       // shorter than two sensor periods
+  bool energy_estimated = false;   // counter did not move or is missing: from power
+  bool clock_mismatch = false;     // effective clock differs from the requested one
+  bool thermal_throttle = false;
+  bool power_throttle = false;
+
+  std::vector<std::string> names() const;
+  bool operator==(const MeasurementFlags&) const = default;
+};
+
+struct Measurement {
+  std::string name;
+  double duration_s = 0.0;
+  std::optional<double> energy_j;             // from the counter (or estimated, see flags)
+  std::optional<double> energy_integrated_j;  // trapezoid over instant power
+  std::optional<double> mean_power_w;
+  std::optional<double> peak_power_w;
+  std::optional<double> sm_mhz_mean;
+  std::optional<int> sm_mhz_min;
+  std::optional<double> mem_mhz_mean;
+  std::optional<double> temperature_c_min;
+  std::optional<double> temperature_c_max;
+  std::map<std::string, double> throttle_fraction;  // reason -> fraction of the window
+  std::int64_t iterations = 0;
+  double items = 0.0;
+  std::size_t samples = 0;
+  MeasurementFlags flags;
+};
+
+}  // namespace dvfslab

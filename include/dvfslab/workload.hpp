@@ -1,0 +1,66 @@
+#pragma once
+// A unit of repeatable GPU work whose iterations the meter times: a built-in
+// LibTorch model, a simulated profile on a SimGpu, or an external command.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/types.hpp"
+
+namespace dvfslab {
+
+struct WorkloadOptions {
+  int image_size = 0;          // 0 = the model's default
+  int sequence_length = 0;     // 0 = the model's default
+  bool channels_last = true;
+  bool cudnn_benchmark = true;
+  bool cuda_graph = true;      // capture the step when shapes are static
+  std::uint64_t seed = 1234;
+  std::string torch_device;    // "" = cuda when available, else cpu
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual const Case& workload_case() const = 0;
+  virtual std::string item_unit() const = 0;        // "images", "tokens", "items"
+  virtual double items_per_iteration() const = 0;
+  // Allocation, compilation, graph capture: done once, never measured.
+  virtual void prepare() {}
+  // Runs `count` iterations and returns once the device has finished them.
+  virtual void run_iterations(std::int64_t count) = 0;
+};
+
+struct WorkloadInfo {
+  std::string name;
+  std::string item_unit;
+  int default_batch = 1;
+  std::string description;
+};
+
+// Builds workloads by name. Backends add themselves (the CLI registers the LibTorch
+// ones when built with them), so the core does not depend on LibTorch.
+class WorkloadRegistry {
+ public:
+  using Factory = std::function<std::unique_ptr<Workload>(const Case&, Gpu&, const WorkloadOptions&)>;
+  // `applies` says whether this backend serves the given GPU (e.g. only SimGpu).
+  using Applies = std::function<bool(const Gpu&)>;
+
+  void add(WorkloadInfo info, Applies applies, Factory factory);
+  std::vector<WorkloadInfo> list(const Gpu* gpu = nullptr) const;
+  // Throws ConfigError listing the names available for `gpu`.
+  std::unique_ptr<Workload> create(const Case& workload_case, Gpu& gpu, const WorkloadOptions& options) const;
+
+ private:
+  struct Entry {
+    WorkloadInfo info;
+    Applies applies;
+    Factory factory;
+  };
+  std::vector<Entry> entries_;
+};
+
+}  // namespace dvfslab

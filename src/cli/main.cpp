@@ -1,0 +1,33 @@
+// The dvfslab command line: parse, call the library, print. Errors become one line
+// on stderr and the exit code of their class (docs/cli.md).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.hpp"
+#include "dvfslab/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "dvfslab measures how GPU clock and power-limit settings change the time, power and "
+      "energy of deep-learning work, and finds the setting that saves the most energy.\n"
+      "Without an NVIDIA GPU, use a simulated one: --device sim:h200 (or sim:a100, sim:v100, "
+      "sim:p100, sim:rtx2080ti)."};
+  app.set_version_flag("--version", std::string("dvfslab ") + DVFSLAB_VERSION);
+  app.require_subcommand(1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : static_cast<int>(dvfslab::ExitCode::usage);
+  } catch (const dvfslab::Error& e) {
+    fmt::print(stderr, "dvfslab: error: {}\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dvfslab: internal error: {} (please report it with the command you ran)\n", e.what());
+    return static_cast<int>(dvfslab::ExitCode::failure);
+  }
+  return 0;
+}
