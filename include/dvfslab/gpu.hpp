@@ -98,13 +98,21 @@ class Gpu {
   virtual void do_reset_power_limit() = 0;
 };
 
+// How a simulated GPU keeps time: virtual (sweeps and tests: instant and
+// deterministic) or following the wall clock (measuring a real external program).
+enum class SimTimeMode { virtual_time, wall_time };
+
+struct OpenOptions {
+  SimTimeMode sim_time = SimTimeMode::virtual_time;
+};
+
 // True when DVFSLAB_READ_ONLY is set to anything but "" or "0".
 bool read_only_mode();
 
 // Opens one GPU. `spec` is "auto" (the first NVIDIA GPU), an index, a UUID, a PCI
 // bus id, "sim:NAME" or "replay:FILE.csv".
-std::unique_ptr<Gpu> open_gpu(const std::string& spec);
+std::unique_ptr<Gpu> open_gpu(const std::string& spec, const OpenOptions& options = {});
 // Opens every GPU `spec` names: "auto" gives all NVIDIA GPUs.
-std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec);
+std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenOptions& options = {});
 
 }  // namespace dvfslab

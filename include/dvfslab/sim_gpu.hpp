@@ -55,8 +55,6 @@ struct SimKernel {
   double memory_activity = 1.0; // scales γ·fm
 };
 
-enum class SimTimeMode { virtual_time, wall_time };
-
 class SimGpu final : public Gpu {
  public:
   SimGpu(const SimGpuSpec& spec, SimTimeMode mode, int index = 0);
