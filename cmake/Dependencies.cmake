@@ -3,6 +3,12 @@ find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(SQLite3 REQUIRED)
+# CMake 4 renamed FindSQLite3's target; 3.25 only has the old name.
+if(TARGET SQLite3::SQLite3)
+  set(DVFSLAB_SQLITE_TARGET SQLite3::SQLite3)
+else()
+  set(DVFSLAB_SQLITE_TARGET SQLite::SQLite3)
+endif()
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 
 # Debian ships toml11 as headers only, without a CMake package.
