@@ -1,0 +1,146 @@
+// Cases × settings → the ordered, sharded list of points a runner measures, and how
+// long that should take.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/plan.hpp"
+
+namespace dvfslab {
+namespace {
+
+// Fisher–Yates over std::mt19937_64, whose output the standard fixes, so a seed gives
+// the same order with every compiler and library (std::shuffle's is unspecified).
+void shuffle(std::vector<Setting>& settings, std::uint64_t seed) {
+  std::mt19937_64 generator(seed);
+  for (std::size_t i = settings.size(); i > 1; --i) {
+    const std::size_t j = generator() % i;
+    std::swap(settings[i - 1], settings[j]);
+  }
+}
+
+}  // namespace
+
+std::vector<Case> expand_cases(const Plan& plan) {
+  std::vector<Case> cases;
+  std::set<Case> seen;
+  for (const auto& spec : plan.cases) {
+    for (const auto& workload : spec.workloads) {
+      for (Mode mode : spec.modes) {
+        for (int batch : spec.batch_sizes) {
+          for (Precision precision : spec.precisions) {
+            Case c{workload, batch, mode, precision};
+            if (seen.insert(c).second) cases.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+std::vector<CommandSpec> plan_commands(const Plan& plan) {
+  std::vector<CommandSpec> commands;
+  for (const auto& spec : plan.cases) {
+    if (!spec.command) continue;
+    const bool known = std::any_of(commands.begin(), commands.end(),
+                                   [&](const CommandSpec& c) { return c.name == spec.command->name; });
+    if (known) throw ConfigError(fmt::format("two command cases are named '{}': give each its own name", spec.command->name));
+    commands.push_back(*spec.command);
+  }
+  return commands;
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  int index = 0, count = 0;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used = 0;
+    index = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("index");
+    count = std::stoi(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) throw std::invalid_argument("count");
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("--shard '{}' is not understood: write i/N, e.g. --shard 2/4", text));
+  }
+  if (count < 1 || index < 1 || index > count) {
+    throw UsageError(fmt::format("--shard {}: i must be between 1 and N", text));
+  }
+  return Shard{index - 1, count};
+}
+
+bool Schedule::changes_clocks() const {
+  return std::any_of(points.begin(), points.end(), [](const ScheduledPoint& p) { return !p.setting.is_default(); });
+}
+
+Schedule make_schedule(const Plan& plan, const std::vector<Setting>& settings, const Shard& shard) {
+  std::vector<Setting> per_case;
+  if (plan.measure.include_default) per_case.push_back(Setting{});
+  per_case.insert(per_case.end(), settings.begin(), settings.end());
+  const auto cases = expand_cases(plan);
+  if (per_case.empty()) {
+    throw ConfigError(plan.source_name, "the plan selects no setting: add knobs or set include_default = true");
+  }
+
+  Schedule schedule;
+  std::vector<ScheduledPoint> grid;
+  for (std::size_t case_index = 0; case_index < cases.size(); ++case_index) {
+    // The shard is taken over the canonical (ascending) order, so it does not depend
+    // on the seed or the order chosen.
+    std::vector<Setting> mine;
+    for (std::size_t s = 0; s < per_case.size(); ++s) {
+      const std::size_t pair_index = case_index * per_case.size() + s;
+      if (static_cast<int>(pair_index % static_cast<std::size_t>(shard.count)) == shard.index) mine.push_back(per_case[s]);
+    }
+    std::sort(mine.begin(), mine.end());
+    if (plan.measure.order == Order::random) shuffle(mine, plan.measure.seed * 1'000'003 + case_index);
+    for (const auto& setting : mine) grid.push_back(ScheduledPoint{cases[case_index], setting, PointRole::grid, 0});
+  }
+
+  const bool drift = plan.measure.drift_check && !cases.empty() && !grid.empty();
+  const ScheduledPoint drift_point{cases.front(), Setting{}, PointRole::drift, 0};
+  if (drift) schedule.points.push_back(drift_point);
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    schedule.points.push_back(grid[i]);
+    const bool due = plan.measure.drift_every > 0 && (i + 1) % static_cast<std::size_t>(plan.measure.drift_every) == 0;
+    if (drift && due && i + 1 < grid.size()) schedule.points.push_back(drift_point);
+  }
+  if (drift) schedule.points.push_back(drift_point);
+  for (std::size_t i = 0; i < schedule.points.size(); ++i) {
+    schedule.points[i].sequence = static_cast<int>(i);
+    (schedule.points[i].role == PointRole::grid ? schedule.grid_points : schedule.drift_points)++;
+  }
+  return schedule;
+}
+
+DurationEstimate estimate_duration(const Schedule& schedule, const MeasurePolicy& policy,
+                                   std::optional<double> sensor_period_s) {
+  const double window = policy.resolved_duration_s(sensor_period_s);
+  const double warmup = policy.warmup_s.value_or(0.0);
+  DurationEstimate estimate;
+  std::optional<Setting> previous;
+  for (const auto& point : schedule.points) {
+    const bool clock_change = previous ? *previous != point.setting : !point.setting.is_default();
+    const double fixed = (clock_change ? policy.settle_s : 0.0) + warmup + policy.cooldown_s;
+    const int least = policy.ci_target_pct ? std::max(2, policy.repetitions) : policy.repetitions;
+    estimate.typical_s += fixed + window * std::min(least, policy.max_repetitions);
+    estimate.worst_s += fixed + window * policy.max_repetitions;
+    previous = point.setting;
+  }
+  return estimate;
+}
+
+std::string format_duration(double seconds) {
+  const auto total = static_cast<long>(std::lround(std::max(0.0, seconds)));
+  const long hours = total / 3600, minutes = (total % 3600) / 60, secs = total % 60;
+  if (hours > 0) return fmt::format("{} h {:02} min", hours, minutes);
+  if (minutes > 0) return fmt::format("{} min {:02} s", minutes, secs);
+  return fmt::format("{} s", secs);
+}
+
+}  // namespace dvfslab
