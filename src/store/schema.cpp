@@ -1,0 +1,170 @@
+#include "store/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/store.hpp"
+
+namespace dvfslab::store_detail {
+namespace {
+
+// Version 1. Setting columns are NULL where the knob was not controlled; the unique
+// index maps NULL to -1 because SQLite treats NULLs as distinct in unique indexes.
+constexpr const char* schema_v1 = R"sql(
+CREATE TABLE meta(
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK(kind IN ('sweep', 'import')),
+  source TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  host TEXT NOT NULL,
+  dvfslab_version TEXT NOT NULL,
+  gpu_index INTEGER NOT NULL,
+  gpu_name TEXT NOT NULL,
+  gpu_uuid TEXT NOT NULL,
+  gpu_pci_bus_id TEXT NOT NULL,
+  gpu_architecture TEXT NOT NULL,
+  gpu_driver_version TEXT NOT NULL,
+  gpu_nvml_version TEXT NOT NULL,
+  gpu_simulated INTEGER NOT NULL,
+  gpu_backend TEXT NOT NULL,
+  plan_text TEXT NOT NULL,
+  plan_hash TEXT NOT NULL,
+  shard_index INTEGER NOT NULL,
+  shard_count INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK(status IN ('running', 'finished', 'interrupted', 'failed')));
+CREATE INDEX runs_by_plan ON runs(plan_hash, gpu_uuid, shard_index, shard_count);
+CREATE TABLE points(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  order_index INTEGER NOT NULL,
+  role TEXT NOT NULL CHECK(role IN ('grid', 'drift')),
+  workload TEXT NOT NULL,
+  batch INTEGER NOT NULL,
+  mode TEXT NOT NULL,
+  precision TEXT NOT NULL,
+  sm_mhz INTEGER,
+  mem_mhz INTEGER,
+  power_limit_w INTEGER,
+  repetition INTEGER NOT NULL,
+  is_default INTEGER NOT NULL,
+  item_unit TEXT NOT NULL,
+  effective_sm_mhz INTEGER,
+  effective_mem_mhz INTEGER);
+CREATE UNIQUE INDEX points_once_per_run ON points(
+  run_id, workload, batch, mode, precision,
+  ifnull(sm_mhz, -1), ifnull(mem_mhz, -1), ifnull(power_limit_w, -1), repetition)
+  WHERE role = 'grid';
+CREATE INDEX points_by_order ON points(run_id, order_index);
+CREATE TABLE measurements(
+  id INTEGER PRIMARY KEY,
+  point_id INTEGER NOT NULL UNIQUE REFERENCES points(id),
+  recorded_at TEXT NOT NULL,
+  name TEXT NOT NULL,
+  duration_s REAL NOT NULL,
+  energy_j REAL,
+  energy_integrated_j REAL,
+  mean_power_w REAL,
+  peak_power_w REAL,
+  sm_mhz_mean REAL,
+  sm_mhz_min INTEGER,
+  mem_mhz_mean REAL,
+  temperature_c_min REAL,
+  temperature_c_max REAL,
+  throttle_fraction TEXT NOT NULL,
+  iterations INTEGER NOT NULL,
+  items REAL NOT NULL,
+  samples INTEGER NOT NULL,
+  short_window INTEGER NOT NULL,
+  energy_estimated INTEGER NOT NULL,
+  clock_mismatch INTEGER NOT NULL,
+  thermal_throttle INTEGER NOT NULL,
+  power_throttle INTEGER NOT NULL);
+CREATE TABLE samples(
+  measurement_id INTEGER NOT NULL REFERENCES measurements(id),
+  seq INTEGER NOT NULL,
+  time_s REAL NOT NULL,
+  power_instant_w REAL,
+  power_average_w REAL,
+  energy_j REAL,
+  sm_mhz INTEGER,
+  mem_mhz INTEGER,
+  gpu_temperature_c REAL,
+  memory_temperature_c REAL,
+  gpu_utilization_pct INTEGER,
+  memory_utilization_pct INTEGER,
+  throttle_reasons INTEGER,
+  PRIMARY KEY(measurement_id, seq)) WITHOUT ROWID;
+)sql";
+
+constexpr Migration migrations[] = {
+    {1, "0.1.0", schema_v1},
+};
+
+std::string meta_value(Connection& connection, const char* key) {
+  Statement query(connection, "SELECT value FROM meta WHERE key = ?");
+  query.bind(1, key);
+  return query.step() ? query.text(0) : std::string();
+}
+
+bool has_table(Connection& connection, const char* name) {
+  Statement query(connection, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  query.bind(1, name);
+  return query.step();
+}
+
+bool is_empty(Connection& connection) {
+  Statement query(connection, "SELECT count(*) FROM sqlite_master");
+  query.step();
+  return query.int64(0) == 0;
+}
+
+[[noreturn]] void refuse_foreign(Connection& connection) {
+  throw StoreError(fmt::format("{} is an SQLite database but not a dvfslab database: choose another --db "
+                               "(dvfslab only writes to its own databases)",
+                               connection.path().string()));
+}
+
+}  // namespace
+
+std::span<const Migration> schema_migrations() { return migrations; }
+
+int schema_version(Connection& connection) {
+  Statement query(connection, "PRAGMA user_version");
+  query.step();
+  return query.integer(0);
+}
+
+void migrate(Connection& connection, std::span<const Migration> steps) {
+  const int found = schema_version(connection);
+  if (found == 0 && !is_empty(connection)) refuse_foreign(connection);
+  if (found > 0 && (!has_table(connection, "meta") || meta_value(connection, "application") != "dvfslab")) {
+    refuse_foreign(connection);
+  }
+  const int known = steps.empty() ? 0 : steps.back().version;
+  if (found > known) {
+    const std::string needed = meta_value(connection, "requires_dvfslab");
+    throw StoreError(fmt::format(
+        "{} uses store schema version {}, newer than version {} that dvfslab {} understands: open it with "
+        "dvfslab {} or newer",
+        connection.path().string(), found, known, DVFSLAB_VERSION, needed.empty() ? "a newer release" : needed));
+  }
+  for (const Migration& step : steps) {
+    if (step.version <= found) continue;
+    Transaction transaction(connection);
+    connection.execute(step.sql);
+    Statement set_meta(connection, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
+    set_meta.bind(1, "application").bind(2, "dvfslab").run();
+    set_meta.bind(1, "requires_dvfslab").bind(2, step.dvfslab_version).run();
+    // PRAGMA takes no bound parameters; the version is our own integer.
+    connection.execute(fmt::format("PRAGMA user_version = {}", step.version));
+    transaction.commit();
+  }
+}
+
+}  // namespace dvfslab::store_detail

@@ -1,0 +1,111 @@
+// Opening a store, and writing and resuming runs.
+#include "dvfslab/store.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+
+#include "dvfslab/error.hpp"
+#include "store/schema.hpp"
+#include "store/sqlite.hpp"
+#include "store/tables.hpp"
+
+namespace dvfslab {
+namespace {
+
+std::string this_host() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
+  return name.data();
+}
+
+}  // namespace
+
+using store_detail::Connection;
+using store_detail::Statement;
+using store_detail::Transaction;
+
+int store_schema_version() { return store_detail::schema_migrations().back().version; }
+
+Store::Store(const std::filesystem::path& path) : Store(path, false) {}
+
+Store::Store(const std::filesystem::path& path, bool must_exist) : path_(path) {
+  if (must_exist && !std::filesystem::exists(path)) {
+    throw StoreError(fmt::format("no database at {}: check the path (a sweep or import creates it)", path.string()));
+  }
+  connection_ = std::make_unique<Connection>(path, !must_exist);
+  // WAL lets readers work while a sweep writes; FULL makes each commit durable
+  // against power loss, which costs nothing next to measurements lasting seconds.
+  connection_->execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
+  store_detail::migrate(*connection_, store_detail::schema_migrations());
+}
+
+Store Store::open_existing(const std::filesystem::path& path) { return Store(path, true); }
+
+Store::~Store() = default;
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+
+std::int64_t Store::begin_run(const RunInfo& run) {
+  if (run.shard_count < 1 || run.shard_index < 0 || run.shard_index >= run.shard_count) {
+    throw StoreError(fmt::format("shard index {} of {} is not a valid shard: the index is 0-based and below the count",
+                                 run.shard_index, run.shard_count));
+  }
+  RunInfo stored = run;
+  stored.started_at = store_detail::utc_now();
+  stored.finished_at.clear();
+  stored.dvfslab_version = DVFSLAB_VERSION;
+  stored.status = RunStatus::running;
+  if (stored.host.empty()) stored.host = this_host();
+  Transaction transaction(*connection_);
+  const std::int64_t id = store_detail::insert_run(*connection_, stored);
+  transaction.commit();
+  return id;
+}
+
+void Store::record(std::int64_t run_id, const PointRecord& point, const Measurement& measurement,
+                   std::span<const Telemetry> samples) {
+  Transaction transaction(*connection_);
+  store_detail::insert_measurement(*connection_, run_id, store_detail::utc_now(), point, measurement, samples);
+  transaction.commit();
+}
+
+void Store::finish_run(std::int64_t run_id, RunStatus status) {
+  Transaction transaction(*connection_);
+  store_detail::update_run_status(*connection_, run_id, status,
+                                  status == RunStatus::running ? std::string() : store_detail::utc_now());
+  transaction.commit();
+}
+
+void Store::reopen_run(std::int64_t run_id) { finish_run(run_id, RunStatus::running); }
+
+std::optional<RunInfo> Store::find_unfinished_run(const std::string& hash, const std::string& gpu_uuid,
+                                                  int shard_index, int shard_count) {
+  Statement query(*connection_,
+                  "SELECT id FROM runs WHERE kind = 'sweep' AND plan_hash = ? AND gpu_uuid = ? AND shard_index = ? "
+                  "AND shard_count = ? AND status <> 'finished' ORDER BY id DESC LIMIT 1");
+  query.bind(1, hash).bind(2, gpu_uuid).bind(3, shard_index).bind(4, shard_count);
+  if (!query.step()) return std::nullopt;
+  return run(query.int64(0));
+}
+
+std::set<Point> Store::finished_points(std::int64_t run_id) {
+  return store_detail::select_plan_points(*connection_, run_id);
+}
+
+std::vector<RunInfo> Store::runs() { return store_detail::select_runs(*connection_); }
+
+std::optional<RunInfo> Store::run(std::int64_t run_id) {
+  auto found = store_detail::select_runs(*connection_, run_id);
+  if (found.empty()) return std::nullopt;
+  return found.front();
+}
+
+std::vector<StoredMeasurement> Store::measurements() { return store_detail::select_measurements(*connection_); }
+
+std::vector<Telemetry> Store::samples(std::int64_t measurement_id) {
+  return store_detail::select_samples(*connection_, measurement_id);
+}
+
+}  // namespace dvfslab
