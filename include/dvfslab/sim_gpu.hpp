@@ -27,6 +27,8 @@ struct SimGpuSpec {
   double power_limit_max_w = 0;
   bool has_energy_counter = true;   // Volta and newer
   bool has_locked_clocks = true;    // Volta and newer; older GPUs use application clocks
+  bool has_memory_locked_clocks = true;  // Ampere and newer
+  bool has_memory_temperature = true;    // HBM boards report it; GeForce boards do not
   // Model parameters (documented, not facts).
   double idle_power_w = 0;          // P0 at idle clocks
   double static_power_w = 0;        // P0 while a context is active
@@ -37,6 +39,23 @@ struct SimGpuSpec {
   double voltage_knee_mhz = 0;      // below it V stays at voltage_min_v
   double sensor_period_s = 0.1;     // power / energy sensor refresh
   double average_power_window_s = 1.0;  // nvmlDeviceGetPowerUsage averaging
+  double ambient_temperature_c = 30;    // inlet air
+  double thermal_resistance_c_per_w = 0.1;  // steady-state rise per watt
+  double thermal_time_constant_s = 20;      // first-order heating
+  double memory_temperature_offset_c = 0;   // memory sits this much above the core
+  // Speed of this GPU relative to a Tesla V100 at default clocks, for simulated
+  // workloads whose profiles are written for the V100 (src/workload/sim/).
+  double compute_speed_vs_v100 = 1.0;
+  double memory_speed_vs_v100 = 1.0;
+  double half_precision_speedup = 1.0;  // fp16/bf16 compute over fp32 (tensor cores)
+  double tf32_speedup = 1.0;            // tf32 compute over fp32 (Ampere and newer)
+
+  // The SM clock the GPU runs at under load with nothing locked and the power
+  // limit not reached: the highest clock of the default memory clock (GPU Boost).
+  int boost_graphics_mhz() const;
+  // The graphics clocks supported with `memory_mhz`; throws ConfigError naming
+  // the supported memory clocks.
+  const std::vector<int>& graphics_mhz_for(int memory_mhz) const;
 };
 
 // Every simulated GPU model's key ("a100", "h200", ...), sorted.
@@ -45,8 +64,9 @@ std::vector<std::string> sim_gpu_keys();
 const SimGpuSpec& sim_gpu_spec(std::string_view key);
 
 // One piece of simulated work at reference clocks: t(fc, fm) = t0 + D·(δ·fc0/fc +
-// (1−δ)·fm0/fm), where fc0/fm0 are the GPU's default clocks, and the activity
-// factors that scale its dynamic core and memory power.
+// (1−δ)·fm0/fm), where fc0 is the GPU's boost clock (SimGpuSpec::boost_graphics_mhz)
+// and fm0 its default memory clock, and the activity factors that scale its
+// dynamic core and memory power.
 struct SimKernel {
   double fixed_s = 0;           // t0: time that no clock changes (launch, host)
   double scalable_s = 0;        // D: time at default clocks that clocks scale
@@ -65,16 +85,20 @@ class SimGpu final : public Gpu {
   PowerLimits power_limits() override;
   Telemetry read_telemetry() override;
   std::optional<double> sensor_period_s() const override;
+  // A VirtualClock in virtual-time mode (register meter timers with every()).
   Clock& clock() override;
   ControlState control_state() override;
 
   const SimGpuSpec& spec() const;
+  SimTimeMode time_mode() const;
   // Runs `kernel` `repeats` times back to back at the current settings (the power
-  // cap may lower the clock). Virtual time: advances the clock; wall time: sleeps.
-  // Returns the simulated seconds it took.
+  // cap may lower the clock). Virtual time: advances the clock in pieces, so timers
+  // fire on time and see the state of that moment; wall time: sleeps. Settings
+  // changed meanwhile (from a timer or another thread) take effect at once.
+  // Returns the simulated seconds the work took.
   double run(const SimKernel& kernel, double repeats = 1.0);
   // A load that stays on until cleared (wall-time mode: "a simulated load is
-  // attached"); nullopt = idle.
+  // attached"); nullopt = idle. Work started by run() takes precedence over it.
   void set_background_load(std::optional<SimKernel> kernel);
   // Ground truth for tests: exact energy since creation and the current effective
   // SM clock after power capping.

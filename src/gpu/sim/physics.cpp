@@ -1,0 +1,51 @@
+#include "gpu/sim/physics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dvfslab::sim {
+namespace {
+
+int highest_graphics_mhz(const SimGpuSpec& spec) {
+  int highest = 0;
+  for (const auto& clocks : spec.graphics_mhz) {
+    if (!clocks.empty()) highest = std::max(highest, clocks.front());
+  }
+  return highest;
+}
+
+}  // namespace
+
+double core_voltage_v(const SimGpuSpec& spec, int graphics_mhz) {
+  const double top = highest_graphics_mhz(spec);
+  if (graphics_mhz <= spec.voltage_knee_mhz || top <= spec.voltage_knee_mhz) return spec.voltage_min_v;
+  const double rise = (graphics_mhz - spec.voltage_knee_mhz) / (top - spec.voltage_knee_mhz);
+  return spec.voltage_min_v + (spec.voltage_max_v - spec.voltage_min_v) * std::min(rise, 1.0);
+}
+
+double kernel_seconds(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz) {
+  const double core_scale = static_cast<double>(spec.boost_graphics_mhz()) / graphics_mhz;
+  const double memory_scale = static_cast<double>(spec.default_memory_mhz) / memory_mhz;
+  return kernel.fixed_s + kernel.scalable_s * (kernel.compute_fraction * core_scale +
+                                               (1.0 - kernel.compute_fraction) * memory_scale);
+}
+
+double memory_bound_share(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz) {
+  const double total = kernel_seconds(spec, kernel, graphics_mhz, memory_mhz);
+  if (total <= 0) return 0;
+  const double memory_scale = static_cast<double>(spec.default_memory_mhz) / memory_mhz;
+  return kernel.scalable_s * (1.0 - kernel.compute_fraction) * memory_scale / total;
+}
+
+double busy_power_w(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz) {
+  const double volts = core_voltage_v(spec, graphics_mhz);
+  return spec.static_power_w + spec.memory_power_w_per_mhz * memory_mhz * kernel.memory_activity +
+         spec.dynamic_power_coefficient * kernel.core_activity * volts * volts * graphics_mhz;
+}
+
+double temperature_after_c(const SimGpuSpec& spec, double start_c, double power_w, double seconds) {
+  const double steady_c = spec.ambient_temperature_c + spec.thermal_resistance_c_per_w * power_w;
+  return steady_c + (start_c - steady_c) * std::exp(-seconds / spec.thermal_time_constant_s);
+}
+
+}  // namespace dvfslab::sim

@@ -1,0 +1,25 @@
+#pragma once
+// The simulator's physics as pure functions of a GPU spec, a kernel and clocks:
+// the voltage–frequency curve, the time model and the power model of DESIGN.md.
+#include "dvfslab/sim_gpu.hpp"
+
+namespace dvfslab::sim {
+
+// Core voltage at `graphics_mhz`: flat at voltage_min_v up to the knee, then rising
+// linearly to voltage_max_v at the highest supported graphics clock.
+double core_voltage_v(const SimGpuSpec& spec, int graphics_mhz);
+
+// Seconds one repeat of `kernel` takes at the given clocks.
+double kernel_seconds(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz);
+
+// Share of one repeat's time spent waiting on memory (drives memory utilisation).
+double memory_bound_share(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz);
+
+// Board power while `kernel` runs: P0 + γ·fm·a_mem + c·a_core·V(fc)²·fc.
+double busy_power_w(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz);
+
+// Temperature after `seconds` of first-order heating at constant `power_w`,
+// starting from `start_c`.
+double temperature_after_c(const SimGpuSpec& spec, double start_c, double power_w, double seconds);
+
+}  // namespace dvfslab::sim

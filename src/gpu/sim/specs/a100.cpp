@@ -1,0 +1,59 @@
+// NVIDIA A100-SXM4-40GB (Ampere).
+//
+// Facts and their sources:
+//   - memory clock 1215 MHz, the only one; default application clocks graphics
+//     1095 MHz, memory 1215 MHz; max graphics clock 1410 MHz; power limit default
+//     400 W, min 100 W, max 400 W: `nvidia-smi -q` of an A100-SXM4-40GB published in
+//     NVIDIA/nvidia-docker issue #1648;
+//   - graphics clocks 1410 down to 210 MHz in 15 MHz steps (81 clocks): the 15 MHz
+//     step of Ampere data-centre boards as published SUPPORTED_CLOCKS dumps list it
+//     (1410, 1395, 1380, ... in 1Panel-dev/1Panel issue #11910); the lowest clock,
+//     210 MHz, is derived, not copied from a dump;
+//   - under load with the default application clocks the SM runs at 1410 MHz (GPU
+//     Boost; `nvidia-smi -q` in NVIDIA/DCGM issue #152 shows 1410 MHz against
+//     1155 MHz default application clocks on an A100 80 GB).
+// NVML documents nvmlDeviceGetPowerUsage as a 1 s average on Ampere and newer except
+// the A100, so here it follows the sensor.
+#include "gpu/sim/specs/specs.hpp"
+
+namespace dvfslab::sim {
+
+SimGpuSpec a100_spec() {
+  SimGpuSpec spec;
+  spec.key = "a100";
+  spec.name = "NVIDIA A100-SXM4-40GB";
+  spec.architecture = "Ampere";
+  spec.memory_mhz = {1215};
+  spec.graphics_mhz = {clocks_by_step(1410, 210, 150)};
+  spec.default_graphics_mhz = 1095;
+  spec.default_memory_mhz = 1215;
+  spec.power_limit_default_w = 400;
+  spec.power_limit_min_w = 100;
+  spec.power_limit_max_w = 400;
+  spec.has_energy_counter = true;
+  spec.has_locked_clocks = true;
+  spec.has_memory_locked_clocks = true;
+  spec.has_memory_temperature = true;
+
+  // Model parameters (docs/simulation.md explains each choice).
+  spec.idle_power_w = 52;
+  spec.static_power_w = 85;
+  spec.memory_power_w_per_mhz = 0.049;      // ≈60 W of HBM2 power at 1215 MHz, full activity
+  spec.dynamic_power_coefficient = 0.20;    // ≈280 W of core power at 1410 MHz, 1.0 V, full activity
+  spec.voltage_min_v = 0.75;
+  spec.voltage_max_v = 1.0;
+  spec.voltage_knee_mhz = 900;
+  spec.sensor_period_s = 0.1;
+  spec.average_power_window_s = 0.1;
+  spec.ambient_temperature_c = 28;
+  spec.thermal_resistance_c_per_w = 0.11;
+  spec.thermal_time_constant_s = 30;
+  spec.memory_temperature_offset_c = 3;
+  spec.compute_speed_vs_v100 = 1.25;        // FP32 19.5 TFLOPS against 15.7 (datasheets)
+  spec.memory_speed_vs_v100 = 1.73;         // 1.56 TB/s against 0.9 TB/s
+  spec.half_precision_speedup = 3.0;
+  spec.tf32_speedup = 2.0;
+  return spec;
+}
+
+}  // namespace dvfslab::sim

@@ -1,0 +1,66 @@
+// NVIDIA GeForce RTX 2080 Ti (Turing), reference board — one of the study's GPUs,
+// where it also swept the memory clock.
+//
+// Facts and their sources:
+//   - memory clocks 7000, 6800, 5000, 810 and 405 MHz as NVML lists GDDR6 clocks on
+//     Turing GeForce boards (7000 MHz is the 14 Gbps data rate; `nvidia-smi -q` of a
+//     2080 Ti shows "Memory : 7000 MHz" under load and 405 MHz at idle). The three
+//     intermediate clocks are derived from other Turing boards' tables, not from a
+//     published 2080 Ti dump;
+//   - graphics clocks 2100 MHz down to 300 MHz in 15 MHz steps (121 clocks) with the
+//     memory at 7000, 6800 or 5000 MHz; the same list at 810 MHz; 405 down to 300 MHz
+//     at 405 MHz. 300 MHz is the idle clock `nvidia-smi -q` shows on Turing
+//     GeForce boards; the 2100 MHz top is derived (boards list 2100–2160 MHz);
+//   - base clock 1350 MHz, boost 1545 MHz, board power 250 W (NVIDIA's reference
+//     specifications). GeForce boards print "N/A" for default application clocks;
+//     the simulator takes the base clock and the top memory clock, so that
+//     application clocks (NVML: Maxwell and newer GeForce) can choose the memory
+//     clock;
+//   - power limit min 100 W and max 280 W: derived (reference boards allow about
+//     40 % to 112 % of the default), not read off a board.
+// Energy counter and locked SM clocks: Volta and newer (so Turing has them); memory
+// locks: Ampere and newer only.
+#include "gpu/sim/specs/specs.hpp"
+
+namespace dvfslab::sim {
+
+SimGpuSpec rtx2080ti_spec() {
+  SimGpuSpec spec;
+  spec.key = "rtx2080ti";
+  spec.name = "NVIDIA GeForce RTX 2080 Ti";
+  spec.architecture = "Turing";
+  spec.memory_mhz = {7000, 6800, 5000, 810, 405};
+  const std::vector<int> full = clocks_by_step(2100, 300, 150);
+  spec.graphics_mhz = {full, full, full, full, clocks_by_step(405, 300, 150)};
+  spec.default_graphics_mhz = 1350;
+  spec.default_memory_mhz = 7000;
+  spec.power_limit_default_w = 250;
+  spec.power_limit_min_w = 100;
+  spec.power_limit_max_w = 280;
+  spec.has_energy_counter = true;
+  spec.has_locked_clocks = true;
+  spec.has_memory_locked_clocks = false;
+  spec.has_memory_temperature = false;
+
+  // Model parameters (docs/simulation.md explains each choice).
+  spec.idle_power_w = 18;
+  spec.static_power_w = 40;
+  spec.memory_power_w_per_mhz = 0.0057;     // ≈40 W of GDDR6 power at 7000 MHz, full activity
+  spec.dynamic_power_coefficient = 0.095;   // ≈200 W of core power at 2100 MHz, 1.0 V, full activity
+  spec.voltage_min_v = 0.72;
+  spec.voltage_max_v = 1.0;
+  spec.voltage_knee_mhz = 1200;
+  spec.sensor_period_s = 0.1;
+  spec.average_power_window_s = 0.1;
+  spec.ambient_temperature_c = 30;
+  spec.thermal_resistance_c_per_w = 0.2;
+  spec.thermal_time_constant_s = 20;
+  spec.memory_temperature_offset_c = 0;
+  spec.compute_speed_vs_v100 = 0.95;        // FP32 13.4 TFLOPS against 14 (PCIe)
+  spec.memory_speed_vs_v100 = 0.68;         // 616 GB/s against 900 GB/s
+  spec.half_precision_speedup = 2.5;        // tensor cores
+  spec.tf32_speedup = 1.0;
+  return spec;
+}
+
+}  // namespace dvfslab::sim

@@ -1,0 +1,65 @@
+// NVIDIA Tesla V100 PCIe 16 GB (Volta) — the V100 of the study (core clocks swept
+// 510–1380 MHz).
+//
+// Facts and their sources:
+//   - memory clock 877 MHz, the only one (HBM2; NVIDIA Tesla V100 PCIe datasheet:
+//     900 GB/s = 877 MHz × 2 × 4096 bit);
+//   - graphics clocks 1380 MHz (the datasheet's maximum boost) down to 135 MHz in
+//     7.5 MHz steps, rounded down to whole MHz as NVML lists them (1380, 1372,
+//     1365, ...), 167 clocks. Derived from the documented range and step, not
+//     copied from a published SUPPORTED_CLOCKS dump: every clock measured in the
+//     NV-DVFS-Benchmark V100 PCIe data (../shared/data/dvfs/v100-kernels-core.csv:
+//     405, 502, 600, 705, 802, 945, 1087, 1102, 1237, 1380) lies on this grid;
+//   - default application clocks: graphics 1245 MHz (the datasheet's base clock),
+//     memory 877 MHz;
+//   - power limit: default and max 250 W (datasheet board power); min 100 W, the
+//     lowest limit in the Zeus V100 power-limit traces
+//     (../shared/data/dvfs/v100-dnn-power-limit.csv, 100–250 W);
+//   - idle board power about 24 W (published `nvidia-smi` output of an idle
+//     Tesla V100-PCIE-16GB: "24W / 250W").
+// Energy counter and locked SM clocks: Volta and newer; memory locks: Ampere and
+// newer only (NVML reference).
+#include "gpu/sim/specs/specs.hpp"
+
+namespace dvfslab::sim {
+
+SimGpuSpec v100_spec() {
+  SimGpuSpec spec;
+  spec.key = "v100";
+  spec.name = "Tesla V100-PCIE-16GB";
+  spec.architecture = "Volta";
+  spec.memory_mhz = {877};
+  spec.graphics_mhz = {clocks_by_step(1380, 135, 75)};
+  spec.default_graphics_mhz = 1245;
+  spec.default_memory_mhz = 877;
+  spec.power_limit_default_w = 250;
+  spec.power_limit_min_w = 100;
+  spec.power_limit_max_w = 250;
+  spec.has_energy_counter = true;
+  spec.has_locked_clocks = true;
+  spec.has_memory_locked_clocks = false;
+  spec.has_memory_temperature = true;
+
+  // Model parameters (docs/simulation.md explains each choice).
+  spec.idle_power_w = 24;
+  spec.static_power_w = 45;
+  spec.memory_power_w_per_mhz = 0.0342;     // ≈30 W of HBM2 power at 877 MHz, full activity
+  spec.dynamic_power_coefficient = 0.145;   // ≈200 W of core power at 1380 MHz, 1.0 V, full activity
+  spec.voltage_min_v = 0.80;
+  spec.voltage_max_v = 1.0;
+  spec.voltage_knee_mhz = 900;
+  spec.sensor_period_s = 0.1;
+  // Before Ampere nvmlDeviceGetPowerUsage follows the sensor without a 1 s average.
+  spec.average_power_window_s = 0.1;
+  spec.ambient_temperature_c = 30;
+  spec.thermal_resistance_c_per_w = 0.18;
+  spec.thermal_time_constant_s = 25;
+  spec.memory_temperature_offset_c = 2;
+  spec.compute_speed_vs_v100 = 1.0;
+  spec.memory_speed_vs_v100 = 1.0;
+  spec.half_precision_speedup = 2.5;        // tensor cores, as seen end to end in CNN training
+  spec.tf32_speedup = 1.0;                  // no TF32 before Ampere
+  return spec;
+}
+
+}  // namespace dvfslab::sim
