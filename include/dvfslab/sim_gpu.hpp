@@ -31,6 +31,7 @@ struct SimGpuSpec {
   bool has_memory_temperature = true;    // HBM boards report it; GeForce boards do not
   // Model parameters (documented, not facts).
   double idle_power_w = 0;          // P0 at idle clocks
+  int idle_memory_mhz = 0;          // memory clock an idle GPU drops to; 0 = it stays
   double static_power_w = 0;        // P0 while a context is active
   double memory_power_w_per_mhz = 0;  // γ
   double dynamic_power_coefficient = 0;  // c in c·V(fc)²·fc, W/(V²·MHz)

@@ -88,6 +88,18 @@ TEST(SimPhysics, IdleGpuRunsLowClocksAtIdlePower) {
   EXPECT_EQ(t.gpu_utilization_pct, 0);
 }
 
+TEST(SimPhysics, GeForceIdleDropsTheMemoryClock) {
+  SimGpu gpu(sim_gpu_spec("rtx2080ti"), SimTimeMode::virtual_time);
+  Telemetry t = gpu.read_telemetry();
+  EXPECT_EQ(t.sm_mhz, 300);
+  EXPECT_EQ(t.mem_mhz, 405);
+  EXPECT_FALSE(t.memory_temperature_c);
+  gpu.set_background_load(compute_bound());
+  t = gpu.read_telemetry();
+  EXPECT_EQ(t.sm_mhz, 2115);
+  EXPECT_EQ(t.mem_mhz, 7000);
+}
+
 TEST(SimPhysics, SensorRefreshesOncePerPeriod) {
   SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
   auto& clock = virtual_clock(gpu);

@@ -99,10 +99,12 @@ TEST(SimSpec, P100IsPascalWithoutLocksOrEnergyCounter) {
 TEST(SimSpec, Rtx2080TiHasSeveralMemoryClocks) {
   const SimGpuSpec& spec = sim_gpu_spec("rtx2080ti");
   EXPECT_EQ(spec.memory_mhz, (std::vector<int>{7000, 6800, 5000, 810, 405}));
-  expect_evenly_stepped(spec.graphics_mhz_for(7000), 2100, 300, 15);
-  EXPECT_EQ(spec.graphics_mhz_for(7000).size(), 121u);
+  expect_evenly_stepped(spec.graphics_mhz_for(7000), 2115, 300, 15);
+  EXPECT_EQ(spec.graphics_mhz_for(7000).size(), 122u);
   expect_evenly_stepped(spec.graphics_mhz_for(405), 405, 300, 15);
   EXPECT_EQ(spec.power_limit_default_w, 250);
+  EXPECT_EQ(spec.power_limit_min_w, 100);
+  EXPECT_EQ(spec.power_limit_max_w, 280);
 }
 
 TEST(SimSpec, EverySpecIsConsistent) {

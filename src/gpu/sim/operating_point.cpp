@@ -14,11 +14,6 @@ int highest_not_above(const std::vector<int>& descending, int mhz) {
   return it == descending.end() ? descending.back() : *it;
 }
 
-int effective_memory_mhz(const Controls& controls) {
-  if (controls.memory_lock_mhz) return controls.memory_lock_mhz->second;
-  return controls.application_memory_mhz;
-}
-
 // The SM clock the controls ask for under load, before the power limit.
 int requested_sm_mhz(const SimGpuSpec& spec, const Controls& controls, const std::vector<int>& graphics) {
   if (controls.sm_lock_mhz) return highest_not_above(graphics, controls.sm_lock_mhz->second);
@@ -31,6 +26,11 @@ int requested_sm_mhz(const SimGpuSpec& spec, const Controls& controls, const std
 
 }  // namespace
 
+int loaded_memory_mhz(const Controls& controls) {
+  if (controls.memory_lock_mhz) return controls.memory_lock_mhz->second;
+  return controls.application_memory_mhz;
+}
+
 Controls default_controls(const SimGpuSpec& spec) {
   Controls controls;
   controls.application_graphics_mhz = spec.default_graphics_mhz;
@@ -41,7 +41,11 @@ Controls default_controls(const SimGpuSpec& spec) {
 
 OperatingPoint operating_point(const SimGpuSpec& spec, const Controls& controls, const SimKernel* load) {
   OperatingPoint point;
-  point.memory_mhz = effective_memory_mhz(controls);
+  point.memory_mhz = loaded_memory_mhz(controls);
+  if (load == nullptr && spec.idle_memory_mhz > 0 && !controls.memory_lock_mhz &&
+      controls.application_memory_mhz == spec.default_memory_mhz) {
+    point.memory_mhz = spec.idle_memory_mhz;  // GDDR boards drop the memory clock when idle
+  }
   const std::vector<int>& graphics = spec.graphics_mhz_for(point.memory_mhz);
   if (load == nullptr) {
     point.sm_mhz = controls.sm_lock_mhz ? highest_not_above(graphics, controls.sm_lock_mhz->first) : graphics.back();

@@ -32,6 +32,9 @@ struct OperatingPoint {
 
 Controls default_controls(const SimGpuSpec& spec);
 
+// The memory clock the controls give a GPU under load.
+int loaded_memory_mhz(const Controls& controls);
+
 // `load` is the kernel running now, or nullptr when the GPU is idle.
 OperatingPoint operating_point(const SimGpuSpec& spec, const Controls& controls, const SimKernel* load);
 

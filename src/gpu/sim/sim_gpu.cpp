@@ -281,7 +281,7 @@ void SimGpu::do_lock_sm_clocks(int min_mhz, int max_mhz) {
                                         spec.name, spec.architecture));
   }
   auto guard = state_->lock_and_catch_up();
-  const auto& graphics = spec.graphics_mhz_for(state_->point.memory_mhz);
+  const auto& graphics = spec.graphics_mhz_for(sim::loaded_memory_mhz(state_->controls));
   state_->controls.sm_lock_mhz = sim::snap_clock_range(graphics, min_mhz, max_mhz, "SM clock", spec.name);
   state_->refresh_point();
 }

@@ -1,19 +1,20 @@
 // NVIDIA Tesla P100-PCIE-16GB (Pascal).
 //
-// Facts and their sources:
-//   - memory clock 715 MHz (HBM2), the only one; base clock 1190 MHz and boost
-//     clock 1329 MHz (NVIDIA Tesla P100 PCIe specifications as tabulated by
-//     GPU databases), which NVML lists as 1189 and 1328 MHz;
-//   - default application clocks: graphics 1189 MHz (the base clock), memory 715 MHz;
-//   - graphics clocks: 1328 MHz down to 556 MHz in steps of 38/3 ≈ 12.67 MHz,
-//     rounded up to whole MHz (1328, 1316, 1303, 1290, ..., 1189, ...), 62 clocks.
-//     Derived from the documented top and base clocks, which both lie on this
-//     grid, not copied from a published SUPPORTED_CLOCKS dump;
-//   - power limit: default and max 250 W (board power), min 125 W, the lowest limit
-//     in the Zeus P100 power-limit traces (../shared/data/dvfs/p100-dnn-power-limit.csv);
-//   - Pascal has neither the energy counter (nvmlDeviceGetTotalEnergyConsumption:
-//     Volta and newer) nor locked clocks (nvmlDeviceSetGpuLockedClocks: Volta and
-//     newer): clocks are chosen through application clocks.
+// Facts and their sources — a published `nvidia-smi -q` (JSON form, driver 396.26)
+// of a Tesla P100-PCIE-16GB in Microsoft NNI's remote-machine GPU scheduler
+// (src/nni_manager/training_service/remote_machine/gpuScheduler.ts):
+//   - memory clock 715 MHz, the only one; max graphics clock 1328 MHz;
+//   - default application clocks: graphics 1189 MHz, memory 715 MHz; under load the
+//     SM runs at 1328 MHz with them (GPU Boost above the default application clock);
+//   - supported graphics clocks beginning 1328, 1316, 1303 MHz (the dump elides the
+//     rest): a grid of 38/3 ≈ 12.67 MHz steps rounded up to whole MHz. The rest of
+//     the list is derived from that grid down to 556 MHz (62 clocks); the lowest
+//     clock is not documented in any dump found;
+//   - power limit default 250 W, min 125 W, max 250 W; idle board power 37 W;
+//   - memory temperature: N/A.
+// Pascal has neither the energy counter (nvmlDeviceGetTotalEnergyConsumption:
+// Volta and newer) nor locked clocks (nvmlDeviceSetGpuLockedClocks: Volta and
+// newer): clocks are chosen through application clocks.
 #include <cmath>
 
 #include "gpu/sim/specs/specs.hpp"
@@ -47,7 +48,7 @@ SimGpuSpec p100_spec() {
   spec.has_memory_temperature = false;
 
   // Model parameters (docs/simulation.md explains each choice).
-  spec.idle_power_w = 30;
+  spec.idle_power_w = 37;
   spec.static_power_w = 45;
   spec.memory_power_w_per_mhz = 0.042;      // ≈30 W of HBM2 power at 715 MHz, full activity
   spec.dynamic_power_coefficient = 0.135;   // ≈180 W of core power at 1328 MHz, 1.0 V, full activity

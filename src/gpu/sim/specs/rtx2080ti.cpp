@@ -2,22 +2,21 @@
 // where it also swept the memory clock.
 //
 // Facts and their sources:
-//   - memory clocks 7000, 6800, 5000, 810 and 405 MHz as NVML lists GDDR6 clocks on
-//     Turing GeForce boards (7000 MHz is the 14 Gbps data rate; `nvidia-smi -q` of a
-//     2080 Ti shows "Memory : 7000 MHz" under load and 405 MHz at idle). The three
-//     intermediate clocks are derived from other Turing boards' tables, not from a
-//     published 2080 Ti dump;
-//   - graphics clocks 2100 MHz down to 300 MHz in 15 MHz steps (121 clocks) with the
-//     memory at 7000, 6800 or 5000 MHz; the same list at 810 MHz; 405 down to 300 MHz
-//     at 405 MHz. 300 MHz is the idle clock `nvidia-smi -q` shows on Turing
-//     GeForce boards; the 2100 MHz top is derived (boards list 2100–2160 MHz);
-//   - base clock 1350 MHz, boost 1545 MHz, board power 250 W (NVIDIA's reference
-//     specifications). GeForce boards print "N/A" for default application clocks;
-//     the simulator takes the base clock and the top memory clock, so that
-//     application clocks (NVML: Maxwell and newer GeForce) can choose the memory
-//     clock;
-//   - power limit min 100 W and max 280 W: derived (reference boards allow about
-//     40 % to 112 % of the default), not read off a board.
+//   - a published `nvidia-smi -q -x` of two GeForce RTX 2080 Ti boards (driver of
+//     the Turing era) reports: max clocks graphics 2115 MHz, memory 7000 MHz (the
+//     14 Gbps GDDR6 data rate); idle at 300 MHz graphics / 405 MHz memory drawing
+//     5–7 W; power limit min 100 W, max 280 W (default 257 W on that partner
+//     board); application clocks, default application clocks, memory temperature
+//     and even the supported-clocks list: N/A;
+//   - NVIDIA's reference specifications: base clock 1350 MHz, board power 250 W
+//     (used as the default power limit);
+//   - derived, not read off a board: the supported memory clocks 7000, 6800, 5000,
+//     810 and 405 MHz (as Turing GeForce boards' tables list GDDR6 clocks) and the
+//     graphics clocks 2115 down to 300 MHz in 15 MHz steps (122 clocks) with the
+//     memory at 7000, 6800, 5000 or 810 MHz, 405 down to 300 MHz at 405 MHz.
+//     The twin offers application clocks (NVML documents them for Maxwell and
+//     newer GeForce) with the base clock and top memory clock as defaults, so
+//     that a sweep can choose the memory clock as the study did.
 // Energy counter and locked SM clocks: Volta and newer (so Turing has them); memory
 // locks: Ampere and newer only.
 #include "gpu/sim/specs/specs.hpp"
@@ -30,7 +29,7 @@ SimGpuSpec rtx2080ti_spec() {
   spec.name = "NVIDIA GeForce RTX 2080 Ti";
   spec.architecture = "Turing";
   spec.memory_mhz = {7000, 6800, 5000, 810, 405};
-  const std::vector<int> full = clocks_by_step(2100, 300, 150);
+  const std::vector<int> full = clocks_by_step(2115, 300, 150);
   spec.graphics_mhz = {full, full, full, full, clocks_by_step(405, 300, 150)};
   spec.default_graphics_mhz = 1350;
   spec.default_memory_mhz = 7000;
@@ -43,10 +42,11 @@ SimGpuSpec rtx2080ti_spec() {
   spec.has_memory_temperature = false;
 
   // Model parameters (docs/simulation.md explains each choice).
-  spec.idle_power_w = 18;
+  spec.idle_power_w = 7;
+  spec.idle_memory_mhz = 405;
   spec.static_power_w = 40;
   spec.memory_power_w_per_mhz = 0.0057;     // ≈40 W of GDDR6 power at 7000 MHz, full activity
-  spec.dynamic_power_coefficient = 0.095;   // ≈200 W of core power at 2100 MHz, 1.0 V, full activity
+  spec.dynamic_power_coefficient = 0.095;   // ≈200 W of core power at 2115 MHz, 1.0 V, full activity
   spec.voltage_min_v = 0.72;
   spec.voltage_max_v = 1.0;
   spec.voltage_knee_mhz = 1200;

@@ -4,14 +4,17 @@
 // Facts and their sources:
 //   - memory clock 877 MHz, the only one (HBM2; NVIDIA Tesla V100 PCIe datasheet:
 //     900 GB/s = 877 MHz × 2 × 4096 bit);
-//   - graphics clocks 1380 MHz (the datasheet's maximum boost) down to 135 MHz in
-//     7.5 MHz steps, rounded down to whole MHz as NVML lists them (1380, 1372,
-//     1365, ...), 167 clocks. Derived from the documented range and step, not
-//     copied from a published SUPPORTED_CLOCKS dump: every clock measured in the
+//   - graphics clocks 1380 MHz (the datasheet's maximum boost) down to 135 MHz on
+//     NVML's 7.5 MHz grid rounded down to whole MHz (1380, 1372, 1365, ...), 167
+//     clocks. The grid and its 135 MHz bottom are those of a published
+//     `nvidia-smi -q -x` of Tesla V100S-PCIE-32GB boards (same Volta PCIe family:
+//     1597, 1590, 1582, ... 142, 135 MHz) cut at the V100 PCIe's 1380 MHz top; no
+//     dump of a V100 PCIe 16 GB itself was found. Every clock measured in the
 //     NV-DVFS-Benchmark V100 PCIe data (../shared/data/dvfs/v100-kernels-core.csv:
-//     405, 502, 600, 705, 802, 945, 1087, 1102, 1237, 1380) lies on this grid;
-//   - default application clocks: graphics 1245 MHz (the datasheet's base clock),
-//     memory 877 MHz;
+//     405, 502, 600, 705, 802, 945, 1087, 1102, 1237, 1380) lies on it;
+//   - default application clocks: graphics 1245 MHz (the datasheet's base clock;
+//     the V100S dump shows the same 1245 MHz default, and its SM at 1410 MHz under
+//     load: GPU Boost runs above the default application clock), memory 877 MHz;
 //   - power limit: default and max 250 W (datasheet board power); min 100 W, the
 //     lowest limit in the Zeus V100 power-limit traces
 //     (../shared/data/dvfs/v100-dnn-power-limit.csv, 100–250 W);
