@@ -3,12 +3,13 @@
 // Facts and their sources:
 //   - memory clock 1215 MHz, the only one; default application clocks graphics
 //     1095 MHz, memory 1215 MHz; max graphics clock 1410 MHz; power limit default
-//     400 W, min 100 W, max 400 W: `nvidia-smi -q` of an A100-SXM4-40GB published in
-//     NVIDIA/nvidia-docker issue #1648;
-//   - graphics clocks 1410 down to 210 MHz in 15 MHz steps (81 clocks): the 15 MHz
-//     step of Ampere data-centre boards as published SUPPORTED_CLOCKS dumps list it
-//     (1410, 1395, 1380, ... in 1Panel-dev/1Panel issue #11910); the lowest clock,
-//     210 MHz, is derived, not copied from a dump;
+//     400 W, min 100 W, max 400 W: an `nvidia-smi -q` published in
+//     NVIDIA/nvidia-docker issue #1648 (the excerpt shows no product name; 1215 MHz
+//     HBM2 with a 400 W limit is the 40 GB SXM4 board);
+//   - graphics clocks 1410 down to 210 MHz in 15 MHz steps (81 clocks): derived, not
+//     copied from an A100 dump. The top is the dump's max clock; the 15 MHz step is
+//     the one Ampere and Hopper data-centre boards use (the H200's table has it);
+//     the 210 MHz bottom is an assumption;
 //   - under load with the default application clocks the SM runs at 1410 MHz (GPU
 //     Boost; `nvidia-smi -q` in NVIDIA/DCGM issue #152 shows 1410 MHz against
 //     1155 MHz default application clocks on an A100 80 GB).
