@@ -45,6 +45,19 @@ TEST(SimWallTime, AnotherThreadReadsTelemetryWhileWorkRuns) {
   EXPECT_FALSE(energy_went_back.load());
 }
 
+TEST(SimWallTime, ClockChangedFromAnotherThreadMidRun) {
+  SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::wall_time);
+  const SimKernel kernel{0.0, 0.002, 1.0, 0.8, 0.5};
+  gpu.lock_sm_clocks(1380, 1380);
+  std::thread tuner([&] { gpu.lock_sm_clocks(690, 690); });
+  const double took = gpu.run(kernel, 10);
+  tuner.join();
+  // Whenever the change landed, the work took between all-fast and all-slow time.
+  EXPECT_GE(took, 10 * 0.002 - 1e-9);
+  EXPECT_LE(took, 10 * 0.004 + 1e-9);
+  EXPECT_EQ(gpu.control_state().locked_sm_max_mhz, 690);
+}
+
 TEST(SimWallTime, BackgroundLoadSetFromAnotherThread) {
   SimGpu gpu(sim_gpu_spec("a100"), SimTimeMode::wall_time);
   std::thread setter([&] { gpu.set_background_load(SimKernel{0.0, 0.01, 0.9, 0.9, 0.9}); });
