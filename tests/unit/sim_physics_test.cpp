@@ -77,6 +77,32 @@ TEST(SimPhysics, PowerCapLowersTheClockAndSaysSo) {
   EXPECT_TRUE(*t.throttle_reasons & throttle::applications_clocks_setting);
 }
 
+TEST(SimPhysics, LowerMemoryClockSlowsMemoryBoundWorkAndSavesMemoryPower) {
+  SimGpu gpu(sim_gpu_spec("rtx2080ti"), SimTimeMode::virtual_time);
+  const SimKernel memory_bound{0.0, 0.010, 0.3, 0.6, 1.0};
+  gpu.lock_sm_clocks(1500, 1500);
+  const double fast = gpu.run(memory_bound, 10);
+  const double fast_power = sim::busy_power_w(gpu.spec(), memory_bound, 1500, 7000);
+  gpu.set_application_clocks(5000, 1500);
+  const double slow = gpu.run(memory_bound, 10);
+  const double core_part = 0.3 * 2115.0 / 1500.0;
+  EXPECT_NEAR(slow / fast, (core_part + 0.7 * 7000.0 / 5000.0) / (core_part + 0.7), 1e-9);
+  EXPECT_LT(sim::busy_power_w(gpu.spec(), memory_bound, 1500, 5000), fast_power);
+  gpu.set_background_load(memory_bound);
+  EXPECT_EQ(gpu.read_telemetry().mem_mhz, 5000);
+}
+
+TEST(SimPhysics, PowerCapWinsOverALockedRange) {
+  SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  gpu.lock_sm_clocks(1300, 1380);
+  gpu.set_power_limit(100);
+  gpu.set_background_load(heavy());
+  const int capped = gpu.effective_sm_mhz();
+  EXPECT_LT(capped, 1300);
+  EXPECT_LE(sim::busy_power_w(gpu.spec(), heavy(), capped, 877), 100.0);
+  EXPECT_TRUE(*gpu.read_telemetry().throttle_reasons & throttle::sw_power_cap);
+}
+
 TEST(SimPhysics, IdleGpuRunsLowClocksAtIdlePower) {
   SimGpu gpu(sim_gpu_spec("h200"), SimTimeMode::virtual_time);
   gpu.clock().sleep_for(2.0);
