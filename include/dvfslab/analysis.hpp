@@ -1,0 +1,189 @@
+#pragma once
+// Turns measured rows into the study's answers: per-setting metrics with 95 %
+// confidence intervals, the baseline and optimal setting of every case, the
+// energy/time/power change between them, the (time, energy) Pareto frontier, and
+// the geometric-mean aggregates across batch sizes and networks (docs/analysis.md).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "dvfslab/results.hpp"
+#include "dvfslab/types.hpp"
+
+namespace dvfslab {
+
+// ---------------------------------------------------------------- statistics
+
+// A mean over repetitions and the half-width of its 95 % confidence interval
+// (Student t); the interval is absent with fewer than two repetitions.
+struct Estimate {
+  double mean = 0.0;
+  std::optional<double> ci95_half_width;
+};
+
+// The two-sided 95 % quantile of Student's t distribution, t(0.975, df); df >= 1.
+double student_t_975(int degrees_of_freedom);
+// Mean and 95 % confidence interval of `samples` (not empty).
+Estimate estimate(const std::vector<double>& samples);
+
+// ---------------------------------------------------------------- objectives
+
+struct Objective {
+  enum class Kind {
+    energy,                  // least energy per item
+    edp,                     // least energy × time per iteration
+    ed2p,                    // least energy × time² per iteration
+    energy_within_slowdown,  // least energy whose time is at most `limit` % over the baseline's
+    time_within_power,       // least time whose mean power is at most `limit` W
+  };
+  Kind kind = Kind::energy;
+  double limit = 0.0;
+
+  bool operator==(const Objective&) const = default;
+};
+
+// Parses "energy", "edp", "ed2p", "energy-within-slowdown:5%" or
+// "time-within-power:300W"; throws ConfigError naming the accepted forms.
+Objective parse_objective(std::string_view text);
+// The canonical spelling, which parse_objective reads back.
+std::string to_string(const Objective& objective);
+
+// ---------------------------------------------------------------- results
+
+// What identifies one case across sources: rows of the same workload case measured
+// on another GPU, by another source or on a simulated GPU are different cases.
+struct CaseKey {
+  std::string source;
+  std::string gpu;
+  bool simulated = false;
+  Case workload_case;
+
+  bool operator==(const CaseKey&) const = default;
+  auto operator<=>(const CaseKey&) const = default;
+};
+
+// One setting of one case, over its repetitions. Derived metrics are computed per
+// repetition first, then averaged, so each carries its own interval.
+struct PointSummary {
+  Setting setting;
+  bool is_default = false;
+  int repetitions = 0;
+  Estimate time_per_iteration_s;
+  Estimate throughput_items_per_s;
+  Estimate mean_power_w;
+  Estimate energy_per_iteration_j;
+  Estimate energy_per_item_j;
+  Estimate edp_j_s;      // energy × time per iteration
+  Estimate ed2p_j_s2;    // energy × time² per iteration
+  std::optional<double> sm_mhz_mean;
+  MeasurementFlags flags;  // any repetition's flag
+};
+
+enum class BaselineKind {
+  vendor_default,   // a row marked as the vendor-default setting
+  highest_setting,  // none marked: the first setting in setting order
+};
+std::string_view to_string(BaselineKind kind);
+
+struct CaseAnalysis {
+  CaseKey key;
+  std::string item_unit;              // "images", "tokens"; "" when unknown
+  std::vector<PointSummary> points;   // in setting order (highest clocks first)
+  std::size_t baseline = 0;           // index into points
+  BaselineKind baseline_kind = BaselineKind::highest_setting;
+  // Absent when no setting satisfies the objective's constraint.
+  std::optional<std::size_t> optimum;
+  // optimum against baseline, in %: positive saving = less energy; positive
+  // change = longer time / higher power.
+  std::optional<double> energy_saving_pct;
+  std::optional<double> time_change_pct;
+  std::optional<double> power_change_pct;
+  std::vector<std::size_t> pareto;    // (time, energy) frontier, by time ascending
+};
+
+// Geometric means of the optimum/baseline ratios of energy, time and power over a
+// group of cases, reported as % changes (saving = 100·(1 − geomean energy ratio)).
+struct RatioMeans {
+  int cases = 0;                // cases with an optimum in the group
+  double energy_saving_pct = 0.0;
+  double time_change_pct = 0.0;
+  double power_change_pct = 0.0;
+};
+
+// One network (workload × mode × precision) of one GPU, across its batch sizes.
+struct WorkloadAggregate {
+  std::string source;
+  std::string gpu;
+  bool simulated = false;
+  std::string workload;
+  Mode mode = Mode::train;
+  Precision precision = Precision::fp32;
+  std::vector<int> batches;
+  RatioMeans across_batches;
+};
+
+// One GPU × mode: the geometric mean across networks (of their across-batch means)
+// and the range of savings over the individual cases, the study's "8.7–23.1 %".
+struct GpuModeSummary {
+  std::string source;
+  std::string gpu;
+  bool simulated = false;
+  Mode mode = Mode::train;
+  int cases = 0;
+  int cases_without_optimum = 0;
+  int workloads = 0;
+  std::optional<double> energy_saving_min_pct;
+  std::optional<double> energy_saving_max_pct;
+  std::optional<RatioMeans> across_workloads;
+};
+
+struct Analysis {
+  Objective objective;
+  std::vector<CaseAnalysis> cases;           // sorted by CaseKey
+  std::vector<WorkloadAggregate> workloads;  // sorted by (source, gpu, simulated, mode, precision, workload)
+  std::vector<GpuModeSummary> summary;       // sorted by (source, gpu, simulated, mode)
+};
+
+// ---------------------------------------------------------------- functions
+
+// Ranks settings for the baseline when no default is marked: higher SM clock
+// first, then higher memory clock, then higher power limit; an absent knob (left
+// at the GPU's default, the top for data-centre GPUs) ranks above any value.
+// Returns true when `a` comes before `b`.
+bool setting_order_before(const Setting& a, const Setting& b);
+
+// Groups rows by case and setting and summarises each setting (no baseline or
+// optimum yet). Throws ConfigError on a row with non-positive time or negative
+// power/energy.
+std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows);
+
+// The objective's value for `point` given the case's baseline; absent when the
+// point violates the objective's constraint. Smaller is better.
+std::optional<double> objective_value(const Objective& objective, const PointSummary& point,
+                                      const PointSummary& baseline);
+
+// Sets baseline, optimum and changes of one summarised case. Ties on the
+// objective value go to the shorter time, then to the earlier setting in setting
+// order.
+void choose_optimum(CaseAnalysis& analysis, const Objective& objective);
+
+// Indices of the (time per iteration, energy per iteration) Pareto frontier of
+// `points`: no other point is at least as fast and at least as frugal with one of
+// them strictly better. Equal points keep the first in setting order. O(n log n).
+std::vector<std::size_t> pareto_frontier(const std::vector<PointSummary>& points);
+
+// Across-batch and across-network geometric means and the per-GPU × mode summary.
+void aggregate(Analysis& analysis);
+
+// The whole pipeline. Throws ConfigError when `rows` is empty.
+Analysis analyze(const std::vector<ResultRow>& rows, const Objective& objective = {});
+
+// The JSON contract of `dvfslab analyze --json` (docs/analysis.md). Per-point
+// metrics are included when `include_points` is set.
+nlohmann::json to_json(const Analysis& analysis, bool include_points = false);
+
+}  // namespace dvfslab

@@ -1,0 +1,126 @@
+// Aligned plain-text tables of an analysis for the terminal.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dvfslab/report.hpp"
+
+namespace dvfslab {
+namespace {
+
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+  std::string render() const {
+    std::vector<std::size_t> widths(rows_[0].size(), 0);
+    for (const auto& row : rows_) {
+      for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
+    }
+    std::string out;
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      std::string line;
+      for (std::size_t i = 0; i < rows_[r].size(); ++i) {
+        const std::string& cell = rows_[r][i];
+        line += cell + std::string(widths[i] - display_width(cell) + (i + 1 < rows_[r].size() ? 2 : 0), ' ');
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + '\n';
+      if (r == 0) {
+        std::size_t total = 0;
+        for (std::size_t w : widths) total += w + 2;
+        out += std::string(total - 2, '-') + '\n';
+      }
+    }
+    return out;
+  }
+
+ private:
+  // Counts UTF-8 code points, so "–" and "×" take one column.
+  static std::size_t display_width(const std::string& text) {
+    return static_cast<std::size_t>(
+        std::count_if(text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+  }
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string knob_text(const std::optional<int>& value) { return value ? std::to_string(*value) : "-"; }
+
+std::string setting_text(const Setting& setting) {
+  return fmt::format("{}/{}/{}", knob_text(setting.sm_mhz), knob_text(setting.mem_mhz), knob_text(setting.power_limit_w));
+}
+
+std::string percent_text(const std::optional<double>& value) {
+  return value ? fmt::format("{:+.1f} %", *value) : "-";
+}
+
+std::string gpu_text(const std::string& gpu, bool simulated) { return simulated ? gpu + " [SIMULATED]" : gpu; }
+
+std::string objective_description(const Objective& objective) {
+  switch (objective.kind) {
+    case Objective::Kind::energy: return "least energy per item";
+    case Objective::Kind::edp: return "least energy × time (EDP)";
+    case Objective::Kind::ed2p: return "least energy × time² (ED²P)";
+    case Objective::Kind::energy_within_slowdown:
+      return fmt::format("least energy at most {} % slower than the baseline", objective.limit);
+    case Objective::Kind::time_within_power:
+      return fmt::format("shortest time at a mean power of at most {} W", objective.limit);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string format_analysis_tables(const Analysis& analysis) {
+  std::string out = fmt::format("Objective: {} ({}). Settings are SM/memory MHz / power limit W; '-' = not controlled.\n",
+                                to_string(analysis.objective), objective_description(analysis.objective));
+  if (std::any_of(analysis.cases.begin(), analysis.cases.end(), [](const CaseAnalysis& c) { return c.key.simulated; })) {
+    out += "Rows marked [SIMULATED] come from a simulated GPU, not from a measurement.\n";
+  }
+
+  TextTable cases({"GPU", "Workload", "Batch", "Mode", "Settings", "Baseline", "Optimum", "Energy saving",
+                   "Time change", "Power change"});
+  for (const CaseAnalysis& c : analysis.cases) {
+    const Case& wc = c.key.workload_case;
+    const std::string baseline = setting_text(c.points[c.baseline].setting) +
+                                 (c.baseline_kind == BaselineKind::vendor_default ? " (default)" : " (highest)");
+    cases.add({gpu_text(c.key.gpu, c.key.simulated), wc.workload, wc.batch > 0 ? std::to_string(wc.batch) : "-",
+               fmt::format("{} {}", to_string(wc.mode), to_string(wc.precision)), std::to_string(c.points.size()),
+               baseline, c.optimum ? setting_text(c.points[*c.optimum].setting) : "none meets the objective",
+               percent_text(c.energy_saving_pct), percent_text(c.time_change_pct), percent_text(c.power_change_pct)});
+  }
+  out += "\nPer case: optimum against baseline\n" + cases.render();
+
+  TextTable networks({"GPU", "Workload", "Mode", "Batches", "Energy saving", "Time change", "Power change"});
+  for (const WorkloadAggregate& w : analysis.workloads) {
+    std::string batches;
+    for (int batch : w.batches) batches += (batches.empty() ? "" : ",") + (batch > 0 ? std::to_string(batch) : "-");
+    networks.add({gpu_text(w.gpu, w.simulated), w.workload, fmt::format("{} {}", to_string(w.mode), to_string(w.precision)),
+                  batches, percent_text(w.across_batches.energy_saving_pct),
+                  percent_text(w.across_batches.time_change_pct), percent_text(w.across_batches.power_change_pct)});
+  }
+  out += "\nPer network: geometric mean across batch sizes\n" + networks.render();
+
+  TextTable summary({"GPU", "Mode", "Cases", "Networks", "Saving range", "Geomean saving", "Geomean time",
+                     "Geomean power"});
+  for (const GpuModeSummary& s : analysis.summary) {
+    const std::string range = s.energy_saving_min_pct
+                                  ? fmt::format("{:.1f}–{:.1f} %", *s.energy_saving_min_pct, *s.energy_saving_max_pct)
+                                  : "-";
+    const std::string cases_text = s.cases_without_optimum > 0
+                                       ? fmt::format("{} ({} without optimum)", s.cases, s.cases_without_optimum)
+                                       : std::to_string(s.cases);
+    const auto& means = s.across_workloads;
+    summary.add({gpu_text(s.gpu, s.simulated), std::string(to_string(s.mode)), cases_text, std::to_string(s.workloads),
+                 range, means ? percent_text(means->energy_saving_pct) : "-",
+                 means ? percent_text(means->time_change_pct) : "-", means ? percent_text(means->power_change_pct) : "-"});
+  }
+  out += "\nSummary per GPU × mode: range over cases, geometric mean across networks\n" + summary.render();
+  return out;
+}
+
+}  // namespace dvfslab
