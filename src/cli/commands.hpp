@@ -4,5 +4,6 @@
 
 namespace dvfslab::cli {
 
+void add_analyze_command(CLI::App& app);
 
 }  // namespace dvfslab::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
       "sim:p100, sim:rtx2080ti)."};
   app.set_version_flag("--version", std::string("dvfslab ") + DVFSLAB_VERSION);
   app.require_subcommand(1);
+  dvfslab::cli::add_analyze_command(app);
 
   try {
     app.parse(argc, argv);

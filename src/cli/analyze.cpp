@@ -1,0 +1,56 @@
+// `dvfslab analyze`: the optimum and savings of every case, as tables or JSON.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/result_input.hpp"
+#include "dvfslab/analysis.hpp"
+#include "dvfslab/report.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+struct AnalyzeOptions {
+  std::string input;
+  std::string objective = "energy";
+  bool json = false;
+  bool points = false;
+};
+
+void run_analyze(const AnalyzeOptions& options) {
+  const Objective objective = parse_objective(options.objective);
+  const Analysis analysis = analyze(load_result_rows(options.input), objective);
+  if (options.json) {
+    fmt::print("{}\n", to_json(analysis, options.points).dump(2));
+  } else {
+    fmt::print("{}", format_analysis_tables(analysis));
+  }
+}
+
+}  // namespace
+
+void add_analyze_command(CLI::App& app) {
+  auto options = std::make_shared<AnalyzeOptions>();
+  CLI::App* command = app.add_subcommand(
+      "analyze",
+      "Find, for every case (GPU × workload × batch × mode × precision), the baseline setting, the "
+      "optimal setting for an objective and the change in energy, time and power between them; "
+      "then the geometric means across batch sizes and networks and the range of savings per GPU × mode.");
+  command->add_option("input", options->input, "dvfslab database (SQLite) to analyze")->required();
+  command->add_option("--objective", options->objective,
+                      "what 'optimal' means: energy (least energy per item, the default), edp (energy × time), "
+                      "ed2p (energy × time²), energy-within-slowdown:PCT% (least energy at most PCT % slower "
+                      "than the baseline), time-within-power:WATTS W (shortest time at a mean power of at most WATTS)")
+      ->capture_default_str();
+  command->add_flag("--json", options->json,
+                    "print the analysis as JSON on stdout instead of tables (contract in docs/analysis.md)");
+  command->add_flag("--points", options->points,
+                    "with --json: include every setting's metrics and 95 % confidence intervals");
+  command->callback([options] { run_analyze(*options); });
+}
+
+}  // namespace dvfslab::cli

@@ -1,0 +1,19 @@
+#include "cli/result_input.hpp"
+
+#include <fmt/format.h>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/store.hpp"
+
+namespace dvfslab::cli {
+
+std::vector<ResultRow> load_result_rows(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path)) {
+    throw ConfigError(fmt::format("'{}' does not exist: give a dvfslab database (from `dvfslab sweep` or "
+                                  "`dvfslab import`) or a sweep-table CSV file",
+                                  path.string()));
+  }
+  return Store::open_existing(path).result_rows();
+}
+
+}  // namespace dvfslab::cli
