@@ -1,0 +1,172 @@
+#pragma once
+// Leaving the GPU as it was found: validating settings before anything changes,
+// ClockGuard (applies settings, journals the state found, restores it), recovery
+// from the journal after a crash, one dvfslab process per GPU, and restoring on
+// SIGINT / SIGTERM. docs/safety.md describes the behaviour for users.
+//
+// Typical use by a sweep:
+//   validate_plan(gpu, settings, allow_clock_changes);   // before anything runs
+//   ClockGuard guard(gpu, {.allow_clock_changes = allow_clock_changes});
+//   for (...) { EffectiveSetting now = guard.apply(setting); ... }
+//   guard.restore();   // or let the destructor do it
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/types.hpp"
+
+namespace dvfslab {
+
+// ---------------------------------------------------------------- validation
+
+// Refuses a plan that changes clocks or power limits (any non-default setting)
+// unless `allow_clock_changes` is set and DVFSLAB_READ_ONLY is not: PermissionError
+// explaining --allow-clock-changes or read-only mode. Default-only plans pass.
+void check_clock_changes_allowed(std::span<const Setting> settings, bool allow_clock_changes);
+
+// Checks one setting against the GPU's tables without touching the GPU: an SM clock
+// not supported at the memory clock it will run with, or a memory clock the GPU
+// lacks, gives a ConfigError naming the nearest supported clocks; a power limit
+// outside [min, max] gives a ConfigError with the range.
+void validate_setting(const std::string& gpu_name, const ClockTable& table,
+                      const PowerLimits& limits, const Setting& setting);
+
+// Both checks above for every setting of a plan, reading the tables from `gpu`.
+void validate_plan(Gpu& gpu, std::span<const Setting> settings, bool allow_clock_changes);
+
+// ---------------------------------------------------------------- state directory
+
+// Where journals and lock files live: $DVFSLAB_STATE_DIR, else /run/dvfslab for
+// root, else $XDG_RUNTIME_DIR/dvfslab, else /tmp/dvfslab-<uid>. A run-time
+// directory is right because a reboot resets clocks and power limits too.
+std::filesystem::path default_state_dir();
+
+// ---------------------------------------------------------------- per-GPU lock
+
+// An exclusive flock on <state dir>/<uuid>.lock holding the owner's PID. Held
+// until destruction; released by the kernel if the process dies. The descriptor
+// is close-on-exec, so child programs never keep it alive.
+class GpuLock {
+ public:
+  // Throws BusyError naming the holder's PID when another process (or another
+  // GpuLock of this process) holds the GPU.
+  GpuLock(const std::filesystem::path& state_dir, const GpuIdentity& gpu);
+  ~GpuLock();
+  GpuLock(const GpuLock&) = delete;
+  GpuLock& operator=(const GpuLock&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+// ---------------------------------------------------------------- ClockGuard
+
+struct GuardOptions {
+  std::filesystem::path state_dir;   // empty = default_state_dir()
+  bool allow_clock_changes = false;  // without it any non-default setting is refused
+};
+
+// What the GPU reports after apply(); the runner compares it with the request.
+struct EffectiveSetting {
+  std::optional<int> sm_mhz;
+  std::optional<int> mem_mhz;
+  std::optional<double> power_limit_w;
+};
+
+// What restoring did, one line per control call ("locked SM clocks reset", ...).
+struct RestoreReport {
+  std::vector<std::string> actions;
+};
+
+// Applies settings to one GPU and puts back the state it found.
+//
+// The constructor takes the GPU's lock and, if a journal left by a crashed
+// process exists, restores it first (or, in read-only mode, warns that the GPU
+// may still be changed). Simulated GPUs live and die with this process: for them
+// there is no lock and no journal, but restoring works the same.
+//
+// Before the first control call, the state found (ControlState) is written to a
+// journal file (atomically: temp file, fsync, rename); it is rewritten, still
+// before the call, whenever a further knob is first touched, and removed only
+// after a successful restore.
+//
+// Restoring happens on restore(), in the destructor (errors go to stderr), and on
+// SIGINT / SIGTERM (see InterruptAction). Thread safety: apply() and restore() may
+// race with the signal thread; the guard serialises them.
+class ClockGuard {
+ public:
+  ClockGuard(Gpu& gpu, GuardOptions options = {});
+  ~ClockGuard();
+  ClockGuard(const ClockGuard&) = delete;
+  ClockGuard& operator=(const ClockGuard&) = delete;
+
+  // Puts the GPU into `setting`: SM clock locked to sm_mhz (application clocks on
+  // GPUs without locked clocks), memory clock locked to mem_mhz (application
+  // clocks where memory locking is missing), power limit; knobs the setting leaves
+  // absent go back to the state found, so apply(Setting{}) is the default. A
+  // default setting before any change makes no control call at all. Validates
+  // first (see validate_setting / check_clock_changes_allowed).
+  EffectiveSetting apply(const Setting& setting);
+
+  // Back to the state found; then removes the journal. Nothing to do when nothing
+  // was changed. Throws (keeping the journal) if a control call failed.
+  RestoreReport restore();
+
+  bool has_changes() const;
+  // The journal file of this GPU (absent for simulated GPUs).
+  std::optional<std::filesystem::path> journal_path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------- crash recovery
+
+struct RecoveryResult {
+  bool journal_found = false;
+  int journal_pid = 0;              // the process that wrote it
+  std::string journal_created_utc;  // ISO 8601
+  RestoreReport report;
+};
+
+// Restores the state recorded in `gpu`'s journal in `state_dir` (empty = default)
+// and removes the journal. Takes the GPU's lock first, so a live dvfslab process
+// that owns the journal gives BusyError. Nothing to do: journal_found == false.
+RecoveryResult restore_from_journal(Gpu& gpu, const std::filesystem::path& state_dir = {});
+
+// The GPU UUIDs that have a journal in `state_dir` (empty = default), sorted.
+std::vector<std::string> journaled_gpu_uuids(const std::filesystem::path& state_dir = {});
+
+// ---------------------------------------------------------------- signals
+
+// Runs `action` when the process gets SIGINT or SIGTERM, then the process exits
+// with 128 + signal number (130, 143). The signal handler only writes to a pipe;
+// a dedicated thread does the work, so it also works while the main thread is
+// blocked in a long workload. Actions run newest first; an action that throws is
+// reported on stderr and the others still run. ClockGuard registers one itself.
+class InterruptAction {
+ public:
+  explicit InterruptAction(std::function<void()> action);
+  ~InterruptAction();
+  InterruptAction(const InterruptAction&) = delete;
+  InterruptAction& operator=(const InterruptAction&) = delete;
+
+ private:
+  std::uint64_t id_;
+};
+
+// Installs the SIGINT / SIGTERM handler now (InterruptAction does it on first
+// use). Idempotent; safe again in a forked child.
+void install_interrupt_handler();
+
+}  // namespace dvfslab

@@ -1,0 +1,63 @@
+// Undoing what a crashed or killed dvfslab process left: `dvfslab restore` and
+// the start of every ClockGuard.
+#include "guard/recovery.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "dvfslab/error.hpp"
+#include "guard/journal.hpp"
+#include "guard/restore_knobs.hpp"
+#include "guard/state_dir.hpp"
+
+namespace dvfslab {
+
+namespace guard_detail {
+
+RecoveryResult recover_journal(Gpu& gpu, const std::filesystem::path& file) {
+  RecoveryResult result;
+  const std::optional<Journal> journal = read_journal(file);
+  if (!journal) return result;
+  if (journal->gpu_uuid != gpu.identity().uuid) {
+    throw Error(fmt::format("the restore journal {} belongs to GPU {}, not to {} ({})", file.string(),
+                            journal->gpu_uuid, gpu.identity().name, gpu.identity().uuid));
+  }
+  result.journal_found = true;
+  result.journal_pid = journal->pid;
+  result.journal_created_utc = journal->created_utc;
+  const KnobRestore restored = restore_knobs(gpu, journal->original, journal->touched);
+  if (!restored.failures.empty()) {
+    throw_restore_failure(gpu.identity().name, restored,
+                          fmt::format("the journal {} is kept; run `dvfslab restore` again once this is fixed",
+                                      file.string()));
+  }
+  remove_journal(file);
+  result.report.actions = restored.actions;
+  return result;
+}
+
+}  // namespace guard_detail
+
+RecoveryResult restore_from_journal(Gpu& gpu, const std::filesystem::path& state_dir) {
+  const std::filesystem::path dir = guard_detail::resolve_state_dir(state_dir);
+  const std::filesystem::path file = guard_detail::journal_file(dir, gpu.identity().uuid);
+  std::error_code error;
+  if (!std::filesystem::exists(file, error)) return {};
+  const GpuLock lock(dir, gpu.identity());
+  return guard_detail::recover_journal(gpu, file);
+}
+
+std::vector<std::string> journaled_gpu_uuids(const std::filesystem::path& state_dir) {
+  const std::filesystem::path dir = guard_detail::resolve_state_dir(state_dir);
+  std::vector<std::string> uuids;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (!entry.is_regular_file() || !guard_detail::is_journal_file(entry.path())) continue;
+    if (const auto journal = guard_detail::read_journal(entry.path())) uuids.push_back(journal->gpu_uuid);
+  }
+  std::sort(uuids.begin(), uuids.end());
+  return uuids;
+}
+
+}  // namespace dvfslab
