@@ -4,6 +4,7 @@
 
 namespace dvfslab::cli {
 
+void add_info_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
 
 }  // namespace dvfslab::cli

@@ -1,0 +1,54 @@
+// dvfslab info: what the GPUs are, which clocks and power limits they support, and
+// a live reading. Text for people, --json for programs (docs/info.md).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/gpu_json.hpp"
+#include "dvfslab/gpu_summary.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+struct InfoOptions {
+  std::string device = "auto";
+  bool json = false;
+};
+
+void run_info(const InfoOptions& options) {
+  auto gpus = open_gpus(options.device);
+  if (options.json) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (auto& gpu : gpus) devices.push_back(describe_gpu(*gpu));
+    fmt::print("{}\n", nlohmann::json{{"devices", devices}}.dump(2));
+    return;
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    fmt::print("{}{}", i == 0 ? "" : "\n", describe_gpu_text(*gpus[i]));
+  }
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto options = std::make_shared<InfoOptions>();
+  CLI::App* info = app.add_subcommand(
+      "info",
+      "Show each GPU's identity, supported clocks, power limits and a live reading (read-only: "
+      "never changes a setting).");
+  info->add_option("--device", options->device,
+                   "Which GPU: auto (every NVIDIA GPU), an index (0), a UUID (GPU-...), a PCI bus id "
+                   "(0000:3b:00.0), or sim:NAME for a simulated GPU (sim:h200, sim:a100, sim:v100, "
+                   "sim:p100, sim:rtx2080ti)")
+      ->capture_default_str();
+  info->add_flag("--json", options->json,
+                 "Print one JSON document {\"devices\":[...]} on stdout instead of the summary "
+                 "(fields in docs/info.md)");
+  info->callback([options] { run_info(*options); });
+}
+
+}  // namespace dvfslab::cli

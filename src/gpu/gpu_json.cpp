@@ -1,0 +1,79 @@
+#include "dvfslab/gpu_json.hpp"
+
+#include <optional>
+#include <string>
+
+namespace dvfslab {
+namespace {
+
+template <class T>
+nlohmann::json or_null(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& out, const GpuIdentity& identity) {
+  out = {{"index", identity.index},
+         {"name", identity.name},
+         {"uuid", identity.uuid},
+         {"pci_bus_id", identity.pci_bus_id},
+         {"architecture", identity.architecture},
+         {"driver_version", identity.driver_version},
+         {"nvml_version", identity.nvml_version},
+         {"simulated", identity.simulated},
+         {"backend", identity.backend}};
+}
+
+void to_json(nlohmann::json& out, const ClockTable& table) {
+  nlohmann::json graphics = nlohmann::json::object();
+  for (const auto& [memory, clocks] : table.graphics_mhz) graphics[std::to_string(memory)] = clocks;
+  out = {{"memory_mhz", table.memory_mhz},
+         {"graphics_mhz", graphics},
+         {"default_applications",
+          {{"graphics_mhz", or_null(table.default_graphics_mhz)}, {"memory_mhz", or_null(table.default_memory_mhz)}}}};
+}
+
+void to_json(nlohmann::json& out, const PowerLimits& limits) {
+  out = {{"default", or_null(limits.default_w)},
+         {"min", or_null(limits.min_w)},
+         {"max", or_null(limits.max_w)},
+         {"current", or_null(limits.current_w)}};
+}
+
+void to_json(nlohmann::json& out, const Telemetry& telemetry) {
+  out = {{"time_s", telemetry.time_s},
+         {"power_instant_w", or_null(telemetry.power_instant_w)},
+         {"power_average_w", or_null(telemetry.power_average_w)},
+         {"energy_j", or_null(telemetry.energy_j)},
+         {"sm_mhz", or_null(telemetry.sm_mhz)},
+         {"mem_mhz", or_null(telemetry.mem_mhz)},
+         {"gpu_temperature_c", or_null(telemetry.gpu_temperature_c)},
+         {"memory_temperature_c", or_null(telemetry.memory_temperature_c)},
+         {"gpu_utilization_pct", or_null(telemetry.gpu_utilization_pct)},
+         {"memory_utilization_pct", or_null(telemetry.memory_utilization_pct)},
+         {"throttle_reasons", telemetry.throttle_reasons
+                                  ? nlohmann::json(throttle_reason_names(*telemetry.throttle_reasons))
+                                  : nlohmann::json(nullptr)}};
+}
+
+void to_json(nlohmann::json& out, const ControlState& state) {
+  out = {{"locked_sm_min_mhz", or_null(state.locked_sm_min_mhz)},
+         {"locked_sm_max_mhz", or_null(state.locked_sm_max_mhz)},
+         {"locked_mem_min_mhz", or_null(state.locked_mem_min_mhz)},
+         {"locked_mem_max_mhz", or_null(state.locked_mem_max_mhz)},
+         {"application_graphics_mhz", or_null(state.application_graphics_mhz)},
+         {"application_memory_mhz", or_null(state.application_memory_mhz)},
+         {"power_limit_w", or_null(state.power_limit_w)}};
+}
+
+nlohmann::json describe_gpu(Gpu& gpu) {
+  nlohmann::json device = gpu.identity();
+  device["clocks"] = gpu.clock_table();
+  device["power_limit_w"] = gpu.power_limits();
+  device["sensor_period_s"] = or_null(gpu.sensor_period_s());
+  device["telemetry"] = gpu.read_telemetry();
+  return device;
+}
+
+}  // namespace dvfslab

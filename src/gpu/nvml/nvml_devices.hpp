@@ -1,0 +1,33 @@
+#pragma once
+// Finding NVIDIA GPUs: every one, or the one an index, UUID or PCI bus id names.
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "dvfslab/gpu.hpp"
+
+namespace dvfslab::nvml {
+
+// Every GPU NVML enumerates, in its order. Throws DriverNotFoundError without a
+// driver, and when the driver sees no GPU.
+std::vector<std::unique_ptr<Gpu>> open_all_nvml_gpus();
+
+// The GPU `selector` names: an index ("0"), a UUID ("GPU-8f...", the "GPU-" prefix
+// optional, any case) or a PCI bus id ("0000:3b:00.0", "00000000:3B:00.0",
+// "3b:00.0"). Throws ConfigError listing the GPUs when none matches.
+std::unique_ptr<Gpu> open_nvml_gpu(std::string_view selector);
+
+struct PciAddress {
+  unsigned domain = 0;
+  unsigned bus = 0;
+  unsigned device = 0;
+  unsigned function = 0;
+  bool operator==(const PciAddress&) const = default;
+};
+// Parses "[domain:]bus:device.function" in hex, any case, any domain width.
+std::optional<PciAddress> parse_pci_bus_id(std::string_view text);
+// Whether `selector` names the GPU with this identity (index, UUID or PCI bus id).
+bool selector_matches(std::string_view selector, const GpuIdentity& identity);
+
+}  // namespace dvfslab::nvml

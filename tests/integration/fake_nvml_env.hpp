@@ -1,0 +1,61 @@
+#pragma once
+// Environments that point dvfslab at the fake NVML (tools/fake_nvml), for tests
+// that run the binary (fake_nvml_environment) or the library in-process
+// (ScopedEnvironment).
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "run_process.hpp"
+
+namespace dvfslab::testing {
+
+// The variables the fake reads, so that a test starts from none of them set.
+inline const std::vector<std::string> fake_nvml_variables = {
+    "DVFSLAB_FAKE_NVML_GPUS",     "DVFSLAB_FAKE_NVML_NO_DRIVER", "DVFSLAB_FAKE_NVML_NO_PERMISSION",
+    "DVFSLAB_FAKE_NVML_NO_ENERGY", "DVFSLAB_FAKE_NVML_LOST_AFTER", "DVFSLAB_FAKE_NVML_LOG"};
+
+// dvfslab loads `library` (the current-driver fake by default) simulating `gpus`
+// ("h200" or "h200,v100"); `extra` adds or overrides variables. Read-only mode is
+// off unless `extra` sets it.
+inline EnvironmentChanges fake_nvml_environment(const std::string& gpus, EnvironmentChanges extra = {},
+                                                const std::string& library = DVFSLAB_FAKE_NVML) {
+  EnvironmentChanges environment;
+  for (const std::string& name : fake_nvml_variables) environment[name] = std::nullopt;
+  environment["DVFSLAB_READ_ONLY"] = std::nullopt;
+  environment["DVFSLAB_NVML_LIBRARY"] = library;
+  environment["DVFSLAB_FAKE_NVML_GPUS"] = gpus;
+  for (auto& [name, value] : extra) environment[name] = std::move(value);
+  return environment;
+}
+
+// Applies environment changes to this process and undoes them when destroyed.
+class ScopedEnvironment {
+ public:
+  explicit ScopedEnvironment(const EnvironmentChanges& changes) {
+    for (const auto& [name, value] : changes) {
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      apply(name, value);
+    }
+  }
+  ~ScopedEnvironment() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) apply(it->first, it->second);
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  static void apply(const std::string& name, const std::optional<std::string>& value) {
+    if (value) {
+      setenv(name.c_str(), value->c_str(), 1);
+    } else {
+      unsetenv(name.c_str());
+    }
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+}  // namespace dvfslab::testing

@@ -1,0 +1,57 @@
+#pragma once
+// The state behind the fake NVML: simulated GPUs (wall-time SimGpu) chosen and
+// faulted through environment variables (docs/fake-nvml.md), and the log of
+// setter calls.
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dvfslab/sim_gpu.hpp"
+#include "gpu/nvml/nvml_api.hpp"
+
+namespace dvfslab::fake_nvml {
+
+struct FakeDevice {
+  int index = 0;
+  std::unique_ptr<SimGpu> gpu;
+  std::string uuid;
+  std::string pci_bus_id;
+  unsigned architecture = 0;  // nvmlDeviceArchitecture_t
+};
+
+struct Faults {
+  bool init_fails = false;             // DVFSLAB_FAKE_NVML_NO_DRIVER=1
+  bool setters_no_permission = false;  // DVFSLAB_FAKE_NVML_NO_PERMISSION=1
+  bool energy_not_supported = false;   // DVFSLAB_FAKE_NVML_NO_ENERGY=1
+  std::optional<long> lost_after_calls;  // DVFSLAB_FAKE_NVML_LOST_AFTER=N
+};
+
+struct State {
+  std::vector<FakeDevice> devices;
+  Faults faults;
+  std::string log_path;  // DVFSLAB_FAKE_NVML_LOG; empty: no log
+  long device_calls = 0;
+};
+
+// Guards every access to the state: NVML may be called from several threads.
+std::mutex& state_mutex();
+// nvmlInit: the first call builds the state from the environment (throws
+// dvfslab::Error on a bad configuration); nested calls only count.
+nvml::Return initialise();
+// nvmlShutdown: the last call drops the state.
+nvml::Return shut_down();
+// The state while initialised, else nullptr.
+State* state();
+// The device behind a handle, or nullptr for a handle the fake never gave out.
+FakeDevice* device_of(nvml::Device handle);
+nvml::Device handle_of(FakeDevice& device);
+// Counts one call that names a device; GPU_IS_LOST once the lost-after budget is spent.
+nvml::Return count_device_call();
+// Appends "function arguments" as one line to the setter log.
+void log_setter_call(const std::string& line);
+// Maps an exception thrown by SimGpu to the NVML code a driver would answer.
+nvml::Return code_for_current_exception();
+
+}  // namespace dvfslab::fake_nvml
