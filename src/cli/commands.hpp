@@ -6,5 +6,6 @@ namespace dvfslab::cli {
 
 void add_info_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace dvfslab::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dvfslab::cli::add_analyze_command(app);
   dvfslab::cli::add_info_command(app);
+  dvfslab::cli::add_report_command(app);
 
   try {
     app.parse(argc, argv);

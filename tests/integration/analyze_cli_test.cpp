@@ -131,6 +131,18 @@ TEST_F(AnalyzeCli, BadObjectiveIsOneLineWithTheConfigExitCode) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
 }
 
+TEST_F(AnalyzeCli, ReportWritesOneSelfContainedPageMarkedSimulated) {
+  const fs::path page = scratch_ / "report.html";
+  const CommandResult r = run_dvfslab("report " + db_.string() + " -o " + page.string(), scratch_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(html.find("SIMULATED"), std::string::npos);
+  EXPECT_NE(html.find("data-runtime=\"vega.min.js\""), std::string::npos);
+  EXPECT_NE(html.find("Tesla V100-SXM2-16GB"), std::string::npos);
+}
+
 TEST_F(AnalyzeCli, MissingInputSaysWhatToGive) {
   const CommandResult r = run_dvfslab("analyze " + (scratch_ / "nope.sqlite").string(), scratch_);
   EXPECT_EQ(r.exit_code, 3);

@@ -1,0 +1,45 @@
+// `dvfslab report`: the self-contained HTML report of a database.
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/result_input.hpp"
+#include "dvfslab/analysis.hpp"
+#include "dvfslab/report.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+struct ReportOptions {
+  std::string input;
+  std::string output = "report.html";
+  std::string objective = "energy";
+};
+
+void run_report(const ReportOptions& options) {
+  const Analysis analysis = analyze(load_result_rows(options.input), parse_objective(options.objective));
+  write_html_report(analysis, options.output);
+  fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* command = app.add_subcommand(
+      "report",
+      "Write one self-contained HTML file (works offline) with, per GPU × workload, power, throughput and "
+      "energy per item against the varied clock or power limit, memory-clock figures and a core × memory "
+      "heatmap when the memory clock varied, the Pareto plot, and the optimum/savings tables.");
+  command->add_option("input", options->input, "dvfslab database (SQLite) to report on")->required();
+  command->add_option("-o,--output", options->output, "HTML file to write (replaced if it exists)")->capture_default_str();
+  command->add_option("--objective", options->objective,
+                      "objective for the optimum, as in `dvfslab analyze` (energy, edp, ed2p, "
+                      "energy-within-slowdown:PCT%, time-within-power:WATTS W)")
+      ->capture_default_str();
+  command->callback([options] { run_report(*options); });
+}
+
+}  // namespace dvfslab::cli

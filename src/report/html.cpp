@@ -1,0 +1,175 @@
+// The self-contained HTML report: tables, charts, data and the Vega runtimes in
+// one file that works offline.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/report.hpp"
+#include "report/escape.hpp"
+#include "report/figures.hpp"
+#include "report/scripts.hpp"
+
+namespace dvfslab {
+namespace {
+
+using report_detail::html_escape;
+
+constexpr std::string_view kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }
+h1 { margin-bottom: 0.2rem; }
+.meta { color: #555; margin-top: 0; }
+.simulated-banner { background: #fff3cd; border: 1px solid #e0b400; padding: 0.5rem 0.8rem; font-weight: 600; }
+table { border-collapse: collapse; margin: 0.6rem 0 1rem; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: right; }
+th:first-child, td:first-child, td.text { text-align: left; }
+th { background: #f3f3f3; }
+section { border-top: 2px solid #ddd; margin-top: 1.5rem; }
+.figures { display: flex; flex-wrap: wrap; gap: 1rem; }
+.tag { color: #a05a00; font-weight: 700; }
+#dvfslab-status { color: #b00020; font-weight: 600; }
+)css";
+
+// Records every error before the runtimes load, so the page (and its browser test)
+// can report scripts that fail.
+constexpr std::string_view kErrorCapture = R"js(
+window.dvfslabErrors = [];
+window.addEventListener('error', (event) => window.dvfslabErrors.push(String(event.message)));
+window.addEventListener('unhandledrejection', (event) => window.dvfslabErrors.push(String(event.reason)));
+const dvfslabConsoleError = console.error.bind(console);
+console.error = (...parts) => { window.dvfslabErrors.push(parts.join(' ')); dvfslabConsoleError(...parts); };
+)js";
+
+constexpr std::string_view kRender = R"js(
+(async () => {
+  const status = document.getElementById('dvfslab-status');
+  const data = JSON.parse(document.getElementById('dvfslab-data').textContent);
+  let rendered = 0;
+  for (const figure of data.figures) {
+    try {
+      await vegaEmbed('#' + figure.id, figure.spec, {
+        mode: 'vega-lite', renderer: 'svg',
+        actions: {export: true, source: false, compiled: false, editor: false}});
+      rendered += 1;
+    } catch (error) {
+      window.dvfslabErrors.push(figure.id + ': ' + error);
+    }
+  }
+  status.dataset.rendered = String(rendered);
+  status.dataset.errors = String(window.dvfslabErrors.length);
+  status.dataset.done = 'true';
+  if (window.dvfslabErrors.length > 0) status.textContent = 'Chart errors: ' + window.dvfslabErrors.join('; ');
+})();
+)js";
+
+std::string knob_text(const std::optional<int>& value) { return value ? std::to_string(*value) : "-"; }
+
+std::string setting_text(const Setting& s) {
+  return fmt::format("{}/{}/{}", knob_text(s.sm_mhz), knob_text(s.mem_mhz), knob_text(s.power_limit_w));
+}
+
+std::string percent_text(const std::optional<double>& value) { return value ? fmt::format("{:+.1f} %", *value) : "-"; }
+
+std::string summary_table(const Analysis& analysis) {
+  std::string html =
+      "<table><tr><th>GPU</th><th>Source</th><th>Mode</th><th>Cases</th><th>Networks</th><th>Energy saving range</th>"
+      "<th>Geomean saving</th><th>Geomean time change</th><th>Geomean power change</th></tr>\n";
+  for (const GpuModeSummary& s : analysis.summary) {
+    const auto& means = s.across_workloads;
+    html += fmt::format(
+        "<tr><td>{}{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        s.simulated ? "<span class=\"tag\">SIMULATED</span> " : "", html_escape(s.gpu), html_escape(s.source),
+        to_string(s.mode),
+        s.cases_without_optimum > 0 ? fmt::format("{} ({} without optimum)", s.cases, s.cases_without_optimum)
+                                    : std::to_string(s.cases),
+        s.workloads,
+        s.energy_saving_min_pct ? fmt::format("{:.1f}–{:.1f} %", *s.energy_saving_min_pct, *s.energy_saving_max_pct) : "-",
+        means ? percent_text(means->energy_saving_pct) : "-", means ? percent_text(means->time_change_pct) : "-",
+        means ? percent_text(means->power_change_pct) : "-");
+  }
+  return html + "</table>\n";
+}
+
+std::string cases_table(const report_detail::FigureGroup& group) {
+  std::string html =
+      "<table><tr><th>Batch</th><th>Settings</th><th>Baseline</th><th>Optimum</th><th>Energy saving</th>"
+      "<th>Time change</th><th>Power change</th><th>Energy per item at optimum (J)</th></tr>\n";
+  for (const CaseAnalysis* c : group.cases) {
+    const int batch = c->key.workload_case.batch;
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        batch > 0 ? std::to_string(batch) : "-", c->points.size(), setting_text(c->points[c->baseline].setting),
+        to_string(c->baseline_kind), c->optimum ? setting_text(c->points[*c->optimum].setting) : "none meets the objective",
+        percent_text(c->energy_saving_pct), percent_text(c->time_change_pct), percent_text(c->power_change_pct),
+        c->optimum ? fmt::format("{:.4g}", c->points[*c->optimum].energy_per_item_j.mean) : "-");
+  }
+  return html + "</table>\n";
+}
+
+}  // namespace
+
+std::string render_html_report(const Analysis& analysis) {
+  const auto scripts = report_detail::embedded_report_scripts();
+  if (scripts.empty()) {
+    throw NotSupportedError(
+        "this dvfslab was built without the report's JavaScript runtimes (web/node_modules was missing): run "
+        "`npm ci` in web/ (scripts/install-deps.sh does it), configure and build again");
+  }
+  const auto groups = report_detail::build_figure_groups(analysis);
+  const bool any_simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
+                                         [](const CaseAnalysis& c) { return c.key.simulated; });
+
+  nlohmann::json figures = nlohmann::json::array();
+  std::size_t figure_count = 0;
+  for (const auto& group : groups) {
+    for (const auto& figure : group.figures) figures.push_back({{"id", figure.id}, {"spec", figure.spec}});
+    figure_count += group.figures.size();
+  }
+  const nlohmann::json data = {{"figures", std::move(figures)}, {"analysis", to_json(analysis, true)}};
+
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += fmt::format("<title>dvfslab report{}</title>\n", any_simulated ? " (SIMULATED data)" : "");
+  html += fmt::format("<style>{}</style>\n<script>{}</script>\n", kStyle, kErrorCapture);
+  for (const auto& script : scripts) {
+    html += fmt::format("<script data-runtime=\"{}\">{}</script>\n", html_escape(script.name),
+                        report_detail::javascript_for_script(script.text));
+  }
+  html += "</head>\n<body>\n<h1>dvfslab report</h1>\n";
+  html += fmt::format(
+      "<p class=\"meta\">dvfslab {} · objective <b>{}</b> · {} cases · {} charts. Settings are written core MHz / "
+      "memory MHz / power limit W; '-' = not controlled. Each chart's menu exports SVG or PNG.</p>\n",
+      DVFSLAB_VERSION, html_escape(to_string(analysis.objective)), analysis.cases.size(), figure_count);
+  if (any_simulated) {
+    html += "<p class=\"simulated-banner\">This report contains SIMULATED data: numbers from a simulated GPU, not "
+            "measurements. Those charts and rows say SIMULATED.</p>\n";
+  }
+  html += fmt::format("<div id=\"dvfslab-status\" data-expected=\"{}\"></div>\n", figure_count);
+  html += "<h2>Summary per GPU × mode</h2>\n" + summary_table(analysis);
+  for (const auto& group : groups) {
+    html += fmt::format("<section>\n<h2>{}{}</h2>\n", group.simulated ? "<span class=\"tag\">SIMULATED</span> " : "",
+                        html_escape(group.heading));
+    html += cases_table(group) + "<div class=\"figures\">\n";
+    for (const auto& figure : group.figures) html += fmt::format("<div class=\"figure\" id=\"{}\"></div>\n", figure.id);
+    html += "</div>\n</section>\n";
+  }
+  html += fmt::format("<script type=\"application/json\" id=\"dvfslab-data\">{}</script>\n",
+                      report_detail::json_for_script(data));
+  html += fmt::format("<script>{}</script>\n</body>\n</html>\n", kRender);
+  return html;
+}
+
+void write_html_report(const Analysis& analysis, const std::filesystem::path& path) {
+  const std::string html = render_html_report(analysis);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << html;
+  out.close();
+  if (!out) {
+    throw Error(fmt::format("could not write the report to '{}': check that the directory exists and is writable",
+                            path.string()));
+  }
+}
+
+}  // namespace dvfslab

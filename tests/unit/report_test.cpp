@@ -1,0 +1,96 @@
+// The HTML report's content: escaping of data, safe embedding, the charts drawn
+// per group and SIMULATED labels. (Rendering in a browser: tests/browser/.)
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "dvfslab/analysis.hpp"
+#include "dvfslab/report.hpp"
+#include "report/escape.hpp"
+#include "report/figures.hpp"
+
+namespace dvfslab {
+namespace {
+
+ResultRow row(const std::string& workload, int batch, std::optional<int> sm, std::optional<int> mem, double time_s,
+              double power_w, bool simulated = false) {
+  ResultRow r;
+  r.source = "test";
+  r.gpu = "Test GPU";
+  r.simulated = simulated;
+  r.workload_case = {workload, batch, Mode::infer, Precision::fp16};
+  r.item_unit = "images";
+  r.items_per_iteration = batch;
+  r.setting = {sm, mem, std::nullopt};
+  r.time_per_iteration_s = time_s;
+  r.mean_power_w = power_w;
+  r.energy_per_iteration_j = time_s * power_w;
+  return r;
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(ReportEscape, HtmlJsonAndScriptText) {
+  EXPECT_EQ(report_detail::html_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+  const std::string json = report_detail::json_for_script(nlohmann::json{{"name", "</script><!-- & >"}});
+  EXPECT_EQ(json.find('<'), std::string::npos);
+  EXPECT_EQ(json.find('>'), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(json).at("name"), "</script><!-- & >");
+  EXPECT_EQ(report_detail::javascript_for_script("x='</SCRIPT>';y=a<b"), "x='<\\/SCRIPT>';y=a<b");
+}
+
+TEST(ReportFigures, OneDimensionalSweepGetsFourChartsPerGroup) {
+  const Analysis a = analyze({row("resnet50", 64, 1380, std::nullopt, 1.0, 300), row("resnet50", 64, 945, std::nullopt, 1.5, 150),
+                              row("resnet50", 128, 1380, std::nullopt, 2.0, 300), row("vgg16", 64, 1380, std::nullopt, 1.0, 250)});
+  const auto groups = report_detail::build_figure_groups(a);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].cases.size(), 2u);  // both batch sizes of resnet50 in one group
+  EXPECT_EQ(groups[0].figures.size(), 4u);
+  EXPECT_EQ(groups[0].heading, "Test GPU · resnet50 infer fp16");
+  // x is the core clock; one line per batch size.
+  const auto& energy = groups[0].figures[2].spec;
+  EXPECT_EQ(energy["layer"][0]["encoding"]["x"]["field"], "sm_mhz");
+  EXPECT_EQ(energy["data"]["values"][0]["series"], "batch 64");
+}
+
+TEST(ReportFigures, CoreTimesMemoryGridAddsMemoryFigureAndHeatmap) {
+  std::vector<ResultRow> rows;
+  for (int sm : {1000, 1500}) {
+    for (int mem : {3500, 5000}) rows.push_back(row("googlenet", 32, sm, mem, 1000.0 / sm + 1000.0 / mem, 0.1 * sm + 0.01 * mem));
+  }
+  const auto groups = report_detail::build_figure_groups(analyze(rows));
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups[0].figures.size(), 6u);
+  EXPECT_EQ(groups[0].figures[3].spec["layer"][0]["encoding"]["x"]["field"], "mem_mhz");
+  EXPECT_EQ(groups[0].figures[4].spec["mark"], "rect");
+}
+
+TEST(ReportFigures, EverySimulatedChartTitleSaysSimulated) {
+  const auto groups = report_detail::build_figure_groups(
+      analyze({row("alexnet", 128, 1380, std::nullopt, 1.0, 300, true), row("alexnet", 128, 945, std::nullopt, 1.5, 150, true)}));
+  for (const auto& figure : groups.at(0).figures) {
+    EXPECT_EQ(figure.spec["title"]["text"].get<std::string>().rfind("SIMULATED", 0), 0u) << figure.spec["title"];
+  }
+}
+
+TEST(ReportHtml, DataStringsAreEscapedAndEveryChartHasItsPlace) {
+  const std::string hostile = "<script>alert('x')</script>";
+  const Analysis a = analyze({row(hostile, 64, 1380, std::nullopt, 1.0, 300, true), row(hostile, 64, 945, std::nullopt, 1.5, 150, true)});
+  const std::string html = render_html_report(a);
+  EXPECT_EQ(html.find(hostile), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(count(html, "<div class=\"figure\""), 4u);
+  EXPECT_NE(html.find("data-expected=\"4\""), std::string::npos);
+  EXPECT_NE(html.find("SIMULATED data"), std::string::npos);
+  // Self-contained: the three runtimes are inline and nothing is fetched.
+  EXPECT_EQ(count(html, "<script data-runtime="), 3u);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(count(html, "</script>"), count(html, "<script"));
+}
+
+}  // namespace
+}  // namespace dvfslab
