@@ -8,6 +8,8 @@
 #include "dvfslab/report.hpp"
 #include "report/escape.hpp"
 #include "report/figures.hpp"
+#include "report/scripts.hpp"
+#include "dvfslab/error.hpp"
 
 namespace dvfslab {
 namespace {
@@ -80,6 +82,11 @@ TEST(ReportFigures, EverySimulatedChartTitleSaysSimulated) {
 TEST(ReportHtml, DataStringsAreEscapedAndEveryChartHasItsPlace) {
   const std::string hostile = "<script>alert('x')</script>";
   const Analysis a = analyze({row(hostile, 64, 1380, std::nullopt, 1.0, 300, true), row(hostile, 64, 945, std::nullopt, 1.5, 150, true)});
+  if (report_detail::embedded_report_scripts().empty()) {
+    // Built without web/node_modules: the report must refuse, saying how to fix it.
+    EXPECT_THROW(render_html_report(a), NotSupportedError);
+    return;
+  }
   const std::string html = render_html_report(a);
   EXPECT_EQ(html.find(hostile), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
