@@ -5,5 +5,8 @@
 namespace dvfslab::cli {
 
 void add_analyze_command(CLI::App& app);
+#ifdef DVFSLAB_HAVE_TORCH
+void add_run_workload_command(CLI::App& app);
+#endif
 
 }  // namespace dvfslab::cli

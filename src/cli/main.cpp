@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("dvfslab ") + DVFSLAB_VERSION);
   app.require_subcommand(1);
   dvfslab::cli::add_analyze_command(app);
+#ifdef DVFSLAB_HAVE_TORCH
+  dvfslab::cli::add_run_workload_command(app);
+#endif
 
   try {
     app.parse(argc, argv);
