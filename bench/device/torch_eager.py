@@ -167,7 +167,7 @@ def build_model(name):
         else:
             net = getattr(torchvision.models, name)(weights=None)
         return ImageClassifier(net)
-    return BertBase() if name == "bert-base" else Gpt2Small()
+    return BertBase() if name == "bert_base" else Gpt2Small()
 
 
 def synthetic_batch(name, batch, size, device, channels_last):
@@ -179,7 +179,7 @@ def synthetic_batch(name, batch, size, device, channels_last):
         if channels_last:
             images = images.contiguous(memory_format=torch.channels_last)
         return images, labels
-    if name == "gpt2":
+    if name == "gpt2_small":
         sequence = torch.randint(Gpt2Small.vocabulary, (batch, size + 1), generator=generator)
         return sequence[:, :-1].contiguous().to(device), sequence[:, 1:].contiguous().to(device)
     tokens = torch.randint(BertBase.vocabulary, (batch, size), generator=generator).to(device)
@@ -282,7 +282,7 @@ def default_configs():
         configs.append(dict(model=model, mode="infer", precision="bf16", batch=256, size=224))
     for model in IMAGE_MODELS:
         configs.append(dict(model=model, mode="train", precision="fp32", batch=128, size=224))
-    for model, batch, size in (("bert-base", 32, 128), ("gpt2", 8, 1024)):
+    for model, batch, size in (("bert_base", 32, 128), ("gpt2_small", 8, 1024)):
         configs.append(dict(model=model, mode="train", precision="bf16", batch=batch, size=size))
         configs.append(dict(model=model, mode="infer", precision="bf16", batch=batch, size=size))
         configs.append(dict(model=model, mode="train", precision="fp32", batch=batch, size=size))

@@ -210,7 +210,7 @@ void add_run_workload_command(CLI::App& app) {
   command->add_option("--image-size", args->options.image_size,
                       "Image side in pixels for the CNNs (default 224)");
   command->add_option("--seq-len", args->options.sequence_length,
-                      "Sequence length in tokens for bert-base (default 128) and gpt2 (default 1024)");
+                      "Sequence length in tokens for bert_base (default 128) and gpt2_small (default 1024)");
   command->add_flag("--no-channels-last", args->no_channels_last,
                     "Keep CNN images and weights in NCHW instead of channels-last (NHWC)");
   command->add_flag("--no-cuda-graph", args->no_cuda_graph,

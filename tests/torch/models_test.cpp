@@ -24,7 +24,7 @@ std::int64_t parameter_count(Network& network) {
 WorkloadOptions small_cpu_options(const std::string& name) {
   WorkloadOptions options;
   options.torch_device = "cpu";
-  if (name == "bert-base" || name == "gpt2") {
+  if (name == "bert_base" || name == "gpt2_small") {
     options.sequence_length = 16;
   } else {
     options.image_size = name == "alexnet" ? 64 : 32;
@@ -41,7 +41,7 @@ std::unique_ptr<ModelWorkload> small_workload(const std::string& name, Mode mode
 TEST(TorchModels, ParameterCountsMatchTheReferenceDefinitions) {
   const std::map<std::string, std::int64_t> published = {
       {"alexnet", 61'100'840},   {"vgg16", 138'357'544},     {"googlenet", 6'624'904},
-      {"resnet50", 25'557'032},  {"bert-base", 109'482'240}, {"gpt2", 124'439'808},
+      {"resnet50", 25'557'032},  {"bert_base", 109'482'240}, {"gpt2_small", 124'439'808},
   };
   ASSERT_EQ(model_specs().size(), published.size());
   for (const auto& spec : model_specs()) {
@@ -53,7 +53,7 @@ TEST(TorchModels, ParameterCountsMatchTheReferenceDefinitions) {
 TEST(TorchModels, InferenceOutputShapes) {
   const std::map<std::string, std::vector<std::int64_t>> expected = {
       {"alexnet", {2, 1000}},   {"vgg16", {2, 1000}},         {"googlenet", {2, 1000}},
-      {"resnet50", {2, 1000}},  {"bert-base", {2, 768}},      {"gpt2", {2, 16, 50257}},
+      {"resnet50", {2, 1000}},  {"bert_base", {2, 768}},      {"gpt2_small", {2, 16, 50257}},
   };
   for (const auto& [name, shape] : expected) {
     auto workload = small_workload(name, Mode::infer);
@@ -84,7 +84,7 @@ TEST(TorchModels, Bf16AutocastTrainsOnTheCpu) {
 }
 
 TEST(TorchModels, InferenceIsDeterministic) {
-  for (const std::string name : {"resnet50", "gpt2"}) {
+  for (const std::string name : {"resnet50", "gpt2_small"}) {
     auto first = small_workload(name, Mode::infer);
     auto second = small_workload(name, Mode::infer);
     first->run_iterations(1);

@@ -71,7 +71,7 @@ TEST(RunWorkloadCli, JsonResultAndOneMarkerPerIteration) {
 
 TEST(RunWorkloadCli, MarkersCanBeBatched) {
   const auto result = run_dvfslab(
-      "run-workload gpt2 --mode infer --batch 1 --seq-len 4 --iters 5 --warmup 0 --mark-every 2 --torch-device cpu",
+      "run-workload gpt2_small --mode infer --batch 1 --seq-len 4 --iters 5 --warmup 0 --mark-every 2 --torch-device cpu",
       true);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("tokens/s"));
@@ -96,7 +96,7 @@ TEST(RunWorkloadCli, ListShowsEveryWorkload) {
 TEST(RunWorkloadCli, ErrorsAreOneLineWithTheChoices) {
   const auto unknown = run_dvfslab("run-workload resnet51 --torch-device cpu", false);
   EXPECT_EQ(unknown.exit_code, 3);
-  EXPECT_THAT(unknown.err, HasSubstr("choose one of alexnet, vgg16, googlenet, resnet50, bert-base, gpt2"));
+  EXPECT_THAT(unknown.err, HasSubstr("choose one of alexnet, vgg16, googlenet, resnet50, bert_base, gpt2_small"));
   EXPECT_TRUE(unknown.out.empty());
 
   const auto precision = run_dvfslab("run-workload resnet50 --precision fp8 --torch-device cpu", false);

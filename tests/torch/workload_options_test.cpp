@@ -36,7 +36,7 @@ std::string error_message(const Case& workload_case, const WorkloadOptions& opti
 
 TEST(TorchWorkloadOptions, UnknownNameListsTheChoices) {
   const auto message = error_message<ConfigError>(Case{"resnet51", 1, Mode::train, Precision::fp32}, cpu_options());
-  for (const char* name : {"alexnet", "vgg16", "googlenet", "resnet50", "bert-base", "gpt2"}) {
+  for (const char* name : {"alexnet", "vgg16", "googlenet", "resnet50", "bert_base", "gpt2_small"}) {
     EXPECT_THAT(message, HasSubstr(name));
   }
 }
@@ -49,7 +49,7 @@ TEST(TorchWorkloadOptions, InvalidSizesAndBatchesAreRejected) {
   options.sequence_length = 64;
   EXPECT_THAT(error_message<ConfigError>(resnet_case(), options), HasSubstr("not a sequence length"));
   options.sequence_length = 2048;
-  EXPECT_THAT(error_message<ConfigError>(Case{"gpt2", 1, Mode::infer, Precision::fp32}, options),
+  EXPECT_THAT(error_message<ConfigError>(Case{"gpt2_small", 1, Mode::infer, Precision::fp32}, options),
               HasSubstr("choose 1 to 1024"));
   EXPECT_THAT(error_message<ConfigError>(Case{"resnet50", 0, Mode::infer, Precision::fp32}, cpu_options()),
               HasSubstr("batch size 0"));
@@ -86,7 +86,7 @@ TEST(TorchWorkloadOptions, TokenWorkloadsCountTokens) {
   WorkloadOptions options;
   options.torch_device = "cpu";
   options.sequence_length = 8;
-  auto workload = create_torch_workload(Case{"bert-base", 3, Mode::infer, Precision::fp32}, options);
+  auto workload = create_torch_workload(Case{"bert_base", 3, Mode::infer, Precision::fp32}, options);
   EXPECT_EQ(workload->item_unit(), "tokens");
   EXPECT_EQ(workload->items_per_iteration(), 24.0);
 }
@@ -97,7 +97,7 @@ TEST(TorchWorkloadOptions, ListHasNamesDefaultsAndUnits) {
   EXPECT_EQ(infos[0].name, "alexnet");
   EXPECT_EQ(infos[0].item_unit, "images");
   EXPECT_EQ(infos[0].default_batch, 128);
-  EXPECT_EQ(infos[5].name, "gpt2");
+  EXPECT_EQ(infos[5].name, "gpt2_small");
   EXPECT_EQ(infos[5].item_unit, "tokens");
   for (const auto& info : infos) EXPECT_FALSE(info.description.empty()) << info.name;
 }

@@ -31,9 +31,9 @@ const std::vector<ModelSpec>& model_specs() {
        InputKind::images, OptimizerKind::sgd_momentum, 128, 224, 32, 1024, 0, make_googlenet},
       {"resnet50", "ResNet-50 v1.5 (torchvision layout), 1000 classes", InputKind::images,
        OptimizerKind::sgd_momentum, 128, 224, 32, 1024, 0, make_resnet50},
-      {"bert-base", "BERT-base encoder with pooler; trains a masked-LM loss over every token", InputKind::tokens,
+      {"bert_base", "BERT-base encoder with pooler; trains a masked-LM loss over every token", InputKind::tokens,
        OptimizerKind::adamw, 32, 128, 1, bert_max_positions, bert_vocabulary, make_bert_base},
-      {"gpt2", "GPT-2 small language model with tied embeddings; trains next-token prediction", InputKind::tokens,
+      {"gpt2_small", "GPT-2 small language model with tied embeddings; trains next-token prediction", InputKind::tokens,
        OptimizerKind::adamw, 8, 1024, 1, gpt2_max_positions, gpt2_vocabulary, make_gpt2_small},
   };
   return specs;
@@ -57,8 +57,10 @@ std::vector<WorkloadInfo> torch_workload_infos() {
   for (const auto& spec : torch_backend::model_specs()) {
     const bool images = spec.input == torch_backend::InputKind::images;
     infos.push_back(WorkloadInfo{spec.name, images ? "images" : "tokens", spec.default_batch,
-                                 fmt::format("{} ({} {}: {})", spec.description, images ? "image size" : "sequence length",
-                                             spec.default_size, images ? "pixels" : "tokens")});
+                                 images ? fmt::format("{}; default {}x{} images", spec.description, spec.default_size,
+                                                      spec.default_size)
+                                        : fmt::format("{}; default {} tokens per sequence", spec.description,
+                                                      spec.default_size)});
   }
   return infos;
 }

@@ -134,7 +134,7 @@ void ModelWorkload::make_synthetic_batch(std::uint64_t seed) {
   if (spec_.input == InputKind::images) {
     input_ = torch::randn({batch, 3, size_, size_}, generator, torch::kFloat).to(device_);
     target_ = torch::randint(imagenet_classes, {batch}, generator, torch::kLong).to(device_);
-  } else if (spec_.name == "gpt2") {
+  } else if (spec_.name == "gpt2_small") {
     // Targets are the inputs shifted by one token: next-token prediction.
     auto sequence = torch::randint(spec_.vocabulary, {batch, size_ + 1}, generator, torch::kLong);
     input_ = sequence.slice(1, 0, size_).contiguous().to(device_);
