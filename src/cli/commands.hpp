@@ -7,5 +7,8 @@ namespace dvfslab::cli {
 void add_info_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+#ifdef DVFSLAB_HAVE_TORCH
+void add_run_workload_command(CLI::App& app);
+#endif
 
 }  // namespace dvfslab::cli

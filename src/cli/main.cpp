@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_analyze_command(app);
   dvfslab::cli::add_info_command(app);
   dvfslab::cli::add_report_command(app);
+#ifdef DVFSLAB_HAVE_TORCH
+  dvfslab::cli::add_run_workload_command(app);
+#endif
 
   try {
     app.parse(argc, argv);

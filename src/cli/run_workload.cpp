@@ -1,0 +1,232 @@
+// dvfslab run-workload: runs one built-in LibTorch workload and reports its
+// throughput; with DVFSLAB_MARK_FD set it also reports progress markers so that
+// `dvfslab measure -- dvfslab run-workload ...` can attribute energy to iterations.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/torch_workloads.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+struct RunWorkloadArgs {
+  std::string name;
+  bool list = false;
+  int batch = 0;
+  std::string mode = "train";
+  std::string precision = "fp32";
+  std::int64_t iterations = 20;
+  std::int64_t warmup = 5;
+  std::int64_t mark_every = 1;
+  WorkloadOptions options;
+  bool no_channels_last = false;
+  bool no_cuda_graph = false;
+  bool no_cudnn_benchmark = false;
+  bool json = false;
+};
+
+// Writes marker lines to the descriptor named by DVFSLAB_MARK_FD, when set.
+class MarkerChannel {
+ public:
+  MarkerChannel() {
+    const char* value = std::getenv("DVFSLAB_MARK_FD");
+    if (value == nullptr || *value == '\0') return;
+    int fd = -1;
+    const char* end = value + std::strlen(value);
+    const auto [last, error] = std::from_chars(value, end, fd);
+    if (error != std::errc() || last != end || fd < 0) {
+      throw ConfigError(fmt::format("DVFSLAB_MARK_FD='{}' is not a file descriptor number; unset it or fix it", value));
+    }
+    fd_ = fd;
+  }
+
+  bool active() const { return fd_.has_value(); }
+
+  void write_line(const std::string& line) {
+    if (!fd_) return;
+    const std::string text = line + "\n";
+    std::size_t written = 0;
+    while (written < text.size()) {
+      const auto result = ::write(*fd_, text.data() + written, text.size() - written);
+      if (result < 0 && errno == EINTR) continue;
+      if (result < 0) {
+        throw Error(fmt::format("cannot write progress markers to DVFSLAB_MARK_FD={}: {}", *fd_, std::strerror(errno)));
+      }
+      written += static_cast<std::size_t>(result);
+    }
+  }
+
+ private:
+  std::optional<int> fd_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs `count` iterations; with markers on, in chunks of `mark_every`, each
+// reported once the device has finished it (run_iterations waits for it).
+void run_marked(TorchWorkload& workload, std::int64_t count, std::int64_t mark_every, MarkerChannel& markers) {
+  if (!markers.active()) {
+    workload.run_iterations(count);
+    return;
+  }
+  for (std::int64_t done = 0; done < count;) {
+    const auto chunk = std::min(mark_every, count - done);
+    workload.run_iterations(chunk);
+    done += chunk;
+    markers.write_line(fmt::format("dvfslab:iter {} items {}", chunk,
+                                   static_cast<double>(chunk) * workload.items_per_iteration()));
+  }
+}
+
+void print_list(bool json) {
+  const auto infos = torch_workload_infos();
+  if (json) {
+    auto list = nlohmann::json::array();
+    for (const auto& info : infos) {
+      list.push_back({{"name", info.name}, {"unit", info.item_unit}, {"default_batch", info.default_batch},
+                      {"description", info.description}});
+    }
+    fmt::print("{}\n", list.dump(2));
+    return;
+  }
+  fmt::print("{:<10} {:<7} {:>6}  {}\n", "name", "unit", "batch", "description");
+  for (const auto& info : infos) {
+    fmt::print("{:<10} {:<7} {:>6}  {}\n", info.name, info.item_unit, info.default_batch, info.description);
+  }
+}
+
+void run_workload(RunWorkloadArgs args) {
+  if (args.list) {
+    print_list(args.json);
+    return;
+  }
+  if (args.name.empty()) {
+    throw UsageError("run-workload needs a workload NAME (see `dvfslab run-workload --list`)");
+  }
+  if (args.iterations < 1) throw ConfigError("--iters must be at least 1");
+  if (args.warmup < 0) throw ConfigError("--warmup must be 0 or more");
+  if (args.mark_every < 1) throw ConfigError("--mark-every must be at least 1");
+
+  Case workload_case;
+  workload_case.workload = args.name;
+  workload_case.mode = parse_mode(args.mode);
+  workload_case.precision = parse_precision(args.precision);
+  workload_case.batch = args.batch;
+  if (args.batch == 0) {
+    for (const auto& info : torch_workload_infos()) {
+      if (info.name == args.name) workload_case.batch = info.default_batch;
+    }
+  }
+  args.options.channels_last = !args.no_channels_last;
+  args.options.cuda_graph = !args.no_cuda_graph;
+  args.options.cudnn_benchmark = !args.no_cudnn_benchmark;
+
+  MarkerChannel markers;
+  auto workload = create_torch_workload(workload_case, args.options);
+  const auto setup_start = std::chrono::steady_clock::now();
+  workload->prepare();
+  const double setup_s = seconds_since(setup_start);
+  const auto info = workload->run_info();
+  for (const auto& notice : info.notices) fmt::print(stderr, "dvfslab: notice: {}\n", notice);
+
+  run_marked(*workload, args.warmup, args.mark_every, markers);
+  markers.write_line("dvfslab:begin measured");
+  const auto start = std::chrono::steady_clock::now();
+  run_marked(*workload, args.iterations, args.mark_every, markers);
+  const double seconds = seconds_since(start);
+  markers.write_line("dvfslab:end measured");
+
+  const double per_iteration_s = seconds / static_cast<double>(args.iterations);
+  const double items_per_s = workload->items_per_iteration() / per_iteration_s;
+  std::optional<double> loss;
+  if (workload_case.mode == Mode::train) loss = workload->last_loss();
+
+  if (args.json) {
+    nlohmann::json out = {{"workload", workload_case.workload},
+                          {"mode", std::string(to_string(workload_case.mode))},
+                          {"precision", std::string(to_string(workload_case.precision))},
+                          {"batch", workload_case.batch},
+                          {"device", info.device},
+                          {"cuda_graph", info.cuda_graph},
+                          {"channels_last", args.options.channels_last},
+                          {"image_size", info.image_size},
+                          {"sequence_length", info.sequence_length},
+                          {"warmup_iterations", args.warmup},
+                          {"iterations", args.iterations},
+                          {"seconds", seconds},
+                          {"setup_s", setup_s},
+                          {"time_per_iteration_s", per_iteration_s},
+                          {"item_unit", workload->item_unit()},
+                          {"items_per_iteration", workload->items_per_iteration()},
+                          {"items_per_s", items_per_s},
+                          {"notices", info.notices}};
+    out["loss"] = loss ? nlohmann::json(*loss) : nlohmann::json(nullptr);
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("{} on {}{}: {} iterations in {:.3f} s\n", to_string(workload_case), info.device,
+             info.cuda_graph ? " (CUDA graph)" : "", args.iterations, seconds);
+  fmt::print("  {:.3f} ms per iteration, {:.1f} {}/s", per_iteration_s * 1e3, items_per_s, workload->item_unit());
+  if (loss) fmt::print(", final loss {:.4f}", *loss);
+  fmt::print("\n");
+}
+
+}  // namespace
+
+void add_run_workload_command(CLI::App& app) {
+  auto args = std::make_shared<RunWorkloadArgs>();
+  auto* command = app.add_subcommand(
+      "run-workload",
+      "Run one built-in deep-learning workload (LibTorch) on synthetic data and print its throughput.\n"
+      "With DVFSLAB_MARK_FD set, writes `dvfslab:iter N items M` progress markers to that descriptor, so\n"
+      "`dvfslab measure -- dvfslab run-workload ...` can report energy per iteration and per item.");
+  command->add_option("name", args->name, "Workload name (see --list)");
+  command->add_flag("--list", args->list, "List the workloads with their default batch and unit, then exit");
+  command->add_option("--batch,-b", args->batch, "Batch size (default: the workload's, see --list)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--mode", args->mode,
+                      "train (forward, loss, backward, optimizer step) or infer (forward only)")
+      ->capture_default_str();
+  command->add_option("--precision", args->precision,
+                      "fp32 (TF32 off), tf32, bf16 (autocast) or fp16 (autocast with loss scaling)")
+      ->capture_default_str();
+  command->add_option("--iters,-n", args->iterations, "Measured iterations")->capture_default_str();
+  command->add_option("--warmup", args->warmup, "Iterations run before measuring (after graph capture)")
+      ->capture_default_str();
+  command->add_option("--image-size", args->options.image_size,
+                      "Image side in pixels for the CNNs (default 224)");
+  command->add_option("--seq-len", args->options.sequence_length,
+                      "Sequence length in tokens for bert_base (default 128) and gpt2_small (default 1024)");
+  command->add_flag("--no-channels-last", args->no_channels_last,
+                    "Keep CNN images and weights in NCHW instead of channels-last (NHWC)");
+  command->add_flag("--no-cuda-graph", args->no_cuda_graph,
+                    "Launch every step eagerly instead of replaying a captured CUDA graph");
+  command->add_flag("--no-cudnn-benchmark", args->no_cudnn_benchmark,
+                    "Use cuDNN's heuristics instead of timing its algorithms once");
+  command->add_option("--torch-device", args->options.torch_device,
+                      "cpu, cuda or cuda:N (default: cuda:0 when available, else cpu)");
+  command->add_option("--seed", args->options.seed, "Seed of the weights and the synthetic batch")
+      ->capture_default_str();
+  command->add_option("--mark-every", args->mark_every,
+                      "With DVFSLAB_MARK_FD set: iterations per marker; each marker waits for the device, "
+                      "so raise it when iterations take well under a millisecond")
+      ->capture_default_str();
+  command->add_flag("--json", args->json, "Print the result (or the list) as JSON on stdout");
+  command->callback([args] { run_workload(*args); });
+}
+
+}  // namespace dvfslab::cli

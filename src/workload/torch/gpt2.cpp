@@ -1,0 +1,94 @@
+// GPT-2 small (Hugging Face's GPT2LMHeadModel): 12 pre-norm decoder blocks of
+// width 768, 12 heads, fused q/k/v projection, tanh-approximated GELU, learned
+// positions, and the language-model head tied to the token embeddings.
+#include <torch/nn.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "workload/torch/network.hpp"
+#include "workload/torch/torch_compat.hpp"
+
+namespace dvfslab::torch_backend {
+namespace {
+
+namespace nn = torch::nn;
+
+constexpr int hidden_width = 768;
+constexpr int heads = 12;
+constexpr int layer_count = 12;
+constexpr double dropout_rate = 0.1;
+constexpr double norm_epsilon = 1e-5;
+
+nn::LayerNorm layer_norm() {
+  return nn::LayerNorm(nn::LayerNormOptions({hidden_width}).eps(norm_epsilon));
+}
+
+class DecoderBlock : public nn::Module {
+ public:
+  DecoderBlock() {
+    attention_norm_ = register_module("ln_1", layer_norm());
+    qkv_ = register_module("c_attn", nn::Linear(hidden_width, 3 * hidden_width));
+    attention_projection_ = register_module("c_proj", nn::Linear(hidden_width, hidden_width));
+    mlp_norm_ = register_module("ln_2", layer_norm());
+    mlp_in_ = register_module("c_fc", nn::Linear(hidden_width, 4 * hidden_width));
+    mlp_out_ = register_module("mlp_c_proj", nn::Linear(4 * hidden_width, hidden_width));
+  }
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    const auto batch = x.size(0);
+    const auto tokens = x.size(1);
+    const double dropout = is_training() ? dropout_rate : 0.0;
+    auto qkv = qkv_->forward(attention_norm_->forward(x)).view({batch, tokens, 3, heads, hidden_width / heads});
+    qkv = qkv.permute({2, 0, 3, 1, 4});  // [q|k|v, batch, heads, tokens, head_dim]
+    auto context = attention(qkv[0], qkv[1], qkv[2], /*causal=*/true, dropout);
+    context = context.transpose(1, 2).reshape({batch, tokens, hidden_width});
+    auto y = x + torch::dropout(attention_projection_->forward(context), dropout, is_training());
+    auto mlp = mlp_out_->forward(torch::gelu(mlp_in_->forward(mlp_norm_->forward(y)), "tanh"));
+    return y + torch::dropout(mlp, dropout, is_training());
+  }
+
+ private:
+  nn::LayerNorm attention_norm_{nullptr}, mlp_norm_{nullptr};
+  nn::Linear qkv_{nullptr}, attention_projection_{nullptr}, mlp_in_{nullptr}, mlp_out_{nullptr};
+};
+
+class Gpt2Small : public Network {
+ public:
+  Gpt2Small() {
+    token_embeddings_ = register_module("wte", nn::Embedding(gpt2_vocabulary, hidden_width));
+    position_embeddings_ = register_module("wpe", nn::Embedding(gpt2_max_positions, hidden_width));
+    for (int i = 0; i < layer_count; ++i) {
+      blocks_.push_back(register_module("h" + std::to_string(i), std::make_shared<DecoderBlock>()));
+    }
+    final_norm_ = register_module("ln_f", layer_norm());
+    init_transformer_weights(*this);
+  }
+
+  // Next-token logits for every position.
+  torch::Tensor infer(const torch::Tensor& tokens) override {
+    const auto positions = torch::arange(tokens.size(1), tokens.options());
+    auto x = torch::dropout(token_embeddings_->forward(tokens) + position_embeddings_->forward(positions),
+                            dropout_rate, is_training());
+    for (auto& block : blocks_) x = block->forward(x);
+    // The head shares the token-embedding matrix, so it adds no parameters.
+    return torch::linear(final_norm_->forward(x), token_embeddings_->weight);
+  }
+
+  torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& next_tokens) override {
+    return torch::nn::functional::cross_entropy(infer(tokens).reshape({-1, gpt2_vocabulary}),
+                                                next_tokens.reshape({-1}));
+  }
+
+ private:
+  nn::Embedding token_embeddings_{nullptr}, position_embeddings_{nullptr};
+  std::vector<std::shared_ptr<DecoderBlock>> blocks_;
+  nn::LayerNorm final_norm_{nullptr};
+};
+
+}  // namespace
+
+std::shared_ptr<Network> make_gpt2_small() { return std::make_shared<Gpt2Small>(); }
+
+}  // namespace dvfslab::torch_backend

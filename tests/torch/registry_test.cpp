@@ -1,0 +1,58 @@
+// The LibTorch workloads join the registry for real GPUs only.
+#include <gtest/gtest.h>
+
+#include "dvfslab/clock.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/torch_workloads.hpp"
+
+namespace dvfslab {
+namespace {
+
+// A Gpu that only has an identity: enough for the registry to decide.
+class IdentityOnlyGpu final : public Gpu {
+ public:
+  explicit IdentityOnlyGpu(bool simulated) {
+    identity_.name = simulated ? "simulated H200" : "NVIDIA H200";
+    identity_.simulated = simulated;
+  }
+  const GpuIdentity& identity() const override { return identity_; }
+  ClockTable clock_table() override { return {}; }
+  PowerLimits power_limits() override { return {}; }
+  Telemetry read_telemetry() override { return {}; }
+  Clock& clock() override { return clock_; }
+  ControlState control_state() override { return {}; }
+
+ protected:
+  void do_lock_sm_clocks(int, int) override {}
+  void do_reset_sm_clocks() override {}
+  void do_lock_memory_clocks(int, int) override {}
+  void do_reset_memory_clocks() override {}
+  void do_set_application_clocks(int, int) override {}
+  void do_reset_application_clocks() override {}
+  void do_set_power_limit(double) override {}
+  void do_reset_power_limit() override {}
+
+ private:
+  GpuIdentity identity_;
+  WallClock clock_;
+};
+
+TEST(TorchWorkloadRegistry, ServesRealGpusOnly) {
+  WorkloadRegistry registry;
+  add_torch_workloads(registry);
+  IdentityOnlyGpu real(false);
+  IdentityOnlyGpu simulated(true);
+  EXPECT_EQ(registry.list(&real).size(), 6U);
+  EXPECT_TRUE(registry.list(&simulated).empty());
+
+  WorkloadOptions options;
+  options.torch_device = "cpu";
+  options.image_size = 32;
+  auto workload = registry.create(Case{"googlenet", 1, Mode::infer, Precision::fp32}, real, options);
+  EXPECT_EQ(workload->item_unit(), "images");
+  EXPECT_THROW(registry.create(Case{"googlenet", 1, Mode::infer, Precision::fp32}, simulated, options), ConfigError);
+}
+
+}  // namespace
+}  // namespace dvfslab

@@ -1,0 +1,112 @@
+// `dvfslab run-workload` end to end: JSON output, progress markers, errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  std::string markers;
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs dvfslab with `arguments`; with markers, descriptor 3 is open on a marker
+// file named by DVFSLAB_MARK_FD, otherwise `environment` prefixes the command.
+CommandResult run_dvfslab(const std::string& arguments, bool with_markers, const std::string& environment = "") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("dvfslab_run_workload_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto out = dir / "out", err = dir / "err", markers = dir / "markers";
+  std::string command = (with_markers ? std::string("DVFSLAB_MARK_FD=3 ") : environment) + DVFSLAB_BINARY + " " + arguments +
+                        " >" + out.string() + " 2>" + err.string() + (with_markers ? " 3>" + markers.string() : "");
+  const int status = std::system(command.c_str());
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_file(out);
+  result.err = read_file(err);
+  if (with_markers) result.markers = read_file(markers);
+  std::filesystem::remove_all(dir);
+  return result;
+}
+
+TEST(RunWorkloadCli, JsonResultAndOneMarkerPerIteration) {
+  const auto result = run_dvfslab(
+      "run-workload resnet50 --batch 2 --image-size 32 --iters 3 --warmup 1 --torch-device cpu --json", true);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["workload"], "resnet50");
+  EXPECT_EQ(json["mode"], "train");
+  EXPECT_EQ(json["batch"], 2);
+  EXPECT_EQ(json["iterations"], 3);
+  EXPECT_EQ(json["item_unit"], "images");
+  EXPECT_EQ(json["device"], "cpu");
+  EXPECT_GT(json["items_per_s"].get<double>(), 0.0);
+  EXPECT_TRUE(json["loss"].is_number());
+  EXPECT_EQ(result.markers,
+            "dvfslab:iter 1 items 2\n"
+            "dvfslab:begin measured\n"
+            "dvfslab:iter 1 items 2\n"
+            "dvfslab:iter 1 items 2\n"
+            "dvfslab:iter 1 items 2\n"
+            "dvfslab:end measured\n");
+}
+
+TEST(RunWorkloadCli, MarkersCanBeBatched) {
+  const auto result = run_dvfslab(
+      "run-workload gpt2_small --mode infer --batch 1 --seq-len 4 --iters 5 --warmup 0 --mark-every 2 --torch-device cpu",
+      true);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("tokens/s"));
+  EXPECT_EQ(result.markers,
+            "dvfslab:begin measured\n"
+            "dvfslab:iter 2 items 8\n"
+            "dvfslab:iter 2 items 8\n"
+            "dvfslab:iter 1 items 4\n"
+            "dvfslab:end measured\n");
+}
+
+TEST(RunWorkloadCli, ListShowsEveryWorkload) {
+  const auto result = run_dvfslab("run-workload --list --json", false);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto list = nlohmann::json::parse(result.out);
+  ASSERT_EQ(list.size(), 6U);
+  EXPECT_EQ(list[3]["name"], "resnet50");
+  EXPECT_EQ(list[3]["default_batch"], 128);
+  EXPECT_EQ(list[4]["unit"], "tokens");
+}
+
+TEST(RunWorkloadCli, ErrorsAreOneLineWithTheChoices) {
+  const auto unknown = run_dvfslab("run-workload resnet51 --torch-device cpu", false);
+  EXPECT_EQ(unknown.exit_code, 3);
+  EXPECT_THAT(unknown.err, HasSubstr("choose one of alexnet, vgg16, googlenet, resnet50, bert_base, gpt2_small"));
+  EXPECT_TRUE(unknown.out.empty());
+
+  const auto precision = run_dvfslab("run-workload resnet50 --precision fp8 --torch-device cpu", false);
+  EXPECT_EQ(precision.exit_code, 3);
+  EXPECT_THAT(precision.err, HasSubstr("fp32"));
+
+  const auto mark_fd =
+      run_dvfslab("run-workload resnet50 --image-size 32 --iters 1 --torch-device cpu", false, "DVFSLAB_MARK_FD=x ");
+  EXPECT_EQ(mark_fd.exit_code, 3);
+  EXPECT_THAT(mark_fd.err, HasSubstr("not a file descriptor number"));
+}
+
+}  // namespace
