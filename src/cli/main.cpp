@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("dvfslab ") + DVFSLAB_VERSION);
   app.require_subcommand(1);
   dvfslab::cli::add_analyze_command(app);
+  dvfslab::cli::add_import_command(app);
+  dvfslab::cli::add_export_command(app);
+  dvfslab::cli::add_merge_command(app);
 
   try {
     app.parse(argc, argv);
