@@ -10,5 +10,8 @@ void add_report_command(CLI::App& app);
 #ifdef DVFSLAB_HAVE_TORCH
 void add_run_workload_command(CLI::App& app);
 #endif
+void add_import_command(CLI::App& app);
+void add_export_command(CLI::App& app);
+void add_merge_command(CLI::App& app);
 
 }  // namespace dvfslab::cli

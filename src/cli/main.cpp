@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
 #ifdef DVFSLAB_HAVE_TORCH
   dvfslab::cli::add_run_workload_command(app);
 #endif
+  dvfslab::cli::add_import_command(app);
+  dvfslab::cli::add_export_command(app);
+  dvfslab::cli::add_merge_command(app);
 
   try {
     app.parse(argc, argv);

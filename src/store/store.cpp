@@ -2,9 +2,6 @@
 #include "dvfslab/store.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
-
-#include <array>
 
 #include "dvfslab/error.hpp"
 #include "store/schema.hpp"
@@ -12,15 +9,6 @@
 #include "store/tables.hpp"
 
 namespace dvfslab {
-namespace {
-
-std::string this_host() {
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
-  return name.data();
-}
-
-}  // namespace
 
 using store_detail::Connection;
 using store_detail::Statement;
@@ -57,7 +45,7 @@ std::int64_t Store::begin_run(const RunInfo& run) {
   stored.finished_at.clear();
   stored.dvfslab_version = DVFSLAB_VERSION;
   stored.status = RunStatus::running;
-  if (stored.host.empty()) stored.host = this_host();
+  if (stored.host.empty()) stored.host = store_detail::host_name();
   Transaction transaction(*connection_);
   const std::int64_t id = store_detail::insert_run(*connection_, stored);
   transaction.commit();

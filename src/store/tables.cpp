@@ -2,7 +2,9 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -120,6 +122,12 @@ void insert_samples(Connection& connection, std::int64_t measurement_id, std::sp
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(now));
+}
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
+  return name.data();
 }
 
 std::int64_t insert_run(Connection& connection, const RunInfo& run) {

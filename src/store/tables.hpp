@@ -14,6 +14,8 @@ namespace dvfslab::store_detail {
 
 // Current time, ISO 8601 UTC to the second.
 std::string utc_now();
+// This machine's host name ("unknown" if the system does not say).
+std::string host_name();
 
 // Inserts a run with every field as given (id excepted); returns the new id.
 std::int64_t insert_run(Connection& connection, const RunInfo& run);

@@ -1,0 +1,34 @@
+#pragma once
+// The store's whole-database operations: importing a sweep table, merging shard
+// databases, and exporting a database as CSV, JSON or a sweep table.
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <string_view>
+#include <vector>
+
+#include "dvfslab/store.hpp"
+
+namespace dvfslab {
+
+// Loads a sweep table (see sweep_table.hpp) into `store`: one run of kind import per
+// (source, gpu) of the file. Refuses a file already imported into this store.
+struct ImportSummary {
+  std::vector<std::int64_t> run_ids;  // the new runs, in the order their GPUs appear
+  std::size_t rows = 0;
+};
+ImportSummary import_sweep_table(Store& store, const std::filesystem::path& csv_path);
+
+// Merges shard databases into a new database `output` (which must not exist).
+// Refuses inputs of different plans (plan hash) and points recorded twice.
+void merge_stores(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs);
+
+enum class ExportFormat { csv, json, sweep_table };
+ExportFormat parse_export_format(std::string_view text);  // throws ConfigError listing the choices
+
+// Writes every measurement of `store`: csv (one row per measurement, every field),
+// json ({"schema_version", "runs", "measurements"}) or sweep_table (the published
+// sweep-table layout, one row per plan point).
+void export_store(Store& store, ExportFormat format, std::ostream& out);
+
+}  // namespace dvfslab

@@ -1,0 +1,177 @@
+#include "dvfslab/sweep_table.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <tuple>
+
+#include "dvfslab/error.hpp"
+#include "store/csv.hpp"
+
+namespace dvfslab {
+namespace {
+
+using store_detail::CsvReader;
+
+constexpr const char* columns[] = {"source", "gpu",     "workload", "core_mhz", "mem_mhz",
+                                   "power_limit_w", "time_s", "power_w", "default"};
+enum Column { source, gpu, workload, core_mhz, mem_mhz, power_limit_w, time_s, power_w, is_default, column_count };
+
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t");
+  return text.substr(first, last - first + 1);
+}
+
+std::optional<double> parse_double(std::string_view text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+class RowParser {
+ public:
+  RowParser(const CsvReader& reader, const std::vector<std::string>& fields, const std::vector<int>& index)
+      : reader_(reader), fields_(fields), index_(index) {}
+
+  std::string text(Column column) const {
+    std::string value(trim(field(column)));
+    if (value.empty()) fail(column, "is empty: every row names its " + std::string(columns[column]));
+    return value;
+  }
+
+  // A knob in whole MHz or W; blank = not controlled.
+  std::optional<int> knob(Column column) const {
+    const std::string_view value = trim(field(column));
+    if (value.empty()) return std::nullopt;
+    const auto number = parse_double(value);
+    if (!number || *number <= 0 || *number != std::floor(*number) || *number > 1e9) {
+      fail(column, fmt::format("'{}' is not a positive whole number (leave it blank when the knob was not "
+                               "controlled)",
+                               value));
+    }
+    return static_cast<int>(*number);
+  }
+
+  double positive(Column column) const {
+    const std::string_view value = trim(field(column));
+    const auto number = parse_double(value);
+    if (!number || *number <= 0) fail(column, fmt::format("'{}' is not a positive number", value));
+    return *number;
+  }
+
+  bool flag(Column column) const {
+    const std::string_view value = trim(field(column));
+    if (value == "1") return true;
+    if (value == "0") return false;
+    fail(column, fmt::format("'{}' is not 0 or 1", value));
+  }
+
+ private:
+  const std::string& field(Column column) const { return fields_[static_cast<std::size_t>(index_[column])]; }
+
+  [[noreturn]] void fail(Column column, const std::string& problem) const {
+    throw ConfigError(reader_.where(), fmt::format("column {} {}", columns[column], problem));
+  }
+
+  const CsvReader& reader_;
+  const std::vector<std::string>& fields_;
+  const std::vector<int>& index_;
+};
+
+// Where each known column is in the header; unknown columns are ignored.
+std::vector<int> column_positions(const CsvReader& reader, const std::vector<std::string>& header) {
+  std::vector<int> index(column_count, -1);
+  for (std::size_t position = 0; position < header.size(); ++position) {
+    for (int column = 0; column < column_count; ++column) {
+      if (trim(header[position]) != columns[column]) continue;
+      if (index[column] >= 0) throw ConfigError(reader.where(), fmt::format("column {} appears twice", columns[column]));
+      index[column] = static_cast<int>(position);
+    }
+  }
+  for (int column = 0; column < column_count; ++column) {
+    if (index[column] < 0) {
+      throw ConfigError(reader.where(),
+                        fmt::format("missing column {}: a sweep table's header is "
+                                    "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default",
+                                    columns[column]));
+    }
+  }
+  return index;
+}
+
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+std::string knob_text(const std::optional<int>& value) { return value ? std::to_string(*value) : std::string(); }
+
+}  // namespace
+
+std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& name) {
+  CsvReader reader(in, name);
+  std::vector<std::string> fields;
+  if (!reader.next(fields)) throw ConfigError(name + ":1", "the file is empty: a sweep table starts with its header");
+  const std::vector<int> index = column_positions(reader, fields);
+  const std::size_t width = fields.size();
+
+  using Key = std::tuple<std::string, std::string, std::string, Setting>;
+  std::map<Key, int> seen;
+  std::vector<ResultRow> rows;
+  while (reader.next(fields)) {
+    if (fields.size() != width) {
+      throw ConfigError(reader.where(), fmt::format("{} fields where the header has {}: quote fields that hold a comma",
+                                                    fields.size(), width));
+    }
+    const RowParser parse(reader, fields, index);
+    ResultRow row;
+    row.source = parse.text(source);
+    row.gpu = parse.text(gpu);
+    row.workload_case = Case{parse.text(workload), 0, Mode::train, Precision::fp32};
+    row.setting = Setting{parse.knob(core_mhz), parse.knob(mem_mhz), parse.knob(power_limit_w)};
+    row.time_per_iteration_s = parse.positive(time_s);
+    row.mean_power_w = parse.positive(power_w);
+    row.is_default = parse.flag(is_default);
+    row.items_per_iteration = 1;
+    row.energy_per_iteration_j = row.time_per_iteration_s * row.mean_power_w;
+    row.repetition = seen[Key{row.source, row.gpu, row.workload_case.workload, row.setting}]++;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<ResultRow> read_sweep_table(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("cannot read sweep table {}: check that the file exists and is readable",
+                                         path.string()));
+  return read_sweep_table(in, path.string());
+}
+
+std::string sweep_table_workload_key(const ResultRow& row) {
+  const Case& c = row.workload_case;
+  if (c.batch == 0) return c.workload;
+  return fmt::format("{}/{}/{}/b{}", c.workload, to_string(c.mode), to_string(c.precision), c.batch);
+}
+
+void write_sweep_table(const std::vector<ResultRow>& rows, std::ostream& out) {
+  out << store_detail::csv_line(std::vector<std::string>(std::begin(columns), std::end(columns)));
+  for (const ResultRow& row : rows) {
+    const bool label = row.simulated && row.source.find("SIMULATED") == std::string::npos;
+    out << store_detail::csv_line({
+        label ? row.source + " (SIMULATED)" : row.source,
+        row.gpu,
+        sweep_table_workload_key(row),
+        knob_text(row.setting.sm_mhz),
+        knob_text(row.setting.mem_mhz),
+        knob_text(row.setting.power_limit_w),
+        number_text(row.time_per_iteration_s),
+        number_text(row.mean_power_w),
+        row.is_default ? "1" : "0",
+    });
+  }
+}
+
+}  // namespace dvfslab
