@@ -303,6 +303,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=3, help="warm-up iterations per run")
     parser.add_argument("--budget", type=float, default=420.0,
                         help="stop starting new configurations after this many seconds")
+    parser.add_argument("--stop-at", type=float, default=0.0,
+                        help="also stop starting configurations after this Unix time (for runs with a hard limit)")
     parser.add_argument("--only", default="", help="comma-separated model names to run (default: all)")
     args = parser.parse_args()
 
@@ -313,8 +315,8 @@ def main():
     for config in default_configs():
         if only and config["model"] not in only:
             continue
-        if time.perf_counter() - began > args.budget:
-            print(f"budget of {args.budget:.0f} s spent; skipping the remaining configurations", file=sys.stderr)
+        if time.perf_counter() - began > args.budget or (args.stop_at and time.time() > args.stop_at):
+            print("time budget spent; skipping the remaining configurations", file=sys.stderr)
             break
         label = f"{config['model']} {config['mode']} {config['precision']} b{config['batch']}"
         try:
@@ -338,13 +340,19 @@ def main():
         rows.append(row)
         print(f"{label}: dvfslab {ours_rate:,.0f} vs eager {eager_rate:,.0f} {row['unit']}/s "
               f"({row['speedup']:.3f}x), {row['dvfslab_w']:.0f} W vs {row['eager_w']:.0f} W", file=sys.stderr)
+        write_results(rows, args, began, quiet=True)
+    write_results(rows, args, began, quiet=False)
 
+
+def write_results(rows, args, began, quiet):
+    """Writes the table, CSV and JSON of the rows so far (a killed run keeps them)."""
     good = [r for r in rows if "error" not in r]
     cnn_bf16 = [r["speedup"] for r in good if r["model"] in IMAGE_MODELS and r["precision"] == "bf16"]
     summary = dict(cnn_bf16_geomean_speedup=geometric_mean(cnn_bf16),
                    cnn_bf16_min_speedup=min(cnn_bf16) if cnn_bf16 else float("nan"),
                    torch_version=torch.__version__, gpu=torch.cuda.get_device_name(0),
-                   seconds_per_window=args.seconds, warmup=args.warmup, elapsed_s=time.perf_counter() - began)
+                   seconds_per_window=args.seconds, warmup=args.warmup, elapsed_s=time.perf_counter() - began,
+                   nvml_energy_counter="nvmlDeviceGetTotalEnergyConsumption")
 
     lines = ["| model | mode | prec | batch | size | unit | dvfslab /s | eager /s | speed-up | dvfslab W | eager W "
              "| dvfslab J/item | eager J/item | energy ratio | graph |",
@@ -363,7 +371,8 @@ def main():
                  f"{summary['cnn_bf16_geomean_speedup']:.3f}×, minimum {summary['cnn_bf16_min_speedup']:.3f}× "
                  f"({summary['gpu']}, PyTorch {summary['torch_version']}).")
     table = "\n".join(lines)
-    print(table)
+    if not quiet:
+        print(table)
 
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "torch_vs_eager.md"), "w") as f:
