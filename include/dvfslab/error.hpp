@@ -18,6 +18,8 @@ enum class ExitCode : int {
   gpu_lost = 7,         // the GPU fell off the bus
   store = 8,            // database error
   busy = 9,             // another dvfslab process holds the GPU
+  command_not_executable = 126,  // `measure`: the program exists but cannot run (as shells do)
+  command_not_found = 127,       // `measure`: no such program (as shells do)
   interrupted = 130,    // SIGINT / SIGTERM
 };
 
@@ -72,6 +74,12 @@ class StoreError : public Error {
 class BusyError : public Error {
  public:
   explicit BusyError(const std::string& message) : Error(message, ExitCode::busy) {}
+};
+
+// `dvfslab measure` could not start the program it was asked to run.
+class CommandStartError : public Error {
+ public:
+  CommandStartError(const std::string& message, ExitCode code) : Error(message, code) {}
 };
 
 class InterruptedError : public Error {

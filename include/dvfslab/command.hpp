@@ -1,0 +1,125 @@
+#pragma once
+// External programs that report progress markers (docs/measure.md): starting one
+// directly (no shell) with a marker pipe, forwarding signals to it, measuring it,
+// and using it as a sweep Workload.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dvfslab/markers.hpp"
+#include "dvfslab/meter.hpp"
+#include "dvfslab/workload.hpp"
+
+namespace dvfslab {
+
+// How a child process ended.
+struct ChildExit {
+  bool signaled = false;
+  int code = 0;  // exit status, or the signal number when signaled
+
+  // What a shell reports: the status, or 128 + the signal.
+  int shell_code() const { return signaled ? 128 + code : code; }
+  std::string describe() const;  // "exited with code 3", "killed by SIGSEGV"
+};
+
+struct ChildOptions {
+  // Send the program's stdout to our stderr, so our stdout stays machine-readable.
+  bool stdout_to_stderr = false;
+};
+
+// A running program with DVFSLAB_MARK_FD naming the write end of a pipe whose
+// read end we parse. The destructor stops a program still running (SIGTERM, then
+// SIGKILL after a grace period) and reaps it.
+class MarkedChild {
+ public:
+  // Searches PATH like a shell but runs argv[0] directly. Throws CommandStartError
+  // (exit code 127 when not found, 126 when not executable).
+  explicit MarkedChild(const std::vector<std::string>& argv, ChildOptions options = {});
+  ~MarkedChild();
+  MarkedChild(const MarkedChild&) = delete;
+  MarkedChild& operator=(const MarkedChild&) = delete;
+
+  pid_t pid() const;
+  // Waits up to `timeout_s` for markers or the program's exit, whichever comes
+  // first, and returns the markers read (possibly none). A signal cuts it short.
+  std::vector<Marker> poll(double timeout_s);
+  // Reads the markers already in the pipe without waiting.
+  std::vector<Marker> drain();
+  // The program closed its marker descriptor (normally: it exited).
+  bool markers_closed() const;
+  // Reaps the program if it has ended.
+  std::optional<ChildExit> try_wait();
+  const MarkerParser& markers() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// While alive, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to this process by another
+// process (kill) are passed on to `pid`. A terminal's Ctrl-C already reaches the
+// whole foreground process group, the child included, so it is not sent twice.
+// One forwarder at a time per process.
+class SignalForwarder {
+ public:
+  explicit SignalForwarder(pid_t pid);
+  ~SignalForwarder();
+  SignalForwarder(const SignalForwarder&) = delete;
+  SignalForwarder& operator=(const SignalForwarder&) = delete;
+
+  // The last such signal received (forwarded or not), 0 when none.
+  int received() const;
+};
+
+struct MeasureCommandOptions {
+  MeterOptions meter;
+  // Iterations before the steady-state window opens.
+  std::int64_t skip_iterations = 0;
+  ChildOptions child;
+};
+
+struct MarkedWindow {
+  Measurement measurement;   // name as the program gave it
+  bool complete = true;      // false: still open when the program ended
+};
+
+struct CommandMeasurement {
+  std::vector<std::string> command;
+  ChildExit exit;
+  int interrupted_by = 0;            // signal sent to us and forwarded, 0 when none
+  Measurement total;                 // from the program's start to its end
+  std::optional<Measurement> steady;  // after skip_iterations, when iterations were reported
+  std::int64_t skip_iterations = 0;
+  std::vector<MarkedWindow> windows;  // named windows, in the order they ended
+  std::size_t marker_lines = 0;
+  std::size_t malformed_markers = 0;  // unparsable lines
+  std::size_t rejected_markers = 0;   // valid lines out of place (end without begin, ...)
+  std::optional<double> idle_power_w;
+  double sample_period_s = 0;
+  double sensor_period_s = 0;
+  bool simulated = false;
+  std::string device;
+  std::vector<Telemetry> trace;       // when options.meter.keep_trace
+};
+
+// Runs `argv` to its end under an EnergyMeter on `gpu` (idle baseline first when
+// asked), forwarding signals to it. Returns what was measured however the program
+// ended; throws CommandStartError when it cannot start.
+CommandMeasurement measure_command(Gpu& gpu, const std::vector<std::string>& argv,
+                                   const MeasureCommandOptions& options);
+
+// The `dvfslab measure --json` document (docs/measure.md).
+nlohmann::json to_json(const CommandMeasurement& result);
+
+// A Workload that runs a marker-reporting program for its whole life: prepare()
+// starts it, run_iterations(n) returns once the program has reported n more
+// iterations. Its stdout goes to our stderr. items_per_iteration() is what the
+// markers reported so far (1 until they report items).
+std::unique_ptr<Workload> make_command_workload(std::vector<std::string> argv, Case workload_case,
+                                                std::string item_unit = "items");
+
+}  // namespace dvfslab

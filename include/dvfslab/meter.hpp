@@ -1,0 +1,90 @@
+#pragma once
+// EnergyMeter: samples a Gpu's telemetry and turns named time windows into
+// Measurements (docs/measure.md).
+//
+//   EnergyMeter meter(gpu);
+//   meter.start();
+//   meter.begin("point");
+//   workload.run_iterations(n);
+//   meter.add_iterations(n, n * workload.items_per_iteration());
+//   Measurement m = meter.end("point");
+//   meter.stop();
+//
+// On a wall clock a background thread samples; on a virtual clock (simulated GPUs)
+// the samples are timers of the VirtualClock, so results are deterministic.
+// Energy comes from the GPU's energy counter; the trapezoid over instant power is
+// kept beside it as a cross-check, and replaces it where there is no counter.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/types.hpp"
+
+namespace dvfslab {
+
+struct MeterOptions {
+  // Sampling period; absent = half the sensor's update period.
+  std::optional<double> sample_period_s;
+  // Idle power measured by start() before any window, for dynamic energy.
+  double idle_seconds = 0.0;
+  // Keep every reading for trace() / write_trace().
+  bool keep_trace = false;
+};
+
+class EnergyMeter {
+ public:
+  explicit EnergyMeter(Gpu& gpu, MeterOptions options = {});
+  ~EnergyMeter();
+  EnergyMeter(const EnergyMeter&) = delete;
+  EnergyMeter& operator=(const EnergyMeter&) = delete;
+
+  // Measures the idle baseline (when asked) and starts sampling.
+  void start();
+  // Stops sampling; windows still open are dropped. Called by the destructor.
+  void stop();
+
+  // Opens a window; windows may nest or overlap, names of open windows are unique.
+  void begin(const std::string& name);
+  // Opens `name` as soon as `warmup_iterations` further iterations have been added:
+  // the steady-state window that skips warm-up. 0 opens it now.
+  void begin_after_iterations(const std::string& name, std::int64_t warmup_iterations);
+  // Closes an open window and returns what was measured in it.
+  Measurement end(const std::string& name);
+  bool is_open(const std::string& name) const;
+  // Open windows, oldest first.
+  std::vector<std::string> open_windows() const;
+
+  // Counts finished iterations (and the items they processed) in every open window.
+  void add_iterations(std::int64_t iterations, double items);
+
+  double sample_period_s() const;
+  // The sensor update period the short-window rule uses (from the Gpu, or measured).
+  double sensor_period_s() const;
+  // Mean power over the idle baseline; absent without one.
+  std::optional<double> idle_power_w() const;
+  bool simulated() const;
+
+  // Every reading so far (empty unless keep_trace), in time order.
+  std::vector<Telemetry> trace() const;
+  // Writes the trace as CSV or JSON, chosen by the extension (.csv / .json).
+  void write_trace(const std::filesystem::path& path) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Relative difference of integrated against counter energy, in percent.
+std::optional<double> energy_difference_pct(const Measurement& measurement);
+
+// The JSON form of a Measurement (docs/measure.md, "JSON contract"); with an idle
+// power it adds idle_power_w and dynamic_energy_j. Absent values are omitted.
+nlohmann::json to_json(const Measurement& measurement, std::optional<double> idle_power_w = std::nullopt);
+
+}  // namespace dvfslab

@@ -1,0 +1,117 @@
+#include "dvfslab/markers.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace dvfslab {
+namespace {
+
+std::vector<std::string_view> split_words(std::string_view line) {
+  std::vector<std::string_view> words;
+  std::size_t position = 0;
+  while (position < line.size()) {
+    while (position < line.size() && (line[position] == ' ' || line[position] == '\t')) ++position;
+    const std::size_t start = position;
+    while (position < line.size() && line[position] != ' ' && line[position] != '\t') ++position;
+    if (position > start) words.push_back(line.substr(start, position - start));
+  }
+  return words;
+}
+
+std::optional<std::int64_t> parse_count(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value <= 0) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_amount(std::string_view text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Names stay printable and shell-friendly so they can be used as keys and labels.
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > max_marker_name_bytes) return false;
+  for (char c : name) {
+    const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                         c == '_' || c == '-' || c == '.' || c == ':' || c == '/';
+    if (!allowed) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Marker> parse_marker_line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const auto words = split_words(line);
+  if (words.empty()) return std::nullopt;
+  Marker marker;
+  if (words[0] == "dvfslab:iter") {
+    if (words.size() != 2 && words.size() != 4) return std::nullopt;
+    const auto count = parse_count(words[1]);
+    if (!count) return std::nullopt;
+    marker.kind = Marker::Kind::iterations;
+    marker.iterations = *count;
+    if (words.size() == 4) {
+      if (words[2] != "items") return std::nullopt;
+      marker.items = parse_amount(words[3]);
+      if (!marker.items) return std::nullopt;
+    }
+    return marker;
+  }
+  if (words[0] == "dvfslab:begin" || words[0] == "dvfslab:end") {
+    if (words.size() != 2 || !valid_name(words[1])) return std::nullopt;
+    marker.kind = words[0] == "dvfslab:begin" ? Marker::Kind::begin : Marker::Kind::end;
+    marker.name = std::string(words[1]);
+    return marker;
+  }
+  return std::nullopt;
+}
+
+void MarkerParser::feed(std::string_view bytes, std::vector<Marker>& out) {
+  while (!bytes.empty()) {
+    const std::size_t newline = bytes.find('\n');
+    const std::string_view piece = bytes.substr(0, newline);
+    if (!discarding_) {
+      if (line_.size() + piece.size() > max_marker_line_bytes) {
+        discarding_ = true;
+        line_.clear();
+      } else {
+        line_.append(piece);
+      }
+    }
+    if (newline == std::string_view::npos) return;
+    complete_line(out);
+    bytes.remove_prefix(newline + 1);
+  }
+}
+
+void MarkerParser::finish(std::vector<Marker>& out) {
+  if (discarding_ || !line_.empty()) complete_line(out);
+}
+
+void MarkerParser::complete_line(std::vector<Marker>& out) {
+  const bool was_discarding = discarding_;
+  discarding_ = false;
+  std::string line;
+  line.swap(line_);
+  if (!was_discarding && split_words(line).empty()) return;  // blank lines are harmless
+  ++lines_;
+  if (was_discarding) {
+    ++malformed_;
+    return;
+  }
+  if (auto marker = parse_marker_line(line)) {
+    out.push_back(std::move(*marker));
+  } else {
+    ++malformed_;
+  }
+}
+
+}  // namespace dvfslab
