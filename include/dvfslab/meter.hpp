@@ -80,6 +80,10 @@ class EnergyMeter {
   std::unique_ptr<State> state_;
 };
 
+// Writes samples as CSV or JSON, chosen by the extension (.csv / .json); throws
+// ConfigError for another extension or an unwritable path.
+void write_trace(const std::filesystem::path& path, const std::vector<Telemetry>& samples, bool simulated);
+
 // Relative difference of integrated against counter energy, in percent.
 std::optional<double> energy_difference_pct(const Measurement& measurement);
 

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_import_command(app);
   dvfslab::cli::add_export_command(app);
   dvfslab::cli::add_merge_command(app);
+  dvfslab::cli::add_measure_command(app);
 
   try {
     app.parse(argc, argv);
@@ -38,5 +39,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "dvfslab: internal error: {} (please report it with the command you ran)\n", e.what());
     return static_cast<int>(dvfslab::ExitCode::failure);
   }
-  return 0;
+  return dvfslab::cli::requested_exit_status();
 }

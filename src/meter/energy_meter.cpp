@@ -6,7 +6,6 @@
 #include "dvfslab/meter.hpp"
 #include "meter/sampler.hpp"
 #include "meter/sensor_period.hpp"
-#include "meter/trace_writer.hpp"
 #include "meter/window_book.hpp"
 
 namespace dvfslab {
@@ -158,7 +157,7 @@ std::vector<Telemetry> EnergyMeter::trace() const {
 }
 
 void EnergyMeter::write_trace(const std::filesystem::path& path) const {
-  meter::write_trace(path, trace(), simulated());
+  dvfslab::write_trace(path, trace(), simulated());
 }
 
 }  // namespace dvfslab

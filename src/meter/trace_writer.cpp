@@ -1,4 +1,5 @@
-#include "meter/trace_writer.hpp"
+// Writes a per-sample trace as CSV or JSON, chosen by the file extension.
+#include "dvfslab/meter.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +9,7 @@
 
 #include "dvfslab/error.hpp"
 
-namespace dvfslab::meter {
+namespace dvfslab {
 namespace {
 
 template <typename T>
@@ -80,4 +81,4 @@ void write_trace(const std::filesystem::path& path, const std::vector<Telemetry>
   if (!out) throw ConfigError(fmt::format("writing trace '{}' failed (disk full?)", path.string()));
 }
 
-}  // namespace dvfslab::meter
+}  // namespace dvfslab

@@ -1,0 +1,156 @@
+// `dvfslab measure [options] -- CMD ARGS...`: measures the energy, power and clocks
+// of any program (docs/measure.md). The readable report goes to stderr, like
+// time(1), so the program's own stdout stays untouched; with --json the JSON
+// document is the only thing on stdout and the program's stdout goes to stderr.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "dvfslab/command.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/gpu.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+struct MeasureArguments {
+  std::string device = "auto";
+  bool json = false;
+  std::string trace_path;
+  std::int64_t skip_iterations = 0;
+  std::optional<double> sample_ms;
+  double idle_seconds = 0;
+  std::vector<std::string> command;
+};
+
+std::string optional_number(const std::optional<double>& value, const char* format_and_unit) {
+  return value ? fmt::format(fmt::runtime(format_and_unit), *value) : std::string("n/a");
+}
+
+void print_window_line(std::FILE* out, const Measurement& m, const char* suffix) {
+  fmt::print(out, "  {:<20} {:>10.3f} s {:>12} {:>10} {:>8} iter  {}{}\n", m.name, m.duration_s,
+             optional_number(m.energy_j, "{:.2f} J"), optional_number(m.mean_power_w, "{:.1f} W"), m.iterations,
+             fmt::join(m.flags.names(), ","), suffix);
+}
+
+void print_report(std::FILE* out, const CommandMeasurement& r) {
+  const Measurement& t = r.total;
+  if (r.simulated) fmt::print(out, "SIMULATED GPU: every figure below comes from the simulator, not hardware\n");
+  fmt::print(out, "device       {}{}\n", r.device, r.simulated ? " (SIMULATED)" : "");
+  fmt::print(out, "command      {}: {}\n", fmt::join(r.command, " "), r.exit.describe());
+  if (r.interrupted_by != 0) fmt::print(out, "interrupted  by signal {} (passed on to the program)\n", r.interrupted_by);
+  fmt::print(out, "duration     {:.3f} s ({} samples every {:.0f} ms)\n", t.duration_s, t.samples,
+             r.sample_period_s * 1000.0);
+  const auto difference = energy_difference_pct(t);
+  fmt::print(out, "energy       {}{}   integrated power {}{}\n", optional_number(t.energy_j, "{:.2f} J"),
+             t.flags.energy_estimated ? " (estimated from power)" : " (counter)",
+             optional_number(t.energy_integrated_j, "{:.2f} J"),
+             difference ? fmt::format(" ({:+.2f} %)", *difference) : std::string());
+  fmt::print(out, "power        mean {}   peak {}", optional_number(t.mean_power_w, "{:.1f} W"),
+             optional_number(t.peak_power_w, "{:.1f} W"));
+  if (r.idle_power_w) {
+    fmt::print(out, "   idle {:.1f} W   dynamic energy {}", *r.idle_power_w,
+               t.energy_j ? fmt::format("{:.2f} J", *t.energy_j - *r.idle_power_w * t.duration_s) : "n/a");
+  }
+  fmt::print(out, "\n");
+  fmt::print(out, "clocks       SM mean {} (min {})   memory mean {}\n", optional_number(t.sm_mhz_mean, "{:.0f} MHz"),
+             t.sm_mhz_min ? fmt::format("{} MHz", *t.sm_mhz_min) : "n/a", optional_number(t.mem_mhz_mean, "{:.0f} MHz"));
+  fmt::print(out, "temperature  max {}\n", optional_number(t.temperature_c_max, "{:.0f} °C"));
+  for (const auto& [reason, fraction] : t.throttle_fraction) {
+    fmt::print(out, "throttle     {:<28} {:5.1f} % of the time\n", reason, fraction * 100.0);
+  }
+  if (!t.flags.names().empty()) fmt::print(out, "flags        {}\n", fmt::join(t.flags.names(), ", "));
+  if (r.steady && r.steady->iterations > 0) {
+    const Measurement& s = *r.steady;
+    const double iterations = static_cast<double>(s.iterations);
+    fmt::print(out, "steady state {} iterations after skipping {}: {:.6f} s/iteration", s.iterations,
+               r.skip_iterations, s.duration_s / iterations);
+    if (s.items > 0 && s.duration_s > 0) fmt::print(out, ", {:.2f} items/s", s.items / s.duration_s);
+    if (s.energy_j) {
+      fmt::print(out, ", {:.4f} J/iteration", *s.energy_j / iterations);
+      if (s.items > 0) fmt::print(out, ", {:.6f} J/item", *s.energy_j / s.items);
+    }
+    fmt::print(out, "{}\n", s.flags.names().empty() ? "" : fmt::format(" [{}]", fmt::join(s.flags.names(), ", ")));
+  } else if (r.total.iterations > 0) {
+    fmt::print(out, "steady state none: the program reported {} iterations, not more than --skip-iters {}\n",
+               r.total.iterations, r.skip_iterations);
+  }
+  if (!r.windows.empty()) {
+    fmt::print(out, "windows      {:<20} {:>12} {:>12} {:>10} {:>13}  flags\n", "name", "duration", "energy", "power",
+               "iterations");
+    for (const auto& w : r.windows) print_window_line(out, w.measurement, w.complete ? "" : " (not ended)");
+  }
+  if (r.marker_lines > 0) {
+    fmt::print(out, "markers      {} lines, {} malformed, {} out of place\n", r.marker_lines, r.malformed_markers,
+               r.rejected_markers);
+  }
+}
+
+void run_measure(const MeasureArguments& args) {
+  if (args.sample_ms && !(*args.sample_ms > 0)) throw UsageError("--sample-ms must be a positive number of milliseconds");
+  if (args.idle_seconds < 0) throw UsageError("--idle-seconds must not be negative");
+  if (args.skip_iterations < 0) throw UsageError("--skip-iters must not be negative");
+  auto gpu = open_gpu(args.device, OpenOptions{SimTimeMode::wall_time});
+
+  MeasureCommandOptions options;
+  if (args.sample_ms) options.meter.sample_period_s = *args.sample_ms / 1000.0;
+  options.meter.idle_seconds = args.idle_seconds;
+  options.meter.keep_trace = !args.trace_path.empty();
+  options.skip_iterations = args.skip_iterations;
+  options.child.stdout_to_stderr = args.json;
+
+  const CommandMeasurement result = measure_command(*gpu, args.command, options);
+  // Report first: a trace that cannot be written must not lose the measurement.
+  if (args.json) {
+    fmt::print("{}\n", to_json(result).dump(2));
+    std::fflush(stdout);
+  } else {
+    print_report(stderr, result);
+  }
+  if (!args.trace_path.empty()) {
+    write_trace(args.trace_path, result.trace, result.simulated);
+  }
+  requested_exit_status() = result.exit.shell_code();
+}
+
+}  // namespace
+
+void add_measure_command(CLI::App& app) {
+  auto args = std::make_shared<MeasureArguments>();
+  CLI::App* measure = app.add_subcommand(
+      "measure",
+      "Run a program and measure the GPU's energy, power, clocks and throttling while it runs.\n"
+      "The program runs directly (no shell) with its stdout/stderr passed through; dvfslab exits with the "
+      "program's exit code (128+N when killed by signal N, 127 when it is not found, 126 when it cannot be "
+      "executed). SIGINT/SIGTERM sent to dvfslab are passed on to the program, and what was measured is "
+      "reported however it ends. The report goes to stderr; with --json the JSON goes to stdout and the "
+      "program's stdout to stderr.\n"
+      "The program may report progress on the descriptor in $DVFSLAB_MARK_FD with lines 'dvfslab:iter N "
+      "[items M]', 'dvfslab:begin NAME', 'dvfslab:end NAME' (docs/measure.md).\n"
+      "Example: dvfslab measure --device sim:h200 --json -- python3 train.py");
+  measure->add_option("--device", args->device,
+                      "GPU to measure: auto (the first NVIDIA GPU), an index, a UUID, a PCI bus id, or sim:NAME for "
+                      "a simulated GPU that follows the wall clock (idle unless a load is attached)")
+      ->capture_default_str();
+  measure->add_flag("--json", args->json, "Print the measurement as one JSON document on stdout");
+  measure->add_option("--trace", args->trace_path,
+                      "Write every telemetry sample to FILE, as CSV (FILE.csv) or JSON (FILE.json)");
+  measure->add_option("--skip-iters", args->skip_iterations,
+                      "Warm-up iterations (reported by 'dvfslab:iter' markers) left out of the steady-state "
+                      "figures: time per iteration, items/s, energy per iteration and per item")
+      ->capture_default_str();
+  measure->add_option("--sample-ms", args->sample_ms,
+                      "Sampling period in milliseconds (default: half the sensor's update period)");
+  measure->add_option("--idle-seconds", args->idle_seconds,
+                      "Measure idle power for S seconds before starting the program, to report dynamic energy "
+                      "(energy above idle)")
+      ->capture_default_str();
+  measure->add_option("command", args->command, "The program and its arguments, after --")->required();
+  measure->callback([args] { run_measure(*args); });
+}
+
+}  // namespace dvfslab::cli
