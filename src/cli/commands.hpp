@@ -13,6 +13,7 @@ void add_run_workload_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
+
 // The exit status main() returns after a subcommand ran without error; a
 // subcommand sets it when success is not 0 (measure: its program's status).
 inline int& requested_exit_status() {
