@@ -101,6 +101,11 @@ class SimGpu final : public Gpu {
   // A load that stays on until cleared (wall-time mode: "a simulated load is
   // attached"); nullopt = idle. Work started by run() takes precedence over it.
   void set_background_load(std::optional<SimKernel> kernel);
+  // Puts the controls into `state` directly, as a driver finds settings another
+  // process left: not a control call, so read-only mode does not apply. The fake
+  // NVML uses it to carry its state across processes (DVFSLAB_FAKE_NVML_STATE).
+  // Absent application clocks and power limit take the defaults.
+  void load_controls(const ControlState& state);
   // Ground truth for tests: exact energy since creation and the current effective
   // SM clock after power capping.
   double true_energy_j();

@@ -263,6 +263,24 @@ void SimGpu::set_background_load(std::optional<SimKernel> kernel) {
   state_->refresh_point();
 }
 
+void SimGpu::load_controls(const ControlState& state) {
+  auto guard = state_->lock_and_catch_up();
+  sim::Controls& controls = state_->controls;
+  const SimGpuSpec& spec = state_->spec;
+  controls.sm_lock_mhz.reset();
+  if (state.locked_sm_min_mhz && state.locked_sm_max_mhz) {
+    controls.sm_lock_mhz = std::pair{*state.locked_sm_min_mhz, *state.locked_sm_max_mhz};
+  }
+  controls.memory_lock_mhz.reset();
+  if (state.locked_mem_min_mhz && state.locked_mem_max_mhz) {
+    controls.memory_lock_mhz = std::pair{*state.locked_mem_min_mhz, *state.locked_mem_max_mhz};
+  }
+  controls.application_graphics_mhz = state.application_graphics_mhz.value_or(spec.default_graphics_mhz);
+  controls.application_memory_mhz = state.application_memory_mhz.value_or(spec.default_memory_mhz);
+  controls.power_limit_w = state.power_limit_w.value_or(spec.power_limit_default_w);
+  state_->refresh_point();
+}
+
 double SimGpu::true_energy_j() {
   auto guard = state_->lock_and_catch_up();
   return state_->accumulated.energy_j;
