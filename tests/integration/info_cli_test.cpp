@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <fstream>
 #include <set>
 
 #include "fake_nvml_env.hpp"
@@ -141,6 +143,15 @@ TEST(InfoCli, OlderDriverFallsBackToOlderSymbols) {
   const auto& device = document["devices"][0];
   EXPECT_EQ(device["pci_bus_id"], "00000000:18:00.0");            // via nvmlDeviceGetPciInfo_v2
   EXPECT_TRUE(device["telemetry"]["throttle_reasons"].is_array());  // via ...ThrottleReasons
+}
+
+TEST(InfoCli, ReadOnlyModeReadsEverythingAndSetsNothing) {
+  const std::string log = ::testing::TempDir() + "dvfslab-info-read-only.log";
+  std::remove(log.c_str());
+  const auto document = info_json(
+      {}, fake_nvml_environment("h200,v100", {{"DVFSLAB_READ_ONLY", "1"}, {"DVFSLAB_FAKE_NVML_LOG", log}}));
+  EXPECT_EQ(document["devices"].size(), 2u);
+  EXPECT_FALSE(std::ifstream(log).good()) << "info must not call any NVML setter";
 }
 
 TEST(InfoCli, TextSummaryCompressesTheClockTable) {

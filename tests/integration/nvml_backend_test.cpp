@@ -162,6 +162,13 @@ TEST_F(NvmlBackend, VersionedSymbolsComeFirstAndOlderOnesAreTheFallback) {
   EXPECT_EQ(library->find<nvml::Entry::device_set_memory_locked_clocks>(), nullptr);
 }
 
+TEST_F(NvmlBackend, ALibraryWithoutNvmlInitIsNoDriver) {
+  ScopedEnvironment scoped(environment("h200", {}, "libm.so.6"));
+  const std::string message = error_message<DriverNotFoundError>([] { open_gpus("auto"); });
+  EXPECT_NE(message.find("exports neither nvmlInit_v2 nor nvmlInit"), std::string::npos) << message;
+  EXPECT_NE(message.find("--device sim:NAME"), std::string::npos) << message;
+}
+
 TEST_F(NvmlBackend, GpusShareOneInitialisedLibrary) {
   ScopedEnvironment scoped(environment("h200,v100"));
   auto gpus = open_gpus("auto");

@@ -102,7 +102,9 @@ struct FieldValue {
 static_assert(sizeof(FieldValue) == 40);
 
 // Every entry point dvfslab uses:
-//   X(member, C signature, driver that first shipped it, symbol names to try in order)
+//   X(member, C signature, a driver branch that has it, symbol names to try in order)
+// The branch is the one users are told to update to when the symbol is missing;
+// where the first release is not certain, a later branch known to have it is given.
 // Versioned names come first: they are the ones current drivers implement; the
 // plain name is only listed where its ABI is the same. nvmlDeviceGetPciInfo (v1)
 // filled an older struct layout, so only _v3 and _v2 are tried.
@@ -119,7 +121,7 @@ static_assert(sizeof(FieldValue) == 40);
   X(device_get_uuid, Return(Device, char*, unsigned), "R319", "nvmlDeviceGetUUID")                \
   X(device_get_pci_info, Return(Device, PciInfo*), "R319", "nvmlDeviceGetPciInfo_v3",             \
     "nvmlDeviceGetPciInfo_v2")                                                                    \
-  X(device_get_architecture, Return(Device, unsigned*), "R460", "nvmlDeviceGetArchitecture")      \
+  X(device_get_architecture, Return(Device, unsigned*), "R470", "nvmlDeviceGetArchitecture")      \
   X(device_get_supported_memory_clocks, Return(Device, unsigned*, unsigned*), "R319",             \
     "nvmlDeviceGetSupportedMemoryClocks")                                                         \
   X(device_get_supported_graphics_clocks, Return(Device, unsigned, unsigned*, unsigned*), "R319", \
@@ -135,7 +137,7 @@ static_assert(sizeof(FieldValue) == 40);
   X(device_get_power_management_limit, Return(Device, unsigned*), "R319",                         \
     "nvmlDeviceGetPowerManagementLimit")                                                          \
   X(device_get_power_usage, Return(Device, unsigned*), "R319", "nvmlDeviceGetPowerUsage")         \
-  X(device_get_total_energy_consumption, Return(Device, unsigned long long*), "R390",             \
+  X(device_get_total_energy_consumption, Return(Device, unsigned long long*), "R410",             \
     "nvmlDeviceGetTotalEnergyConsumption")                                                        \
   X(device_get_field_values, Return(Device, int, FieldValue*), "R384", "nvmlDeviceGetFieldValues") \
   X(device_get_clock_info, Return(Device, int, unsigned*), "R319", "nvmlDeviceGetClockInfo")      \

@@ -16,7 +16,7 @@ namespace dvfslab::nvml {
 namespace {
 
 struct EntryInfo {
-  std::string_view since;  // driver branch that first shipped the function
+  std::string_view since;  // a driver branch that has the function
   std::span<const char* const> symbols;
 };
 
@@ -136,9 +136,9 @@ void Library::throw_missing(Entry entry, std::string_view action) {
   std::string names;
   for (const char* symbol : info.symbols) names += fmt::format("{}{}", names.empty() ? "" : " or ", symbol);
   throw NotSupportedError(fmt::format(
-      "cannot {}: the NVIDIA Management Library at {} lacks {} (first shipped with driver {}); "
+      "cannot {}: the NVIDIA Management Library at {} lacks {}, which this driver is too old for; "
       "update the NVIDIA driver to {} or newer",
-      action, path_, names, info.since, info.since));
+      action, path_, names, info.since));
 }
 
 }  // namespace dvfslab::nvml

@@ -55,7 +55,7 @@ class Library {
     return reinterpret_cast<typename EntrySignature<E>::type*>(resolve(E));
   }
   // The entry point; throws NotSupportedError naming the function and the driver
-  // that first shipped it when this library lacks it.
+  // that has it when this library lacks it.
   template <Entry E>
   typename EntrySignature<E>::type* get(std::string_view action) {
     if (auto* function = find<E>()) return function;
