@@ -276,15 +276,18 @@ def time_dvfslab(config, nvml, binary, iterations, warmup):
 
 
 def default_configs():
+    """The targets first (bf16 CNNs), then the transformers, then FP32."""
     configs = []
     for model in IMAGE_MODELS:
         configs.append(dict(model=model, mode="train", precision="bf16", batch=128, size=224))
         configs.append(dict(model=model, mode="infer", precision="bf16", batch=256, size=224))
-    for model in IMAGE_MODELS:
-        configs.append(dict(model=model, mode="train", precision="fp32", batch=128, size=224))
-    for model, batch, size in (("bert_base", 32, 128), ("gpt2_small", 8, 1024)):
+    transformers = (("bert_base", 32, 128), ("gpt2_small", 8, 1024))
+    for model, batch, size in transformers:
         configs.append(dict(model=model, mode="train", precision="bf16", batch=batch, size=size))
         configs.append(dict(model=model, mode="infer", precision="bf16", batch=batch, size=size))
+    for model in IMAGE_MODELS:
+        configs.append(dict(model=model, mode="train", precision="fp32", batch=128, size=224))
+    for model, batch, size in transformers:
         configs.append(dict(model=model, mode="train", precision="fp32", batch=batch, size=size))
     for config in configs:
         config["channels_last"] = True

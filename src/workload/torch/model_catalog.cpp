@@ -1,6 +1,7 @@
 #include "workload/torch/model_catalog.hpp"
 
-#include <fmt/format.h>
+#include <string>
+
 #include <torch/nn/module.h>
 
 #include "dvfslab/error.hpp"
@@ -45,7 +46,7 @@ const ModelSpec& find_model(std::string_view name) {
     if (spec.name == name) return spec;
     names += (names.empty() ? "" : ", ") + spec.name;
   }
-  throw ConfigError(fmt::format("unknown workload '{}': choose one of {}", name, names));
+  throw ConfigError("unknown workload '" + std::string(name) + "': choose one of " + names);
 }
 
 }  // namespace dvfslab::torch_backend
@@ -57,10 +58,10 @@ std::vector<WorkloadInfo> torch_workload_infos() {
   for (const auto& spec : torch_backend::model_specs()) {
     const bool images = spec.input == torch_backend::InputKind::images;
     infos.push_back(WorkloadInfo{spec.name, images ? "images" : "tokens", spec.default_batch,
-                                 images ? fmt::format("{}; default {}x{} images", spec.description, spec.default_size,
-                                                      spec.default_size)
-                                        : fmt::format("{}; default {} tokens per sequence", spec.description,
-                                                      spec.default_size)});
+                                 spec.description + "; default " +
+                                     (images ? std::to_string(spec.default_size) + "x" +
+                                                   std::to_string(spec.default_size) + " images"
+                                             : std::to_string(spec.default_size) + " tokens per sequence")});
   }
   return infos;
 }

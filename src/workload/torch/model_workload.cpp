@@ -1,10 +1,10 @@
 #include "workload/torch/model_workload.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <fmt/format.h>
 #include <torch/cuda.h>
 
 #include <charconv>
+#include <string>
 
 #include "dvfslab/error.hpp"
 
@@ -25,9 +25,8 @@ torch::Device resolve_device(const std::string& requested) {
   if (requested == "cpu") return torch::Device(torch::kCPU);
   if (requested == "cuda" || requested.starts_with("cuda:")) {
     if (!cuda_usable()) {
-      throw NotSupportedError(fmt::format(
-          "torch device '{}': this LibTorch has no CUDA support or no GPU is visible; use --torch-device cpu",
-          requested));
+      throw NotSupportedError("torch device '" + requested +
+                              "': this LibTorch has no CUDA support or no GPU is visible; use --torch-device cpu");
     }
     int index = 0;
     if (requested != "cuda") {
@@ -38,25 +37,27 @@ torch::Device resolve_device(const std::string& requested) {
     }
     const auto count = static_cast<int>(torch::cuda::device_count());
     if (index < 0 || index >= count) {
-      throw ConfigError(fmt::format("torch device '{}' does not exist: choose cuda:0 to cuda:{}", requested, count - 1));
+      throw ConfigError("torch device '" + requested + "' does not exist: choose cuda:0 to cuda:" +
+                        std::to_string(count - 1));
     }
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
-  throw ConfigError(fmt::format("unknown torch device '{}': choose cpu, cuda or cuda:N", requested));
+  throw ConfigError("unknown torch device '" + requested + "': choose cpu, cuda or cuda:N");
 }
 
 int resolve_size(const ModelSpec& spec, const WorkloadOptions& options) {
   const bool images = spec.input == InputKind::images;
   const int wrong = images ? options.sequence_length : options.image_size;
   if (wrong != 0) {
-    throw ConfigError(fmt::format("{} takes {}, not {}", spec.name, images ? "an image size" : "a sequence length",
-                                  images ? "a sequence length" : "an image size"));
+    throw ConfigError(spec.name + " takes " + (images ? "an image size" : "a sequence length") + ", not " +
+                      (images ? "a sequence length" : "an image size"));
   }
   const int requested = images ? options.image_size : options.sequence_length;
   const int size = requested == 0 ? spec.default_size : requested;
   if (size < spec.min_size || size > spec.max_size) {
-    throw ConfigError(fmt::format("{} {} {} is out of range: choose {} to {}", spec.name,
-                                  images ? "image size" : "sequence length", size, spec.min_size, spec.max_size));
+    throw ConfigError(spec.name + (images ? " image size " : " sequence length ") + std::to_string(size) +
+                      " is out of range: choose " + std::to_string(spec.min_size) + " to " +
+                      std::to_string(spec.max_size));
   }
   return size;
 }
@@ -65,7 +66,9 @@ int resolve_size(const ModelSpec& spec, const WorkloadOptions& options) {
 
 ModelWorkload::ModelWorkload(const ModelSpec& spec, const Case& workload_case, const WorkloadOptions& options)
     : spec_(spec), case_(workload_case), size_(resolve_size(spec, options)), device_(resolve_device(options.torch_device)) {
-  if (case_.batch < 1) throw ConfigError(fmt::format("batch size {} is invalid: use 1 or more", case_.batch));
+  if (case_.batch < 1) {
+    throw ConfigError("batch size " + std::to_string(case_.batch) + " is invalid: use 1 or more");
+  }
   const bool images = spec.input == InputKind::images;
   info_.device = device_.str();
   info_.image_size = images ? size_ : 0;
@@ -195,8 +198,8 @@ void ModelWorkload::prepare() {
       use_graph_ = false;
       graph_.reset();
       const std::string reason = error.what();
-      info_.notices.push_back(fmt::format("CUDA graph capture failed ({}); running eager",
-                                          reason.substr(0, reason.find('\n'))));
+      info_.notices.push_back("CUDA graph capture failed (" + reason.substr(0, reason.find('\n')) +
+                              "); running eager");
     }
   }
   info_.cuda_graph = use_graph_;
@@ -215,7 +218,7 @@ void ModelWorkload::run_iterations(std::int64_t count) {
 }
 
 double ModelWorkload::last_loss() {
-  if (case_.mode != Mode::train) throw ConfigError(fmt::format("{} runs inference: it has no training loss", to_string(case_)));
+  if (case_.mode != Mode::train) throw ConfigError(to_string(case_) + " runs inference: it has no training loss");
   if (!loss_.defined()) throw Error("no training step has run yet: call run_iterations first");
   return loss_.item<double>();
 }
