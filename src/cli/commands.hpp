@@ -13,6 +13,8 @@ void add_run_workload_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
+void add_study_command(CLI::App& app);
 
 // The exit status main() returns after a subcommand ran without error; a
 // subcommand sets it when success is not 0 (measure: its program's status).
@@ -22,7 +24,5 @@ inline int& requested_exit_status() {
 }
 
 void add_measure_command(CLI::App& app);
-void add_hold_command(CLI::App& app);
-void add_restore_command(CLI::App& app);
 
 }  // namespace dvfslab::cli

@@ -1,0 +1,130 @@
+// dvfslab sweep PLAN: measure every setting × case of a plan file (docs/plans.md).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/workloads.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/plan.hpp"
+#include "dvfslab/store.hpp"
+#include "dvfslab/sweep.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+struct SweepArguments {
+  std::string plan_path;
+  std::string db = default_database_file;
+  std::string device;
+  bool allow_clock_changes = false;
+  std::string shard;
+  bool resume = false;
+  bool dry_run = false;
+};
+
+void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const SweepOptions& options) {
+  const auto& identity = gpu.identity();
+  fmt::print("Plan \"{}\" on {}{}{}: {} points ({} of the grid, {} drift checks)\n", plan.name, identity.name,
+             identity.simulated ? " (SIMULATED)" : "",
+             options.shard.count > 1 ? fmt::format(", shard {}/{}", options.shard.index + 1, options.shard.count) : "",
+             schedule.points.size(), schedule.grid_points, schedule.drift_points);
+  const int width = static_cast<int>(std::to_string(schedule.points.size()).size());
+  for (const auto& point : schedule.points) {
+    fmt::print("  {:>{}}  {:<5}  {:<32}  {}\n", point.sequence + 1, width,
+               point.role == PointRole::grid ? "grid" : "drift", to_string(point.workload_case),
+               to_string(point.setting));
+  }
+  const auto estimate = estimate_duration(schedule, plan.measure, gpu.sensor_period_s());
+  fmt::print("Estimated time: {} with {} repetition(s) per point", format_duration(estimate.typical_s),
+             std::max(plan.measure.repetitions, plan.measure.ci_target_pct ? 2 : 1));
+  if (estimate.worst_s > estimate.typical_s) {
+    fmt::print(", up to {} if every point needs {}", format_duration(estimate.worst_s), plan.measure.max_repetitions);
+  }
+  fmt::print(", plus loading the workloads{}.\n",
+             identity.simulated ? " (on the simulated GPU's virtual clock: a real run takes about this long, "
+                                  "this one takes seconds)"
+                                : "");
+  if (schedule.changes_clocks()) {
+    if (read_only_mode()) {
+      fmt::print("Clock changes: refused (DVFSLAB_READ_ONLY is set); only a default-only plan can run.\n");
+    } else if (!clock_changes_allowed(gpu, options)) {
+      fmt::print("Clock changes: the real run needs --allow-clock-changes.\n");
+    } else {
+      fmt::print("Clock changes: allowed; every clock and power limit is restored afterwards.\n");
+    }
+  } else {
+    fmt::print("Clock changes: none (default setting only).\n");
+  }
+}
+
+void run(const SweepArguments& args) {
+  const Plan plan = load_plan_file(args.plan_path);
+  SweepOptions options;
+  options.allow_clock_changes = args.allow_clock_changes;
+  options.resume = args.resume;
+  if (!args.shard.empty()) options.shard = parse_shard(args.shard);
+  const WorkloadRegistry registry = make_workload_registry(plan_commands(plan));
+
+  std::vector<std::string> devices = plan.devices;
+  if (!args.device.empty()) devices = {args.device};
+  if (devices.empty()) devices = {"auto"};
+  // Open and check every device before measuring on any, so a bad plan fails at once.
+  std::vector<std::unique_ptr<Gpu>> gpus;
+  std::vector<Schedule> schedules;
+  for (const auto& device : devices) {
+    gpus.push_back(open_gpu(device));
+    schedules.push_back(prepare_sweep(*gpus.back(), plan, registry, options));
+    if (!args.dry_run) check_sweep_allowed(*gpus.back(), schedules.back(), options);
+  }
+  if (args.dry_run) {
+    for (std::size_t i = 0; i < gpus.size(); ++i) print_dry_run(*gpus[i], plan, schedules[i], options);
+    return;
+  }
+  Store store(args.db);
+  for (auto& gpu : gpus) {
+    auto progress = make_progress_reporter(stderr);
+    const SweepResult result = run_sweep(*gpu, plan, registry, store, options, *progress);
+    const auto& identity = gpu->identity();
+    fmt::print("{}: run {} in {}{}: {} points measured ({} windows){}{}\n", identity.name, result.run_id,
+               args.db, identity.simulated ? " (SIMULATED)" : "", result.points_measured, result.measurements,
+               result.points_skipped ? fmt::format(", {} already measured before the resume", result.points_skipped)
+                                     : "",
+               result.clock_mismatches
+                   ? fmt::format(", {} with the clock differing from the request", result.clock_mismatches)
+                   : "");
+    if (result.drift_pct) {
+      fmt::print("  drift: energy per item at the default setting changed by {:+.2f} % from the first to the last "
+                 "check\n",
+                 *result.drift_pct);
+    }
+  }
+  fmt::print("Analyse with: dvfslab analyze {}\n", args.db);
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto args = std::make_shared<SweepArguments>();
+  auto* command = app.add_subcommand(
+      "sweep",
+      "Measure every setting × case of a plan file (TOML, docs/plans.md) and store each measurement in a "
+      "SQLite database. Clocks and power limits are restored afterwards, also on Ctrl-C.");
+  command->add_option("PLAN", args->plan_path, "The plan file (see docs/plan-example.toml)")->required();
+  command->add_option("--db", args->db, "SQLite database to write (created if missing)")->capture_default_str();
+  command->add_option("--device", args->device,
+                      "GPU to run on, replacing the plan's devices: auto, an index, UUID, PCI bus id, or sim:NAME");
+  command->add_flag("--allow-clock-changes", args->allow_clock_changes,
+                    "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
+  command->add_option("--shard", args->shard,
+                      "Measure only shard i of N (e.g. 2/4): a deterministic part of the plan; merge the shards' "
+                      "databases with dvfslab merge");
+  command->add_flag("--resume", args->resume,
+                    "Continue the newest unfinished run of this plan on this GPU in --db, skipping finished points");
+  command->add_flag("--dry-run", args->dry_run,
+                    "Print the points in measuring order and the estimated time; change and measure nothing");
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace dvfslab::cli

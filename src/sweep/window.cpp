@@ -1,0 +1,56 @@
+#include "sweep/window.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dvfslab::sweep_detail {
+namespace {
+
+// Runs iterations until `duration_s` has passed on `clock`, reporting each call to
+// `on_iterations`.
+template <typename OnIterations>
+void run_for(Workload& workload, Clock& clock, double duration_s, IterationPace& pace, OnIterations on_iterations) {
+  const double start = clock.now_s();
+  for (double elapsed = 0; elapsed < duration_s; elapsed = clock.now_s() - start) {
+    const std::int64_t count = pace.iterations_for(duration_s - elapsed);
+    const double before = clock.now_s();
+    workload.run_iterations(count);
+    pace.observe(clock.now_s() - before, count);
+    on_iterations(count);
+  }
+}
+
+}  // namespace
+
+void IterationPace::observe(double seconds, std::int64_t iterations) {
+  if (iterations > 0 && seconds > 0) seconds_per_iteration = seconds / static_cast<double>(iterations);
+}
+
+std::int64_t IterationPace::iterations_for(double remaining_s) const {
+  if (seconds_per_iteration <= 0) return 1;
+  // Aim just past the end: a window of whole iterations that ends at or after
+  // remaining_s needs ceil(); the loop adds more if the pace was optimistic.
+  const double count = std::ceil(remaining_s / seconds_per_iteration);
+  return static_cast<std::int64_t>(std::clamp(count, 1.0, 1e9));
+}
+
+void warm_up(Workload& workload, Clock& clock, const MeasurePolicy& policy, IterationPace& pace) {
+  if (policy.warmup_s) {
+    run_for(workload, clock, *policy.warmup_s, pace, [](std::int64_t) {});
+  } else if (policy.warmup_iterations > 0) {
+    const double before = clock.now_s();
+    workload.run_iterations(policy.warmup_iterations);
+    pace.observe(clock.now_s() - before, policy.warmup_iterations);
+  }
+}
+
+Measurement measure_window(EnergyMeter& meter, Workload& workload, Clock& clock, double duration_s,
+                           IterationPace& pace, const std::string& name) {
+  meter.begin(name);
+  run_for(workload, clock, duration_s, pace, [&](std::int64_t count) {
+    meter.add_iterations(count, static_cast<double>(count) * workload.items_per_iteration());
+  });
+  return meter.end(name);
+}
+
+}  // namespace dvfslab::sweep_detail
