@@ -5,6 +5,6 @@ set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 bash scripts/install-deps.sh
-cmake --preset release -DDVFSLAB_BUILD_TESTS=OFF -DDVFSLAB_BUILD_BENCH=OFF >/dev/null
+cmake --preset release -DCMAKE_BUILD_TYPE=Release -DDVFSLAB_BUILD_TESTS=OFF -DDVFSLAB_BUILD_BENCH=OFF >/dev/null
 cmake --build --preset release --target dvfslab
 exec build/release/src/dvfslab study --out "${DVFSLAB_OUT:-out/study}" "$@"

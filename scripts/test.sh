@@ -5,6 +5,6 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 bash scripts/install-deps.sh --tests
 jobs=$(nproc)
-cmake --preset release -DDVFSLAB_BUILD_TESTS=ON -DDVFSLAB_BUILD_BENCH=ON -DDVFSLAB_WITH_TORCH=ON >/dev/null
+cmake --preset release -DCMAKE_BUILD_TYPE=Release -DDVFSLAB_BUILD_TESTS=ON -DDVFSLAB_BUILD_BENCH=ON -DDVFSLAB_WITH_TORCH=ON >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"

@@ -17,6 +17,8 @@ void to_json(nlohmann::json& out, const PowerLimits& limits);
 // Every Telemetry field; "throttle_reasons" as a list of reason names.
 void to_json(nlohmann::json& out, const Telemetry& telemetry);
 void to_json(nlohmann::json& out, const ControlState& state);
+// The inverse of to_json(ControlState): null or missing fields are absent.
+void from_json(const nlohmann::json& in, ControlState& state);
 
 // One device as `dvfslab info --json` prints it: the identity's fields, then
 // "clocks", "power_limit_w", "sensor_period_s" and a fresh "telemetry" reading.

@@ -24,5 +24,7 @@ inline int& requested_exit_status() {
 }
 
 void add_measure_command(CLI::App& app);
+void add_hold_command(CLI::App& app);
+void add_restore_command(CLI::App& app);
 
 }  // namespace dvfslab::cli

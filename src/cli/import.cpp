@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "dvfslab/store_tools.hpp"
+#include "dvfslab/sweep_table.hpp"
 
 namespace dvfslab::cli {
 
@@ -18,6 +19,8 @@ void add_import_command(CLI::App& app) {
   command->add_option("--db", *database, "The database to load it into (created if absent)")
       ->capture_default_str();
   command->callback([file, database] {
+    // Read the table before opening the database, so that a bad file creates nothing.
+    read_sweep_table(*file);
     Store store(*database);
     const ImportSummary summary = import_sweep_table(store, *file);
     fmt::print(stderr, "dvfslab: imported {} rows of {} into {} ({} run{})\n", summary.rows, *file, *database,

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_export_command(app);
   dvfslab::cli::add_merge_command(app);
   dvfslab::cli::add_measure_command(app);
+  dvfslab::cli::add_hold_command(app);
+  dvfslab::cli::add_restore_command(app);
   dvfslab::cli::add_sweep_command(app);
   dvfslab::cli::add_study_command(app);
 

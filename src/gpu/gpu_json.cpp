@@ -11,6 +11,13 @@ nlohmann::json or_null(const std::optional<T>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+template <class T>
+std::optional<T> optional_field(const nlohmann::json& in, const char* key) {
+  const auto it = in.find(key);
+  if (it == in.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
 }  // namespace
 
 void to_json(nlohmann::json& out, const GpuIdentity& identity) {
@@ -65,6 +72,16 @@ void to_json(nlohmann::json& out, const ControlState& state) {
          {"application_graphics_mhz", or_null(state.application_graphics_mhz)},
          {"application_memory_mhz", or_null(state.application_memory_mhz)},
          {"power_limit_w", or_null(state.power_limit_w)}};
+}
+
+void from_json(const nlohmann::json& in, ControlState& state) {
+  state.locked_sm_min_mhz = optional_field<int>(in, "locked_sm_min_mhz");
+  state.locked_sm_max_mhz = optional_field<int>(in, "locked_sm_max_mhz");
+  state.locked_mem_min_mhz = optional_field<int>(in, "locked_mem_min_mhz");
+  state.locked_mem_max_mhz = optional_field<int>(in, "locked_mem_max_mhz");
+  state.application_graphics_mhz = optional_field<int>(in, "application_graphics_mhz");
+  state.application_memory_mhz = optional_field<int>(in, "application_memory_mhz");
+  state.power_limit_w = optional_field<double>(in, "power_limit_w");
 }
 
 nlohmann::json describe_gpu(Gpu& gpu) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/gpu_json.hpp"
 
 namespace dvfslab::guard_detail {
 namespace {
@@ -36,40 +37,6 @@ Knob parse_knob(const std::string& name) {
     if (name == knob_name(knob)) return knob;
   }
   throw std::invalid_argument("unknown knob \"" + name + "\"");
-}
-
-template <typename T>
-json optional_json(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
-template <typename T>
-std::optional<T> optional_from(const json& object, const char* key) {
-  const json& value = object.at(key);
-  if (value.is_null()) return std::nullopt;
-  return value.get<T>();
-}
-
-json state_json(const ControlState& state) {
-  return json{{"locked_sm_min_mhz", optional_json(state.locked_sm_min_mhz)},
-              {"locked_sm_max_mhz", optional_json(state.locked_sm_max_mhz)},
-              {"locked_mem_min_mhz", optional_json(state.locked_mem_min_mhz)},
-              {"locked_mem_max_mhz", optional_json(state.locked_mem_max_mhz)},
-              {"application_graphics_mhz", optional_json(state.application_graphics_mhz)},
-              {"application_memory_mhz", optional_json(state.application_memory_mhz)},
-              {"power_limit_w", optional_json(state.power_limit_w)}};
-}
-
-ControlState state_from(const json& object) {
-  ControlState state;
-  state.locked_sm_min_mhz = optional_from<int>(object, "locked_sm_min_mhz");
-  state.locked_sm_max_mhz = optional_from<int>(object, "locked_sm_max_mhz");
-  state.locked_mem_min_mhz = optional_from<int>(object, "locked_mem_min_mhz");
-  state.locked_mem_max_mhz = optional_from<int>(object, "locked_mem_max_mhz");
-  state.application_graphics_mhz = optional_from<int>(object, "application_graphics_mhz");
-  state.application_memory_mhz = optional_from<int>(object, "application_memory_mhz");
-  state.power_limit_w = optional_from<double>(object, "power_limit_w");
-  return state;
 }
 
 void write_all(int fd, const std::string& text, const std::filesystem::path& file) {
@@ -108,7 +75,7 @@ void write_journal(const std::filesystem::path& file, const Journal& journal) {
                       {"gpu", {{"uuid", journal.gpu_uuid}, {"name", journal.gpu_name}}},
                       {"pid", journal.pid},
                       {"created_utc", journal.created_utc},
-                      {"original_state", state_json(journal.original)},
+                      {"original_state", journal.original},
                       {"touched", touched}};
   const std::string text = document.dump(2) + "\n";
 
@@ -153,7 +120,7 @@ std::optional<Journal> read_journal(const std::filesystem::path& file) {
     journal.gpu_name = document.at("gpu").at("name").get<std::string>();
     journal.pid = document.at("pid").get<int>();
     journal.created_utc = document.at("created_utc").get<std::string>();
-    journal.original = state_from(document.at("original_state"));
+    journal.original = document.at("original_state").get<ControlState>();
     for (const json& knob : document.at("touched")) journal.touched.insert(parse_knob(knob.get<std::string>()));
     return journal;
   } catch (const std::exception& e) {

@@ -15,7 +15,8 @@ namespace dvfslab::testing {
 // The variables the fake reads, so that a test starts from none of them set.
 inline const std::vector<std::string> fake_nvml_variables = {
     "DVFSLAB_FAKE_NVML_GPUS",     "DVFSLAB_FAKE_NVML_NO_DRIVER", "DVFSLAB_FAKE_NVML_NO_PERMISSION",
-    "DVFSLAB_FAKE_NVML_NO_ENERGY", "DVFSLAB_FAKE_NVML_LOST_AFTER", "DVFSLAB_FAKE_NVML_LOG"};
+    "DVFSLAB_FAKE_NVML_NO_ENERGY", "DVFSLAB_FAKE_NVML_LOST_AFTER", "DVFSLAB_FAKE_NVML_LOG",
+    "DVFSLAB_FAKE_NVML_STATE"};
 
 // dvfslab loads `library` (the current-driver fake by default) simulating `gpus`
 // ("h200" or "h200,v100"); `extra` adds or overrides variables. Read-only mode is

@@ -14,19 +14,6 @@ extern char** environ;
 namespace dvfslab::testing {
 namespace {
 
-std::vector<std::string> merged_environment(const EnvironmentChanges& changes) {
-  std::vector<std::string> result;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string_view text(*entry);
-    const std::string name(text.substr(0, text.find('=')));
-    if (!changes.contains(name)) result.emplace_back(text);
-  }
-  for (const auto& [name, value] : changes) {
-    if (value) result.push_back(name + "=" + *value);
-  }
-  return result;
-}
-
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> result;
   for (std::string& s : strings) result.push_back(s.data());
@@ -57,6 +44,19 @@ void drain(int out_fd, int err_fd, ProcessResult& result) {
 }
 
 }  // namespace
+
+std::vector<std::string> merged_environment(const EnvironmentChanges& changes) {
+  std::vector<std::string> result;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const std::string name(text.substr(0, text.find('=')));
+    if (!changes.contains(name)) result.emplace_back(text);
+  }
+  for (const auto& [name, value] : changes) {
+    if (value) result.push_back(name + "=" + *value);
+  }
+  return result;
+}
 
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& arguments,
                           const EnvironmentChanges& environment) {

@@ -18,6 +18,9 @@ struct ProcessResult {
 // other variable is inherited.
 using EnvironmentChanges = std::map<std::string, std::optional<std::string>>;
 
+// This process's environment with `changes` applied, as "NAME=value" strings.
+std::vector<std::string> merged_environment(const EnvironmentChanges& changes);
+
 // Runs `program` with `arguments` (without argv[0]) and waits for it.
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& arguments,
                           const EnvironmentChanges& environment = {});

@@ -70,6 +70,7 @@ nvml::Return setter(nvml::Device handle, std::string_view function, const std::s
                                       arguments));
     if (state()->faults.setters_no_permission) return nvml::error_no_permission;
     apply(*device.gpu);
+    fake::save_control_state();
     return nvml::success;
   });
 }

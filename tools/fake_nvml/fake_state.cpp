@@ -1,14 +1,19 @@
 #include "fake_state.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/gpu_json.hpp"
 
 namespace dvfslab::fake_nvml {
 namespace {
@@ -33,6 +38,32 @@ unsigned architecture_code(std::string_view architecture) {
     if (names[i] == architecture) return i + 2;  // NVML numbers Kepler as 2
   }
   return nvml::arch_unknown;
+}
+
+// The control state a previous process left, by device index; {} without a file.
+std::vector<ControlState> persisted_control_states(const std::string& path) {
+  std::vector<ControlState> states;
+  std::ifstream in(path);
+  if (!in) return states;
+  try {
+    for (const nlohmann::json& device : nlohmann::json::parse(in).at("devices")) {
+      states.push_back(device.at("controls").get<ControlState>());
+    }
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("fake NVML: unreadable DVFSLAB_FAKE_NVML_STATE file {}: {}", path, e.what()));
+  }
+  return states;
+}
+
+void write_control_state(const State& state) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const FakeDevice& device : state.devices) {
+    devices.push_back({{"index", device.index}, {"uuid", device.uuid}, {"controls", device.gpu->control_state()}});
+  }
+  // Written aside and renamed, so a process killed mid-write leaves the old file.
+  const std::string temporary = fmt::format("{}.tmp.{}", state.state_path, ::getpid());
+  std::ofstream(temporary) << nlohmann::json{{"devices", devices}}.dump(2) << "\n";
+  std::filesystem::rename(temporary, state.state_path);
 }
 
 std::unique_ptr<State> build_state() {
@@ -62,6 +93,15 @@ std::unique_ptr<State> build_state() {
     device.pci_bus_id = fmt::format("00000000:{:02X}:00.0", 0x18 + 0x10 * device.index);
     device.architecture = architecture_code(device.gpu->spec().architecture);
     built->devices.push_back(std::move(device));
+  }
+
+  built->state_path = environment("DVFSLAB_FAKE_NVML_STATE");
+  if (!built->state_path.empty()) {
+    const std::vector<ControlState> persisted = persisted_control_states(built->state_path);
+    for (std::size_t i = 0; i < persisted.size() && i < built->devices.size(); ++i) {
+      built->devices[i].gpu->load_controls(persisted[i]);
+    }
+    write_control_state(*built);
   }
   return built;
 }
@@ -114,6 +154,10 @@ void log_setter_call(const std::string& line) {
     std::fputs((line + "\n").c_str(), file);
     std::fclose(file);
   }
+}
+
+void save_control_state() {
+  if (!current_state->state_path.empty()) write_control_state(*current_state);
 }
 
 nvml::Return code_for_current_exception() {

@@ -32,6 +32,7 @@ struct State {
   std::vector<FakeDevice> devices;
   Faults faults;
   std::string log_path;  // DVFSLAB_FAKE_NVML_LOG; empty: no log
+  std::string state_path;  // DVFSLAB_FAKE_NVML_STATE; empty: the state dies with the process
   long device_calls = 0;
 };
 
@@ -51,6 +52,9 @@ nvml::Device handle_of(FakeDevice& device);
 nvml::Return count_device_call();
 // Appends "function arguments" as one line to the setter log.
 void log_setter_call(const std::string& line);
+// With DVFSLAB_FAKE_NVML_STATE: writes every device's control state to that file
+// (atomically), so that the next process finds what this one left.
+void save_control_state();
 // Maps an exception thrown by SimGpu to the NVML code a driver would answer.
 nvml::Return code_for_current_exception();
 

@@ -1,0 +1,78 @@
+// `dvfslab restore`: undoes what a killed or crashed dvfslab process left on a GPU,
+// from the journal it wrote before its first change (docs/safety.md).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/guard.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+struct RestoreOptions {
+  std::string device;     // empty: every GPU with a journal
+  std::string state_dir;  // empty: default_state_dir()
+};
+
+void print_result(Gpu& gpu, const RecoveryResult& result) {
+  const GpuIdentity& identity = gpu.identity();
+  if (!result.journal_found) {
+    fmt::print("{} ({}): nothing to restore\n", identity.name, identity.uuid);
+    return;
+  }
+  fmt::print("{} ({}): restored the state dvfslab process {} found at {}: {}\n", identity.name, identity.uuid,
+             result.journal_pid, result.journal_created_utc, fmt::join(result.report.actions, "; "));
+}
+
+void run_restore(const RestoreOptions& options) {
+  const std::filesystem::path dir = options.state_dir.empty() ? default_state_dir() : std::filesystem::path(options.state_dir);
+  if (!options.device.empty()) {
+    for (auto& gpu : open_gpus(options.device)) print_result(*gpu, restore_from_journal(*gpu, dir));
+    return;
+  }
+  const std::vector<std::string> uuids = journaled_gpu_uuids(dir);
+  if (uuids.empty()) {
+    fmt::print("nothing to restore: no dvfslab journal in {}\n", dir.string());
+    return;
+  }
+  // Every GPU is tried even when one fails; the first failure decides the exit code.
+  std::exception_ptr first_failure;
+  for (const std::string& uuid : uuids) {
+    try {
+      auto gpu = open_gpu(uuid);
+      print_result(*gpu, restore_from_journal(*gpu, dir));
+    } catch (const Error& e) {
+      if (first_failure) fmt::print(stderr, "dvfslab: error: {}\n", e.what());
+      if (!first_failure) first_failure = std::current_exception();
+    }
+  }
+  if (first_failure) std::rethrow_exception(first_failure);
+}
+
+}  // namespace
+
+void add_restore_command(CLI::App& app) {
+  auto options = std::make_shared<RestoreOptions>();
+  CLI::App* command = app.add_subcommand(
+      "restore",
+      "Put GPUs back as a killed or crashed dvfslab process found them (clock locks, application clocks, "
+      "power limit), from the journal it wrote before its first change, then remove the journal. "
+      "Without a journal there is nothing to do and it says so. A running dvfslab process restores by "
+      "itself on Ctrl-C or SIGTERM; its GPU is refused here while it runs.");
+  command->add_option("--device", options->device,
+                      "Only this GPU: an index, a UUID, a PCI bus id, or auto for every NVIDIA GPU "
+                      "(default: every GPU that has a journal)");
+  command->add_option("--state-dir,--journal-dir", options->state_dir,
+                      "Directory of the journals and GPU locks (default: $DVFSLAB_STATE_DIR, else /run/dvfslab "
+                      "for root, $XDG_RUNTIME_DIR/dvfslab, or /tmp/dvfslab-UID)");
+  command->callback([options] { run_restore(*options); });
+}
+
+}  // namespace dvfslab::cli
