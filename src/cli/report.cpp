@@ -33,7 +33,7 @@ void add_report_command(CLI::App& app) {
       "Write one self-contained HTML file (works offline) with, per GPU × workload, power, throughput and "
       "energy per item against the varied clock or power limit, memory-clock figures and a core × memory "
       "heatmap when the memory clock varied, the Pareto plot, and the optimum/savings tables.");
-  command->add_option("input", options->input, "dvfslab database (SQLite) to report on")->required();
+  command->add_option("input", options->input, "dvfslab database (SQLite) to report on, or a sweep-table CSV file (read directly)")->required();
   command->add_option("-o,--output", options->output, "HTML file to write (replaced if it exists)")->capture_default_str();
   command->add_option("--objective", options->objective,
                       "objective for the optimum, as in `dvfslab analyze` (energy, edp, ed2p, "

@@ -4,6 +4,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/store.hpp"
+#include "dvfslab/sweep_table.hpp"
 
 namespace dvfslab::cli {
 
@@ -13,6 +14,7 @@ std::vector<ResultRow> load_result_rows(const std::filesystem::path& path) {
                                   "`dvfslab import`) or a sweep-table CSV file",
                                   path.string()));
   }
+  if (path.extension() == ".csv") return read_sweep_table(path);
   return Store::open_existing(path).result_rows();
 }
 

@@ -7,6 +7,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/replay.hpp"
 #include "dvfslab/sim_gpu.hpp"
 #include "gpu/nvml/nvml_devices.hpp"
 
@@ -21,6 +22,12 @@ std::vector<std::unique_ptr<Gpu>> open_simulated(std::string_view name, const Op
   return gpus;
 }
 
+std::vector<std::unique_ptr<Gpu>> open_replayed(std::string_view table, const OpenOptions& /*options*/) {
+  std::vector<std::unique_ptr<Gpu>> gpus;
+  gpus.push_back(open_replay_gpu(table));
+  return gpus;
+}
+
 struct Backend {
   std::string_view prefix;  // "sim:" in "sim:h200"
   BackendOpener open;       // gets the text after the prefix
@@ -29,6 +36,7 @@ struct Backend {
 // One entry per backend that a --device prefix selects.
 constexpr std::array backends = {
     Backend{"sim:", open_simulated},
+    Backend{"replay:", open_replayed},
 };
 
 }  // namespace
@@ -38,7 +46,7 @@ std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenO
     if (spec.starts_with(backend.prefix)) return backend.open(std::string_view(spec).substr(backend.prefix.size()), options);
   }
   if (spec.empty()) {
-    throw UsageError("--device is empty: give auto, a GPU index, UUID or PCI bus id, or sim:NAME");
+    throw UsageError("--device is empty: give auto, a GPU index, UUID or PCI bus id, sim:NAME or replay:FILE.csv");
   }
   if (spec == "auto") return nvml::open_all_nvml_gpus();
   std::vector<std::unique_ptr<Gpu>> gpus;

@@ -150,6 +150,16 @@ TEST_F(AnalyzeCli, ReportWritesOneSelfContainedPageMarkedSimulated) {
   EXPECT_NE(html.find("Tesla V100-SXM2-16GB"), std::string::npos);
 }
 
+TEST_F(AnalyzeCli, ReadsASweepTableCsvDirectly) {
+  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/dvfs/v100-kernels-core.csv";
+  const CommandResult r = run_dvfslab("analyze " + table + " --json", scratch_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("cases").size(), 20u);
+  EXPECT_EQ(j.at("cases").at(0).at("baseline_kind"), "vendor-default");
+  EXPECT_TRUE(j.at("cases").at(0).at("batch").is_null());
+}
+
 TEST_F(AnalyzeCli, MissingInputSaysWhatToGive) {
   const CommandResult r = run_dvfslab("analyze " + (scratch_ / "nope.sqlite").string(), scratch_);
   EXPECT_EQ(r.exit_code, 3);

@@ -1,5 +1,6 @@
-// Every published sweep table in the shared data directory is analyzed and each
-// case's baseline, optimum and saving is checked against an independent
+// Every published sweep table in the shared data directory is read by the product
+// (read_sweep_table, as `dvfslab import` and `analyze FILE.csv` do) and analyzed,
+// and each case's baseline, optimum and saving is checked against an independent
 // computation: a plain loop over the CSV rows that shares no code with the product.
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/sweep_table.hpp"
 
 namespace dvfslab {
 namespace {
@@ -74,27 +76,6 @@ std::vector<CsvRow> read_csv(const fs::path& path) {
     rows.push_back({f[source], f[gpu], f[workload], number_or_top(f[core]), number_or_top(f[mem]),
                     number_or_top(f[limit]), f[core], f[mem], f[limit], std::stod(f[time]), std::stod(f[power]),
                     f[is_default] == "1"});
-  }
-  return rows;
-}
-
-// The rows the product analyzes, built from the test's own reading.
-std::vector<ResultRow> to_result_rows(const std::vector<CsvRow>& csv) {
-  std::vector<ResultRow> rows;
-  for (const CsvRow& c : csv) {
-    ResultRow r;
-    r.source = c.source;
-    r.gpu = c.gpu;
-    r.workload_case.workload = c.workload;
-    r.workload_case.batch = 0;
-    if (!c.core_text.empty()) r.setting.sm_mhz = std::stoi(c.core_text);
-    if (!c.mem_text.empty()) r.setting.mem_mhz = std::stoi(c.mem_text);
-    if (!c.limit_text.empty()) r.setting.power_limit_w = std::stoi(c.limit_text);
-    r.is_default = c.is_default;
-    r.time_per_iteration_s = c.time;
-    r.mean_power_w = c.power;
-    r.energy_per_iteration_j = c.time * c.power;
-    rows.push_back(std::move(r));
   }
   return rows;
 }
@@ -164,7 +145,7 @@ TEST(SharedSweepTables, OptimumAndSavingMatchAnIndependentComputation) {
     SCOPED_TRACE(file.filename().string());
     const std::vector<CsvRow> csv = read_csv(file);
     const auto expected = expected_by_case(csv);
-    const Analysis analysis = analyze(to_result_rows(csv));
+    const Analysis analysis = analyze(read_sweep_table(file));
     ASSERT_EQ(analysis.cases.size(), expected.size());
     double lowest = 1e300, highest = -1e300;
     for (const CaseAnalysis& c : analysis.cases) {
@@ -206,7 +187,7 @@ TEST(SharedSweepTables, OptimumAndSavingMatchAnIndependentComputation) {
 TEST(SharedSweepTables, ParetoFrontierMatchesABruteForceDominanceCheck) {
   for (const fs::path& file : shared_tables()) {
     SCOPED_TRACE(file.filename().string());
-    const Analysis analysis = analyze(to_result_rows(read_csv(file)));
+    const Analysis analysis = analyze(read_sweep_table(file));
     for (const CaseAnalysis& c : analysis.cases) {
       std::vector<std::size_t> brute;
       for (std::size_t i = 0; i < c.points.size(); ++i) {

@@ -1,0 +1,132 @@
+#include "gpu/replay/replay_gpu.hpp"
+
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/replay.hpp"
+
+namespace dvfslab::replay {
+
+ReplayGpu::ReplayGpu(ReplayTable table) : table_(std::move(table)) {
+  identity_.name = table_.gpu_name();
+  identity_.uuid = fmt::format("REPLAY-{:016x}", std::hash<std::string>{}(table_.path().string() + "#" + table_.gpu_name()));
+  identity_.backend = "replay";
+  // The numbers are real measurements of the table's source, replayed: not simulated.
+  identity_.simulated = false;
+}
+
+PowerLimits ReplayGpu::power_limits() {
+  PowerLimits limits = table_.power_limits();
+  if (limits.default_w) limits.current_w = control_.power_limit_w ? *control_.power_limit_w : *limits.default_w;
+  return limits;
+}
+
+Setting ReplayGpu::current_setting() const {
+  const Setting& fallback = table_.default_setting();
+  Setting s = fallback;
+  if (control_.locked_sm_max_mhz) s.sm_mhz = control_.locked_sm_max_mhz;
+  else if (control_.application_graphics_mhz) s.sm_mhz = control_.application_graphics_mhz;
+  if (control_.locked_mem_max_mhz) s.mem_mhz = control_.locked_mem_max_mhz;
+  else if (control_.application_memory_mhz) s.mem_mhz = control_.application_memory_mhz;
+  if (control_.power_limit_w) s.power_limit_w = static_cast<int>(std::lround(*control_.power_limit_w));
+  return s;
+}
+
+std::optional<double> ReplayGpu::current_power_w() const {
+  if (active_workload_.empty()) return std::nullopt;
+  const auto measured = table_.find(active_workload_, current_setting());
+  return measured ? std::optional<double>(measured->power_w) : std::nullopt;
+}
+
+void ReplayGpu::accumulate_energy() {
+  const double now = clock_.now_s();
+  energy_j_ += current_power_w().value_or(0.0) * (now - energy_time_s_);
+  energy_time_s_ = now;
+}
+
+Telemetry ReplayGpu::read_telemetry() {
+  accumulate_energy();
+  Telemetry t;
+  t.time_s = clock_.now_s();
+  t.power_instant_w = current_power_w();
+  t.power_average_w = t.power_instant_w;
+  if (t.power_instant_w) t.energy_j = energy_j_;
+  const Setting s = current_setting();
+  t.sm_mhz = s.sm_mhz;
+  t.mem_mhz = s.mem_mhz;
+  return t;
+}
+
+void ReplayGpu::run(const std::string& workload, double units) {
+  const auto measured = table_.find(workload, current_setting());
+  if (!measured) {
+    throw ConfigError(fmt::format("{} has no measurement of '{}' on {} at {}: sweep only settings the table holds "
+                                  "(`dvfslab info --device replay:...` lists them)",
+                                  table_.path().string(), workload, table_.gpu_name(), to_string(current_setting())));
+  }
+  accumulate_energy();
+  active_workload_ = workload;
+  clock_.advance(measured->time_s * units);
+  accumulate_energy();
+}
+
+void ReplayGpu::do_lock_sm_clocks(int /*min_mhz*/, int max_mhz) {
+  accumulate_energy();
+  control_.locked_sm_max_mhz = max_mhz;
+  control_.locked_sm_min_mhz = max_mhz;
+}
+void ReplayGpu::do_reset_sm_clocks() {
+  accumulate_energy();
+  control_.locked_sm_min_mhz.reset();
+  control_.locked_sm_max_mhz.reset();
+}
+void ReplayGpu::do_lock_memory_clocks(int /*min_mhz*/, int max_mhz) {
+  accumulate_energy();
+  control_.locked_mem_max_mhz = max_mhz;
+  control_.locked_mem_min_mhz = max_mhz;
+}
+void ReplayGpu::do_reset_memory_clocks() {
+  accumulate_energy();
+  control_.locked_mem_min_mhz.reset();
+  control_.locked_mem_max_mhz.reset();
+}
+void ReplayGpu::do_set_application_clocks(int memory_mhz, int graphics_mhz) {
+  accumulate_energy();
+  control_.application_memory_mhz = memory_mhz;
+  control_.application_graphics_mhz = graphics_mhz;
+}
+void ReplayGpu::do_reset_application_clocks() {
+  accumulate_energy();
+  control_.application_memory_mhz.reset();
+  control_.application_graphics_mhz.reset();
+}
+void ReplayGpu::do_set_power_limit(double watts) {
+  accumulate_energy();
+  control_.power_limit_w = watts;
+}
+void ReplayGpu::do_reset_power_limit() {
+  accumulate_energy();
+  control_.power_limit_w.reset();
+}
+
+}  // namespace dvfslab::replay
+
+namespace dvfslab {
+
+std::unique_ptr<Gpu> open_replay_gpu(std::string_view spec) {
+  const auto hash = spec.find('#');
+  const std::string path(spec.substr(0, hash));
+  const std::string gpu = hash == std::string_view::npos ? "" : std::string(spec.substr(hash + 1));
+  if (path.empty()) throw UsageError("replay: needs a sweep table, e.g. --device replay:v100-kernels-core.csv");
+  if (!std::filesystem::exists(path)) {
+    throw ConfigError(fmt::format("replay:{}: no such file (give the path of a sweep-table CSV)", path));
+  }
+  return std::make_unique<replay::ReplayGpu>(replay::ReplayTable(path, gpu));
+}
+
+bool is_replay_gpu(const Gpu& gpu) { return dynamic_cast<const replay::ReplayGpu*>(&gpu) != nullptr; }
+
+}  // namespace dvfslab
