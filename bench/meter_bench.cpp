@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <optional>
+#include <utility>
 #include <thread>
 
 #include "dvfslab/meter.hpp"
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
   const Row baseline = measure_row(std::nullopt, false, seconds);
   fmt::print("{:<22} {:>10} {:>16.4f} {:>14.4f} {:>18}\n", "no meter", "-", baseline.cpu_ms_per_s,
              baseline.cpu_ms_per_s / 10.0, "-");
-  for (const auto& [hz, trace] : {std::pair{10.0, false}, {100.0, false}, {100.0, true}, {1000.0, false}}) {
+  const std::pair<double, bool> rates[] = {{10.0, false}, {100.0, false}, {100.0, true}, {1000.0, false}};
+  for (const auto& [hz, trace] : rates) {
     const Row row = measure_row(hz, trace, seconds);
     const double per_sample_us =
         row.samples > 0 ? (row.cpu_ms_per_s - baseline.cpu_ms_per_s) * row.wall_s * 1000.0 / row.samples : 0.0;

@@ -240,7 +240,7 @@ TEST_F(MeasureCli, BadOptionsAreUsageErrors) {
 }
 
 TEST_F(MeasureCli, PythonExampleFromTheDocsReportsIterations) {
-  const auto r = measure({"python3", DVFSLAB_TEST_DATA_DIR "/../../docs/examples/markers_example.py", "--steps", "6"},
+  const auto r = measure({"python3", DVFSLAB_MARKERS_EXAMPLE_PY, "--steps", "6"},
                          {"--json", "--skip-iters", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
