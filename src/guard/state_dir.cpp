@@ -26,7 +26,9 @@ std::string file_safe(const std::string& uuid) {
                          c == '-' || c == '_' || c == '.';
     if (!allowed) c = '_';
   }
-  if (safe.empty() || safe.front() == '.') safe.insert(0, "_");
+  // A leading '_' keeps "." and ".." from naming a directory (built by
+  // concatenation: GCC 12's -Wrestrict misfires on string::insert at -O3).
+  if (safe.empty() || safe.front() == '.') return "_" + safe;
   return safe;
 }
 
