@@ -2,17 +2,13 @@
 // not controlled and values that do not exist are null, never 0 or -1.
 #include <nlohmann/json.hpp>
 
+#include "dvfslab/json_optional.hpp"
 #include "dvfslab/analysis.hpp"
 
 namespace dvfslab {
 namespace {
 
 using nlohmann::json;
-
-template <typename T>
-json or_null(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
 
 json setting_json(const Setting& setting) {
   return {{"sm_mhz", or_null(setting.sm_mhz)},

@@ -1,3 +1,4 @@
+#include "dvfslab/json_optional.hpp"
 #include "dvfslab/gpu_json.hpp"
 
 #include <optional>
@@ -5,11 +6,6 @@
 
 namespace dvfslab {
 namespace {
-
-template <class T>
-nlohmann::json or_null(const std::optional<T>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
 
 template <class T>
 std::optional<T> optional_field(const nlohmann::json& in, const char* key) {

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <set>
 
+#include "dvfslab/json_optional.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/store_tools.hpp"
 #include "dvfslab/sweep_table.hpp"
@@ -16,11 +17,6 @@ namespace dvfslab {
 namespace {
 
 using nlohmann::json;
-
-template <typename T>
-json or_null(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
 
 template <typename T>
 std::string or_blank(const std::optional<T>& value) {
