@@ -109,6 +109,12 @@ struct OpenOptions {
 // True when DVFSLAB_READ_ONLY is set to anything but "" or "0".
 bool read_only_mode();
 
+// True for a GPU whose settings outlive this process (NVML's driver state): only
+// such a GPU needs --allow-clock-changes, a lock and a restore journal, and only it
+// can measure an external program. Simulated and replayed GPUs keep their settings
+// in this process and their time on a virtual clock.
+bool is_hardware_gpu(const GpuIdentity& identity);
+
 // Opens one GPU. `spec` is "auto" (the first NVIDIA GPU), an index, a UUID, a PCI
 // bus id, "sim:NAME" or "replay:FILE.csv".
 std::unique_ptr<Gpu> open_gpu(const std::string& spec, const OpenOptions& options = {});

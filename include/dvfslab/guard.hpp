@@ -122,7 +122,7 @@ class ClockGuard {
   RestoreReport restore();
 
   bool has_changes() const;
-  // The journal file of this GPU (absent for simulated GPUs).
+  // The journal file of this GPU (absent unless a hardware GPU: simulated and replayed GPUs need none).
   std::optional<std::filesystem::path> journal_path() const;
 
  private:

@@ -37,7 +37,7 @@ void run(const StudyArguments& args) {
   options.device = args.device;
   options.out_dir = args.out_dir;
   options.allow_clock_changes = args.allow_clock_changes;
-  const WorkloadRegistry registry = make_workload_registry({});
+  const WorkloadRegistry registry = make_workload_registry({}, {});
   auto progress = make_progress_reporter(stderr);
   const auto notice = [](const std::string& text) { fmt::print(stderr, "dvfslab study: {}\n", text); };
   const StudyOutcome outcome = run_study(options, registry, *progress, notice);

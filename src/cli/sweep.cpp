@@ -65,18 +65,17 @@ void run(const SweepArguments& args) {
   options.allow_clock_changes = args.allow_clock_changes;
   options.resume = args.resume;
   if (!args.shard.empty()) options.shard = parse_shard(args.shard);
-  const WorkloadRegistry registry = make_workload_registry(plan_commands(plan));
-
   std::vector<std::string> devices = plan.devices;
   if (!args.device.empty()) devices = {args.device};
   if (devices.empty()) devices = {"auto"};
   // Open and check every device before measuring on any, so a bad plan fails at once.
   std::vector<std::unique_ptr<Gpu>> gpus;
+  for (const auto& device : devices) gpus.push_back(open_gpu(device));
+  const WorkloadRegistry registry = make_workload_registry(plan_commands(plan), gpus);
   std::vector<Schedule> schedules;
-  for (const auto& device : devices) {
-    gpus.push_back(open_gpu(device));
-    schedules.push_back(prepare_sweep(*gpus.back(), plan, registry, options));
-    if (!args.dry_run) check_sweep_allowed(*gpus.back(), schedules.back(), options);
+  for (auto& gpu : gpus) {
+    schedules.push_back(prepare_sweep(*gpu, plan, registry, options));
+    if (!args.dry_run) check_sweep_allowed(*gpu, schedules.back(), options);
   }
   if (args.dry_run) {
     for (std::size_t i = 0; i < gpus.size(); ++i) print_dry_run(*gpus[i], plan, schedules[i], options);
@@ -114,7 +113,8 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("PLAN", args->plan_path, "The plan file (see docs/plan-example.toml)")->required();
   command->add_option("--db", args->db, "SQLite database to write (created if missing)")->capture_default_str();
   command->add_option("--device", args->device,
-                      "GPU to run on, replacing the plan's devices: auto, an index, UUID, PCI bus id, or sim:NAME");
+                      "GPU to run on, replacing the plan's devices: auto, an index, UUID, PCI bus id, sim:NAME, or "
+                      "replay:FILE.csv (a published sweep table, docs/replay.md)");
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,
                     "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
   command->add_option("--shard", args->shard,

@@ -1,6 +1,7 @@
 #include "cli/workloads.hpp"
 
 #include "dvfslab/command.hpp"
+#include "dvfslab/replay.hpp"
 #include "dvfslab/sim_workloads.hpp"
 #ifdef DVFSLAB_HAVE_TORCH
 #include "dvfslab/torch_workloads.hpp"
@@ -29,10 +30,10 @@ std::vector<std::string> substitute(std::vector<std::string> argv, const Case& w
 void add_command_workloads(WorkloadRegistry& registry, const std::vector<CommandSpec>& commands) {
   for (const auto& command : commands) {
     WorkloadInfo info{command.name, "items", 1, "the plan's command: " + command.argv.front()};
-    // A program's work happens in wall time, which a simulated GPU's virtual clock
-    // never sees: commands run on real GPUs only.
+    // A program's work happens in wall time, which the virtual clock of a simulated
+    // or replayed GPU never sees: commands run on hardware GPUs only.
     registry.add(
-        std::move(info), [](const Gpu& gpu) { return !gpu.identity().simulated; },
+        std::move(info), [](const Gpu& gpu) { return is_hardware_gpu(gpu.identity()); },
         [argv = command.argv](const Case& workload_case, Gpu&, const WorkloadOptions&) {
           return make_command_workload(substitute(argv, workload_case), workload_case);
         });
@@ -41,13 +42,17 @@ void add_command_workloads(WorkloadRegistry& registry, const std::vector<Command
 
 }  // namespace
 
-WorkloadRegistry make_workload_registry(const std::vector<CommandSpec>& commands) {
+WorkloadRegistry make_workload_registry(const std::vector<CommandSpec>& commands,
+                                        std::span<const std::unique_ptr<Gpu>> gpus) {
   WorkloadRegistry registry;
   add_sim_workloads(registry);
 #ifdef DVFSLAB_HAVE_TORCH
   add_torch_workloads(registry);
 #endif
   add_command_workloads(registry, commands);
+  for (const auto& gpu : gpus) {
+    if (is_replay_gpu(*gpu)) add_replay_workloads(registry, *gpu);
+  }
   return registry;
 }
 

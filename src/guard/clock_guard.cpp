@@ -47,8 +47,8 @@ int graphics_clock_near(const ClockTable& table, int memory, int wanted) {
 struct ClockGuard::Impl {
   Gpu& gpu;
   GuardOptions options;
-  std::optional<GpuLock> lock;                      // absent for simulated GPUs
-  std::optional<std::filesystem::path> journal_file;  // absent for simulated GPUs
+  std::optional<GpuLock> lock;                      // absent unless a hardware GPU
+  std::optional<std::filesystem::path> journal_file;  // absent unless a hardware GPU
   std::unique_ptr<InterruptAction> interrupt;
 
   std::mutex mutex;  // apply/restore against the signal thread
@@ -111,7 +111,7 @@ struct ClockGuard::Impl {
   std::string advice_after_failure() const {
     return journal_file ? fmt::format("the journal {} is kept; run `dvfslab restore` once this is fixed",
                                       journal_file->string())
-                        : std::string("the simulated GPU keeps the setting until the process ends");
+                        : std::string("the simulated or replayed GPU keeps the setting until the process ends");
   }
 
   void apply_sm(const Targets& targets) {
@@ -249,7 +249,7 @@ struct ClockGuard::Impl {
 };
 
 ClockGuard::ClockGuard(Gpu& gpu, GuardOptions options) : impl_(std::make_unique<Impl>(gpu, std::move(options))) {
-  if (!gpu.identity().simulated) {
+  if (is_hardware_gpu(gpu.identity())) {
     const std::filesystem::path dir = guard_detail::resolve_state_dir(impl_->options.state_dir);
     impl_->lock.emplace(dir, gpu.identity());
     impl_->journal_file = guard_detail::journal_file(dir, gpu.identity().uuid);
