@@ -48,11 +48,11 @@ class EncoderLayer : public nn::Module {
       return t.view({batch, tokens, heads, hidden_width / heads}).transpose(1, 2);
     };
     const double dropout = is_training() ? dropout_rate : 0.0;
-    auto context = attention(split_heads(query_->forward(x)), split_heads(key_->forward(x)),
-                             split_heads(value_->forward(x)), /*causal=*/false, dropout);
+    auto context = attention(split_heads(dense(query_, x)), split_heads(dense(key_, x)),
+                             split_heads(dense(value_, x)), /*causal=*/false, dropout);
     context = context.transpose(1, 2).reshape({batch, tokens, hidden_width});
-    auto y = attention_norm_->forward(x + torch::dropout(attention_output_->forward(context), dropout, is_training()));
-    auto feed_forward = output_->forward(torch::gelu(intermediate_->forward(y)));
+    auto y = attention_norm_->forward(x + torch::dropout(dense(attention_output_, context), dropout, is_training()));
+    auto feed_forward = dense(output_, torch::gelu(dense(intermediate_, y)));
     return output_norm_->forward(y + torch::dropout(feed_forward, dropout, is_training()));
   }
 

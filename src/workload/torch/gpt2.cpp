@@ -40,12 +40,12 @@ class DecoderBlock : public nn::Module {
     const auto batch = x.size(0);
     const auto tokens = x.size(1);
     const double dropout = is_training() ? dropout_rate : 0.0;
-    auto qkv = qkv_->forward(attention_norm_->forward(x)).view({batch, tokens, 3, heads, hidden_width / heads});
+    auto qkv = dense(qkv_, attention_norm_->forward(x)).view({batch, tokens, 3, heads, hidden_width / heads});
     qkv = qkv.permute({2, 0, 3, 1, 4});  // [q|k|v, batch, heads, tokens, head_dim]
     auto context = attention(qkv[0], qkv[1], qkv[2], /*causal=*/true, dropout);
     context = context.transpose(1, 2).reshape({batch, tokens, hidden_width});
-    auto y = x + torch::dropout(attention_projection_->forward(context), dropout, is_training());
-    auto mlp = mlp_out_->forward(torch::gelu(mlp_in_->forward(mlp_norm_->forward(y)), "tanh"));
+    auto y = x + torch::dropout(dense(attention_projection_, context), dropout, is_training());
+    auto mlp = dense(mlp_out_, torch::gelu(dense(mlp_in_, mlp_norm_->forward(y)), "tanh"));
     return y + torch::dropout(mlp, dropout, is_training());
   }
 

@@ -3,6 +3,7 @@
 // reference definition (torchvision for the CNNs, Hugging Face for BERT and
 // GPT-2) layer for layer, so parameter counts match the published ones.
 #include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/types.h>
 
 #include <memory>
@@ -27,6 +28,14 @@ inline constexpr int gpt2_max_positions = 1024;
 // Hugging Face's initialisation of the transformers: weight matrices and
 // embeddings N(0, 0.02), biases zero, layer-norm gains one.
 void init_transformer_weights(torch::nn::Module& module);
+
+// A dense layer applied to a batch of sequences. nn::Linear's forward adds the
+// bias in a separate kernel when the input has more than two dimensions; the ATen
+// operator folds the sequence into one GEMM with the bias fused, as PyTorch's
+// F.linear does (measured: docs/workloads.md, GPT-2 small).
+inline torch::Tensor dense(const torch::nn::Linear& layer, const torch::Tensor& input) {
+  return torch::linear(input, layer->weight, layer->bias);
+}
 
 std::shared_ptr<Network> make_alexnet();
 std::shared_ptr<Network> make_vgg16();
