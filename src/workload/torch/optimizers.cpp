@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "workload/torch/fused_steps.hpp"
+
 namespace dvfslab::torch_backend {
 namespace {
 
@@ -13,6 +15,11 @@ std::vector<torch::Tensor> zeros_like_each(const std::vector<torch::Tensor>& ten
 }
 
 }  // namespace
+
+Optimizer::Optimizer(std::vector<torch::Tensor> parameters, StepKernels kernels)
+    : parameters_(std::move(parameters)),
+      fused_(kernels == StepKernels::fused_where_available && !parameters_.empty() &&
+             fused_steps_available(parameters_.front().device())) {}
 
 void Optimizer::zero_grad() {
   for (auto& parameter : parameters_) parameter.mutable_grad() = torch::Tensor();
@@ -27,8 +34,8 @@ std::vector<torch::Tensor> Optimizer::gradients() const {
 }
 
 SgdMomentum::SgdMomentum(std::vector<torch::Tensor> parameters, double learning_rate, double momentum,
-                         double weight_decay)
-    : Optimizer(std::move(parameters)),
+                         double weight_decay, StepKernels kernels)
+    : Optimizer(std::move(parameters), kernels),
       learning_rate_(learning_rate),
       momentum_(momentum),
       weight_decay_(weight_decay),
@@ -45,14 +52,18 @@ void SgdMomentum::step() {
     buffers.push_back(momentum_buffers_[i]);
   }
   if (parameters.empty()) return;
+  if (fused_) {
+    fused_sgd_momentum_step(parameters, gradients, buffers, learning_rate_, momentum_, weight_decay_);
+    return;
+  }
   at::_foreach_mul_(buffers, momentum_);
   at::_foreach_add_(buffers, gradients, 1.0);
   if (weight_decay_ != 0.0) at::_foreach_add_(buffers, parameters, weight_decay_);
   at::_foreach_add_(parameters, buffers, -learning_rate_);
 }
 
-AdamW::AdamW(std::vector<torch::Tensor> parameters, double learning_rate, double weight_decay)
-    : Optimizer(std::move(parameters)),
+AdamW::AdamW(std::vector<torch::Tensor> parameters, double learning_rate, double weight_decay, StepKernels kernels)
+    : Optimizer(std::move(parameters), kernels),
       learning_rate_(learning_rate),
       weight_decay_(weight_decay),
       first_moments_(zeros_like_each(parameters_)),
@@ -73,6 +84,11 @@ void AdamW::step() {
   }
   if (parameters.empty()) return;
   step_count_.add_(1.0);
+  if (fused_) {
+    fused_adamw_step(parameters, gradients, first, second, step_count_, learning_rate_, beta1_, beta2_, weight_decay_,
+                     epsilon_);
+    return;
+  }
   // The bias corrections depend on the step count, so they stay device tensors.
   const auto step_size = learning_rate_ / (1.0 - torch::pow(beta1_, step_count_));
   const auto second_correction = torch::sqrt(1.0 - torch::pow(beta2_, step_count_));

@@ -8,9 +8,13 @@
 
 namespace dvfslab::torch_backend {
 
+// Which kernels an optimizer step runs: one fused kernel where the LibTorch has it
+// for the parameters' device (fused_steps.hpp), else multi-tensor foreach kernels.
+// Both compute the same update; `foreach` exists to compare them.
+enum class StepKernels { fused_where_available, foreach };
+
 class Optimizer {
  public:
-  explicit Optimizer(std::vector<torch::Tensor> parameters) : parameters_(std::move(parameters)) {}
   virtual ~Optimizer() = default;
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
@@ -21,15 +25,21 @@ class Optimizer {
   virtual void step() = 0;
   // The gradients of the parameters that have one, in parameter order.
   std::vector<torch::Tensor> gradients() const;
+  // Whether step() runs the fused kernel.
+  bool fused() const { return fused_; }
 
  protected:
+  Optimizer(std::vector<torch::Tensor> parameters, StepKernels kernels);
+
   std::vector<torch::Tensor> parameters_;
+  bool fused_ = false;
 };
 
 // SGD with momentum (PyTorch's formulation: buffer = μ·buffer + g + λ·p; p -= lr·buffer).
 class SgdMomentum : public Optimizer {
  public:
-  SgdMomentum(std::vector<torch::Tensor> parameters, double learning_rate, double momentum, double weight_decay);
+  SgdMomentum(std::vector<torch::Tensor> parameters, double learning_rate, double momentum, double weight_decay,
+              StepKernels kernels = StepKernels::fused_where_available);
   void step() override;
 
  private:
@@ -40,7 +50,8 @@ class SgdMomentum : public Optimizer {
 // AdamW (decoupled weight decay, bias-corrected moments) as PyTorch defines it.
 class AdamW : public Optimizer {
  public:
-  AdamW(std::vector<torch::Tensor> parameters, double learning_rate, double weight_decay);
+  AdamW(std::vector<torch::Tensor> parameters, double learning_rate, double weight_decay,
+        StepKernels kernels = StepKernels::fused_where_available);
   void step() override;
 
  private:
