@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dvfslab/report.hpp"
 
@@ -97,8 +98,9 @@ std::string format_analysis_tables(const Analysis& analysis) {
 
   TextTable networks({"GPU", "Workload", "Mode", "Batches", "Energy saving", "Time change", "Power change"});
   for (const WorkloadAggregate& w : analysis.workloads) {
-    std::string batches;
-    for (int batch : w.batches) batches += (batches.empty() ? "" : ",") + (batch > 0 ? std::to_string(batch) : "-");
+    std::vector<std::string> batch_texts;
+    for (int batch : w.batches) batch_texts.push_back(batch > 0 ? std::to_string(batch) : "-");
+    const std::string batches = fmt::format("{}", fmt::join(batch_texts, ","));
     networks.add({gpu_text(w.gpu, w.simulated), w.workload, fmt::format("{} {}", to_string(w.mode), to_string(w.precision)),
                   batches, percent_text(w.across_batches.energy_saving_pct),
                   percent_text(w.across_batches.time_change_pct), percent_text(w.across_batches.power_change_pct)});

@@ -60,7 +60,7 @@ class Gpt2Small : public Network {
     token_embeddings_ = register_module("wte", nn::Embedding(gpt2_vocabulary, hidden_width));
     position_embeddings_ = register_module("wpe", nn::Embedding(gpt2_max_positions, hidden_width));
     for (int i = 0; i < layer_count; ++i) {
-      blocks_.push_back(register_module("h" + std::to_string(i), std::make_shared<DecoderBlock>()));
+      blocks_.push_back(register_module(std::string("h").append(std::to_string(i)), std::make_shared<DecoderBlock>()));
     }
     final_norm_ = register_module("ln_f", layer_norm());
     init_transformer_weights(*this);
