@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Prepares the GPU machine for building dvfslab: that machine has no package
 # registry, so the Debian -dev packages dvfslab needs travel with the tree in
-# .devdeps/ (fill it here with: cd .devdeps && apt-get download <packages>) and are
-# unpacked into a private prefix, never into /. Then configures and builds
-# build/device against the LibTorch inside the machine's PyTorch.
+# .devdeps/ and are unpacked into a private prefix, never into /. Fill it on a
+# Debian 12 machine with:
+#   mkdir -p .devdeps && cd .devdeps && apt-get download libcli11-dev nlohmann-json3-dev \
+#     libtoml11-dev libsqlite3-dev libsqlite3-0 libeigen3-dev libfmt-dev libfmt9 \
+#     libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian Then configures and builds
+# build/device against the LibTorch inside the machine's PyTorch (incrementally).
 # Usage: source bench/device/prepare.sh   (exports DVFSLAB and DVFSLAB_DEVICE_PREFIX)
 export DVFSLAB_READ_ONLY=1
 set -e
@@ -16,13 +19,21 @@ fi
 libdir="$prefix/usr/lib/x86_64-linux-gnu"
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-if [[ ! -x "$repo_root/build/device/src/dvfslab" ]]; then
+# DVFSLAB_TORCH_TESTS=1 also builds the LibTorch tests (build/device/tests/dvfslab_torch_tests).
+with_tests=OFF
+targets=(--target dvfslab)
+if [[ -n "${DVFSLAB_TORCH_TESTS:-}" ]]; then
+  with_tests=ON
+  targets+=(dvfslab_torch_tests)
+fi
+if [[ ! -f "$repo_root/build/device/build.ninja" ]]; then
   cmake -S "$repo_root" -B "$repo_root/build/device" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$prefix/usr;$libdir/cmake;$torch_prefix" \
     -DSQLite3_INCLUDE_DIR="$prefix/usr/include" -DSQLite3_LIBRARY="$libdir/libsqlite3.so" \
-    -DDVFSLAB_WITH_TORCH=ON -DDVFSLAB_BUILD_TESTS=OFF -DDVFSLAB_BUILD_BENCH=OFF \
+    -DDVFSLAB_WITH_TORCH=ON -DDVFSLAB_BUILD_TESTS=$with_tests -DDVFSLAB_BUILD_BENCH=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 ${DVFSLAB_CMAKE_ARGS:-}
-  cmake --build "$repo_root/build/device" -j "$(nproc)"
 fi
+# Incremental: a warm machine rebuilds only what changed in the copied tree.
+cmake --build "$repo_root/build/device" -j "$(nproc)" "${targets[@]}"
 export DVFSLAB="$repo_root/build/device/src/dvfslab"
 set +e

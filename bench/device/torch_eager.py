@@ -198,7 +198,7 @@ def eager_step_function(config, device):
     inputs, targets = synthetic_batch(name, config["batch"], config["size"], device, channels_last)
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     torch.backends.cudnn.allow_tf32 = precision == "tf32"
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = config["cudnn_benchmark"]
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
     autocast = lambda: torch.autocast("cuda", dtype=dtype, enabled=dtype is not None)
     if mode == "infer":
@@ -255,6 +255,8 @@ def time_dvfslab(config, nvml, binary, iterations, warmup):
     command += ["--image-size" if config["model"] in IMAGE_MODELS else "--seq-len", str(config["size"])]
     if not config["channels_last"]:
         command.append("--no-channels-last")
+    if not config["cudnn_benchmark"]:
+        command.append("--no-cudnn-benchmark")
     environment = dict(os.environ, DVFSLAB_MARK_FD=str(write_fd))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment,
                                pass_fds=(write_fd,), text=True)
@@ -276,7 +278,7 @@ def time_dvfslab(config, nvml, binary, iterations, warmup):
 
 
 def default_configs():
-    """The targets first (bf16 CNNs), then the transformers, then FP32."""
+    """The targets first (bf16 CNNs), then the transformers, then FP32 training and inference."""
     configs = []
     for model in IMAGE_MODELS:
         configs.append(dict(model=model, mode="train", precision="bf16", batch=128, size=224))
@@ -287,8 +289,10 @@ def default_configs():
         configs.append(dict(model=model, mode="infer", precision="bf16", batch=batch, size=size))
     for model in IMAGE_MODELS:
         configs.append(dict(model=model, mode="train", precision="fp32", batch=128, size=224))
+        configs.append(dict(model=model, mode="infer", precision="fp32", batch=256, size=224))
     for model, batch, size in transformers:
         configs.append(dict(model=model, mode="train", precision="fp32", batch=batch, size=size))
+        configs.append(dict(model=model, mode="infer", precision="fp32", batch=batch, size=size))
     for config in configs:
         config["channels_last"] = True
     return configs
@@ -308,7 +312,12 @@ def main():
                         help="stop starting new configurations after this many seconds")
     parser.add_argument("--stop-at", type=float, default=0.0,
                         help="also stop starting configurations after this Unix time (for runs with a hard limit)")
-    parser.add_argument("--only", default="", help="comma-separated model names to run (default: all)")
+    parser.add_argument("--only", default="",
+                        help="comma-separated models (resnet50) or model/mode (resnet50/infer) to run (default: all)")
+    parser.add_argument("--no-cudnn-benchmark", action="store_true",
+                        help="let cuDNN pick convolution algorithms by heuristics on both sides instead of timing "
+                             "them (FP32 autotuning of a large CNN takes minutes)")
+    parser.add_argument("--precision", default="", help="run only this precision (bf16 or fp32; default: both)")
     args = parser.parse_args()
 
     nvml = Nvml()
@@ -316,8 +325,10 @@ def main():
     rows = []
     only = set(filter(None, args.only.split(",")))
     for config in default_configs():
-        if only and config["model"] not in only:
+        selected = not only or config["model"] in only or f"{config['model']}/{config['mode']}" in only
+        if not selected or (args.precision and config["precision"] != args.precision):
             continue
+        config["cudnn_benchmark"] = not args.no_cudnn_benchmark
         if time.perf_counter() - began > args.budget or (args.stop_at and time.time() > args.stop_at):
             print("time budget spent; skipping the remaining configurations", file=sys.stderr)
             break
@@ -358,17 +369,18 @@ def write_results(rows, args, began, quiet):
                    nvml_energy_counter="nvmlDeviceGetTotalEnergyConsumption")
 
     lines = ["| model | mode | prec | batch | size | unit | dvfslab /s | eager /s | speed-up | dvfslab W | eager W "
-             "| dvfslab J/item | eager J/item | energy ratio | graph |",
-             "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| dvfslab J/item | eager J/item | energy ratio | graph | cuDNN autotune |",
+             "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['model']} | {r['mode']} | {r['precision']} | {r['batch']} | {r['size']} | "
-                         f"failed: {r['error'][:80]} |||||||||")
+                         f"failed: {r['error'][:80]} ||||||||||")
             continue
         lines.append(f"| {r['model']} | {r['mode']} | {r['precision']} | {r['batch']} | {r['size']} | {r['unit']} | "
                      f"{r['dvfslab_items_per_s']:,.0f} | {r['eager_items_per_s']:,.0f} | {r['speedup']:.3f}× | "
                      f"{r['dvfslab_w']:.0f} | {r['eager_w']:.0f} | {r['dvfslab_j_per_item']:.4g} | "
-                     f"{r['eager_j_per_item']:.4g} | {r['energy_ratio']:.3f}× | {'yes' if r['cuda_graph'] else 'no'} |")
+                     f"{r['eager_j_per_item']:.4g} | {r['energy_ratio']:.3f}× | {'yes' if r['cuda_graph'] else 'no'} | "
+                     f"{'yes' if r['cudnn_benchmark'] else 'no'} |")
     lines.append("")
     lines.append(f"CNN bf16 (train b128, infer b256): geometric-mean speed-up "
                  f"{summary['cnn_bf16_geomean_speedup']:.3f}×, minimum {summary['cnn_bf16_min_speedup']:.3f}× "
