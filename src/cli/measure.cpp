@@ -13,6 +13,7 @@
 #include "dvfslab/command.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/replay.hpp"
 
 namespace dvfslab::cli {
 namespace {
@@ -95,6 +96,11 @@ void run_measure(const MeasureArguments& args) {
   if (args.idle_seconds < 0) throw UsageError("--idle-seconds must not be negative");
   if (args.skip_iterations < 0) throw UsageError("--skip-iters must not be negative");
   auto gpu = open_gpu(args.device, OpenOptions{SimTimeMode::wall_time});
+  if (is_replay_gpu(*gpu)) {
+    throw ConfigError(fmt::format("{} is a replayed sweep table ({}): it has no live sensors to measure a program "
+                                  "with; sweep the table's workloads instead (docs/replay.md)",
+                                  gpu->identity().name, args.device));
+  }
 
   MeasureCommandOptions options;
   if (args.sample_ms) options.meter.sample_period_s = *args.sample_ms / 1000.0;

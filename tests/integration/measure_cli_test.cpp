@@ -239,6 +239,14 @@ TEST_F(MeasureCli, BadOptionsAreUsageErrors) {
   }
 }
 
+TEST_F(MeasureCli, AReplayedTableCannotMeasureAProgram) {
+  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/dvfs/v100-kernels-core.csv";
+  const auto r = DvfslabProcess({"measure", "--device", "replay:" + table, "--", "true"}).finish();
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(contains(r.err, "Tesla V100 PCIe is a replayed sweep table")) << r.err;
+  EXPECT_TRUE(contains(r.err, "docs/replay.md")) << r.err;
+}
+
 TEST_F(MeasureCli, PythonExampleFromTheDocsReportsIterations) {
   const auto r = measure({"python3", DVFSLAB_MARKERS_EXAMPLE_PY, "--steps", "6"},
                          {"--json", "--skip-iters", "1"});
