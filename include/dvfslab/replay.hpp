@@ -6,6 +6,7 @@
 // measured time per unit of work of the current setting, while the telemetry
 // answers the measured power of that setting (docs/replay.md).
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "dvfslab/gpu.hpp"
@@ -19,6 +20,11 @@ namespace dvfslab {
 std::unique_ptr<Gpu> open_replay_gpu(std::string_view spec);
 
 bool is_replay_gpu(const Gpu& gpu);
+
+// Whether `replay_gpu`'s table holds a measurement of `workload` at `setting` (the
+// knobs a setting leaves alone at the table's default), so a sweep can refuse a
+// plan before measuring anything. Throws ConfigError when it is not a replay GPU.
+bool replay_holds(const Gpu& replay_gpu, const std::string& workload, const Setting& setting);
 
 // Registers one workload per workload key of `replay_gpu`'s table (a unit of work
 // per iteration; it applies to that GPU only). Throws ConfigError when `replay_gpu`

@@ -1,13 +1,17 @@
 // dvfslab sweep PLAN: measure every setting × case of a plan file (docs/plans.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
+#include <set>
+#include <utility>
 
 #include "cli/commands.hpp"
 #include "cli/workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/plan.hpp"
+#include "dvfslab/replay.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
 
@@ -59,6 +63,25 @@ void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const S
   }
 }
 
+// A replayed table holds only the settings its source measured: name the points it
+// lacks before measuring any of them.
+void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule) {
+  constexpr std::size_t shown = 5;
+  std::set<std::pair<std::string, Setting>> checked;
+  std::vector<std::string> missing;
+  for (const auto& point : schedule.points) {
+    const std::string& workload = point.workload_case.workload;
+    if (!checked.emplace(workload, point.setting).second || replay_holds(gpu, workload, point.setting)) continue;
+    missing.push_back(fmt::format("'{}' at {}", workload, to_string(point.setting)));
+  }
+  if (missing.empty()) return;
+  const std::size_t count = missing.size();
+  if (count > shown) missing.resize(shown);
+  throw ConfigError(fmt::format("the replayed table of {} has no measurement for {} point(s) of the plan: {}{}; sweep "
+                                "only settings the table holds (`dvfslab info --device replay:...` lists them)",
+                                gpu.identity().name, count, fmt::join(missing, ", "), count > shown ? ", ..." : ""));
+}
+
 void run(const SweepArguments& args) {
   const Plan plan = load_plan_file(args.plan_path);
   SweepOptions options;
@@ -75,6 +98,7 @@ void run(const SweepArguments& args) {
   std::vector<Schedule> schedules;
   for (auto& gpu : gpus) {
     schedules.push_back(prepare_sweep(*gpu, plan, registry, options));
+    if (is_replay_gpu(*gpu)) check_table_holds_every_point(*gpu, schedules.back());
     if (!args.dry_run) check_sweep_allowed(*gpu, schedules.back(), options);
   }
   if (args.dry_run) {

@@ -24,15 +24,20 @@ PowerLimits ReplayGpu::power_limits() {
   return limits;
 }
 
-Setting ReplayGpu::current_setting() const {
-  const Setting& fallback = table_.default_setting();
-  Setting s = fallback;
-  if (control_.locked_sm_max_mhz) s.sm_mhz = control_.locked_sm_max_mhz;
-  else if (control_.application_graphics_mhz) s.sm_mhz = control_.application_graphics_mhz;
-  if (control_.locked_mem_max_mhz) s.mem_mhz = control_.locked_mem_max_mhz;
-  else if (control_.application_memory_mhz) s.mem_mhz = control_.application_memory_mhz;
-  if (control_.power_limit_w) s.power_limit_w = static_cast<int>(std::lround(*control_.power_limit_w));
+Setting ReplayGpu::with_defaults(const Setting& requested) const {
+  Setting s = table_.default_setting();
+  if (requested.sm_mhz) s.sm_mhz = requested.sm_mhz;
+  if (requested.mem_mhz) s.mem_mhz = requested.mem_mhz;
+  if (requested.power_limit_w) s.power_limit_w = requested.power_limit_w;
   return s;
+}
+
+Setting ReplayGpu::current_setting() const {
+  Setting applied;
+  applied.sm_mhz = control_.locked_sm_max_mhz ? control_.locked_sm_max_mhz : control_.application_graphics_mhz;
+  applied.mem_mhz = control_.locked_mem_max_mhz ? control_.locked_mem_max_mhz : control_.application_memory_mhz;
+  if (control_.power_limit_w) applied.power_limit_w = static_cast<int>(std::lround(*control_.power_limit_w));
+  return with_defaults(applied);
 }
 
 std::optional<double> ReplayGpu::current_power_w() const {
@@ -128,5 +133,11 @@ std::unique_ptr<Gpu> open_replay_gpu(std::string_view spec) {
 }
 
 bool is_replay_gpu(const Gpu& gpu) { return dynamic_cast<const replay::ReplayGpu*>(&gpu) != nullptr; }
+
+bool replay_holds(const Gpu& replay_gpu, const std::string& workload, const Setting& setting) {
+  const auto* gpu = dynamic_cast<const replay::ReplayGpu*>(&replay_gpu);
+  if (gpu == nullptr) throw ConfigError(fmt::format("{} is not a replay GPU", replay_gpu.identity().name));
+  return gpu->table().find(workload, gpu->with_defaults(setting)).has_value();
+}
 
 }  // namespace dvfslab

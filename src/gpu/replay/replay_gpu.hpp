@@ -23,6 +23,8 @@ class ReplayGpu final : public Gpu {
   const ReplayTable& table() const { return table_; }
   // The setting the GPU is at: what was applied, the table's default for the rest.
   Setting current_setting() const;
+  // `requested` with the table's default for each knob it leaves alone.
+  Setting with_defaults(const Setting& requested) const;
   // Runs `units` units of `workload` at the current setting: the virtual clock
   // advances by the measured time while telemetry reports the measured power.
   // Throws ConfigError when the table has no row for this workload and setting.
