@@ -23,7 +23,9 @@ void run_for(Workload& workload, Clock& clock, double duration_s, IterationPace&
 }  // namespace
 
 void IterationPace::observe(double seconds, std::int64_t iterations) {
-  if (iterations > 0 && seconds > 0) seconds_per_iteration = seconds / static_cast<double>(iterations);
+  if (iterations <= 0) return;
+  largest_call = std::max(largest_call, iterations);
+  if (seconds > 0) seconds_per_iteration = seconds / static_cast<double>(iterations);
 }
 
 std::int64_t IterationPace::iterations_for(double remaining_s) const {
@@ -31,7 +33,8 @@ std::int64_t IterationPace::iterations_for(double remaining_s) const {
   // Aim just past the end: a window of whole iterations that ends at or after
   // remaining_s needs ceil(); the loop adds more if the pace was optimistic.
   const double count = std::ceil(remaining_s / seconds_per_iteration);
-  return static_cast<std::int64_t>(std::clamp(count, 1.0, 1e9));
+  const double growth_cap = 2.0 * static_cast<double>(std::max<std::int64_t>(largest_call, 1));
+  return static_cast<std::int64_t>(std::clamp(count, 1.0, std::min(growth_cap, 1e9)));
 }
 
 void warm_up(Workload& workload, Clock& clock, const MeasurePolicy& policy, IterationPace& pace) {

@@ -13,10 +13,14 @@ namespace dvfslab::sweep_detail {
 // What the runner has learnt about a workload's iteration time, to size the calls
 // that fill a window (a few large calls rather than one per iteration).
 struct IterationPace {
-  double seconds_per_iteration = 0;   // 0: not known yet
+  double seconds_per_iteration = 0;   // of the last call; 0: not known yet
+  std::int64_t largest_call = 0;      // iterations of the largest call so far
 
   void observe(double seconds, std::int64_t iterations);
-  // Iterations expected to fill `remaining_s`; at least one.
+  // Iterations expected to fill `remaining_s`: at least one, and at most twice the
+  // largest call so far. A program's progress markers can arrive in a burst (read
+  // from the pipe at once), which makes one call look almost free; the cap keeps
+  // such a call from sizing the next one at many times the window.
   std::int64_t iterations_for(double remaining_s) const;
 };
 
