@@ -247,7 +247,7 @@ def time_eager(config, nvml, target_seconds, warmup):
     return iterations, seconds, energy
 
 
-def time_dvfslab(config, nvml, binary, iterations, warmup):
+def time_dvfslab(config, nvml, binary, iterations, warmup, extra_args=()):
     read_fd, write_fd = os.pipe()
     command = [binary, "run-workload", config["model"], "--batch", str(config["batch"]), "--mode", config["mode"],
                "--precision", config["precision"], "--iters", str(iterations), "--warmup", str(warmup),
@@ -257,6 +257,7 @@ def time_dvfslab(config, nvml, binary, iterations, warmup):
         command.append("--no-channels-last")
     if not config["cudnn_benchmark"]:
         command.append("--no-cudnn-benchmark")
+    command += list(extra_args)
     environment = dict(os.environ, DVFSLAB_MARK_FD=str(write_fd))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment,
                                pass_fds=(write_fd,), text=True)
@@ -317,6 +318,9 @@ def main():
     parser.add_argument("--no-cudnn-benchmark", action="store_true",
                         help="let cuDNN pick convolution algorithms by heuristics on both sides instead of timing "
                              "them (FP32 autotuning of a large CNN takes minutes)")
+    parser.add_argument("--also-unfused", action="store_true",
+                        help="for the CNNs, also time dvfslab with --no-fusion (layer by layer, as PyTorch runs "
+                             "them), to show what the fused convolution units contribute")
     parser.add_argument("--precision", default="", help="run only this precision (bf16 or fp32; default: both)")
     args = parser.parse_args()
 
@@ -351,9 +355,20 @@ def main():
                    dvfslab_j_per_item=ours["energy_j"] / (iterations * items),
                    eager_j_per_item=eager_j / (iterations * items), notices="; ".join(ours["notices"]))
         row["energy_ratio"] = row["eager_j_per_item"] / row["dvfslab_j_per_item"]
+        row["fused_layers"] = ours.get("fused_layers", 0)
+        if args.also_unfused and config["model"] in IMAGE_MODELS:
+            try:
+                unfused = time_dvfslab(config, nvml, args.dvfslab, iterations, args.warmup, ["--no-fusion"])
+                row["dvfslab_unfused_items_per_s"] = unfused["items_per_s"]
+                row["unfused_speedup"] = unfused["items_per_s"] / eager_rate
+            except Exception as error:
+                print(f"{label} --no-fusion: FAILED: {error}", file=sys.stderr)
         rows.append(row)
+        unfused_note = (f"; --no-fusion {row['dvfslab_unfused_items_per_s']:,.0f} ({row['unfused_speedup']:.3f}x)"
+                        if "unfused_speedup" in row else "")
         print(f"{label}: dvfslab {ours_rate:,.0f} vs eager {eager_rate:,.0f} {row['unit']}/s "
-              f"({row['speedup']:.3f}x), {row['dvfslab_w']:.0f} W vs {row['eager_w']:.0f} W", file=sys.stderr)
+              f"({row['speedup']:.3f}x), {row['dvfslab_w']:.0f} W vs {row['eager_w']:.0f} W{unfused_note}",
+              file=sys.stderr)
         write_results(rows, args, began, quiet=True)
     write_results(rows, args, began, quiet=False)
 

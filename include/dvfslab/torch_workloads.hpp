@@ -14,6 +14,7 @@ namespace dvfslab {
 struct TorchRunInfo {
   std::string device;                 // "cuda:0", "cpu"
   bool cuda_graph = false;            // the step is replayed from a captured graph
+  int fused_layers = 0;               // CNN convolution units running fused kernels
   int image_size = 0;                 // CNNs; 0 for the transformers
   int sequence_length = 0;            // transformers; 0 for the CNNs
   std::vector<std::string> notices;   // options that could not be honoured, and why

@@ -18,6 +18,7 @@ struct WorkloadOptions {
   bool channels_last = true;
   bool cudnn_benchmark = true;
   bool cuda_graph = true;      // capture the step when shapes are static
+  bool fused_layers = true;    // CNNs: fused convolution kernels, batch norm folded for inference
   std::uint64_t seed = 1234;
   std::string torch_device;    // "" = cuda when available, else cpu
 };

@@ -2,6 +2,7 @@
 // throughput; with DVFSLAB_MARK_FD set it also reports progress markers so that
 // `dvfslab measure -- dvfslab run-workload ...` can attribute energy to iterations.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "dvfslab/error.hpp"
@@ -34,6 +36,7 @@ struct RunWorkloadArgs {
   bool no_channels_last = false;
   bool no_cuda_graph = false;
   bool no_cudnn_benchmark = false;
+  bool no_fusion = false;
   bool json = false;
 };
 
@@ -134,6 +137,7 @@ void run_workload(RunWorkloadArgs args) {
   args.options.channels_last = !args.no_channels_last;
   args.options.cuda_graph = !args.no_cuda_graph;
   args.options.cudnn_benchmark = !args.no_cudnn_benchmark;
+  args.options.fused_layers = !args.no_fusion;
 
   MarkerChannel markers;
   auto workload = create_torch_workload(workload_case, args.options);
@@ -162,6 +166,7 @@ void run_workload(RunWorkloadArgs args) {
                           {"batch", workload_case.batch},
                           {"device", info.device},
                           {"cuda_graph", info.cuda_graph},
+                          {"fused_layers", info.fused_layers},
                           {"channels_last", args.options.channels_last},
                           {"image_size", info.image_size},
                           {"sequence_length", info.sequence_length},
@@ -178,8 +183,11 @@ void run_workload(RunWorkloadArgs args) {
     fmt::print("{}\n", out.dump(2));
     return;
   }
+  std::vector<std::string> how;
+  if (info.cuda_graph) how.push_back("CUDA graph");
+  if (info.fused_layers > 0) how.push_back(fmt::format("{} fused convolution units", info.fused_layers));
   fmt::print("{} on {}{}: {} iterations in {:.3f} s\n", to_string(workload_case), info.device,
-             info.cuda_graph ? " (CUDA graph)" : "", args.iterations, seconds);
+             how.empty() ? "" : fmt::format(" ({})", fmt::join(how, ", ")), args.iterations, seconds);
   fmt::print("  {:.3f} ms per iteration, {:.1f} {}/s", per_iteration_s * 1e3, items_per_s, workload->item_unit());
   if (loss) fmt::print(", final loss {:.4f}", *loss);
   fmt::print("\n");
@@ -217,6 +225,9 @@ void add_run_workload_command(CLI::App& app) {
                     "Launch every step eagerly instead of replaying a captured CUDA graph");
   command->add_flag("--no-cudnn-benchmark", args->no_cudnn_benchmark,
                     "Use cuDNN's heuristics instead of timing its algorithms once");
+  command->add_flag("--no-fusion", args->no_fusion,
+                    "Run the CNNs layer by layer as PyTorch does: no batch norm folded into the convolutions "
+                    "for inference and no fused convolution + bias + ReLU kernels");
   command->add_option("--torch-device", args->options.torch_device,
                       "cpu, cuda or cuda:N (default: cuda:0 when available, else cpu)");
   command->add_option("--seed", args->options.seed, "Seed of the weights and the synthetic batch")

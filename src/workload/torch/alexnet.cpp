@@ -2,6 +2,7 @@
 // weird trick" paper): five convolutions, adaptive 6×6 pooling, three linear layers.
 #include <torch/nn.h>
 
+#include "workload/torch/conv_unit.hpp"
 #include "workload/torch/pooled_classifier.hpp"
 
 namespace dvfslab::torch_backend {
@@ -10,13 +11,9 @@ namespace {
 namespace nn = torch::nn;
 
 nn::Sequential features() {
-  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(3, 64, 11).stride(4).padding(2)), nn::ReLU(true),
-                        nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
-                        nn::Conv2d(nn::Conv2dOptions(64, 192, 5).padding(2)), nn::ReLU(true),
-                        nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
-                        nn::Conv2d(nn::Conv2dOptions(192, 384, 3).padding(1)), nn::ReLU(true),
-                        nn::Conv2d(nn::Conv2dOptions(384, 256, 3).padding(1)), nn::ReLU(true),
-                        nn::Conv2d(nn::Conv2dOptions(256, 256, 3).padding(1)), nn::ReLU(true),
+  return nn::Sequential(conv_relu(3, 64, 11, 4, 2), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
+                        conv_relu(64, 192, 5, 1, 2), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
+                        conv_relu(192, 384, 3, 1, 1), conv_relu(384, 256, 3, 1, 1), conv_relu(256, 256, 3, 1, 1),
                         nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)));
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "workload/torch/conv_unit.hpp"
 #include "workload/torch/network.hpp"
 
 namespace dvfslab::torch_backend {
@@ -14,18 +15,13 @@ namespace {
 
 namespace nn = torch::nn;
 
-class ConvBnRelu : public nn::Module {
- public:
-  ConvBnRelu(int in, int out, int kernel, int stride = 1, int padding = 0) {
-    conv_ = register_module("conv", nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false)));
-    bn_ = register_module("bn", nn::BatchNorm2d(nn::BatchNorm2dOptions(out).eps(0.001)));
-  }
-  torch::Tensor forward(const torch::Tensor& x) { return torch::relu(bn_->forward(conv_->forward(x))); }
+constexpr double batch_norm_eps = 0.001;
 
- private:
-  nn::Conv2d conv_{nullptr};
-  nn::BatchNorm2d bn_{nullptr};
-};
+// torchvision's BasicConv2d: convolution, batch norm, ReLU.
+std::shared_ptr<ConvUnit> conv_bn_relu(int in, int out, int kernel, std::int64_t stride = 1,
+                                       std::int64_t padding = 0) {
+  return std::make_shared<ConvUnit>(ConvUnitOptions{in, out, kernel, {stride, padding}, batch_norm_eps, true});
+}
 
 struct InceptionWidths {
   int in, branch1x1, reduce3x3, branch3x3, reduce5x5, branch5x5, pool_projection;
@@ -34,13 +30,13 @@ struct InceptionWidths {
 class Inception : public nn::Module {
  public:
   explicit Inception(const InceptionWidths& w) {
-    branch1_ = register_module("branch1", std::make_shared<ConvBnRelu>(w.in, w.branch1x1, 1));
-    branch2_reduce_ = register_module("branch2_reduce", std::make_shared<ConvBnRelu>(w.in, w.reduce3x3, 1));
-    branch2_ = register_module("branch2", std::make_shared<ConvBnRelu>(w.reduce3x3, w.branch3x3, 3, 1, 1));
-    branch3_reduce_ = register_module("branch3_reduce", std::make_shared<ConvBnRelu>(w.in, w.reduce5x5, 1));
-    branch3_ = register_module("branch3", std::make_shared<ConvBnRelu>(w.reduce5x5, w.branch5x5, 3, 1, 1));
+    branch1_ = register_module("branch1", conv_bn_relu(w.in, w.branch1x1, 1));
+    branch2_reduce_ = register_module("branch2_reduce", conv_bn_relu(w.in, w.reduce3x3, 1));
+    branch2_ = register_module("branch2", conv_bn_relu(w.reduce3x3, w.branch3x3, 3, 1, 1));
+    branch3_reduce_ = register_module("branch3_reduce", conv_bn_relu(w.in, w.reduce5x5, 1));
+    branch3_ = register_module("branch3", conv_bn_relu(w.reduce5x5, w.branch5x5, 3, 1, 1));
     branch4_pool_ = register_module("branch4_pool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(1).padding(1).ceil_mode(true)));
-    branch4_ = register_module("branch4", std::make_shared<ConvBnRelu>(w.in, w.pool_projection, 1));
+    branch4_ = register_module("branch4", conv_bn_relu(w.in, w.pool_projection, 1));
   }
 
   torch::Tensor forward(const torch::Tensor& x) {
@@ -51,7 +47,7 @@ class Inception : public nn::Module {
   }
 
  private:
-  std::shared_ptr<ConvBnRelu> branch1_, branch2_reduce_, branch2_, branch3_reduce_, branch3_, branch4_;
+  std::shared_ptr<ConvUnit> branch1_, branch2_reduce_, branch2_, branch3_reduce_, branch3_, branch4_;
   nn::MaxPool2d branch4_pool_{nullptr};
 };
 
@@ -60,10 +56,10 @@ nn::MaxPool2d stem_pool(int kernel) { return nn::MaxPool2d(nn::MaxPool2dOptions(
 class GoogLeNet : public Network {
  public:
   GoogLeNet() {
-    conv1_ = register_module("conv1", std::make_shared<ConvBnRelu>(3, 64, 7, 2, 3));
+    conv1_ = register_module("conv1", conv_bn_relu(3, 64, 7, 2, 3));
     pool1_ = register_module("maxpool1", stem_pool(3));
-    conv2_ = register_module("conv2", std::make_shared<ConvBnRelu>(64, 64, 1));
-    conv3_ = register_module("conv3", std::make_shared<ConvBnRelu>(64, 192, 3, 1, 1));
+    conv2_ = register_module("conv2", conv_bn_relu(64, 64, 1));
+    conv3_ = register_module("conv3", conv_bn_relu(64, 192, 3, 1, 1));
     pool2_ = register_module("maxpool2", stem_pool(3));
     add_inception("inception3a", {192, 64, 96, 128, 16, 32, 32});
     add_inception("inception3b", {256, 128, 128, 192, 32, 96, 64});
@@ -100,7 +96,7 @@ class GoogLeNet : public Network {
     inceptions_.push_back(register_module(name, std::make_shared<Inception>(widths)));
   }
 
-  std::shared_ptr<ConvBnRelu> conv1_, conv2_, conv3_;
+  std::shared_ptr<ConvUnit> conv1_, conv2_, conv3_;
   nn::MaxPool2d pool1_{nullptr}, pool2_{nullptr}, pool3_{nullptr}, pool4_{nullptr};
   std::vector<std::shared_ptr<Inception>> inceptions_;
   nn::Dropout dropout_{nullptr};

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dvfslab/error.hpp"
+#include "workload/torch/layer_fusion.hpp"
 
 namespace dvfslab::torch_backend {
 namespace {
@@ -104,6 +105,13 @@ ModelWorkload::ModelWorkload(const ModelSpec& spec, const Case& workload_case, c
     }
   }
   network_->train(case_.mode == Mode::train);
+  if (images && options.fused_layers) {
+    if (case_.mode == Mode::infer) {
+      info_.fused_layers = freeze_for_inference(*network_, autocast_dtype_.value_or(torch::kFloat));
+    } else if (device_.is_cuda()) {
+      info_.fused_layers = fuse_for_training(*network_);
+    }
+  }
   make_synthetic_batch(options.seed);
   if (channels_last) input_ = input_.contiguous(torch::MemoryFormat::ChannelsLast);
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "workload/torch/conv_unit.hpp"
 #include "workload/torch/network.hpp"
 
 namespace dvfslab::torch_backend {
@@ -15,44 +16,37 @@ namespace {
 namespace nn = torch::nn;
 
 constexpr int bottleneck_expansion = 4;
+constexpr double batch_norm_eps = 1e-5;
 
-nn::Conv2d conv(int in, int out, int kernel, int stride = 1, int padding = 0) {
-  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false));
+// A convolution followed by batch norm, and by ReLU when `relu`.
+std::shared_ptr<ConvUnit> conv_bn(int in, int out, int kernel, std::int64_t stride, std::int64_t padding, bool relu) {
+  return std::make_shared<ConvUnit>(ConvUnitOptions{in, out, kernel, {stride, padding}, batch_norm_eps, relu});
 }
 
 class Bottleneck : public nn::Module {
  public:
   Bottleneck(int in, int width, int stride) {
     const int out = width * bottleneck_expansion;
-    conv1_ = register_module("conv1", conv(in, width, 1));
-    bn1_ = register_module("bn1", nn::BatchNorm2d(width));
-    conv2_ = register_module("conv2", conv(width, width, 3, stride, 1));
-    bn2_ = register_module("bn2", nn::BatchNorm2d(width));
-    conv3_ = register_module("conv3", conv(width, out, 1));
-    bn3_ = register_module("bn3", nn::BatchNorm2d(out));
-    if (stride != 1 || in != out) {
-      shortcut_ = register_module("downsample", nn::Sequential(conv(in, out, 1, stride), nn::BatchNorm2d(out)));
-    }
+    reduce_ = register_module("conv1", conv_bn(in, width, 1, 1, 0, true));
+    spatial_ = register_module("conv2", conv_bn(width, width, 3, stride, 1, true));
+    // Its ReLU comes after the residual is added (forward_add_relu).
+    expand_ = register_module("conv3", conv_bn(width, out, 1, 1, 0, false));
+    if (stride != 1 || in != out) shortcut_ = register_module("downsample", conv_bn(in, out, 1, stride, 0, false));
   }
 
   torch::Tensor forward(const torch::Tensor& x) {
-    auto y = torch::relu(bn1_->forward(conv1_->forward(x)));
-    y = torch::relu(bn2_->forward(conv2_->forward(y)));
-    y = bn3_->forward(conv3_->forward(y));
-    return torch::relu(y + (shortcut_ ? shortcut_->forward(x) : x));
+    const auto residual = shortcut_ ? shortcut_->forward(x) : x;
+    return expand_->forward_add_relu(spatial_->forward(reduce_->forward(x)), residual);
   }
 
  private:
-  nn::Conv2d conv1_{nullptr}, conv2_{nullptr}, conv3_{nullptr};
-  nn::BatchNorm2d bn1_{nullptr}, bn2_{nullptr}, bn3_{nullptr};
-  nn::Sequential shortcut_{nullptr};
+  std::shared_ptr<ConvUnit> reduce_, spatial_, expand_, shortcut_;
 };
 
 class ResNet50 : public Network {
  public:
   ResNet50() {
-    conv1_ = register_module("conv1", conv(3, 64, 7, 2, 3));
-    bn1_ = register_module("bn1", nn::BatchNorm2d(64));
+    stem_ = register_module("conv1", conv_bn(3, 64, 7, 2, 3, true));
     constexpr std::array<int, 4> blocks_per_stage = {3, 4, 6, 3};
     constexpr std::array<int, 4> stage_widths = {64, 128, 256, 512};
     int channels = 64;
@@ -68,8 +62,7 @@ class ResNet50 : public Network {
   }
 
   torch::Tensor infer(const torch::Tensor& images) override {
-    auto x = torch::relu(bn1_->forward(conv1_->forward(images)));
-    x = torch::max_pool2d(x, 3, 2, 1);
+    auto x = torch::max_pool2d(stem_->forward(images), 3, 2, 1);
     for (auto& block : blocks_) x = block->forward(x);
     return fc_->forward(torch::flatten(torch::adaptive_avg_pool2d(x, {1, 1}), 1));
   }
@@ -79,8 +72,7 @@ class ResNet50 : public Network {
   }
 
  private:
-  nn::Conv2d conv1_{nullptr};
-  nn::BatchNorm2d bn1_{nullptr};
+  std::shared_ptr<ConvUnit> stem_;
   std::vector<std::shared_ptr<Bottleneck>> blocks_;
   nn::Linear fc_{nullptr};
 };

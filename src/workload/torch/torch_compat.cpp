@@ -78,6 +78,11 @@ void set_autocast_dtype(torch::DeviceType type, torch::ScalarType dtype) {
 
 }  // namespace
 
+std::optional<torch::ScalarType> active_autocast_dtype(torch::DeviceType device_type) {
+  if (!autocast_enabled(device_type)) return std::nullopt;
+  return autocast_dtype(device_type);
+}
+
 AutocastScope::AutocastScope(torch::DeviceType device_type, torch::ScalarType dtype)
     : device_type_(device_type),
       was_enabled_(autocast_enabled(device_type)),

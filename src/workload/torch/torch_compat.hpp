@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace dvfslab::torch_backend {
 
@@ -34,6 +35,9 @@ class AutocastScope {
   torch::ScalarType previous_dtype_;
   bool previous_cache_;
 };
+
+// The dtype autocast computes in on `device_type`, when autocast is on there.
+std::optional<torch::ScalarType> active_autocast_dtype(torch::DeviceType device_type);
 
 // softmax(q kᵀ / √d) v over [batch, heads, tokens, head_dim]; a fused kernel
 // where the LibTorch version has one.

@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "workload/torch/conv_unit.hpp"
 #include "workload/torch/pooled_classifier.hpp"
 
 namespace dvfslab::torch_backend {
@@ -22,8 +23,7 @@ nn::Sequential features() {
     if (width == 0) {
       features->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2).stride(2)));
     } else {
-      features->push_back(nn::Conv2d(nn::Conv2dOptions(channels, width, 3).padding(1)));
-      features->push_back(nn::ReLU(true));
+      features->push_back(conv_relu(channels, width, 3, 1, 1));
       channels = width;
     }
   }
