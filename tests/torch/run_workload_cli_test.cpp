@@ -83,6 +83,20 @@ TEST(RunWorkloadCli, MarkersCanBeBatched) {
             "dvfslab:end measured\n");
 }
 
+TEST(RunWorkloadCli, FusionIsReportedAndCanBeTurnedOff) {
+  const std::string inference = "run-workload googlenet --mode infer --batch 1 --image-size 32 --iters 1 --warmup 0 "
+                                "--torch-device cpu";
+  const auto fused = run_dvfslab(inference + " --json", false);
+  ASSERT_EQ(fused.exit_code, 0) << fused.err;
+  EXPECT_EQ(nlohmann::json::parse(fused.out)["fused_layers"], 57);
+  const auto layer_by_layer = run_dvfslab(inference + " --json --no-fusion", false);
+  ASSERT_EQ(layer_by_layer.exit_code, 0) << layer_by_layer.err;
+  EXPECT_EQ(nlohmann::json::parse(layer_by_layer.out)["fused_layers"], 0);
+  const auto text = run_dvfslab(inference, false);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("on cpu (57 fused convolution units)"));
+}
+
 TEST(RunWorkloadCli, ListShowsEveryWorkload) {
   const auto result = run_dvfslab("run-workload --list --json", false);
   ASSERT_EQ(result.exit_code, 0) << result.err;
