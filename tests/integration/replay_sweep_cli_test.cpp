@@ -11,6 +11,7 @@
 #include <string>
 
 #include "run_process.hpp"
+#include "scratch_directory.hpp"
 
 namespace dvfslab {
 namespace {
@@ -23,12 +24,8 @@ std::string shared_table(const std::string& name) { return std::string(DVFSLAB_S
 class ReplaySweepCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dvfslab_replay_sweep_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
     fs::create_directories(dir_ / "state");
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::string write_plan(const std::string& text) {
     const fs::path path = dir_ / "plan.toml";
@@ -45,7 +42,8 @@ class ReplaySweepCli : public ::testing::Test {
 
   std::string db() const { return (dir_ / "replay.sqlite").string(); }
 
-  fs::path dir_;
+  testing::ScratchDirectory scratch_{"dvfslab_replay_sweep"};
+  const fs::path dir_ = scratch_.path();
 };
 
 // workload -> that case's analysis, from `dvfslab analyze INPUT --json`.

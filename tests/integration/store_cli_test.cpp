@@ -11,6 +11,7 @@
 
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep_table.hpp"
+#include "scratch_directory.hpp"
 
 namespace dvfslab {
 namespace {
@@ -19,14 +20,6 @@ namespace fs = std::filesystem;
 
 class StoreCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dvfslab-store-cli-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   struct Result {
     int exit_code;
     std::string out;
@@ -52,7 +45,8 @@ class StoreCli : public ::testing::Test {
 
   std::string path(const std::string& name) const { return quoted((dir_ / name).string()); }
 
-  fs::path dir_;
+  testing::ScratchDirectory scratch_{"dvfslab-store-cli"};
+  const fs::path dir_ = scratch_.path();
 };
 
 std::vector<fs::path> shared_tables() {

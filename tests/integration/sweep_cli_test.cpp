@@ -10,6 +10,7 @@
 
 #include "dvfslab/store.hpp"
 #include "run_process.hpp"
+#include "scratch_directory.hpp"
 
 namespace dvfslab {
 namespace {
@@ -37,14 +38,6 @@ drift_every = 4
 
 class SweepCliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("dvfslab_sweep_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string write_plan(const std::string& name, const std::string& text) {
     const auto path = dir_ / name;
@@ -62,7 +55,8 @@ class SweepCliTest : public ::testing::Test {
     return run_dvfslab(arguments, environment);
   }
 
-  std::filesystem::path dir_;
+  testing::ScratchDirectory scratch_{"dvfslab_sweep_cli"};
+  const std::filesystem::path dir_ = scratch_.path();
   std::string plan_ = write_plan("plan.toml", small_plan);
 };
 

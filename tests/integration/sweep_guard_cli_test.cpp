@@ -13,6 +13,7 @@
 #include "dvfslab/guard.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
+#include "scratch_directory.hpp"
 
 namespace dvfslab {
 namespace {
@@ -63,15 +64,10 @@ ReplayedState replay(const std::string& log) {
 class FakeNvmlSweepTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("dvfslab_sweep_guard_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_ / "state");
     changing_plan_ = write("changing.toml", plan_with_knobs("[knobs]\nsm_mhz = [1005, 1500]\npower_limit_w = [500]\n"));
     default_plan_ = write("default.toml", plan_with_knobs(""));
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string write(const std::string& name, const std::string& text) {
     std::ofstream(dir_ / name) << text;
@@ -105,7 +101,8 @@ class FakeNvmlSweepTest : public ::testing::Test {
     return false;
   }
 
-  std::filesystem::path dir_;
+  testing::ScratchDirectory scratch_{"dvfslab_sweep_guard"};
+  const std::filesystem::path dir_ = scratch_.path();
   std::string changing_plan_;
   std::string default_plan_;
 };
