@@ -11,7 +11,7 @@
 #include <string>
 
 #include "run_process.hpp"
-#include "scratch_directory.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
@@ -42,7 +42,7 @@ class ReplaySweepCli : public ::testing::Test {
 
   std::string db() const { return (dir_ / "replay.sqlite").string(); }
 
-  testing::ScratchDirectory scratch_{"dvfslab_replay_sweep"};
+  testing::ScratchDir scratch_;
   const fs::path dir_ = scratch_.path();
 };
 

@@ -11,7 +11,7 @@
 
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep_table.hpp"
-#include "scratch_directory.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
@@ -45,7 +45,7 @@ class StoreCli : public ::testing::Test {
 
   std::string path(const std::string& name) const { return quoted((dir_ / name).string()); }
 
-  testing::ScratchDirectory scratch_{"dvfslab-store-cli"};
+  testing::ScratchDir scratch_;
   const fs::path dir_ = scratch_.path();
 };
 

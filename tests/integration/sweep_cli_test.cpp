@@ -10,7 +10,7 @@
 
 #include "dvfslab/store.hpp"
 #include "run_process.hpp"
-#include "scratch_directory.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
@@ -55,7 +55,7 @@ class SweepCliTest : public ::testing::Test {
     return run_dvfslab(arguments, environment);
   }
 
-  testing::ScratchDirectory scratch_{"dvfslab_sweep_cli"};
+  testing::ScratchDir scratch_;
   const std::filesystem::path dir_ = scratch_.path();
   std::string plan_ = write_plan("plan.toml", small_plan);
 };

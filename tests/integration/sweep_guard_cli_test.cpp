@@ -13,7 +13,7 @@
 #include "dvfslab/guard.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
-#include "scratch_directory.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
@@ -101,7 +101,7 @@ class FakeNvmlSweepTest : public ::testing::Test {
     return false;
   }
 
-  testing::ScratchDirectory scratch_{"dvfslab_sweep_guard"};
+  testing::ScratchDir scratch_;
   const std::filesystem::path dir_ = scratch_.path();
   std::string changing_plan_;
   std::string default_plan_;

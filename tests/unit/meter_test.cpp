@@ -10,6 +10,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/meter.hpp"
+#include "scratch_dir.hpp"
 #include "stepped_sensor_gpu.hpp"
 
 namespace dvfslab {
@@ -257,10 +258,8 @@ TEST(EnergyMeter, StopEndsSampling) {
 
 class TraceFile : public ::testing::Test {
  protected:
-  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
-                               ("dvfslab_meter_trace_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
-  void SetUp() override { std::filesystem::create_directories(dir_); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  testing::ScratchDir scratch_;
+  const std::filesystem::path dir_ = scratch_.path();
 };
 
 TEST_F(TraceFile, WrittenAsCsvAndJsonByExtension) {

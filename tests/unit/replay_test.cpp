@@ -9,6 +9,7 @@
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/replay.hpp"
 #include "dvfslab/workload.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
@@ -20,7 +21,6 @@ fs::path shared_table(const std::string& name) { return fs::path(DVFSLAB_SHARED_
 class ReplayTableFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = fs::temp_directory_path() / ("dvfslab-replay-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".csv");
     std::ofstream out(path_);
     out << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
            "paper,GPU A,conv,1000,800,,2.0,100,0\n"
@@ -29,8 +29,8 @@ class ReplayTableFile : public ::testing::Test {
            "paper,GPU A,gemm,1500,800,,0.5,200,1\n"
            "paper,GPU B,conv,1500,800,,1.0,120,1\n";
   }
-  void TearDown() override { fs::remove(path_); }
-  fs::path path_;
+  testing::ScratchDir scratch_;
+  const fs::path path_ = scratch_ / "table.csv";
 };
 
 TEST_F(ReplayTableFile, IdentityClockTableAndDefaultComeFromTheTable) {

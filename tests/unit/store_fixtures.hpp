@@ -1,34 +1,13 @@
 #pragma once
-// Shared helpers of the store tests: a scratch directory and realistic records.
-#include <unistd.h>
-
-#include <atomic>
+// Shared helpers of the store tests: realistic records (and, through
+// scratch_dir.hpp, a scratch directory).
 #include <filesystem>
 #include <string>
 
 #include "dvfslab/store.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab::testing {
-
-// A fresh directory under the system temp dir, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("dvfslab-store-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline RunInfo sweep_run(const std::string& plan = "[plan]\nsm = [1005, 1380]\n", int shard_index = 0, int shard_count = 1) {
   RunInfo run;
