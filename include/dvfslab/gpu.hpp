@@ -12,16 +12,18 @@
 
 namespace dvfslab {
 
+// Who a GPU is, in terms every backend can fill.
 struct GpuIdentity {
-  int index = 0;
+  int index = 0;                // position among its backend's GPUs
   std::string name;
-  std::string uuid;
+  std::string uuid;             // stable across reboots; keys the lock and the journal
   std::string pci_bus_id;
   std::string architecture;     // "Hopper", "Volta", ...
   std::string driver_version;
-  std::string nvml_version;
+  std::string library_version;  // the vendor's management library (NVML's version on NVIDIA)
   bool simulated = false;       // every output made from it must say SIMULATED
   std::string backend;          // "nvml", "sim", "replay"
+  std::string device_spec;      // the --device text that opens this GPU again (NVML: its UUID)
 };
 
 struct ClockTable {
@@ -73,6 +75,11 @@ class Gpu {
   virtual std::optional<double> sensor_period_s() const { return std::nullopt; }
   virtual Clock& clock() = 0;
   virtual ControlState control_state() = 0;
+  // True for a GPU whose settings outlive this process (a driver's state): only
+  // such a GPU needs --allow-clock-changes, a lock and a restore journal, and only
+  // it can measure an external program. Simulated and replayed GPUs override it:
+  // they keep their settings in this process and their time on a virtual clock.
+  virtual bool persists_settings() const { return true; }
 
   // Control. Each call first refuses under DVFSLAB_READ_ONLY=1 (PermissionError),
   // so no backend can reach a driver setter in read-only mode.
@@ -109,16 +116,16 @@ struct OpenOptions {
 // True when DVFSLAB_READ_ONLY is set to anything but "" or "0".
 bool read_only_mode();
 
-// True for a GPU whose settings outlive this process (NVML's driver state): only
-// such a GPU needs --allow-clock-changes, a lock and a restore journal, and only it
-// can measure an external program. Simulated and replayed GPUs keep their settings
-// in this process and their time on a virtual clock.
-bool is_hardware_gpu(const GpuIdentity& identity);
-
-// Opens one GPU. `spec` is "auto" (the first NVIDIA GPU), an index, a UUID, a PCI
-// bus id, "sim:NAME" or "replay:FILE.csv".
+// Opens one GPU. `spec` is a device spec the backend table (src/gpu/open.cpp)
+// knows: "auto" (the first GPU any backend finds), an NVIDIA GPU's index, UUID or
+// PCI bus id, "sim:NAME" or "replay:FILE.csv". device_spec_help() lists them.
 std::unique_ptr<Gpu> open_gpu(const std::string& spec, const OpenOptions& options = {});
-// Opens every GPU `spec` names: "auto" gives all NVIDIA GPUs.
+// Opens every GPU `spec` names: "auto" gives every GPU of every backend that finds
+// GPUs by itself (today NVML's).
 std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenOptions& options = {});
+
+// The --device help every command shows, generated from the backend table (the
+// simulated models from the spec registry).
+std::string device_spec_help();
 
 }  // namespace dvfslab

@@ -42,29 +42,32 @@ void validate_plan(Gpu& gpu, std::span<const Setting> settings, bool allow_clock
 
 // ---------------------------------------------------------------- state directory
 
-// Where journals and lock files live: $DVFSLAB_STATE_DIR, else /run/dvfslab for
+// Where restore journals live: $DVFSLAB_STATE_DIR, else /run/dvfslab for
 // root, else $XDG_RUNTIME_DIR/dvfslab, else /tmp/dvfslab-<uid>. A run-time
 // directory is right because a reboot resets clocks and power limits too.
 std::filesystem::path default_state_dir();
 
 // ---------------------------------------------------------------- per-GPU lock
 
-// An exclusive flock on <state dir>/<uuid>.lock holding the owner's PID. Held
-// until destruction; released by the kernel if the process dies. The descriptor
-// is close-on-exec, so child programs never keep it alive.
+// One dvfslab process per physical GPU on the whole machine, whatever the state
+// directory: a Linux abstract Unix socket "@dvfslab-gpu-<uuid>" bound by the
+// holder (per network namespace). Held until destruction; released by the kernel
+// if the process dies. The socket is close-on-exec, so child programs never keep
+// it alive.
 class GpuLock {
  public:
   // Throws BusyError naming the holder's PID when another process (or another
   // GpuLock of this process) holds the GPU.
-  GpuLock(const std::filesystem::path& state_dir, const GpuIdentity& gpu);
+  explicit GpuLock(const GpuIdentity& gpu);
   ~GpuLock();
   GpuLock(const GpuLock&) = delete;
   GpuLock& operator=(const GpuLock&) = delete;
 
-  const std::filesystem::path& path() const { return path_; }
+  // The abstract socket's name (without the leading NUL).
+  const std::string& name() const { return name_; }
 
  private:
-  std::filesystem::path path_;
+  std::string name_;
   int fd_ = -1;
 };
 
@@ -122,7 +125,7 @@ class ClockGuard {
   RestoreReport restore();
 
   bool has_changes() const;
-  // The journal file of this GPU (absent unless a hardware GPU: simulated and replayed GPUs need none).
+  // The journal file of this GPU (absent unless the GPU persists settings: simulated and replayed GPUs need none).
   std::optional<std::filesystem::path> journal_path() const;
 
  private:
@@ -143,6 +146,20 @@ struct RecoveryResult {
 // and removes the journal. Takes the GPU's lock first, so a live dvfslab process
 // that owns the journal gives BusyError. Nothing to do: journal_found == false.
 RecoveryResult restore_from_journal(Gpu& gpu, const std::filesystem::path& state_dir = {});
+
+// One restore journal in a state directory.
+struct JournalSummary {
+  std::filesystem::path file;
+  std::string gpu_uuid;
+  std::string gpu_name;
+  std::string device_spec;  // what open_gpu reopens the GPU with (journals before it: the UUID)
+  int pid = 0;              // the process that wrote it
+  std::string created_utc;
+};
+
+// Every journal in `state_dir` (empty = default), sorted by GPU UUID; Error naming
+// a file that is unreadable.
+std::vector<JournalSummary> find_journals(const std::filesystem::path& state_dir = {});
 
 // The GPU UUIDs that have a journal in `state_dir` (empty = default), sorted.
 std::vector<std::string> journaled_gpu_uuids(const std::filesystem::path& state_dir = {});

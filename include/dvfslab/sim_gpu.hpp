@@ -89,6 +89,8 @@ class SimGpu final : public Gpu {
   // A VirtualClock in virtual-time mode (register meter timers with every()).
   Clock& clock() override;
   ControlState control_state() override;
+  // A simulated GPU lives and dies with this process.
+  bool persists_settings() const override { return false; }
 
   const SimGpuSpec& spec() const;
   SimTimeMode time_mode() const;

@@ -49,7 +49,10 @@ struct Point {
   auto operator<=>(const Point&) const = default;
 };
 
-// NVML's clock-event ("throttle") reason bits; the values are NVML's.
+// Why a GPU runs below the clock it was asked for: dvfslab's own, vendor-neutral
+// reason bits. Each backend maps its vendor's reasons onto them (the NVML backend
+// in src/gpu/nvml/nvml_throttle.cpp). The bit positions are fixed: databases store
+// the mask (they match NVML's, so databases written before the mapping read the same).
 namespace throttle {
 inline constexpr std::uint64_t gpu_idle = 0x1;
 inline constexpr std::uint64_t applications_clocks_setting = 0x2;
@@ -60,6 +63,7 @@ inline constexpr std::uint64_t sw_thermal_slowdown = 0x20;
 inline constexpr std::uint64_t hw_thermal_slowdown = 0x40;
 inline constexpr std::uint64_t hw_power_brake_slowdown = 0x80;
 inline constexpr std::uint64_t display_clock_setting = 0x100;
+inline constexpr std::uint64_t other = 0x200;  // a reason the backend reports that has no bit above
 }  // namespace throttle
 
 // Names of the set bits, e.g. {"sw_power_cap", "sw_thermal_slowdown"}; unknown bits
@@ -79,7 +83,7 @@ struct Telemetry {
   std::optional<double> memory_temperature_c;
   std::optional<int> gpu_utilization_pct;
   std::optional<int> memory_utilization_pct;
-  std::optional<std::uint64_t> throttle_reasons;  // bit mask, see namespace throttle
+  std::optional<std::uint64_t> throttle_reasons;  // bit mask of namespace throttle's reasons
 };
 
 // Validity of one measurement window.

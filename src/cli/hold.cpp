@@ -69,7 +69,7 @@ void add_hold_command(CLI::App& app) {
       "process gets Ctrl-C / SIGTERM; then put the GPU back as it was found. Use it to run another "
       "program at a chosen setting. Knobs left out stay as they are.");
   command->add_option("--device", options->device,
-                      "Which GPU: auto (the first NVIDIA GPU), an index, a UUID, a PCI bus id, or sim:NAME")
+                      device_spec_help())
       ->capture_default_str();
   command->add_option("--sm", options->sm_mhz, "SM (graphics) clock to lock, in MHz; must be a supported clock");
   command->add_option("--mem", options->mem_mhz, "memory clock to lock, in MHz; must be a supported clock");
@@ -80,7 +80,7 @@ void add_hold_command(CLI::App& app) {
   command->add_flag("--allow-clock-changes", options->allow_clock_changes,
                     "allow changing clocks and power limit (needed for any of --sm, --mem, --power-limit)");
   command->add_option("--state-dir", options->state_dir,
-                      "directory of the restore journal and GPU lock (default: see `dvfslab restore --help`)");
+                      "directory of the restore journal (default: see `dvfslab restore --help`)");
   command->callback([options] { run_hold(*options); });
 }
 

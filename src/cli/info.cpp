@@ -41,9 +41,7 @@ void add_info_command(CLI::App& app) {
       "Show each GPU's identity, supported clocks, power limits and a live reading (read-only: "
       "never changes a setting).");
   info->add_option("--device", options->device,
-                   "Which GPU: auto (every NVIDIA GPU), an index (0), a UUID (GPU-...), a PCI bus id "
-                   "(0000:3b:00.0), or sim:NAME for a simulated GPU (sim:h200, sim:a100, sim:v100, "
-                   "sim:p100, sim:rtx2080ti)")
+                   device_spec_help() + ". With auto, info shows every GPU found")
       ->capture_default_str();
   info->add_flag("--json", options->json,
                  "Print one JSON document {\"devices\":[...]} on stdout instead of the summary "

@@ -12,8 +12,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "dvfslab measures how GPU clock and power-limit settings change the time, power and "
       "energy of deep-learning work, and finds the setting that saves the most energy.\n"
-      "Without an NVIDIA GPU, use a simulated one: --device sim:h200 (or sim:a100, sim:v100, "
-      "sim:p100, sim:rtx2080ti)."};
+      "Without an NVIDIA GPU, use a simulated one: --device sim:NAME (each command's --help lists "
+      "the models)."};
   app.set_version_flag("--version", std::string("dvfslab ") + DVFSLAB_VERSION);
   app.require_subcommand(1);
   dvfslab::cli::add_analyze_command(app);

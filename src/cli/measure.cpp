@@ -139,8 +139,8 @@ void add_measure_command(CLI::App& app) {
       "[items M]', 'dvfslab:begin NAME', 'dvfslab:end NAME' (docs/measure.md).\n"
       "Example: dvfslab measure --device sim:h200 --json -- python3 train.py");
   measure->add_option("--device", args->device,
-                      "GPU to measure: auto (the first NVIDIA GPU), an index, a UUID, a PCI bus id, or sim:NAME for "
-                      "a simulated GPU that follows the wall clock (idle unless a load is attached)")
+                      device_spec_help() + ". A simulated GPU here follows the wall clock (idle unless a load "
+                      "is attached)")
       ->capture_default_str();
   measure->add_flag("--json", args->json, "Print the measurement as one JSON document on stdout");
   measure->add_option("--trace", args->trace_path,

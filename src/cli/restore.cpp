@@ -31,22 +31,43 @@ void print_result(Gpu& gpu, const RecoveryResult& result) {
              result.journal_pid, result.journal_created_utc, fmt::join(result.report.actions, "; "));
 }
 
+[[noreturn]] void throw_missing_gpu(const JournalSummary& journal, const std::string& why, ExitCode code) {
+  throw Error(fmt::format("the restore journal {} (written by dvfslab process {} at {}) is for {} ({}), but {}; "
+                          "if the GPU was removed or reset, or the machine rebooted, its settings went with it: "
+                          "delete the journal; otherwise run `dvfslab restore` where the GPU is visible",
+                          journal.file.string(), journal.pid, journal.created_utc, journal.gpu_name,
+                          journal.gpu_uuid, why),
+              code);
+}
+
+// The GPU a journal names, reopened through the backend table. A GPU that is not
+// there is explained in terms of the journal: the user gave no --device.
+std::unique_ptr<Gpu> open_journaled_gpu(const JournalSummary& journal) {
+  try {
+    return open_gpu(journal.device_spec);
+  } catch (const ConfigError& e) {
+    throw_missing_gpu(journal, "no GPU here has that identity now", e.code());
+  } catch (const DriverNotFoundError& e) {
+    throw_missing_gpu(journal, fmt::format("no GPU can be reached ({})", e.what()), e.code());
+  }
+}
+
 void run_restore(const RestoreOptions& options) {
   const std::filesystem::path dir = options.state_dir.empty() ? default_state_dir() : std::filesystem::path(options.state_dir);
   if (!options.device.empty()) {
     for (auto& gpu : open_gpus(options.device)) print_result(*gpu, restore_from_journal(*gpu, dir));
     return;
   }
-  const std::vector<std::string> uuids = journaled_gpu_uuids(dir);
-  if (uuids.empty()) {
+  const std::vector<JournalSummary> journals = find_journals(dir);
+  if (journals.empty()) {
     fmt::print("nothing to restore: no dvfslab journal in {}\n", dir.string());
     return;
   }
   // Every GPU is tried even when one fails; the first failure decides the exit code.
   std::exception_ptr first_failure;
-  for (const std::string& uuid : uuids) {
+  for (const JournalSummary& journal : journals) {
     try {
-      auto gpu = open_gpu(uuid);
+      auto gpu = open_journaled_gpu(journal);
       print_result(*gpu, restore_from_journal(*gpu, dir));
     } catch (const Error& e) {
       if (first_failure) fmt::print(stderr, "dvfslab: error: {}\n", e.what());
@@ -67,10 +88,10 @@ void add_restore_command(CLI::App& app) {
       "Without a journal there is nothing to do and it says so. A running dvfslab process restores by "
       "itself on Ctrl-C or SIGTERM; its GPU is refused here while it runs.");
   command->add_option("--device", options->device,
-                      "Only this GPU: an index, a UUID, a PCI bus id, or auto for every NVIDIA GPU "
-                      "(default: every GPU that has a journal)");
+                      device_spec_help() + ". Only the GPUs it names; with auto every GPU found (default: "
+                      "every GPU that has a journal)");
   command->add_option("--state-dir,--journal-dir", options->state_dir,
-                      "Directory of the journals and GPU locks (default: $DVFSLAB_STATE_DIR, else /run/dvfslab "
+                      "Directory of the restore journals (default: $DVFSLAB_STATE_DIR, else /run/dvfslab "
                       "for root, $XDG_RUNTIME_DIR/dvfslab, or /tmp/dvfslab-UID)");
   command->callback([options] { run_restore(*options); });
 }

@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/workloads.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/gpu.hpp"
 #include "dvfslab/report.hpp"
 #include "dvfslab/study.hpp"
 
@@ -67,8 +68,7 @@ void add_study_command(CLI::App& app) {
       "Without an NVIDIA GPU it runs on a simulated V100 (SIMULATED). Running it again resumes or reuses the "
       "database in --out.");
   command->add_option("--device", args->device,
-                      "GPU to run on: an index, UUID, PCI bus id or sim:NAME (default: the first NVIDIA GPU, else "
-                      "sim:v100)");
+                      device_spec_help() + " (default: the first NVIDIA GPU, else sim:v100)");
   command->add_option("--out", args->out_dir, "Directory for dvfslab.sqlite, analysis.json and report.html")
       ->capture_default_str();
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,

@@ -137,8 +137,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("PLAN", args->plan_path, "The plan file (see docs/plan-example.toml)")->required();
   command->add_option("--db", args->db, "SQLite database to write (created if missing)")->capture_default_str();
   command->add_option("--device", args->device,
-                      "GPU to run on, replacing the plan's devices: auto, an index, UUID, PCI bus id, sim:NAME, or "
-                      "replay:FILE.csv (a published sweep table, docs/replay.md)");
+                      device_spec_help() + ". Replaces the plan's devices");
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,
                     "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
   command->add_option("--shard", args->shard,

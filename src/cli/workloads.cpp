@@ -33,7 +33,7 @@ void add_command_workloads(WorkloadRegistry& registry, const std::vector<Command
     // A program's work happens in wall time, which the virtual clock of a simulated
     // or replayed GPU never sees: commands run on hardware GPUs only.
     registry.add(
-        std::move(info), [](const Gpu& gpu) { return is_hardware_gpu(gpu.identity()); },
+        std::move(info), [](const Gpu& gpu) { return gpu.persists_settings(); },
         [argv = command.argv](const Case& workload_case, Gpu&, const WorkloadOptions&) {
           return make_command_workload(substitute(argv, workload_case), workload_case);
         });

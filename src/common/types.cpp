@@ -58,6 +58,7 @@ std::vector<std::string> throttle_reason_names(std::uint64_t mask) {
       {throttle::hw_thermal_slowdown, "hw_thermal_slowdown"},
       {throttle::hw_power_brake_slowdown, "hw_power_brake_slowdown"},
       {throttle::display_clock_setting, "display_clock_setting"},
+      {throttle::other, "other"},
   };
   std::vector<std::string> names;
   std::uint64_t known_bits = 0;

@@ -24,8 +24,6 @@ bool read_only_mode() {
   return value != nullptr && std::string_view(value) != "" && std::string_view(value) != "0";
 }
 
-bool is_hardware_gpu(const GpuIdentity& identity) { return !identity.simulated && identity.backend != "replay"; }
-
 bool ClockTable::supports(int memory, int graphics) const {
   auto it = graphics_mhz.find(memory);
   return it != graphics_mhz.end() &&

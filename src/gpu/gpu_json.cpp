@@ -23,9 +23,11 @@ void to_json(nlohmann::json& out, const GpuIdentity& identity) {
          {"pci_bus_id", identity.pci_bus_id},
          {"architecture", identity.architecture},
          {"driver_version", identity.driver_version},
-         {"nvml_version", identity.nvml_version},
+         {"library_version", identity.library_version},
+         {"nvml_version", identity.library_version},
          {"simulated", identity.simulated},
-         {"backend", identity.backend}};
+         {"backend", identity.backend},
+         {"device", identity.device_spec}};
 }
 
 void to_json(nlohmann::json& out, const ClockTable& table) {

@@ -75,7 +75,7 @@ std::string describe_gpu_text(Gpu& gpu) {
   };
   line("UUID", id.uuid);
   line("PCI bus id", id.pci_bus_id);
-  line("Driver / NVML", fmt::format("{} / {}", id.driver_version, id.nvml_version));
+  line("Driver / library", fmt::format("{} / {}", id.driver_version, id.library_version));
   line("Memory clocks", format_clock_list(table.memory_mhz));
   for (int memory : table.memory_mhz) {
     const auto found = table.graphics_mhz.find(memory);

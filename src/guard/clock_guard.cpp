@@ -42,13 +42,29 @@ int graphics_clock_near(const ClockTable& table, int memory, int wanted) {
   return best ? *best : *std::min_element(it->second.begin(), it->second.end());
 }
 
+// Whether `knob`'s part of two control states is the same.
+bool knob_as_found(Knob knob, const ControlState& now, const ControlState& found) {
+  switch (knob) {
+    case Knob::sm_lock:
+      return now.locked_sm_min_mhz == found.locked_sm_min_mhz && now.locked_sm_max_mhz == found.locked_sm_max_mhz;
+    case Knob::memory_lock:
+      return now.locked_mem_min_mhz == found.locked_mem_min_mhz && now.locked_mem_max_mhz == found.locked_mem_max_mhz;
+    case Knob::application_clocks:
+      return now.application_graphics_mhz == found.application_graphics_mhz &&
+             now.application_memory_mhz == found.application_memory_mhz;
+    case Knob::power_limit:
+      return now.power_limit_w == found.power_limit_w;
+  }
+  return false;
+}
+
 }  // namespace
 
 struct ClockGuard::Impl {
   Gpu& gpu;
   GuardOptions options;
-  std::optional<GpuLock> lock;                      // absent unless a hardware GPU
-  std::optional<std::filesystem::path> journal_file;  // absent unless a hardware GPU
+  std::optional<GpuLock> lock;                      // absent unless gpu.persists_settings()
+  std::optional<std::filesystem::path> journal_file;  // absent unless gpu.persists_settings()
   std::unique_ptr<InterruptAction> interrupt;
 
   std::mutex mutex;  // apply/restore against the signal thread
@@ -92,13 +108,47 @@ struct ClockGuard::Impl {
   void start_journal() {
     if (journal) return;
     const GpuIdentity& identity = gpu.identity();
-    journal = Journal{identity.uuid, identity.name, static_cast<int>(::getpid()), guard_detail::utc_now_iso8601(),
-                      gpu.control_state(), {}};
+    const std::string& device_spec = identity.device_spec.empty() ? identity.uuid : identity.device_spec;
+    journal = Journal{identity.uuid, identity.name, device_spec, static_cast<int>(::getpid()),
+                      guard_detail::utc_now_iso8601(), gpu.control_state(), {}};
   }
 
-  // Adds `knob` to the journal on disk before it is first changed.
-  void touch(Knob knob) {
-    if (journal->touched.insert(knob).second) write_journal();
+  // Runs the control call `change` of `knob`, adding the knob to the journal on
+  // disk first if this is its first change. When that first call is refused
+  // (no permission, not supported) and reading the GPU back shows the knob as
+  // found, it was not changed: the knob leaves the journal again, and a journal
+  // left with no knob is removed, so a refused run leaves nothing to restore.
+  template <typename Change>
+  void change_knob(Knob knob, Change&& change) {
+    const bool first_change = journal->touched.insert(knob).second;
+    if (first_change) write_journal();
+    try {
+      change();
+    } catch (const PermissionError& e) {
+      if (first_change && forget_unchanged(knob) && journal->touched.empty()) {
+        throw PermissionError(fmt::format("{}; nothing on {} was changed", e.what(), gpu.identity().name));
+      }
+      throw;
+    } catch (const NotSupportedError&) {
+      if (first_change) forget_unchanged(knob);
+      throw;
+    }
+  }
+
+  // True when `knob` still reads as found and was taken out of the journal.
+  bool forget_unchanged(Knob knob) {
+    try {
+      if (!knob_as_found(knob, gpu.control_state(), journal->original)) return false;
+    } catch (const std::exception&) {
+      return false;  // cannot tell: keep the journal
+    }
+    journal->touched.erase(knob);
+    if (journal->touched.empty() && journal_file) {
+      guard_detail::remove_journal(*journal_file);
+    } else {
+      write_journal();
+    }
+    return true;
   }
 
   void restore_knob(Knob knob) {
@@ -119,9 +169,8 @@ struct ClockGuard::Impl {
     if (!targets.sm_lock_mhz) {
       restore_knob(Knob::sm_lock);
     } else {
-      touch(Knob::sm_lock);
       try {
-        gpu.lock_sm_clocks(*targets.sm_lock_mhz, *targets.sm_lock_mhz);
+        change_knob(Knob::sm_lock, [&] { gpu.lock_sm_clocks(*targets.sm_lock_mhz, *targets.sm_lock_mhz); });
         sm_lock_works = true;
       } catch (const NotSupportedError&) {
         if (sm_lock_works) throw;
@@ -138,9 +187,9 @@ struct ClockGuard::Impl {
     if (!targets.mem_lock_mhz) {
       restore_knob(Knob::memory_lock);
     } else {
-      touch(Knob::memory_lock);
       try {
-        gpu.lock_memory_clocks(*targets.mem_lock_mhz, *targets.mem_lock_mhz);
+        change_knob(Knob::memory_lock,
+                    [&] { gpu.lock_memory_clocks(*targets.mem_lock_mhz, *targets.mem_lock_mhz); });
         mem_lock_works = true;
       } catch (const NotSupportedError&) {
         if (mem_lock_works) throw;
@@ -157,8 +206,9 @@ struct ClockGuard::Impl {
     if (!targets.application_mhz) {
       restore_knob(Knob::application_clocks);
     } else {
-      touch(Knob::application_clocks);
-      gpu.set_application_clocks(targets.application_mhz->first, targets.application_mhz->second);
+      change_knob(Knob::application_clocks, [&] {
+        gpu.set_application_clocks(targets.application_mhz->first, targets.application_mhz->second);
+      });
     }
     applied.application_mhz = targets.application_mhz;
   }
@@ -168,8 +218,7 @@ struct ClockGuard::Impl {
     if (!targets.power_limit_w) {
       restore_knob(Knob::power_limit);
     } else {
-      touch(Knob::power_limit);
-      gpu.set_power_limit(*targets.power_limit_w);
+      change_knob(Knob::power_limit, [&] { gpu.set_power_limit(*targets.power_limit_w); });
     }
     applied.power_limit_w = targets.power_limit_w;
   }
@@ -249,9 +298,10 @@ struct ClockGuard::Impl {
 };
 
 ClockGuard::ClockGuard(Gpu& gpu, GuardOptions options) : impl_(std::make_unique<Impl>(gpu, std::move(options))) {
-  if (is_hardware_gpu(gpu.identity())) {
+  if (gpu.persists_settings()) {
     const std::filesystem::path dir = guard_detail::resolve_state_dir(impl_->options.state_dir);
-    impl_->lock.emplace(dir, gpu.identity());
+    impl_->lock.emplace(gpu.identity());
+    guard_detail::ensure_state_dir(dir);
     impl_->journal_file = guard_detail::journal_file(dir, gpu.identity().uuid);
     impl_->recover_stale_journal();
   }

@@ -1,65 +1,86 @@
-// One dvfslab process per GPU: an flock on a per-UUID file. The kernel drops the
-// lock when the holder dies, so a crash never leaves the GPU locked.
-#include <fcntl.h>
+// One dvfslab process per GPU for the whole machine: the holder binds a Linux
+// abstract Unix socket named after the GPU's UUID. The name lives in the kernel,
+// not in a directory, so two processes with different state directories still
+// meet on it, and the kernel frees it when the holder dies, so a crash never
+// leaves the GPU locked. A refused process connects to the socket and reads the
+// holder's PID from the connection's peer credentials.
 #include <fmt/format.h>
-#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
-#include "guard/state_dir.hpp"
 
 namespace dvfslab {
 namespace {
 
-// The holder writes its PID after taking the lock; a reader racing with that
-// write sees an empty file.
-std::string holder_pid_text(int fd) {
-  char buffer[32] = {};
-  const ssize_t size = ::pread(fd, buffer, sizeof buffer - 1, 0);
-  std::string text = size > 0 ? std::string(buffer, static_cast<std::size_t>(size)) : std::string();
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text.empty() ? std::string("unknown") : text;
+// An abstract address: a leading NUL byte, then the name (not NUL-terminated).
+struct AbstractAddress {
+  sockaddr_un address{};
+  socklen_t length = 0;
+};
+
+AbstractAddress abstract_address(const std::string& name) {
+  AbstractAddress result;
+  result.address.sun_family = AF_UNIX;
+  const std::size_t room = sizeof result.address.sun_path - 1;
+  const std::size_t size = name.size() < room ? name.size() : room;
+  std::memcpy(result.address.sun_path + 1, name.data(), size);
+  result.length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + size);
+  return result;
+}
+
+// The PID of the process listening on `address`, or "unknown" when it cannot be
+// asked (it died just now, or its queue of unanswered connections is full).
+std::string holder_pid(const AbstractAddress& address) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return "unknown";
+  std::string pid = "unknown";
+  ucred credentials{};
+  socklen_t size = sizeof credentials;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address.address), address.length) == 0 &&
+      ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0 && credentials.pid > 0) {
+    pid = std::to_string(credentials.pid);
+  }
+  ::close(fd);
+  return pid;
 }
 
 }  // namespace
 
-GpuLock::GpuLock(const std::filesystem::path& state_dir, const GpuIdentity& gpu) {
-  const std::filesystem::path dir = guard_detail::resolve_state_dir(state_dir);
-  guard_detail::ensure_state_dir(dir);
-  path_ = guard_detail::lock_file(dir, gpu.uuid);
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd_ < 0) {
-    throw Error(fmt::format("cannot open the GPU lock file {}: {}; set DVFSLAB_STATE_DIR to a writable directory",
-                            path_.string(), std::strerror(errno)));
-  }
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+GpuLock::GpuLock(const GpuIdentity& gpu) : name_("dvfslab-gpu-" + gpu.uuid) {
+  const AbstractAddress address = abstract_address(name_);
+  // Close-on-exec: a child program must not keep the GPU locked after we exit.
+  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw Error(fmt::format("cannot create the lock socket for {}: {}", gpu.name, std::strerror(errno)));
+  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&address.address), address.length) != 0) {
     const int error = errno;
-    const std::string holder = holder_pid_text(fd_);
     ::close(fd_);
     fd_ = -1;
-    if (error == EWOULDBLOCK) {
-      throw BusyError(fmt::format("{} ({}) is in use by dvfslab process {} (lock {}); wait for it to finish or "
-                                  "stop it (it restores the GPU on SIGINT/SIGTERM)",
-                                  gpu.name, gpu.uuid, holder, path_.string()));
+    if (error == EADDRINUSE) {
+      throw BusyError(fmt::format("{} ({}) is in use by dvfslab process {}; wait for it to finish or stop it "
+                                  "(it restores the GPU on SIGINT/SIGTERM)",
+                                  gpu.name, gpu.uuid, holder_pid(address)));
     }
-    throw Error(fmt::format("cannot lock {}: {}", path_.string(), std::strerror(error)));
+    throw Error(fmt::format("cannot lock {} (abstract socket @{}): {}", gpu.name, name_, std::strerror(error)));
   }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+  // Listening is what lets a refused process learn our PID; the connections it
+  // makes are never accepted and vanish with the socket.
+  if (::listen(fd_, SOMAXCONN) != 0) {
     const int error = errno;
     ::close(fd_);
-    throw Error(fmt::format("cannot write the GPU lock file {}: {}", path_.string(), std::strerror(error)));
+    fd_ = -1;
+    throw Error(fmt::format("cannot lock {} (abstract socket @{}): {}", gpu.name, name_, std::strerror(error)));
   }
 }
 
 GpuLock::~GpuLock() {
-  // The file stays: unlinking it would let a third process lock a new inode while
-  // a second one still waits on the old.
   if (fd_ >= 0) ::close(fd_);
 }
 

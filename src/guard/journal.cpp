@@ -72,7 +72,7 @@ void write_journal(const std::filesystem::path& file, const Journal& journal) {
   for (Knob knob : journal.touched) touched.push_back(knob_name(knob));
   const json document{{"format", journal_format},
                       {"version", journal_version},
-                      {"gpu", {{"uuid", journal.gpu_uuid}, {"name", journal.gpu_name}}},
+                      {"gpu", {{"uuid", journal.gpu_uuid}, {"name", journal.gpu_name}, {"device", journal.device_spec}}},
                       {"pid", journal.pid},
                       {"created_utc", journal.created_utc},
                       {"original_state", journal.original},
@@ -118,6 +118,9 @@ std::optional<Journal> read_journal(const std::filesystem::path& file) {
     Journal journal;
     journal.gpu_uuid = document.at("gpu").at("uuid").get<std::string>();
     journal.gpu_name = document.at("gpu").at("name").get<std::string>();
+    // Journals written before the device spec was recorded name NVIDIA GPUs by UUID.
+    journal.device_spec = document.at("gpu").value("device", journal.gpu_uuid);
+    if (journal.device_spec.empty()) journal.device_spec = journal.gpu_uuid;
     journal.pid = document.at("pid").get<int>();
     journal.created_utc = document.at("created_utc").get<std::string>();
     journal.original = document.at("original_state").get<ControlState>();

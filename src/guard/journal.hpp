@@ -16,6 +16,7 @@ enum class Knob { sm_lock, memory_lock, application_clocks, power_limit };
 struct Journal {
   std::string gpu_uuid;
   std::string gpu_name;
+  std::string device_spec;  // reopens the GPU through open_gpu; journals before it: the UUID
   int pid = 0;
   std::string created_utc;  // ISO 8601
   ControlState original;

@@ -44,19 +44,29 @@ RecoveryResult restore_from_journal(Gpu& gpu, const std::filesystem::path& state
   const std::filesystem::path file = guard_detail::journal_file(dir, gpu.identity().uuid);
   std::error_code error;
   if (!std::filesystem::exists(file, error)) return {};
-  const GpuLock lock(dir, gpu.identity());
+  const GpuLock lock(gpu.identity());
   return guard_detail::recover_journal(gpu, file);
 }
 
-std::vector<std::string> journaled_gpu_uuids(const std::filesystem::path& state_dir) {
+std::vector<JournalSummary> find_journals(const std::filesystem::path& state_dir) {
   const std::filesystem::path dir = guard_detail::resolve_state_dir(state_dir);
-  std::vector<std::string> uuids;
+  std::vector<JournalSummary> journals;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     if (!entry.is_regular_file() || !guard_detail::is_journal_file(entry.path())) continue;
-    if (const auto journal = guard_detail::read_journal(entry.path())) uuids.push_back(journal->gpu_uuid);
+    if (const auto journal = guard_detail::read_journal(entry.path())) {
+      journals.push_back(JournalSummary{entry.path(), journal->gpu_uuid, journal->gpu_name, journal->device_spec,
+                                        journal->pid, journal->created_utc});
+    }
   }
-  std::sort(uuids.begin(), uuids.end());
+  std::sort(journals.begin(), journals.end(),
+            [](const JournalSummary& a, const JournalSummary& b) { return a.gpu_uuid < b.gpu_uuid; });
+  return journals;
+}
+
+std::vector<std::string> journaled_gpu_uuids(const std::filesystem::path& state_dir) {
+  std::vector<std::string> uuids;
+  for (const JournalSummary& journal : find_journals(state_dir)) uuids.push_back(journal.gpu_uuid);
   return uuids;
 }
 

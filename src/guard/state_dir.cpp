@@ -66,10 +66,6 @@ void ensure_state_dir(const std::filesystem::path& dir) {
   }
 }
 
-std::filesystem::path lock_file(const std::filesystem::path& dir, const std::string& uuid) {
-  return dir / (file_safe(uuid) + ".lock");
-}
-
 std::filesystem::path journal_file(const std::filesystem::path& dir, const std::string& uuid) {
   return dir / (std::string(journal_prefix) + file_safe(uuid) + std::string(journal_suffix));
 }

@@ -1,6 +1,5 @@
 #pragma once
-// File names inside the state directory, shared by the lock, the journal and
-// recovery.
+// File names inside the state directory, shared by the journal and recovery.
 #include <filesystem>
 #include <string>
 
@@ -11,7 +10,6 @@ std::filesystem::path resolve_state_dir(const std::filesystem::path& dir);
 // Creates the directory (mode 0700) if missing; throws Error saying what to do.
 void ensure_state_dir(const std::filesystem::path& dir);
 
-std::filesystem::path lock_file(const std::filesystem::path& dir, const std::string& uuid);
 std::filesystem::path journal_file(const std::filesystem::path& dir, const std::string& uuid);
 bool is_journal_file(const std::filesystem::path& file);
 

@@ -45,7 +45,7 @@ json run_json(const RunInfo& run) {
         {"pci_bus_id", run.gpu.pci_bus_id},
         {"architecture", run.gpu.architecture},
         {"driver_version", run.gpu.driver_version},
-        {"nvml_version", run.gpu.nvml_version},
+        {"nvml_version", run.gpu.library_version},
         {"simulated", run.gpu.simulated},
         {"backend", run.gpu.backend}}},
       {"plan_text", run.plan_text},

@@ -45,7 +45,7 @@ RunInfo run_from(const Statement& row) {
   run.gpu.pci_bus_id = row.text(10);
   run.gpu.architecture = row.text(11);
   run.gpu.driver_version = row.text(12);
-  run.gpu.nvml_version = row.text(13);
+  run.gpu.library_version = row.text(13);
   run.gpu.simulated = row.int64(14) != 0;
   run.gpu.backend = row.text(15);
   run.plan_text = row.text(16);
@@ -150,7 +150,7 @@ std::int64_t insert_run(Connection& connection, const RunInfo& run) {
       .bind(10, run.gpu.pci_bus_id)
       .bind(11, run.gpu.architecture)
       .bind(12, run.gpu.driver_version)
-      .bind(13, run.gpu.nvml_version)
+      .bind(13, run.gpu.library_version)
       .bind(14, run.gpu.simulated)
       .bind(15, run.gpu.backend)
       .bind(16, run.plan_text)

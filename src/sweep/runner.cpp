@@ -89,7 +89,7 @@ void maybe_kill_for_test(std::size_t points_recorded) {
 }  // namespace
 
 bool clock_changes_allowed(const Gpu& gpu, const SweepOptions& options) {
-  return options.allow_clock_changes || !is_hardware_gpu(gpu.identity());
+  return options.allow_clock_changes || !gpu.persists_settings();
 }
 
 void check_sweep_allowed(const Gpu& gpu, const Schedule& schedule, const SweepOptions& options) {

@@ -2,6 +2,9 @@
 // Environments that point dvfslab at the fake NVML (tools/fake_nvml), for tests
 // that run the binary (fake_nvml_environment) or the library in-process
 // (ScopedEnvironment).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -16,11 +19,21 @@ namespace dvfslab::testing {
 inline const std::vector<std::string> fake_nvml_variables = {
     "DVFSLAB_FAKE_NVML_GPUS",     "DVFSLAB_FAKE_NVML_NO_DRIVER", "DVFSLAB_FAKE_NVML_NO_PERMISSION",
     "DVFSLAB_FAKE_NVML_NO_ENERGY", "DVFSLAB_FAKE_NVML_LOST_AFTER", "DVFSLAB_FAKE_NVML_LOG",
-    "DVFSLAB_FAKE_NVML_STATE"};
+    "DVFSLAB_FAKE_NVML_STATE", "DVFSLAB_FAKE_NVML_UUID_SALT"};
+
+// A salt no other test on this machine uses, the same for every call within one
+// test (this process's PID and the test's name): GPU locks are machine-wide per
+// UUID, so tests running in parallel must not share a fake GPU's UUID, while the
+// runs of one test must see the same GPU.
+inline std::string unique_fake_uuid_salt() {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string name = test != nullptr ? std::string(test->test_suite_name()) + "." + test->name() : "";
+  return std::to_string(::getpid()) + "-" + name;
+}
 
 // dvfslab loads `library` (the current-driver fake by default) simulating `gpus`
-// ("h200" or "h200,v100"); `extra` adds or overrides variables. Read-only mode is
-// off unless `extra` sets it.
+// ("h200" or "h200,v100") with UUIDs of their own (unique_fake_uuid_salt);
+// `extra` adds or overrides variables. Read-only mode is off unless `extra` sets it.
 inline EnvironmentChanges fake_nvml_environment(const std::string& gpus, EnvironmentChanges extra = {},
                                                 const std::string& library = DVFSLAB_FAKE_NVML) {
   EnvironmentChanges environment;
@@ -28,6 +41,7 @@ inline EnvironmentChanges fake_nvml_environment(const std::string& gpus, Environ
   environment["DVFSLAB_READ_ONLY"] = std::nullopt;
   environment["DVFSLAB_NVML_LIBRARY"] = library;
   environment["DVFSLAB_FAKE_NVML_GPUS"] = gpus;
+  environment["DVFSLAB_FAKE_NVML_UUID_SALT"] = unique_fake_uuid_salt();
   for (auto& [name, value] : extra) environment[name] = std::move(value);
   return environment;
 }

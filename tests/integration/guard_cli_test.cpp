@@ -4,6 +4,7 @@
 // refusals. The fake's setter log shows what reached the "driver".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,16 @@ class GuardCli : public ::testing::Test {
                {"DVFSLAB_FAKE_NVML_STATE", (dir / "gpu-state.json").string()},
                {"DVFSLAB_STATE_DIR", (dir / "state").string()}});
 
+  // The GPU is found as an administrator left it, not as a fresh one: a restore
+  // must put back 450 W, not the 700 W default.
+  void SetUp() override {
+    const nlohmann::json controls{{"locked_sm_min_mhz", nullptr}, {"locked_sm_max_mhz", nullptr},
+                                  {"locked_mem_min_mhz", nullptr}, {"locked_mem_max_mhz", nullptr},
+                                  {"application_graphics_mhz", 1980}, {"application_memory_mhz", 3201},
+                                  {"power_limit_w", 450.0}};
+    std::ofstream(dir / "gpu-state.json") << nlohmann::json{{"devices", {{{"index", 0}, {"controls", controls}}}}};
+  }
+
   // The fake GPU's control state as the last process left it.
   nlohmann::json controls() const {
     return nlohmann::json::parse(std::ifstream(dir / "gpu-state.json")).at("devices").at(0).at("controls");
@@ -38,6 +49,13 @@ class GuardCli : public ::testing::Test {
     std::ifstream in(dir / "setters.log");
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     return lines;
+  }
+
+  std::filesystem::path journal_file() const {
+    for (const auto& entry : std::filesystem::directory_iterator(dir / "state")) {
+      if (entry.path().filename().string().starts_with("journal-")) return entry.path();
+    }
+    return {};
   }
 
   bool has_journal() const {
@@ -51,10 +69,11 @@ class GuardCli : public ::testing::Test {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
 
-  // The state a fresh fake GPU has, as written at its first nvmlInit.
+  // The state the fake GPU is found in, as dvfslab's first nvmlInit reads it.
   nlohmann::json found_state() {
     const ProcessResult info = run_dvfslab({"info", "--device", "0"}, environment);
     EXPECT_EQ(info.exit_code, 0) << info.err;
+    EXPECT_EQ(controls().at("power_limit_w"), 450.0) << "the fake lost the state set before dvfslab started";
     return controls();
   }
 
@@ -93,11 +112,47 @@ TEST_F(GuardCli, RestoreAfterSigkillPutsEveryClockAndThePowerLimitBack) {
   EXPECT_EQ(std::vector<std::string>(log.begin() + static_cast<long>(calls_before_restore), log.end()),
             (std::vector<std::string>{"nvmlDeviceResetGpuLockedClocks device=0",
                                       "nvmlDeviceResetMemoryLockedClocks device=0",
-                                      "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=700000"}));
+                                      "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000"}));
 
   const ProcessResult again = run_dvfslab({"restore"}, environment);
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_NE(again.out.find("nothing to restore"), std::string::npos) << again.out;
+}
+
+TEST_F(GuardCli, TheJournalRecordsTheDeviceSpecAndOlderJournalsWithOnlyAUuidStillRestore) {
+  const nlohmann::json found = found_state();
+  auto hold = start_hold("hold.err");
+  hold->send(SIGKILL);
+  hold->wait();
+  const std::filesystem::path journal = journal_file();
+  nlohmann::json document = nlohmann::json::parse(std::ifstream(journal));
+  EXPECT_EQ(document.at("gpu").at("device"), document.at("gpu").at("uuid"));
+  document.at("gpu").erase("device");  // as dvfslab wrote journals before the device spec
+  std::ofstream(journal) << document.dump();
+
+  const ProcessResult restore = run_dvfslab({"restore"}, environment);
+  EXPECT_EQ(restore.exit_code, 0) << restore.err;
+  EXPECT_EQ(controls(), found);
+  EXPECT_FALSE(has_journal());
+}
+
+TEST_F(GuardCli, AJournalOfAGpuThatIsNotHereSaysWhichJournalAndWhatToDo) {
+  std::filesystem::create_directories(dir / "state");
+  const std::filesystem::path journal = dir / "state" / "journal-GPU-gone.json";
+  std::ofstream(journal) << nlohmann::json{
+      {"format", "dvfslab-restore-journal"}, {"version", 1},
+      {"gpu", {{"uuid", "GPU-0badc0de-0000-0000-0000-000000000000"}, {"name", "NVIDIA H100"}}}, {"pid", 4242},
+      {"created_utc", "2026-11-29T17:09:43Z"}, {"original_state", {{"power_limit_w", 700.0}}},
+      {"touched", {"power_limit"}}};
+  const ProcessResult restore = run_dvfslab({"restore"}, environment);
+  EXPECT_NE(restore.exit_code, 0);
+  EXPECT_EQ(std::count(restore.err.begin(), restore.err.end(), '\n'), 1) << restore.err;
+  EXPECT_NE(restore.err.find(journal.string()), std::string::npos) << restore.err;
+  EXPECT_NE(restore.err.find("NVIDIA H100"), std::string::npos) << restore.err;
+  EXPECT_NE(restore.err.find("delete the journal"), std::string::npos) << restore.err;
+  EXPECT_EQ(restore.err.find("--device"), std::string::npos) << "no --device was given: " << restore.err;
+  EXPECT_TRUE(std::filesystem::exists(journal)) << "only the user deletes a journal dvfslab cannot act on";
+  EXPECT_TRUE(setter_log().empty());
 }
 
 TEST_F(GuardCli, RestoreWithADeviceSaysWhenThereIsNothingToDo) {
@@ -128,7 +183,7 @@ TEST_F(GuardCli, SigtermRestoresAndExits143) {
   EXPECT_FALSE(has_journal());
   const std::vector<std::string> log = setter_log();
   ASSERT_GE(log.size(), 3u);
-  EXPECT_EQ(log.back(), "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=700000");
+  EXPECT_EQ(log.back(), "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000");
 }
 
 TEST_F(GuardCli, ASecondProcessOnTheGpuIsRefusedWithTheHoldersPid) {
@@ -141,6 +196,27 @@ TEST_F(GuardCli, ASecondProcessOnTheGpuIsRefusedWithTheHoldersPid) {
   EXPECT_EQ(restore.exit_code, 9) << "a live owner's journal is not restored by another process";
   hold->send(SIGTERM);
   EXPECT_EQ(hold->wait(), 143);
+}
+
+TEST_F(GuardCli, ASecondProcessWithAnotherStateDirectoryIsRefusedWithTheHoldersPid) {
+  auto hold = start_hold("hold.err");
+  EnvironmentChanges other_directory = environment;
+  other_directory["DVFSLAB_STATE_DIR"] = (dir / "other-state").string();
+  EnvironmentChanges default_directory = environment;
+  default_directory["DVFSLAB_STATE_DIR"] = std::nullopt;
+  for (const EnvironmentChanges& second_environment : {other_directory, default_directory}) {
+    const ProcessResult second = run_dvfslab(
+        {"hold", "--device", "0", "--power-limit", "300", "--allow-clock-changes", "--seconds", "0"},
+        second_environment);
+    EXPECT_EQ(second.exit_code, 9) << second.err;
+    EXPECT_NE(second.err.find("in use by dvfslab process " + std::to_string(hold->pid())), std::string::npos)
+        << second.err;
+  }
+  expect_held_setting();
+  EXPECT_EQ(setter_log().size(), 3u) << "only the holder's three calls reached the driver";
+  hold->send(SIGTERM);
+  EXPECT_EQ(hold->wait(), 143);
+  EXPECT_EQ(controls().at("power_limit_w"), 450.0);
 }
 
 TEST_F(GuardCli, TheNextRunRestoresWhatAKilledOneLeft) {
@@ -162,10 +238,10 @@ TEST_F(GuardCli, HoldForSomeSecondsRestoresAndExits0) {
       {"hold", "--device", "0", "--power-limit", "500", "--allow-clock-changes", "--seconds", "0"}, environment);
   EXPECT_EQ(held.exit_code, 0) << held.err;
   EXPECT_NE(held.out.find("power limit 500 W"), std::string::npos) << held.out;
-  EXPECT_NE(held.out.find("restored NVIDIA H200 (power limit set back to 700 W)"), std::string::npos) << held.out;
+  EXPECT_NE(held.out.find("restored NVIDIA H200 (power limit set back to 450 W)"), std::string::npos) << held.out;
   EXPECT_EQ(controls(), found);
   EXPECT_EQ(setter_log(), (std::vector<std::string>{"nvmlDeviceSetPowerManagementLimit device=0 limit_mw=500000",
-                                                    "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=700000"}));
+                                                    "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000"}));
 }
 
 TEST_F(GuardCli, BadSettingsAndMissingPermissionChangeNothing) {

@@ -27,10 +27,12 @@ TEST(InfoCli, JsonContractOnTheFakeH200) {
   const auto document = info_json({}, fake_nvml_environment("h200"));
   ASSERT_EQ(document["devices"].size(), 1u);
   const auto& device = document["devices"][0];
-  for (const char* key : {"index", "name", "uuid", "pci_bus_id", "architecture", "driver_version", "nvml_version",
-                          "simulated", "clocks", "power_limit_w", "telemetry"}) {
+  for (const char* key : {"index", "name", "uuid", "pci_bus_id", "architecture", "driver_version", "library_version",
+                          "nvml_version", "simulated", "device", "clocks", "power_limit_w", "telemetry"}) {
     EXPECT_TRUE(device.contains(key)) << key;
   }
+  EXPECT_EQ(device["device"], device["uuid"]) << "an NVIDIA GPU is reopened by its UUID";
+  EXPECT_EQ(device["library_version"], device["nvml_version"]);
   EXPECT_EQ(device["name"], "NVIDIA H200");
   EXPECT_EQ(device["architecture"], "Hopper");
   EXPECT_EQ(device["simulated"], false);

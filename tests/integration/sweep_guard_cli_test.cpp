@@ -164,11 +164,27 @@ TEST_F(FakeNvmlSweepTest, AfterSigkillTheNextStartRestoresFromTheJournal) {
 TEST_F(FakeNvmlSweepTest, ASecondProcessOnTheSameGpuIsRefusedWithTheHoldersPid) {
   testing::ScopedEnvironment fake(environment());
   const auto gpu = open_gpu("0");
-  GpuLock held(dir_ / "state", gpu->identity());
+  GpuLock held(gpu->identity());
   const auto result = sweep(changing_plan_, {"--allow-clock-changes"});
   EXPECT_EQ(result.exit_code, 9) << result.err;
   EXPECT_NE(result.err.find(std::to_string(::getpid())), std::string::npos) << result.err;
   EXPECT_TRUE(log().empty()) << "nothing may change while another process holds the GPU";
+}
+
+TEST_F(FakeNvmlSweepTest, ADriverRefusingEveryChangeGivesOneLineThatSaysWhatToDoAndNoJournal) {
+  const auto refused = sweep(changing_plan_, {"--allow-clock-changes"}, {{"DVFSLAB_FAKE_NVML_NO_PERMISSION", "1"}});
+  EXPECT_EQ(refused.exit_code, 5) << refused.err;
+  std::size_t error_lines = 0;
+  for (std::size_t at = refused.err.find("error:"); at != std::string::npos; at = refused.err.find("error:", at + 1)) {
+    ++error_lines;
+  }
+  EXPECT_EQ(error_lines, 1u) << "one error line (after the sweep's header): " << refused.err;
+  EXPECT_EQ(refused.err.find("could not restore"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("needs root"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("nothing on NVIDIA H200 was changed"), std::string::npos) << refused.err;
+  EXPECT_FALSE(journal_exists()) << "nothing was changed, so nothing is left to restore";
+  const auto state = replay(log());
+  EXPECT_EQ(state.calls, 1u) << "one refused call, and no restore of what never changed: " << log();
 }
 
 TEST_F(FakeNvmlSweepTest, ClockChangesNeedPermissionButTheDefaultAlwaysRuns) {

@@ -173,6 +173,46 @@ TEST_F(ClockGuardTest, FailedRestoreKeepsTheJournalAndSaysWhatToDo) {
   EXPECT_EQ(gpu.control_state().power_limit_w, 250.0) << "the other knobs are restored all the same";
 }
 
+TEST_F(ClockGuardTest, ARefusedFirstChangeLeavesNoJournalAndNothingToRestore) {
+  FileBackedGpuOptions gpu_options;
+  gpu_options.failing_setter = "lock_sm_clocks";
+  bool journal_written_before_the_call = false;
+  FileBackedGpu gpu(state_file, gpu_options);
+  gpu_options.before_first_setter = [&] { journal_written_before_the_call = std::filesystem::exists(journal_of(gpu)); };
+  FileBackedGpu watched(state_file, gpu_options);
+  {
+    ClockGuard guard(watched, options);
+    try {
+      guard.apply(Setting{1200, std::nullopt, std::nullopt});
+      FAIL() << "the refused call did not throw";
+    } catch (const PermissionError& e) {
+      EXPECT_NE(std::string(e.what()).find("nothing on Test GPU was changed"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(guard.has_changes());
+    EXPECT_FALSE(std::filesystem::exists(journal_of(watched)));
+  }
+  EXPECT_TRUE(journal_written_before_the_call);
+  EXPECT_EQ(watched.calls(), std::vector<std::string>{"lock_sm_clocks"}) << "nothing to restore, so no further call";
+}
+
+TEST_F(ClockGuardTest, ARefusedChangeAfterAnotherKeepsTheJournalOfTheChangedKnobOnly) {
+  FileBackedGpuOptions gpu_options;
+  gpu_options.failing_setter = "set_power_limit";
+  FileBackedGpu gpu(state_file, gpu_options);
+  ClockGuard guard(gpu, options);
+  try {
+    guard.apply(Setting{1200, std::nullopt, 150});
+    FAIL() << "the refused call did not throw";
+  } catch (const PermissionError& e) {
+    EXPECT_EQ(std::string(e.what()).find("nothing on"), std::string::npos) << "the SM clock was changed: " << e.what();
+  }
+  EXPECT_TRUE(guard.has_changes());
+  const nlohmann::json journal = nlohmann::json::parse(std::ifstream(journal_of(gpu)));
+  EXPECT_EQ(journal.at("touched"), nlohmann::json({"sm_lock"})) << "the refused power limit never changed";
+  guard.restore();
+  EXPECT_EQ(gpu.calls(), (std::vector<std::string>{"lock_sm_clocks", "set_power_limit", "reset_sm_clocks"}));
+}
+
 TEST_F(ClockGuardTest, WithoutPermissionNothingChanges) {
   FileBackedGpu gpu(state_file);
   ClockGuard guard(gpu, GuardOptions{dir / "state", false});

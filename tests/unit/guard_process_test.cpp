@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include "dvfslab/error.hpp"
@@ -108,7 +110,7 @@ class GuardProcessTest : public ::testing::Test {
 TEST_F(GuardProcessTest, ASecondProcessIsToldWhichPidHoldsTheGpu) {
   Child holder([this] {
     static FileBackedGpu gpu(gpu_file);
-    static GpuLock lock(state_dir, gpu.identity());
+    static GpuLock lock(gpu.identity());
   });
   ASSERT_TRUE(holder.wait_ready());
   FileBackedGpu gpu(gpu_file);
@@ -123,7 +125,28 @@ TEST_F(GuardProcessTest, ASecondProcessIsToldWhichPidHoldsTheGpu) {
   }
   holder.signal(SIGKILL);
   holder.wait_status();
-  EXPECT_NO_THROW(GpuLock(state_dir, gpu.identity())) << "the kernel releases the lock of a dead process";
+  EXPECT_NO_THROW(GpuLock(gpu.identity())) << "the kernel releases the lock of a dead process";
+}
+
+TEST_F(GuardProcessTest, AProgramStartedByTheHolderDoesNotKeepTheGpuLocked) {
+  const std::filesystem::path grandchild_pid_file = dir / "grandchild.pid";
+  Child holder([this, grandchild_pid_file] {
+    static FileBackedGpu gpu(gpu_file);
+    static GpuLock lock(gpu.identity());
+    // A program that outlives its parent, as a workload's background helper may.
+    const std::string command = "sleep 30 & echo $! > '" + grandchild_pid_file.string() + "'";
+    if (std::system(command.c_str()) != 0) throw std::runtime_error("sh failed");
+  });
+  ASSERT_TRUE(holder.wait_ready());
+  holder.signal(SIGKILL);
+  holder.wait_status();
+  int grandchild = 0;
+  std::ifstream(grandchild_pid_file) >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  ASSERT_EQ(::kill(grandchild, 0), 0) << "the program still runs";
+  FileBackedGpu gpu(gpu_file);
+  EXPECT_NO_THROW(GpuLock{gpu.identity()}) << "the lock went with its holder, not with the program it started";
+  ::kill(grandchild, SIGKILL);
 }
 
 TEST_F(GuardProcessTest, AfterSigkillRestoreFromJournalPutsEverythingBack) {

@@ -22,7 +22,7 @@ TEST(StoreWriter, BeginRunStoresTheRunAndFillsTheStoresFields) {
   RunInfo info = sweep_run("plan text", 1, 3);
   info.gpu.pci_bus_id = "00000000:3B:00.0";
   info.gpu.architecture = "Volta";
-  info.gpu.nvml_version = "12.550.54";
+  info.gpu.library_version = "12.550.54";
   info.gpu.index = 2;
   const std::int64_t id = store.begin_run(info);
 
@@ -45,7 +45,7 @@ TEST(StoreWriter, BeginRunStoresTheRunAndFillsTheStoresFields) {
   EXPECT_EQ(run->gpu.pci_bus_id, info.gpu.pci_bus_id);
   EXPECT_EQ(run->gpu.architecture, "Volta");
   EXPECT_EQ(run->gpu.driver_version, "550.54");
-  EXPECT_EQ(run->gpu.nvml_version, "12.550.54");
+  EXPECT_EQ(run->gpu.library_version, "12.550.54");
   EXPECT_EQ(run->gpu.index, 2);
   EXPECT_TRUE(run->gpu.simulated);
   EXPECT_EQ(run->gpu.backend, "sim");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fake_state.hpp"
+#include "gpu/nvml/nvml_throttle.hpp"
 
 using dvfslab::fake_nvml::FakeDevice;
 using dvfslab::fake_nvml::state;
@@ -117,7 +118,10 @@ nvml::Return fake_pci_info(nvml::Device handle, nvml::PciInfo* pci) {
 }
 
 nvml::Return fake_clock_reasons(nvml::Device handle, unsigned long long* reasons) {
-  return with_device(handle, [&](FakeDevice& device) { return store(reasons, device.gpu->read_telemetry().throttle_reasons); });
+  return with_device(handle, [&](FakeDevice& device) {
+    const auto neutral = device.gpu->read_telemetry().throttle_reasons;
+    return store(reasons, neutral ? std::optional(nvml::nvml_clock_event_reasons(*neutral)) : std::nullopt);
+  });
 }
 
 const char* error_text(nvml::Return code) {

@@ -46,7 +46,10 @@ std::vector<ControlState> persisted_control_states(const std::string& path) {
   std::ifstream in(path);
   if (!in) return states;
   try {
-    for (const nlohmann::json& device : nlohmann::json::parse(in).at("devices")) {
+    // Kept in a variable: a range-for over a member of the temporary parse() returns
+    // would iterate a destroyed object (the temporary's life is not extended).
+    const nlohmann::json document = nlohmann::json::parse(in);
+    for (const nlohmann::json& device : document.at("devices")) {
       states.push_back(device.at("controls").get<ControlState>());
     }
   } catch (const std::exception& e) {
@@ -77,6 +80,9 @@ std::unique_ptr<State> build_state() {
   built->log_path = environment("DVFSLAB_FAKE_NVML_LOG");
 
   const std::string keys = environment("DVFSLAB_FAKE_NVML_GPUS", "h200");
+  // GPU locks are per UUID for the whole machine: tests running side by side give
+  // their fakes different UUIDs through this salt.
+  const std::string uuid_salt = environment("DVFSLAB_FAKE_NVML_UUID_SALT");
   std::size_t start = 0;
   while (start <= keys.size()) {
     const std::size_t comma = std::min(keys.find(',', start), keys.size());
@@ -87,7 +93,7 @@ std::unique_ptr<State> build_state() {
     device.index = static_cast<int>(built->devices.size());
     device.gpu = std::make_unique<SimGpu>(sim_gpu_spec(key), SimTimeMode::wall_time, device.index);
     // Stable, NVML-shaped identifiers derived from the model and position.
-    const auto hash = static_cast<unsigned long long>(std::hash<std::string>{}(key));
+    const auto hash = static_cast<unsigned long long>(std::hash<std::string>{}(uuid_salt + key));
     device.uuid = fmt::format("GPU-{:08x}-fa4e-4d1b-9c2e-{:012x}", static_cast<unsigned>(hash >> 32),
                               (hash & 0xffffffffffffULL) + static_cast<unsigned>(device.index));
     device.pci_bus_id = fmt::format("00000000:{:02X}:00.0", 0x18 + 0x10 * device.index);

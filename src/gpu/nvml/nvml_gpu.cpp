@@ -10,6 +10,7 @@
 
 #include "dvfslab/error.hpp"
 #include "gpu/nvml/nvml_errors.hpp"
+#include "gpu/nvml/nvml_throttle.hpp"
 
 namespace dvfslab::nvml {
 namespace {
@@ -98,6 +99,7 @@ void NvmlGpu::read_identity() {
   std::array<char, uuid_buffer_size> uuid{};
   call<Entry::device_get_uuid>("read the GPU UUID", {}, device_, uuid.data(), uuid_buffer_size);
   identity_.uuid = from_buffer(uuid.data(), uuid.size());
+  identity_.device_spec = identity_.uuid;  // an index can change between boots; the UUID cannot
 
   PciInfo pci{};
   call<Entry::device_get_pci_info>("read the PCI bus id", {}, device_, &pci);
@@ -114,7 +116,7 @@ void NvmlGpu::read_identity() {
   identity_.driver_version = from_buffer(version.data(), version.size());
   version.fill('\0');
   call<Entry::system_get_nvml_version>("read the NVML version", {}, version.data(), version_buffer_size);
-  identity_.nvml_version = from_buffer(version.data(), version.size());
+  identity_.library_version = from_buffer(version.data(), version.size());
 }
 
 ClockTable NvmlGpu::clock_table() {
@@ -211,7 +213,7 @@ Telemetry NvmlGpu::read_telemetry() {
   unsigned long long reasons = 0;
   if (try_call<Entry::device_get_current_clocks_event_reasons>("read the clock-event reasons", device_,
                                                                &reasons)) {
-    telemetry.throttle_reasons = reasons;
+    telemetry.throttle_reasons = neutral_throttle_reasons(reasons);
   }
   return telemetry;
 }

@@ -14,6 +14,7 @@ ReplayGpu::ReplayGpu(ReplayTable table) : table_(std::move(table)) {
   identity_.name = table_.gpu_name();
   identity_.uuid = fmt::format("REPLAY-{:016x}", std::hash<std::string>{}(table_.path().string() + "#" + table_.gpu_name()));
   identity_.backend = "replay";
+  identity_.device_spec = "replay:" + table_.path().string() + "#" + table_.gpu_name();
   // The numbers are real measurements of the table's source, replayed: not simulated.
   identity_.simulated = false;
 }

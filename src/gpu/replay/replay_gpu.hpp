@@ -19,6 +19,8 @@ class ReplayGpu final : public Gpu {
   Telemetry read_telemetry() override;
   Clock& clock() override { return clock_; }
   ControlState control_state() override { return control_; }
+  // A replayed setting lives only in this object.
+  bool persists_settings() const override { return false; }
 
   const ReplayTable& table() const { return table_; }
   // The setting the GPU is at: what was applied, the table's default for the rest.

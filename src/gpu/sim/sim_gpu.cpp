@@ -30,9 +30,10 @@ GpuIdentity make_identity(const SimGpuSpec& spec, int index) {
   identity.pci_bus_id = fmt::format("00000000:{:02X}:00.0", index + 1);
   identity.architecture = spec.architecture;
   identity.driver_version = "simulated";
-  identity.nvml_version = "simulated";
+  identity.library_version = "simulated";
   identity.simulated = true;
   identity.backend = "sim";
+  identity.device_spec = "sim:" + spec.key;
   return identity;
 }
 

@@ -35,7 +35,8 @@ class FileBackedGpu final : public Gpu {
   explicit FileBackedGpu(std::string state_file, FileBackedGpuOptions options = {})
       : file_(std::move(state_file)), options_(std::move(options)) {
     identity_.name = "Test GPU";
-    identity_.uuid = "GPU-00000000-test-0000-0000-000000000000";
+    // Unique per state file: GPU locks are machine-wide per UUID and tests run in parallel.
+    identity_.uuid = "GPU-test-" + std::to_string(std::hash<std::string>{}(file_));
     identity_.backend = "test";
     if (!std::ifstream(file_)) save(factory_state());
   }
