@@ -40,6 +40,12 @@ void CounterSteps::observe(const Telemetry& sample) {
       reading.update_low_s = last_time_s_ ? std::max(*last_time_s_, now - period_s_) : now - period_s_;
       reading.update_high_s = now;
       if (latest_ && power && power_w_) reading.power_change_w = std::abs(*power - *power_w_);
+      // Updates a period apart are seen at least a period minus the previous step's
+      // interval apart (with a tenth of slack for a period known only roughly).
+      if (latest_ && now - latest_->update_high_s <
+                         0.9 * (period_s_ - (latest_->update_high_s - latest_->update_low_s))) {
+        continuous_ = true;
+      }
       if (latest_) step_seen(reading.update_low_s, reading.update_high_s);
       latest_ = reading;
     } else if (phase_low_s_ && phase_high_s_ && last_time_s_) {
@@ -64,6 +70,7 @@ void CounterSteps::observe(const Telemetry& sample) {
 }
 
 EnergyEstimate CounterSteps::estimate(const CounterReading& reading) const {
+  if (continuous_) return EnergyEstimate{reading.counter_j, 0.0};
   double low = reading.update_low_s, high = reading.update_high_s;
   if (phase_low_s_ && phase_high_s_) {
     // The update nearest to the reading's own step interval, on the learnt phase.

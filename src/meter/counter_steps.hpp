@@ -46,6 +46,9 @@ class CounterSteps {
   std::optional<CounterReading> latest_;
   std::optional<double> last_time_s_;
   std::optional<double> power_w_;
+  // The counter stepped twice closer together than a sensor period allows: it is
+  // not quantized (a replayed table's GPU), and its value is the energy.
+  bool continuous_ = false;
   // The latest update happened in (phase_low, phase_high]; absent before any step.
   std::optional<double> phase_low_s_;
   std::optional<double> phase_high_s_;
