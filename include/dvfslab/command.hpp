@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dvfslab/clock.hpp"
 #include "dvfslab/markers.hpp"
 #include "dvfslab/meter.hpp"
 #include "dvfslab/workload.hpp"
@@ -92,12 +93,15 @@ struct CommandMeasurement {
   ChildExit exit;
   int interrupted_by = 0;            // signal sent to us and forwarded, 0 when none
   Measurement total;                 // from the program's start to its end
-  std::optional<Measurement> steady;  // after skip_iterations, when iterations were reported
+  // From skip_iterations to the last iterations marker, when iterations were reported.
+  std::optional<Measurement> steady;
+  std::optional<Measurement> tail;    // after the last iterations marker, to the end
+  std::vector<std::string> warnings;  // about how the program used the markers
   std::int64_t skip_iterations = 0;
   std::vector<MarkedWindow> windows;  // named windows, in the order they ended
   std::size_t marker_lines = 0;
   std::size_t malformed_markers = 0;  // unparsable lines
-  std::size_t rejected_markers = 0;   // valid lines out of place (end without begin, ...)
+  std::size_t rejected_markers = 0;   // valid lines out of place (end without begin, step going back, overflow)
   std::optional<double> idle_power_w;
   double sample_period_s = 0;
   double sensor_period_s = 0;
@@ -116,10 +120,12 @@ CommandMeasurement measure_command(Gpu& gpu, const std::vector<std::string>& arg
 nlohmann::json to_json(const CommandMeasurement& result);
 
 // A Workload that runs a marker-reporting program for its whole life: prepare()
-// starts it, run_iterations(n) returns once the program has reported n more
-// iterations. Its stdout goes to our stderr. items_per_iteration() is what the
-// markers reported so far (1 until they report items).
+// starts it; it runs by itself (Workload::runs_by_itself), its markers time-stamped
+// on `clock` (the GPU's; a wall clock of its own when null) as they arrive, and
+// run_iterations(n) returns once n iterations have completed after the call. Its
+// stdout goes to our stderr. items_per_iteration() is what the markers reported so
+// far (1 until they report items).
 std::unique_ptr<Workload> make_command_workload(std::vector<std::string> argv, Case workload_case,
-                                                std::string item_unit = "items");
+                                                std::string item_unit = "items", Clock* clock = nullptr);
 
 }  // namespace dvfslab

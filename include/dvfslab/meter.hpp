@@ -12,8 +12,11 @@
 //
 // On a wall clock a background thread samples; on a virtual clock (simulated GPUs)
 // the samples are timers of the VirtualClock, so results are deterministic.
-// Energy comes from the GPU's energy counter; the trapezoid over instant power is
-// kept beside it as a cross-check, and replaces it where there is no counter.
+// Energy comes from the GPU's energy counter, interpolated between its updates
+// with an error bound (energy_error_j); the trapezoid over instant power is kept
+// beside it as a cross-check, and replaces it where there is no counter. Readings
+// update running totals, so the cost of a reading or a window does not grow with
+// the number of windows.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -56,6 +59,12 @@ class EnergyMeter {
   void begin_after_iterations(const std::string& name, std::int64_t warmup_iterations);
   // Closes an open window and returns what was measured in it.
   Measurement end(const std::string& name);
+  // Remembers now as where `name` ends if end_at_mark() closes it: for a window
+  // that ends at its last event, known only later (the last iteration marker).
+  void mark(const std::string& name);
+  // Closes `name` at its latest mark (where it began without one); `after`, when
+  // given, receives what followed the mark until now.
+  Measurement end_at_mark(const std::string& name, Measurement* after = nullptr);
   bool is_open(const std::string& name) const;
   // Open windows, oldest first.
   std::vector<std::string> open_windows() const;

@@ -103,6 +103,9 @@ struct Measurement {
   double duration_s = 0.0;
   std::optional<double> energy_j;             // from the counter (or estimated, see flags)
   std::optional<double> energy_integrated_j;  // trapezoid over instant power
+  // Bound on energy_j's error from the counter updating only every sensor period
+  // (docs/measure.md); absent when energy_j is estimated from power.
+  std::optional<double> energy_error_j;
   std::optional<double> mean_power_w;
   std::optional<double> peak_power_w;
   std::optional<double> sm_mhz_mean;

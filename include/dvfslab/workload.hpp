@@ -23,6 +23,12 @@ struct WorkloadOptions {
   std::string torch_device;    // "" = cuda when available, else cpu
 };
 
+// Iterations that completed in some span of time, with the items they processed.
+struct CompletedWork {
+  std::int64_t iterations = 0;
+  double items = 0;
+};
+
 class Workload {
  public:
   virtual ~Workload() = default;
@@ -33,6 +39,20 @@ class Workload {
   virtual void prepare() {}
   // Runs `count` iterations and returns once the device has finished them.
   virtual void run_iterations(std::int64_t count) = 0;
+
+  // A workload that runs by itself (an external program) does not pause between
+  // the runner's calls: the runner then times its windows on the GPU's clock and
+  // counts what completed inside them, with the two calls below.
+  virtual bool runs_by_itself() const { return false; }
+  // Follows its progress until `until_s` on the GPU's clock.
+  virtual void follow_until(double until_s) { (void)until_s; }
+  // The iterations that completed in (from_s, to_s], as time-stamped on arrival;
+  // spans asked for must not go back before an earlier from_s.
+  virtual CompletedWork completed_between(double from_s, double to_s) {
+    (void)from_s;
+    (void)to_s;
+    return {};
+  }
 };
 
 struct WorkloadInfo {

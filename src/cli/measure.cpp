@@ -76,6 +76,10 @@ void print_report(std::FILE* out, const CommandMeasurement& r) {
       if (s.items > 0) fmt::print(out, ", {:.6f} J/item", *s.energy_j / s.items);
     }
     fmt::print(out, "{}\n", s.flags.names().empty() ? "" : fmt::format(" [{}]", fmt::join(s.flags.names(), ", ")));
+    if (r.tail) {
+      fmt::print(out, "after loop   {:.3f} s, {} after the last iteration marker (not in the steady state)\n",
+                 r.tail->duration_s, optional_number(r.tail->energy_j, "{:.2f} J"));
+    }
   } else if (r.total.iterations > 0) {
     fmt::print(out, "steady state none: the program reported {} iterations, not more than --skip-iters {}\n",
                r.total.iterations, r.skip_iterations);
@@ -89,6 +93,10 @@ void print_report(std::FILE* out, const CommandMeasurement& r) {
     fmt::print(out, "markers      {} lines, {} malformed, {} out of place\n", r.marker_lines, r.malformed_markers,
                r.rejected_markers);
   }
+}
+
+void print_warnings(const CommandMeasurement& r) {
+  for (const auto& warning : r.warnings) fmt::print(stderr, "warning: {}\n", warning);
 }
 
 void run_measure(const MeasureArguments& args) {
@@ -110,6 +118,7 @@ void run_measure(const MeasureArguments& args) {
   options.child.stdout_to_stderr = args.json;
 
   const CommandMeasurement result = measure_command(*gpu, args.command, options);
+  print_warnings(result);
   // Report first: a trace that cannot be written must not lose the measurement.
   if (args.json) {
     fmt::print("{}\n", to_json(result).dump(2));

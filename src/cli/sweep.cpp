@@ -110,8 +110,9 @@ void run(const SweepArguments& args) {
     auto progress = make_progress_reporter(stderr);
     const SweepResult result = run_sweep(*gpu, plan, registry, store, options, *progress);
     const auto& identity = gpu->identity();
-    fmt::print("{}: run {} in {}{}: {} points measured ({} windows){}{}\n", identity.name, result.run_id,
-               args.db, identity.simulated ? " (SIMULATED)" : "", result.points_measured, result.measurements,
+    fmt::print("{}: run {} in {}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n", identity.name,
+               result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "", result.points_measured,
+               result.measurements, result.gpu_seconds, identity.simulated ? "simulated " : "",
                result.points_skipped ? fmt::format(", {} already measured before the resume", result.points_skipped)
                                      : "",
                result.clock_mismatches

@@ -34,8 +34,8 @@ void add_command_workloads(WorkloadRegistry& registry, const std::vector<Command
     // or replayed GPU never sees: commands run on hardware GPUs only.
     registry.add(
         std::move(info), [](const Gpu& gpu) { return gpu.persists_settings(); },
-        [argv = command.argv](const Case& workload_case, Gpu&, const WorkloadOptions&) {
-          return make_command_workload(substitute(argv, workload_case), workload_case);
+        [argv = command.argv](const Case& workload_case, Gpu& gpu, const WorkloadOptions&) {
+          return make_command_workload(substitute(argv, workload_case), workload_case, "items", &gpu.clock());
         });
   }
 }

@@ -104,9 +104,9 @@ void EnergyMeter::begin_after_iterations(const std::string& name, std::int64_t w
     s.windows.open_after(name, warmup_iterations);
     return;
   }
-  const Telemetry first = s.gpu.read_telemetry();
+  // The window begins at this reading.
+  s.record(s.gpu.read_telemetry());
   s.windows.open(name);
-  s.record(first);
 }
 
 Measurement EnergyMeter::end(const std::string& name) {
@@ -117,6 +117,26 @@ Measurement EnergyMeter::end(const std::string& name) {
   if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
   s.record(s.gpu.read_telemetry());
   return s.windows.close(name);
+}
+
+void EnergyMeter::mark(const std::string& name) {
+  State& s = *state_;
+  std::lock_guard lock(s.mutex);
+  s.require_started();
+  s.rethrow_sampler_error();
+  if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
+  s.record(s.gpu.read_telemetry());
+  s.windows.mark(name);
+}
+
+Measurement EnergyMeter::end_at_mark(const std::string& name, Measurement* after) {
+  State& s = *state_;
+  std::lock_guard lock(s.mutex);
+  s.require_started();
+  s.rethrow_sampler_error();
+  if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
+  s.record(s.gpu.read_telemetry());
+  return s.windows.close_at_mark(name, after);
 }
 
 bool EnergyMeter::is_open(const std::string& name) const {
@@ -135,9 +155,8 @@ void EnergyMeter::add_iterations(std::int64_t iterations, double items) {
   s.require_started();
   const auto due = s.windows.add_iterations(iterations, items);
   if (due.empty()) return;
-  const Telemetry first = s.gpu.read_telemetry();
+  s.record(s.gpu.read_telemetry());
   for (const auto& name : due) s.windows.open(name);
-  s.record(first);
 }
 
 double EnergyMeter::sample_period_s() const { return state_->sample_period_s; }

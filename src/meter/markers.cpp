@@ -18,10 +18,10 @@ std::vector<std::string_view> split_words(std::string_view line) {
   return words;
 }
 
-std::optional<std::int64_t> parse_count(std::string_view text) {
+std::optional<std::int64_t> parse_count(std::string_view text, std::int64_t least) {
   std::int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value <= 0) return std::nullopt;
+  if (error != std::errc() || end != text.data() + text.size() || value < least) return std::nullopt;
   return value;
 }
 
@@ -52,11 +52,12 @@ std::optional<Marker> parse_marker_line(std::string_view line) {
   const auto words = split_words(line);
   if (words.empty()) return std::nullopt;
   Marker marker;
-  if (words[0] == "dvfslab:iter") {
+  if (words[0] == "dvfslab:iter" || words[0] == "dvfslab:step") {
     if (words.size() != 2 && words.size() != 4) return std::nullopt;
-    const auto count = parse_count(words[1]);
+    const bool step = words[0] == "dvfslab:step";
+    const auto count = parse_count(words[1], step ? 0 : 1);
     if (!count) return std::nullopt;
-    marker.kind = Marker::Kind::iterations;
+    marker.kind = step ? Marker::Kind::step : Marker::Kind::iterations;
     marker.iterations = *count;
     if (words.size() == 4) {
       if (words[2] != "items") return std::nullopt;
@@ -108,10 +109,41 @@ void MarkerParser::complete_line(std::vector<Marker>& out) {
     return;
   }
   if (auto marker = parse_marker_line(line)) {
-    out.push_back(std::move(*marker));
+    switch (accept(*marker)) {
+      case Verdict::pass:
+        out.push_back(std::move(*marker));
+        break;
+      case Verdict::drop:
+        break;
+      case Verdict::reject:
+        ++rejected_;
+        break;
+    }
   } else {
     ++malformed_;
   }
+}
+
+MarkerParser::Verdict MarkerParser::accept(Marker& marker) {
+  if (marker.kind == Marker::Kind::iterations) {
+    const bool rises_by_one = last_iter_value_ && marker.iterations == *last_iter_value_ + 1;
+    step_like_run_ = rises_by_one ? step_like_run_ + 1 : 1;
+    last_iter_value_ = marker.iterations;
+    return Verdict::pass;
+  }
+  if (marker.kind != Marker::Kind::step) return Verdict::pass;
+  // A counter that goes back is a restarted or confused program; lost lines are
+  // harmless, since the next step carries the total.
+  const double items = marker.items.value_or(last_step_items_);
+  if (marker.iterations < last_step_ || items < last_step_items_) return Verdict::reject;
+  if (marker.iterations == last_step_) return items == last_step_items_ ? Verdict::drop : Verdict::reject;
+  const std::int64_t step = marker.iterations;
+  marker.kind = Marker::Kind::iterations;
+  marker.iterations = step - last_step_;
+  if (marker.items) marker.items = items - last_step_items_;
+  last_step_ = step;
+  last_step_items_ = items;
+  return Verdict::pass;
 }
 
 }  // namespace dvfslab

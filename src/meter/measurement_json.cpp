@@ -20,6 +20,7 @@ std::optional<double> energy_difference_pct(const Measurement& m) {
 nlohmann::json to_json(const Measurement& m, std::optional<double> idle_power_w) {
   nlohmann::json out = {{"name", m.name}, {"duration_s", m.duration_s}, {"samples", m.samples}};
   put(out, "energy_j", m.energy_j);
+  put(out, "energy_error_j", m.energy_error_j);
   put(out, "energy_integrated_j", m.energy_integrated_j);
   put(out, "energy_difference_pct", energy_difference_pct(m));
   put(out, "mean_power_w", m.mean_power_w);

@@ -1,6 +1,7 @@
 #include "meter/window_stats.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace dvfslab::meter {
 namespace {
@@ -15,94 +16,123 @@ std::optional<double> as_double(const std::optional<int>& value) {
   return static_cast<double>(*value);
 }
 
-template <typename T>
-void keep_min(std::optional<T>& current, const std::optional<T>& candidate) {
-  if (candidate && (!current || *candidate < *current)) current = candidate;
-}
-
-template <typename T>
-void keep_max(std::optional<T>& current, const std::optional<T>& candidate) {
-  if (candidate && (!current || *candidate > *current)) current = candidate;
+std::optional<double> held_mean(double weighted, double seconds, std::optional<double> last) {
+  if (seconds > 0) return weighted / seconds;
+  return last;
 }
 
 }  // namespace
 
-std::optional<double> WindowStats::HeldMean::mean() const {
-  if (seconds > 0) return weighted_sum / seconds;
-  return last;
+void RunningTotals::SuffixExtreme::add(std::size_t index, std::optional<double> value) {
+  if (!value) return;
+  while (!entries_.empty() && (largest_ ? entries_.back().second <= *value : entries_.back().second >= *value)) {
+    entries_.pop_back();
+  }
+  entries_.emplace_back(index, *value);
 }
 
-void WindowStats::add(const Telemetry& sample) {
+std::optional<double> RunningTotals::SuffixExtreme::since(std::size_t index) const {
+  const auto it = std::lower_bound(entries_.begin(), entries_.end(), index,
+                                   [](const auto& entry, std::size_t i) { return entry.first < i; });
+  if (it == entries_.end()) return std::nullopt;
+  return it->second;
+}
+
+void RunningTotals::add(const Telemetry& sample) {
   const std::optional<double> power = power_of(sample);
-  if (samples_ == 0) {
-    first_time_s_ = sample.time_s;
-  } else {
+  if (readings_ > 0) {
     // Clocks and throttle reasons hold from one reading to the next; power is a
     // sampled continuous quantity, so it gets the trapezoid.
-    const double dt = std::max(0.0, sample.time_s - last_time_s_);
-    if (sm_mhz_.last) {
-      sm_mhz_.weighted_sum += *sm_mhz_.last * dt;
-      sm_mhz_.seconds += dt;
+    const double dt = std::max(0.0, sample.time_s - now_.time_s);
+    if (now_.sm_mhz) {
+      now_.sm_weighted += *now_.sm_mhz * dt;
+      now_.sm_seconds += dt;
     }
-    if (mem_mhz_.last) {
-      mem_mhz_.weighted_sum += *mem_mhz_.last * dt;
-      mem_mhz_.seconds += dt;
+    if (now_.mem_mhz) {
+      now_.mem_weighted += *now_.mem_mhz * dt;
+      now_.mem_seconds += dt;
     }
     if (last_throttle_) {
-      for (int bit = 0; bit < 64; ++bit) {
-        const std::uint64_t reason = std::uint64_t{1} << bit;
-        if (*last_throttle_ & reason) throttle_seconds_[reason] += dt;
+      for (std::uint64_t bits = *last_throttle_; bits != 0; bits &= bits - 1) {
+        now_.throttle_seconds[bits & (~bits + 1)] += dt;
       }
     }
     if (last_power_w_ && power) {
-      integrated_j_ += 0.5 * (*last_power_w_ + *power) * dt;
-      integrated_seconds_ += dt;
+      now_.integrated_j += 0.5 * (*last_power_w_ + *power) * dt;
+      now_.integrated_s += dt;
     }
   }
-  ++samples_;
-  last_time_s_ = sample.time_s;
-  if (sample.energy_j) {
-    if (!first_counter_j_) first_counter_j_ = sample.energy_j;
-    last_counter_j_ = sample.energy_j;
-  }
+  now_.index = readings_;
+  now_.time_s = sample.time_s;
+  counter_steps_.observe(sample);
+  now_.counter = counter_steps_.latest();
+  now_.sm_mhz = as_double(sample.sm_mhz);
+  now_.mem_mhz = as_double(sample.mem_mhz);
   last_power_w_ = power;
-  keep_max(peak_power_w_, power);
-  sm_mhz_.last = as_double(sample.sm_mhz);
-  mem_mhz_.last = as_double(sample.mem_mhz);
-  keep_min(sm_mhz_min_, sample.sm_mhz);
-  keep_min(temperature_min_c_, sample.gpu_temperature_c);
-  keep_max(temperature_max_c_, sample.gpu_temperature_c);
   last_throttle_ = sample.throttle_reasons;
-  if (sample.throttle_reasons) throttle_seen_ |= *sample.throttle_reasons;
+  if (sample.throttle_reasons) {
+    for (std::uint64_t bits = *sample.throttle_reasons; bits != 0; bits &= bits - 1) {
+      throttle_last_seen_[bits & (~bits + 1)] = readings_;
+    }
+  }
+  peak_power_.add(readings_, power);
+  sm_min_.add(readings_, as_double(sample.sm_mhz));
+  temperature_min_.add(readings_, sample.gpu_temperature_c);
+  temperature_max_.add(readings_, sample.gpu_temperature_c);
+  ++readings_;
 }
 
-std::optional<double> WindowStats::counter_energy_j() const {
-  if (!first_counter_j_ || !last_counter_j_) return std::nullopt;
-  return std::max(0.0, *last_counter_j_ - *first_counter_j_);
+void RunningTotals::add_iterations(std::int64_t iterations, double items) {
+  constexpr std::int64_t most = std::numeric_limits<std::int64_t>::max();
+  now_.iterations = iterations > most - now_.iterations ? most : now_.iterations + iterations;
+  now_.items += items;
 }
 
-Measurement WindowStats::summary() const {
+std::optional<EnergyEstimate> RunningTotals::energy_between(const Snapshot& from, const Snapshot& to) const {
+  // A counter that did not step in between says nothing about it: the caller
+  // estimates from power.
+  if (!from.counter || !to.counter || !(to.counter->counter_j > from.counter->counter_j)) return std::nullopt;
+  const EnergyEstimate start = counter_steps_.estimate(*from.counter);
+  const EnergyEstimate end = counter_steps_.estimate(*to.counter);
+  const double energy = end.energy_j - start.energy_j;
+  if (!(energy > 0)) return std::nullopt;
+  return EnergyEstimate{energy, std::min(energy, start.error_j + end.error_j)};
+}
+
+Measurement RunningTotals::since(const Snapshot& from) const {
   Measurement m;
-  m.samples = samples_;
-  m.duration_s = samples_ > 0 ? last_time_s_ - first_time_s_ : 0.0;
-  if (const auto counted = counter_energy_j(); counted && *counted > 0) m.energy_j = counted;
-  if (integrated_seconds_ > 0) m.energy_integrated_j = integrated_j_;
-  m.peak_power_w = peak_power_w_;
-  m.sm_mhz_mean = sm_mhz_.mean();
-  m.sm_mhz_min = sm_mhz_min_;
-  m.mem_mhz_mean = mem_mhz_.mean();
-  m.temperature_c_min = temperature_min_c_;
-  m.temperature_c_max = temperature_max_c_;
-  for (const auto& [reason, seconds] : throttle_seconds_) {
-    const double fraction = m.duration_s > 0 ? seconds / m.duration_s : 0.0;
-    m.throttle_fraction[throttle_reason_names(reason).front()] = fraction;
+  if (readings_ == 0) return m;
+  m.samples = now_.index - from.index + 1;
+  m.duration_s = now_.time_s - from.time_s;
+  if (const auto energy = energy_between(from, now_)) {
+    m.energy_j = energy->energy_j;
+    m.energy_error_j = energy->error_j;
+  }
+  if (now_.integrated_s > from.integrated_s) m.energy_integrated_j = now_.integrated_j - from.integrated_j;
+  m.peak_power_w = peak_power_.since(from.index);
+  m.sm_mhz_mean = held_mean(now_.sm_weighted - from.sm_weighted, now_.sm_seconds - from.sm_seconds, now_.sm_mhz);
+  if (const auto sm_min = sm_min_.since(from.index)) m.sm_mhz_min = static_cast<int>(*sm_min);
+  m.mem_mhz_mean =
+      held_mean(now_.mem_weighted - from.mem_weighted, now_.mem_seconds - from.mem_seconds, now_.mem_mhz);
+  m.temperature_c_min = temperature_min_.since(from.index);
+  m.temperature_c_max = temperature_max_.since(from.index);
+  std::uint64_t seen = 0;
+  for (const auto& [reason, index] : throttle_last_seen_) {
+    if (index >= from.index) seen |= reason;
+  }
+  for (const auto& [reason, seconds] : now_.throttle_seconds) {
+    const auto before = from.throttle_seconds.find(reason);
+    const double active = seconds - (before == from.throttle_seconds.end() ? 0.0 : before->second);
+    if (active > 0) {
+      m.throttle_fraction[throttle_reason_names(reason).front()] = m.duration_s > 0 ? active / m.duration_s : 0.0;
+    }
   }
   // A reason seen only in the last reading held for no time but still happened.
-  for (const auto& name : throttle_reason_names(throttle_seen_)) m.throttle_fraction.try_emplace(name, 0.0);
-  m.flags.thermal_throttle =
-      (throttle_seen_ & (throttle::sw_thermal_slowdown | throttle::hw_thermal_slowdown)) != 0;
-  m.flags.power_throttle =
-      (throttle_seen_ & (throttle::sw_power_cap | throttle::hw_power_brake_slowdown)) != 0;
+  for (const auto& name : throttle_reason_names(seen)) m.throttle_fraction.try_emplace(name, 0.0);
+  m.flags.thermal_throttle = (seen & (throttle::sw_thermal_slowdown | throttle::hw_thermal_slowdown)) != 0;
+  m.flags.power_throttle = (seen & (throttle::sw_power_cap | throttle::hw_power_brake_slowdown)) != 0;
+  m.iterations = now_.iterations - from.iterations;
+  m.items = now_.items - from.items;
   return m;
 }
 

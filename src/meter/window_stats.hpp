@@ -1,54 +1,77 @@
 #pragma once
-// Integration of one window's telemetry: the counter's energy, the trapezoid over
-// power, time-weighted clock means and how long each throttle reason was active.
+// Running totals of a meter's telemetry, from which any window's figures follow as
+// the difference of two snapshots: the cost of a reading does not grow with the
+// number of open windows, and opening or closing one costs O(log n).
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "dvfslab/types.hpp"
+#include "meter/counter_steps.hpp"
 
 namespace dvfslab::meter {
 
-class WindowStats {
- public:
-  // Samples must come in time order.
-  void add(const Telemetry& sample);
+// The totals at one reading.
+struct Snapshot {
+  std::size_t index = 0;  // of the reading, counting from 0
+  double time_s = 0;
+  std::optional<CounterReading> counter;  // what the counter said, for the energy
+  double integrated_j = 0;               // trapezoid over power
+  double integrated_s = 0;
+  double sm_weighted = 0, sm_seconds = 0;
+  double mem_weighted = 0, mem_seconds = 0;
+  std::optional<double> sm_mhz, mem_mhz;  // held from this reading on
+  std::map<std::uint64_t, double> throttle_seconds;  // reason bit -> seconds active
+  std::int64_t iterations = 0;
+  double items = 0;
+};
 
-  // Everything a Measurement holds that telemetry decides: duration, energy (the
-  // counter's, or absent when it did not move), integrated energy, power, clocks,
-  // temperatures, throttle fractions and the throttle flags. Iterations, name and
-  // the short-window / estimate rules are the caller's.
-  Measurement summary() const;
-  // Energy the counter reported between the first and the last sample; 0 when it
-  // did not move, absent without a counter.
-  std::optional<double> counter_energy_j() const;
+class RunningTotals {
+ public:
+  explicit RunningTotals(double sensor_period_s) : counter_steps_(sensor_period_s) {}
+
+  // Readings must come in time order; `now()` is the snapshot at the latest one.
+  void add(const Telemetry& sample);
+  // Saturates instead of wrapping: an absurd count from a program stays absurd.
+  void add_iterations(std::int64_t iterations, double items);
+  const Snapshot& now() const { return now_; }
+  bool empty() const { return readings_ == 0; }
+
+  // What telemetry says about the readings from `from` to the latest: duration,
+  // energy (absent when the counter did not move) and its error, integrated
+  // energy, power, clocks, temperatures, throttling, iterations. The name, the
+  // short-window and estimate rules are the caller's.
+  Measurement since(const Snapshot& from) const;
+  // The counter's energy from `from` to `to` (and its error bound) with what is
+  // known now; absent when the counter did not step in between or is missing.
+  std::optional<EnergyEstimate> energy_between(const Snapshot& from, const Snapshot& to) const;
 
  private:
-  // Time-weighted mean of a quantity held from one sample to the next.
-  struct HeldMean {
-    double weighted_sum = 0;
-    double seconds = 0;
-    std::optional<double> last;
-    std::optional<double> mean() const;
+  // Extremes over every suffix of the readings: entries with increasing index
+  // whose values are strictly monotonic, so the extreme since reading i is the
+  // first entry at or after i.
+  class SuffixExtreme {
+   public:
+    explicit SuffixExtreme(bool largest) : largest_(largest) {}
+    void add(std::size_t index, std::optional<double> value);
+    std::optional<double> since(std::size_t index) const;
+
+   private:
+    bool largest_;
+    std::vector<std::pair<std::size_t, double>> entries_;
   };
 
-  std::size_t samples_ = 0;
-  double first_time_s_ = 0;
-  double last_time_s_ = 0;
-  std::optional<double> first_counter_j_;
-  std::optional<double> last_counter_j_;
+  CounterSteps counter_steps_;
+  std::size_t readings_ = 0;
+  Snapshot now_;
   std::optional<double> last_power_w_;
-  double integrated_j_ = 0;
-  double integrated_seconds_ = 0;
-  std::optional<double> peak_power_w_;
-  HeldMean sm_mhz_;
-  HeldMean mem_mhz_;
-  std::optional<int> sm_mhz_min_;
-  std::optional<double> temperature_min_c_;
-  std::optional<double> temperature_max_c_;
   std::optional<std::uint64_t> last_throttle_;
-  std::uint64_t throttle_seen_ = 0;
-  std::map<std::uint64_t, double> throttle_seconds_;  // reason bit -> seconds active
+  std::map<std::uint64_t, std::size_t> throttle_last_seen_;  // reason bit -> latest reading with it
+  SuffixExtreme peak_power_{true};
+  SuffixExtreme sm_min_{false};
+  SuffixExtreme temperature_min_{false};
+  SuffixExtreme temperature_max_{true};
 };
 
 }  // namespace dvfslab::meter

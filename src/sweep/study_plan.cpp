@@ -94,6 +94,9 @@ std::string study_plan_text(const GpuIdentity& gpu, const ClockTable& clocks, bo
   text +=
       "[measure]\n"
       "warmup_iterations = 5\n"
+      "# 1 s windows: the meter's energy between counter updates makes them as repeatable\n"
+      "# as 2 s ones (docs/study.md)\n"
+      "duration_s = 1.0\n"
       "repetitions = 2\n"
       "max_repetitions = 5\n"
       "ci_target_pct = 2.0\n"

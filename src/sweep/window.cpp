@@ -20,6 +20,24 @@ void run_for(Workload& workload, Clock& clock, double duration_s, IterationPace&
   }
 }
 
+// A workload that runs by itself: the window lasts `duration_s` on the clock and
+// holds the iterations that completed inside it, wherever they were requested.
+Measurement measure_timed_window(EnergyMeter& meter, Workload& workload, Clock& clock, double duration_s,
+                                 const std::string& name) {
+  // What arrived before the window (settle time, warm-up, the store's writes) is
+  // read now, so that it is stamped before the window begins.
+  workload.follow_until(clock.now_s());
+  meter.begin(name);
+  const double start = clock.now_s();
+  workload.follow_until(start + duration_s);
+  const double end = clock.now_s();
+  Measurement m = meter.end(name);
+  const CompletedWork work = workload.completed_between(start, end);
+  m.iterations = work.iterations;
+  m.items = work.items;
+  return m;
+}
+
 }  // namespace
 
 void IterationPace::observe(double seconds, std::int64_t iterations) {
@@ -38,6 +56,14 @@ std::int64_t IterationPace::iterations_for(double remaining_s) const {
 }
 
 void warm_up(Workload& workload, Clock& clock, const MeasurePolicy& policy, IterationPace& pace) {
+  if (workload.runs_by_itself()) {
+    if (policy.warmup_s) {
+      workload.follow_until(clock.now_s() + *policy.warmup_s);
+    } else if (policy.warmup_iterations > 0) {
+      workload.run_iterations(policy.warmup_iterations);
+    }
+    return;
+  }
   if (policy.warmup_s) {
     run_for(workload, clock, *policy.warmup_s, pace, [](std::int64_t) {});
   } else if (policy.warmup_iterations > 0) {
@@ -49,6 +75,7 @@ void warm_up(Workload& workload, Clock& clock, const MeasurePolicy& policy, Iter
 
 Measurement measure_window(EnergyMeter& meter, Workload& workload, Clock& clock, double duration_s,
                            IterationPace& pace, const std::string& name) {
+  if (workload.runs_by_itself()) return measure_timed_window(meter, workload, clock, duration_s, name);
   meter.begin(name);
   run_for(workload, clock, duration_s, pace, [&](std::int64_t count) {
     meter.add_iterations(count, static_cast<double>(count) * workload.items_per_iteration());

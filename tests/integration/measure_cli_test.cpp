@@ -211,6 +211,24 @@ TEST_F(MeasureCli, MarkersGiveSteadyStateFiguresAndWindows) {
   EXPECT_EQ(json["markers"]["rejected"], 1);
 }
 
+TEST_F(MeasureCli, TearDownAfterTheLastMarkerIsReportedApartAndAStepIndexGetsOneWarning) {
+  // iter values 1, 2, 3, ...: a step index written as iter; then 1 s of tear-down
+  // with the marker descriptor open.
+  const std::string script =
+      "import os, time\n"
+      "fd = int(os.environ['DVFSLAB_MARK_FD'])\n"
+      "for i in range(1, 11):\n"
+      "    os.write(fd, b'dvfslab:iter %d\\n' % i)\n"
+      "time.sleep(1.0)\n";
+  const auto r = measure({"python3", "-c", script}, {"--skip-iters", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "after loop")) << r.err;
+  const auto first = r.err.find("warning: ");
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_TRUE(contains(r.err, "dvfslab:step")) << r.err;
+  EXPECT_EQ(r.err.find("warning: ", first + 1), std::string::npos) << "warned more than once:\n" << r.err;
+}
+
 TEST_F(MeasureCli, IdleBaselineAndTraceFile) {
   const auto trace = dir_ / "trace.csv";
   const auto r = measure({"sleep", "0.3"}, {"--json", "--idle-seconds", "0.3", "--sample-ms", "20", "--trace",

@@ -84,24 +84,26 @@ TEST(MarkedChild, DestructorStopsARunningProgram) {
   EXPECT_NE(::kill(pid, 0), 0);
 }
 
-TEST(CommandWorkload, HandsOutReportedIterations) {
+TEST(CommandWorkload, CountsReportedIterationsByArrivalTime) {
   auto workload = make_command_workload(
       {"sh", "-c", "i=0; while [ $i -lt 12 ]; do echo 'dvfslab:iter 3 items 96' >&$DVFSLAB_MARK_FD; i=$((i+1)); done"},
       Case{"cmd", 32, Mode::train, Precision::bf16}, "images");
   EXPECT_EQ(workload->item_unit(), "images");
   EXPECT_EQ(workload->workload_case().batch, 32);
+  EXPECT_TRUE(workload->runs_by_itself());
   EXPECT_DOUBLE_EQ(workload->items_per_iteration(), 1.0);  // nothing reported yet
   workload->prepare();
-  workload->run_iterations(5);   // gets 6: one iteration banked
-  EXPECT_DOUBLE_EQ(workload->items_per_iteration(), 32.0);
-  workload->run_iterations(10);  // 1 banked + 9 more
-  workload->run_iterations(21);  // exactly the remaining 21 of 36
   try {
-    workload->run_iterations(1);
-    FAIL() << "ran past the program's end";
+    workload->follow_until(1e9);  // the program ends long before
+    FAIL() << "followed past the program's end";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("0 of the 1 iterations"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("exited with code 0"), std::string::npos) << e.what();
   }
+  EXPECT_DOUBLE_EQ(workload->items_per_iteration(), 32.0);
+  const CompletedWork all = workload->completed_between(-1e9, 1e9);
+  EXPECT_EQ(all.iterations, 36);
+  EXPECT_DOUBLE_EQ(all.items, 36 * 32.0);
+  EXPECT_EQ(workload->completed_between(1e9, 2e9).iterations, 0);
 }
 
 TEST(CommandWorkload, NeedsACommand) {

@@ -32,6 +32,9 @@ TEST(MarkerLine, AcceptsTheProtocol) {
   EXPECT_EQ(parse_marker_line("  dvfslab:iter\t2   items 0.5 \r"), iterations(2, 0.5));
   EXPECT_EQ(parse_marker_line("dvfslab:begin train/epoch-1"), window(Marker::Kind::begin, "train/epoch-1"));
   EXPECT_EQ(parse_marker_line("dvfslab:end steady"), window(Marker::Kind::end, "steady"));
+  Marker step = iterations(57, 912.0);
+  step.kind = Marker::Kind::step;
+  EXPECT_EQ(parse_marker_line("dvfslab:step 57 items 912"), step);
 }
 
 TEST(MarkerLine, RejectsEverythingElse) {
@@ -86,6 +89,41 @@ TEST(MarkerParser, LineOfExactlyTheLimitIsKept) {
 
 // Builds a stream of known valid and malformed lines, then feeds it in random
 // pieces: the parser must find exactly the valid markers and count the rest.
+TEST(MarkerParser, StepLinesBecomeTheIterationsSinceTheLastStep) {
+  MarkerParser parser;
+  std::vector<Marker> out;
+  // Step 3's line is lost: step 4 still carries the total.
+  parser.feed("dvfslab:step 0\ndvfslab:step 1 items 8\ndvfslab:step 2 items 16\ndvfslab:step 4 items 32\n", out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0], iterations(1, 8.0));
+  EXPECT_EQ(out[1], iterations(1, 8.0));
+  EXPECT_EQ(out[2], iterations(2, 16.0));
+  EXPECT_EQ(parser.rejected(), 0u);
+  parser.feed("dvfslab:step 4 items 32\ndvfslab:step 3\ndvfslab:step 5\n", out);  // a repeat, a step back
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[3], iterations(1));
+  EXPECT_EQ(parser.rejected(), 1u);
+  EXPECT_FALSE(parse_marker_line("dvfslab:step -1"));
+  EXPECT_FALSE(parse_marker_line("dvfslab:step 1 items"));
+}
+
+TEST(MarkerParser, IterValuesRisingByOneLookLikeAStepIndex) {
+  const auto looks_like_steps = [](const std::string& stream) {
+    MarkerParser parser;
+    std::vector<Marker> out;
+    parser.feed(stream, out);
+    return parser.iter_values_look_like_steps();
+  };
+  EXPECT_TRUE(looks_like_steps("dvfslab:iter 57\ndvfslab:iter 58\ndvfslab:iter 59\ndvfslab:iter 60\n"
+                               "dvfslab:iter 61\n"));
+  EXPECT_FALSE(looks_like_steps("dvfslab:iter 1\ndvfslab:iter 1\ndvfslab:iter 1\ndvfslab:iter 1\n"
+                                "dvfslab:iter 1\ndvfslab:iter 1\n"));
+  EXPECT_FALSE(looks_like_steps("dvfslab:iter 1\ndvfslab:iter 2\ndvfslab:iter 3\ndvfslab:iter 4\n"))
+      << "four lines are not yet several";
+  EXPECT_FALSE(looks_like_steps("dvfslab:iter 8\ndvfslab:iter 9\ndvfslab:iter 8\ndvfslab:iter 9\n"
+                                "dvfslab:iter 8\ndvfslab:iter 9\n"));
+}
+
 TEST(MarkerParserFuzz, RandomStreamsSplitAnywhere) {
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
     std::mt19937 random(seed);

@@ -31,6 +31,10 @@ nlohmann::json to_json(const CommandMeasurement& result) {
       if (steady.contains(key)) out[key] = steady[key];
     }
     out["steady"] = steady;
+    if (result.tail) {
+      out["tail_s"] = result.tail->duration_s;
+      if (result.tail->energy_j) out["tail_energy_j"] = *result.tail->energy_j;
+    }
   }
   nlohmann::json windows = nlohmann::json::array();
   for (const auto& window : result.windows) {
@@ -41,7 +45,8 @@ nlohmann::json to_json(const CommandMeasurement& result) {
   out["windows"] = std::move(windows);
   out["markers"] = {{"lines", result.marker_lines},
                     {"malformed", result.malformed_markers},
-                    {"rejected", result.rejected_markers}};
+                    {"rejected", result.rejected_markers},
+                    {"warnings", result.warnings}};
   return out;
 }
 

@@ -1,5 +1,7 @@
 // measure_command: the loop behind `dvfslab measure` — run the program, turn its
 // markers into meter windows, and close everything when it ends, however it ends.
+#include <limits>
+
 #include "dvfslab/command.hpp"
 
 namespace dvfslab {
@@ -18,12 +20,19 @@ class MarkerDispatcher {
  public:
   MarkerDispatcher(EnergyMeter& meter, CommandMeasurement& result) : meter_(meter), result_(result) {}
 
+  // Markers are handled as they arrive, so each counts at the moment it was read.
   void handle(const std::vector<Marker>& markers) {
-    for (const auto& marker : markers) handle(marker);
+    bool iterations_seen = false;
+    for (const auto& marker : markers) iterations_seen = handle(marker) || iterations_seen;
+    // The steady window ends at the last iteration reported, whatever follows it.
+    if (iterations_seen && meter_.is_open(steady_window)) meter_.mark(steady_window);
   }
 
   void close_steady() {
-    if (meter_.is_open(steady_window)) result_.steady = meter_.end(steady_window);
+    if (!meter_.is_open(steady_window)) return;
+    Measurement tail;
+    result_.steady = meter_.end_at_mark(steady_window, &tail);
+    result_.tail = std::move(tail);
   }
 
   // Windows the program left open end with it, marked incomplete, innermost first.
@@ -35,26 +44,35 @@ class MarkerDispatcher {
   }
 
  private:
-  void handle(const Marker& marker) {
+  // True for a counted iterations marker.
+  bool handle(const Marker& marker) {
     switch (marker.kind) {
       case Marker::Kind::iterations:
+      case Marker::Kind::step:
+        // A sum past the largest count is a broken program: refuse the line, never wrap.
+        if (marker.iterations > std::numeric_limits<std::int64_t>::max() - iterations_) {
+          ++result_.rejected_markers;
+          return false;
+        }
+        iterations_ += marker.iterations;
         meter_.add_iterations(marker.iterations, marker.items.value_or(0.0));
-        return;
+        return true;
       case Marker::Kind::begin:
         if (meter_.is_open(program_window_prefix + marker.name)) {
           ++result_.rejected_markers;
         } else {
           meter_.begin(program_window_prefix + marker.name);
         }
-        return;
+        return false;
       case Marker::Kind::end:
         if (!meter_.is_open(program_window_prefix + marker.name)) {
           ++result_.rejected_markers;
         } else {
           end_window(program_window_prefix + marker.name, true);
         }
-        return;
+        return false;
     }
+    return false;
   }
 
   void end_window(const std::string& internal_name, bool complete) {
@@ -65,6 +83,7 @@ class MarkerDispatcher {
 
   EnergyMeter& meter_;
   CommandMeasurement& result_;
+  std::int64_t iterations_ = 0;
 };
 
 }  // namespace
@@ -91,9 +110,6 @@ CommandMeasurement measure_command(Gpu& gpu, const std::vector<std::string>& arg
     SignalForwarder forwarder(child.pid());
     while (true) {
       dispatcher.handle(child.poll(poll_timeout_s));
-      // The steady window ends with the program's reporting: closing the marker
-      // descriptor early keeps tear-down out of it.
-      if (child.markers_closed()) dispatcher.close_steady();
       if (const auto exit = child.try_wait()) {
         result.exit = *exit;
         break;
@@ -103,12 +119,19 @@ CommandMeasurement measure_command(Gpu& gpu, const std::vector<std::string>& arg
     result.interrupted_by = forwarder.received();
     result.marker_lines = child.markers().lines();
     result.malformed_markers = child.markers().malformed();
+    result.rejected_markers += child.markers().rejected();
+    if (child.markers().iter_values_look_like_steps()) {
+      result.warnings.push_back(
+          "the program's 'dvfslab:iter' values rise by one from line to line, like a step index; 'iter <n>' means "
+          "n iterations since the previous line, so write 'dvfslab:step <k>' for a cumulative step counter");
+    }
   }
   dispatcher.close_steady();
   dispatcher.close_program_windows();
   result.total = meter.end(total_window);
   result.total.name = "total";
   if (result.steady) result.steady->name = "steady";
+  if (result.tail) result.tail->name = "tail";
   meter.stop();
   if (options.meter.keep_trace) result.trace = meter.trace();
   return result;

@@ -1,0 +1,96 @@
+#include "meter/counter_steps.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dvfslab::meter {
+namespace {
+
+std::optional<double> power_of(const Telemetry& sample) {
+  return sample.power_instant_w ? sample.power_instant_w : sample.power_average_w;
+}
+
+}  // namespace
+
+void CounterSteps::step_seen(double low_s, double high_s) {
+  if (phase_low_s_ && phase_high_s_) {
+    // Carry what earlier updates taught about the phase over to this one.
+    const double periods = std::round((high_s - *phase_high_s_) / period_s_);
+    const double low = std::max(low_s, *phase_low_s_ + periods * period_s_);
+    const double high = std::min(high_s, *phase_high_s_ + periods * period_s_);
+    // Disagreement means the period is not what we assumed: trust the new step alone.
+    if (low < high) {
+      low_s = low;
+      high_s = high;
+    }
+  }
+  phase_low_s_ = low_s;
+  phase_high_s_ = high_s;
+}
+
+void CounterSteps::observe(const Telemetry& sample) {
+  const std::optional<double> power = power_of(sample);
+  const double now = sample.time_s;
+  const bool later = !last_time_s_ || now > *last_time_s_;
+  if (sample.energy_j && later) {
+    if (!latest_ || *sample.energy_j != latest_->counter_j) {
+      CounterReading reading;
+      reading.counter_j = *sample.energy_j;
+      // Several updates may lie between two readings; the latest is within a period of now.
+      reading.update_low_s = last_time_s_ ? std::max(*last_time_s_, now - period_s_) : now - period_s_;
+      reading.update_high_s = now;
+      if (latest_ && power && power_w_) reading.power_change_w = std::abs(*power - *power_w_);
+      // Updates a period apart are seen at least a period minus the previous step's
+      // interval apart (with a tenth of slack for a period known only roughly).
+      if (latest_ && now - latest_->update_high_s <
+                         0.9 * (period_s_ - (latest_->update_high_s - latest_->update_low_s))) {
+        continuous_ = true;
+      }
+      if (latest_) step_seen(reading.update_low_s, reading.update_high_s);
+      latest_ = reading;
+    } else if (phase_low_s_ && phase_high_s_ && last_time_s_) {
+      // No update in (last, now]: the next one, a period after the latest, is still to come.
+      const double next_low = *phase_low_s_ + period_s_;
+      const double next_high = *phase_high_s_ + period_s_;
+      double low = next_low, high = next_high;
+      if (*last_time_s_ <= next_low && now > next_low) low = std::min(now, next_high);
+      if (*last_time_s_ > next_low && *last_time_s_ < next_high && now >= next_high) high = *last_time_s_;
+      if (low < high) {
+        phase_low_s_ = low - period_s_;
+        phase_high_s_ = high - period_s_;
+      }
+    }
+  }
+  if (later) last_time_s_ = now;
+  if (power) power_w_ = power;
+  if (latest_) {
+    latest_->time_s = now;
+    latest_->power_w = power_w_.value_or(0.0);
+  }
+}
+
+EnergyEstimate CounterSteps::estimate(const CounterReading& reading) const {
+  if (continuous_) return EnergyEstimate{reading.counter_j, 0.0};
+  double low = reading.update_low_s, high = reading.update_high_s;
+  if (phase_low_s_ && phase_high_s_) {
+    // The update nearest to the reading's own step interval, on the learnt phase.
+    const double periods = std::round((high - *phase_high_s_) / period_s_);
+    const double phase_low = std::max(low, *phase_low_s_ + periods * period_s_);
+    const double phase_high = std::min(high, *phase_high_s_ + periods * period_s_);
+    if (phase_low < phase_high) {
+      low = phase_low;
+      high = phase_high;
+    }
+  }
+  const double update_s = 0.5 * (low + high);
+  const double half_width_s = 0.5 * (high - low);
+  const double since_update_s = std::max(0.0, reading.time_s - update_s);
+  EnergyEstimate estimate;
+  estimate.energy_j = reading.counter_j + reading.power_w * since_update_s;
+  // The update instant is known to +-half_width; the power since the update is
+  // taken to be the latest reading, which moved by power_change at the update.
+  estimate.error_j = reading.power_w * half_width_s + reading.power_change_w * (since_update_s + half_width_s);
+  return estimate;
+}
+
+}  // namespace dvfslab::meter

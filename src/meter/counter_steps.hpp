@@ -1,0 +1,57 @@
+#pragma once
+// Energy between the updates of a GPU's energy counter. The counter (and the
+// instant power) change only every sensor period (~100 ms), so a plain difference
+// of two readings is off by up to one update's energy at each end. CounterSteps
+// learns when the updates happen from the readings at which the counter stepped
+// (and those at which it did not); the energy at a reading is the counter plus the
+// latest power times the time since the update, evaluated with what is known when
+// it is asked for, so both ends of a window use the same, best knowledge.
+#include <optional>
+
+#include "dvfslab/types.hpp"
+
+namespace dvfslab::meter {
+
+struct EnergyEstimate {
+  double energy_j = 0;  // on the counter's scale
+  double error_j = 0;   // bound on what the update instant and power leave open
+};
+
+// What one reading says about the counter.
+struct CounterReading {
+  double time_s = 0;
+  double counter_j = 0;
+  double power_w = 0;         // latest power reading
+  double power_change_w = 0;  // how much power moved at the update that set counter_j
+  double update_low_s = 0;    // that update happened in (low, high]
+  double update_high_s = 0;
+};
+
+class CounterSteps {
+ public:
+  explicit CounterSteps(double sensor_period_s) : period_s_(sensor_period_s) {}
+
+  // Readings must come in time order.
+  void observe(const Telemetry& sample);
+  // The latest reading's view of the counter; absent without a counter.
+  const std::optional<CounterReading>& latest() const { return latest_; }
+  // The counter's energy at `reading`'s time, with what is known now.
+  EnergyEstimate estimate(const CounterReading& reading) const;
+
+ private:
+  // Narrows the phase with a new step seen in (low, high].
+  void step_seen(double low_s, double high_s);
+
+  double period_s_;
+  std::optional<CounterReading> latest_;
+  std::optional<double> last_time_s_;
+  std::optional<double> power_w_;
+  // The counter stepped twice closer together than a sensor period allows: it is
+  // not quantized (a replayed table's GPU), and its value is the energy.
+  bool continuous_ = false;
+  // The latest update happened in (phase_low, phase_high]; absent before any step.
+  std::optional<double> phase_low_s_;
+  std::optional<double> phase_high_s_;
+};
+
+}  // namespace dvfslab::meter
