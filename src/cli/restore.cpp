@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/environment.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
@@ -32,9 +33,9 @@ void print_result(Gpu& gpu, const RecoveryResult& result) {
 }
 
 void run_restore(const RestoreOptions& options) {
-  const std::filesystem::path dir = options.state_dir.empty() ? default_state_dir() : std::filesystem::path(options.state_dir);
+  const std::filesystem::path dir = state_dir(options.state_dir);
   if (!options.device.empty()) {
-    for (auto& gpu : open_gpus(options.device)) print_result(*gpu, restore_from_journal(*gpu, dir));
+    for (auto& gpu : open_gpus(options.device, open_options())) print_result(*gpu, restore_from_journal(*gpu, dir));
     return;
   }
   const std::vector<std::string> uuids = journaled_gpu_uuids(dir);
@@ -46,7 +47,7 @@ void run_restore(const RestoreOptions& options) {
   std::exception_ptr first_failure;
   for (const std::string& uuid : uuids) {
     try {
-      auto gpu = open_gpu(uuid);
+      auto gpu = open_gpu(uuid, open_options());
       print_result(*gpu, restore_from_journal(*gpu, dir));
     } catch (const Error& e) {
       if (first_failure) fmt::print(stderr, "dvfslab: error: {}\n", e.what());

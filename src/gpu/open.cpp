@@ -41,16 +41,26 @@ constexpr std::array backends = {
 
 }  // namespace
 
-std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenOptions& options) {
+namespace {
+
+std::vector<std::unique_ptr<Gpu>> open_by_spec(const std::string& spec, const OpenOptions& options) {
   for (const Backend& backend : backends) {
     if (spec.starts_with(backend.prefix)) return backend.open(std::string_view(spec).substr(backend.prefix.size()), options);
   }
   if (spec.empty()) {
     throw UsageError("--device is empty: give auto, a GPU index, UUID or PCI bus id, sim:NAME or replay:FILE.csv");
   }
-  if (spec == "auto") return nvml::open_all_nvml_gpus();
+  if (spec == "auto") return nvml::open_all_nvml_gpus(options.nvml_library);
   std::vector<std::unique_ptr<Gpu>> gpus;
-  gpus.push_back(nvml::open_nvml_gpu(spec));
+  gpus.push_back(nvml::open_nvml_gpu(spec, options.nvml_library));
+  return gpus;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenOptions& options) {
+  auto gpus = open_by_spec(spec, options);
+  for (auto& gpu : gpus) gpu->set_read_only(options.read_only);
   return gpus;
 }
 

@@ -96,8 +96,10 @@ class GuardProcessTest : public ::testing::Test {
   void SetUp() override { FileBackedGpu(gpu_file).set_state(administrator_state()); }
 
   // A child that applies a setting and then blocks; the guard lives until the end.
+  // Like the dvfslab program, it installs the program's signal handler first.
   Child child_applying(const Setting& setting) {
     return Child([this, setting] {
+      install_interrupt_handler();
       static FileBackedGpu gpu(gpu_file);
       static ClockGuard guard(gpu, GuardOptions{state_dir, true});
       guard.apply(setting);
