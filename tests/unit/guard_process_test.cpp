@@ -200,6 +200,7 @@ TEST_F(GuardProcessTest, SigintRestoresAndExitsWith130) {
 
 TEST_F(GuardProcessTest, SignalWithoutChangesJustExits) {
   Child child([this] {
+    install_interrupt_handler();  // as the dvfslab program does
     static FileBackedGpu gpu(gpu_file);
     static ClockGuard guard(gpu, GuardOptions{state_dir, true});
   });
