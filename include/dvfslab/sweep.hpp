@@ -10,8 +10,8 @@
 // Which points are measured is the plan's grid unless another SearchStrategy is
 // given (dvfslab/strategy.hpp).
 #include <cstdint>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -36,8 +36,10 @@ bool needs_another_repetition(const MeasurePolicy& policy, std::span<const doubl
 class ProgressReporter {
  public:
   virtual ~ProgressReporter() = default;
+  // `schedule`: the points the strategy planned up front (empty for an adaptive one).
   virtual void start(const Schedule& schedule, const GpuIdentity& gpu, std::size_t already_done) = 0;
-  // Called after each point; `done` counts the points finished so far (skipped ones too).
+  // Called after each point; `done` counts the points finished so far (skipped ones
+  // too); `total` is the planned count, or `done` when more were measured.
   virtual void point_done(const PointOutcome& outcome, std::size_t done, std::size_t total) = 0;
   virtual void finish() = 0;
 };
