@@ -40,6 +40,7 @@ void run_hold(const HoldOptions& options) {
   const Setting plan[] = {setting};
   validate_plan(*gpu, plan, options.allow_clock_changes);
 
+  install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
   ClockGuard guard(*gpu, GuardOptions{state_dir(options.state_dir), options.allow_clock_changes});
   const EffectiveSetting effective = guard.apply(setting);
   const std::string simulated = gpu->identity().simulated ? " (SIMULATED)" : "";

@@ -7,7 +7,6 @@
 
 #include "cli/commands.hpp"
 #include "dvfslab/error.hpp"
-#include "dvfslab/guard.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -32,9 +31,6 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_sweep_command(app);
   dvfslab::cli::add_study_command(app);
 
-  // A GPU left with changed clocks is restored on SIGINT / SIGTERM / SIGHUP, then
-  // dvfslab exits with 128 + the signal number (docs/cli.md).
-  dvfslab::install_interrupt_handler();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 #include "cli/progress.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/guard.hpp"
 #include "dvfslab/report.hpp"
 #include "dvfslab/study.hpp"
 
@@ -44,6 +45,7 @@ void run(const StudyArguments& args) {
   const WorkloadRegistry registry = make_default_workload_registry();
   auto progress = make_stderr_progress_reporter();
   const auto notice = [](const std::string& text) { fmt::print(stderr, "dvfslab study: {}\n", text); };
+  install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
   const StudyOutcome outcome = run_study(options, registry, *progress, notice);
 
   fmt::print("{}", format_analysis_tables(outcome.analysis));

@@ -12,6 +12,7 @@
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/guard.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/replay.hpp"
 #include "dvfslab/store.hpp"
@@ -108,6 +109,7 @@ void run(const SweepArguments& args) {
     for (std::size_t i = 0; i < gpus.size(); ++i) print_dry_run(*gpus[i], plan, schedules[i], options);
     return;
   }
+  install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
   Store store(args.db);
   for (auto& gpu : gpus) {
     auto progress = make_stderr_progress_reporter();
