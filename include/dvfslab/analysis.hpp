@@ -5,6 +5,7 @@
 // the geometric-mean aggregates across batch sizes and networks (docs/analysis.md).
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,11 +47,35 @@ struct Objective {
   bool operator==(const Objective&) const = default;
 };
 
-// Parses "energy", "edp", "ed2p", "energy-within-slowdown:5%" or
-// "time-within-power:300W"; throws ConfigError naming the accepted forms.
+struct PointSummary;
+
+// One objective as analysis and every command know it: its spelling, the argument
+// it takes, its help, and how a point compares under it (lower is better; absent:
+// the point is not eligible). The registry (objectives()) is the only place that
+// lists them.
+struct ObjectiveDefinition {
+  Objective::Kind kind;
+  std::string_view name;          // "energy-within-slowdown"
+  std::string_view unit;          // of the argument after ':' ("%", "W"); "": takes none
+  std::string_view usage;         // "energy-within-slowdown:PCT%"
+  std::string_view help;          // what it chooses, for --objective
+  std::string_view bad_argument;  // what the argument must be, for errors
+  std::string_view example;       // with an argument: "energy-within-slowdown:5%"
+  std::string (*describe)(double limit);  // "least energy at most 5 % slower than the baseline"
+  std::optional<double> (*value)(double limit, const PointSummary& point, const PointSummary& baseline);
+};
+std::span<const ObjectiveDefinition> objectives();
+const ObjectiveDefinition& definition_of(const Objective& objective);
+// The --objective help every command shows, listing every registered objective.
+std::string objective_help();
+
+// Parses a registered objective ("energy", "energy-within-slowdown:5%", ...);
+// throws ConfigError naming the accepted forms.
 Objective parse_objective(std::string_view text);
 // The canonical spelling, which parse_objective reads back.
 std::string to_string(const Objective& objective);
+// The objective in words, for tables and reports.
+std::string describe(const Objective& objective);
 
 // ---------------------------------------------------------------- results
 

@@ -1,6 +1,7 @@
 #pragma once
 // The one GPU abstraction: identity, clock table, telemetry and safe control, for
 // real NVIDIA GPUs (NVML), simulated GPUs and replayed sweep tables.
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,8 +82,13 @@ class Gpu {
   // they keep their settings in this process and their time on a virtual clock.
   virtual bool persists_settings() const { return true; }
 
-  // Control. Each call first refuses under DVFSLAB_READ_ONLY=1 (PermissionError),
-  // so no backend can reach a driver setter in read-only mode.
+  // Read-only mode (the CLI sets it from DVFSLAB_READ_ONLY=1; OpenOptions::read_only):
+  // every control call below is refused (PermissionError) before any backend can
+  // reach a driver setter.
+  bool read_only() const { return read_only_; }
+  void set_read_only(bool read_only) { read_only_ = read_only; }
+
+  // Control. Each call first refuses in read-only mode.
   void lock_sm_clocks(int min_mhz, int max_mhz);
   void reset_sm_clocks();
   void lock_memory_clocks(int min_mhz, int max_mhz);
@@ -103,18 +109,22 @@ class Gpu {
   virtual void do_reset_application_clocks() = 0;
   virtual void do_set_power_limit(double watts) = 0;
   virtual void do_reset_power_limit() = 0;
+
+ private:
+  bool read_only_ = false;
 };
 
 // How a simulated GPU keeps time: virtual (sweeps and tests: instant and
 // deterministic) or following the wall clock (measuring a real external program).
 enum class SimTimeMode { virtual_time, wall_time };
 
+// How to open GPUs. The library reads no environment variable: the CLI fills these
+// from DVFSLAB_NVML_LIBRARY and DVFSLAB_READ_ONLY.
 struct OpenOptions {
   SimTimeMode sim_time = SimTimeMode::virtual_time;
+  std::filesystem::path nvml_library;   // empty: the driver's libnvidia-ml.so.1; the first load decides
+  bool read_only = false;               // every GPU opened refuses control calls
 };
-
-// True when DVFSLAB_READ_ONLY is set to anything but "" or "0".
-bool read_only_mode();
 
 // Opens one GPU. `spec` is a device spec the backend table (src/gpu/open.cpp)
 // knows: "auto" (the first GPU any backend finds), an NVIDIA GPU's index, UUID or

@@ -2,7 +2,7 @@
 // JSON forms of a GPU's identity, clock table, power limits, control state and
 // telemetry, shared by every command that prints or stores them. Absent readings
 // are null, never 0 or -1. The contract is documented in docs/info.md.
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "dvfslab/gpu.hpp"
 

@@ -26,9 +26,10 @@ namespace dvfslab {
 // ---------------------------------------------------------------- validation
 
 // Refuses a plan that changes clocks or power limits (any non-default setting)
-// unless `allow_clock_changes` is set and DVFSLAB_READ_ONLY is not: PermissionError
-// explaining --allow-clock-changes or read-only mode. Default-only plans pass.
-void check_clock_changes_allowed(std::span<const Setting> settings, bool allow_clock_changes);
+// unless `allow_clock_changes` is set and `read_only` (the GPU's read-only mode) is
+// not: PermissionError explaining --allow-clock-changes or read-only mode.
+// Default-only plans pass.
+void check_clock_changes_allowed(std::span<const Setting> settings, bool allow_clock_changes, bool read_only);
 
 // Checks one setting against the GPU's tables without touching the GPU: an SM clock
 // not supported at the memory clock it will run with, or a memory clock the GPU
@@ -42,9 +43,10 @@ void validate_plan(Gpu& gpu, std::span<const Setting> settings, bool allow_clock
 
 // ---------------------------------------------------------------- state directory
 
-// Where restore journals live: $DVFSLAB_STATE_DIR, else /run/dvfslab for
-// root, else $XDG_RUNTIME_DIR/dvfslab, else /tmp/dvfslab-<uid>. A run-time
-// directory is right because a reboot resets clocks and power limits too.
+// Where restore journals live when no state directory is given: /run/dvfslab
+// for root, else $XDG_RUNTIME_DIR/dvfslab, else /tmp/dvfslab-<uid>. A run-time
+// directory is right because a reboot resets clocks and power limits too. (The CLI
+// gives DVFSLAB_STATE_DIR instead when it is set.)
 std::filesystem::path default_state_dir();
 
 // ---------------------------------------------------------------- per-GPU lock
@@ -103,8 +105,9 @@ struct RestoreReport {
 // after a successful restore.
 //
 // Restoring happens on restore(), in the destructor (errors go to stderr), and on
-// SIGINT / SIGTERM (see InterruptAction). Thread safety: apply() and restore() may
-// race with the signal thread; the guard serialises them.
+// SIGINT / SIGTERM where the program or host asked for signal handling (see
+// InterruptAction); the guard installs no handler itself. Thread safety: apply()
+// and restore() may race with the signal thread; the guard serialises them.
 class ClockGuard {
  public:
   ClockGuard(Gpu& gpu, GuardOptions options = {});
@@ -125,6 +128,8 @@ class ClockGuard {
   RestoreReport restore();
 
   bool has_changes() const;
+  // Whether an interrupt restored the GPU: apply() throws InterruptedError from then on.
+  bool interrupted() const;
   // The journal file of this GPU (absent unless the GPU persists settings: simulated and replayed GPUs need none).
   std::optional<std::filesystem::path> journal_path() const;
 
@@ -166,11 +171,16 @@ std::vector<std::string> journaled_gpu_uuids(const std::filesystem::path& state_
 
 // ---------------------------------------------------------------- signals
 
-// Runs `action` when the process gets SIGINT or SIGTERM, then the process exits
-// with 128 + signal number (130, 143). The signal handler only writes to a pipe;
-// a dedicated thread does the work, so it also works while the main thread is
-// blocked in a long workload. Actions run newest first; an action that throws is
-// reported on stderr and the others still run. ClockGuard registers one itself.
+// Nothing here touches the process's signal handling unless asked: a program calls
+// install_interrupt_handler() (the dvfslab command line does), a host embedding the
+// library opens an InterruptScope. Without either, SIGINT and SIGTERM keep whatever
+// action the host gave them. With either, the signal handler only writes to a pipe;
+// a dedicated thread runs the registered actions (newest first; one that throws is
+// reported on stderr and the others still run), so it also works while the main
+// thread is blocked in a long workload.
+
+// Runs `action` on SIGINT, SIGTERM or SIGHUP where a handler is installed.
+// ClockGuard registers one that restores its GPU.
 class InterruptAction {
  public:
   explicit InterruptAction(std::function<void()> action);
@@ -182,8 +192,25 @@ class InterruptAction {
   std::uint64_t id_;
 };
 
-// Installs the SIGINT / SIGTERM handler now (InterruptAction does it on first
-// use). Idempotent; safe again in a forked child.
+// The program's handler: after the actions the process exits with 128 + signal
+// number (130, 143). Idempotent; safe again in a forked child. For programs only:
+// inside a host (a Python interpreter, a training job) use InterruptScope.
 void install_interrupt_handler();
+
+// A host's opt-in: while the scope lives, SIGINT, SIGTERM and SIGHUP (those the host
+// does not ignore) run the actions (every ClockGuard restores its GPU) and then
+// return to the host: the running sweep stops with InterruptedError at its next
+// window, and the process goes on. The host's own handlers are put back when the
+// outermost scope ends. Open it on one thread, around the work to interrupt.
+class InterruptScope {
+ public:
+  InterruptScope();
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+  // The signal that arrived inside the (outermost) scope; absent if none.
+  std::optional<int> signal() const;
+};
 
 }  // namespace dvfslab

@@ -52,6 +52,8 @@ struct CaseSpec {
   std::vector<Precision> precisions;
 };
 
+// How the settings of a case are ordered; each is a registered SettingOrder
+// (dvfslab/strategy.hpp: setting_orders()) with its name and help.
 enum class Order { random, ascending };
 
 struct MeasurePolicy {
@@ -133,6 +135,9 @@ struct Schedule {
 // Cases stay grouped (a workload is prepared once per case); within a case the
 // settings run in the plan's order. Drift points are added per the policy.
 Schedule make_schedule(const Plan& plan, const std::vector<Setting>& settings, const Shard& shard = {});
+// The same for given cases and policy (the grid strategy's schedule).
+Schedule make_schedule(const std::vector<Case>& cases, const std::vector<Setting>& settings,
+                       const MeasurePolicy& policy, const Shard& shard);
 
 // What a dry run prints and how long the schedule should take (without the
 // workloads' own preparation): `typical_s` with the minimum repetitions,

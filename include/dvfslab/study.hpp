@@ -29,7 +29,8 @@ const std::vector<StudyCase>& study_cases();
 
 // The GPU `device` names; "" = the first NVIDIA GPU, or sim:v100 when there is none,
 // with the reason in `simulated_because`.
-std::unique_ptr<Gpu> open_study_gpu(const std::string& device, std::optional<std::string>& simulated_because);
+std::unique_ptr<Gpu> open_study_gpu(const std::string& device, std::optional<std::string>& simulated_because,
+                                    const OpenOptions& open = {});
 
 // The built-in plan for `gpu` as TOML (stored with the run, printed by --dry-run).
 // With `sweep_clocks` false it measures the default setting only.
@@ -40,6 +41,7 @@ struct StudyOptions {
   std::filesystem::path out_dir = "out/study";
   bool allow_clock_changes = false;
   std::filesystem::path state_dir;       // ClockGuard's; empty = default
+  OpenOptions open;                      // NVML library, read-only mode
   WorkloadOptions workload_options;
 };
 

@@ -4,11 +4,14 @@
 //
 //   Plan plan = load_plan_file("plan.toml");
 //   Store store("dvfslab.sqlite");
-//   auto progress = make_progress_reporter(stderr);
+//   auto progress = make_text_progress_reporter(write_to_my_log, /*redraw_in_place=*/false);
 //   SweepResult result = run_sweep(gpu, plan, registry, store, options, *progress);
+//
+// Which points are measured is the plan's grid unless another SearchStrategy is
+// given (dvfslab/strategy.hpp).
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -17,6 +20,7 @@
 
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/plan.hpp"
+#include "dvfslab/strategy.hpp"
 #include "dvfslab/types.hpp"
 #include "dvfslab/workload.hpp"
 
@@ -24,36 +28,27 @@ namespace dvfslab {
 
 class Store;
 
-// The stop rule: true while fewer than the minimum repetitions were measured, or
-// the 95 % confidence half-width of energy per item is above the target and the
-// maximum is not reached. A target needs two repetitions to judge.
+// The plan's stop rule (make_stop_rule) asked once: true while fewer than the
+// minimum repetitions were measured, or the 95 % confidence half-width of energy
+// per item is above the target and the maximum is not reached.
 bool needs_another_repetition(const MeasurePolicy& policy, std::span<const double> energy_per_item_j);
-
-// What one point gave, for progress reports.
-struct PointOutcome {
-  ScheduledPoint point;
-  int repetitions = 0;               // measured now (0: skipped, already in the store)
-  std::optional<double> energy_per_item_j;
-  std::optional<double> items_per_s;
-  std::optional<double> mean_power_w;
-  std::string item_unit;
-  MeasurementFlags flags;            // any repetition's
-};
 
 class ProgressReporter {
  public:
   virtual ~ProgressReporter() = default;
+  // `schedule`: the points the strategy planned up front (empty for an adaptive one).
   virtual void start(const Schedule& schedule, const GpuIdentity& gpu, std::size_t already_done) = 0;
-  // Called after each point; `done` counts the points finished so far (skipped ones too).
+  // Called after each point; `done` counts the points finished so far (skipped ones
+  // too); `total` is the planned count, or `done` when more were measured.
   virtual void point_done(const PointOutcome& outcome, std::size_t done, std::size_t total) = 0;
   virtual void finish() = 0;
 };
 
-// A bar with an ETA redrawn in place when `stream` is a terminal; one plain line per
-// point otherwise.
-std::unique_ptr<ProgressReporter> make_progress_reporter(std::FILE* stream);
-// Always one plain line per point (tests, logs).
-std::unique_ptr<ProgressReporter> make_line_progress_reporter(std::FILE* stream);
+// Progress as text handed to `write` (which should flush): a bar with an ETA
+// redrawn in place ("\r", erase to the end of the line) when `redraw_in_place`,
+// for a terminal; one plain line per point otherwise (logs, tests).
+std::unique_ptr<ProgressReporter> make_text_progress_reporter(std::function<void(const std::string&)> write,
+                                                              bool redraw_in_place);
 std::unique_ptr<ProgressReporter> make_silent_progress_reporter();
 
 struct SweepOptions {
@@ -80,25 +75,25 @@ struct SweepResult {
 // Expands the plan for `gpu` and checks the settings against it (supported clocks,
 // power range) and that every workload exists for it; throws ConfigError. Touches
 // nothing: a dry run stops here. run_sweep also checks, before anything runs, that
-// clock changes are allowed (--allow-clock-changes, DVFSLAB_READ_ONLY).
+// clock changes are allowed (--allow-clock-changes, the GPU's read-only mode).
 Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, const SweepOptions& options);
 
 // Whether this sweep may change clocks: allow_clock_changes was given, or the GPU is
-// simulated (nothing real changes). DVFSLAB_READ_ONLY refuses changes even then.
+// simulated (nothing real changes). Read-only mode refuses changes even then.
 bool clock_changes_allowed(const Gpu& gpu, const SweepOptions& options);
 // Refuses (PermissionError) a schedule with clock changes that are not allowed, or
-// any clock change under DVFSLAB_READ_ONLY; a default-only schedule always passes.
+// any clock change in read-only mode; a default-only schedule always passes.
 void check_sweep_allowed(const Gpu& gpu, const Schedule& schedule, const SweepOptions& options);
 
 // Measures the plan on `gpu` and stores every measurement in `store`. Refuses
 // clock changes that are not allowed before anything runs. The GPU is restored to
-// the state found on return, exception, SIGINT and SIGTERM.
+// the state found on return and exception; on SIGINT and SIGTERM where the host
+// handles them (the CLI's handler, or an InterruptScope: then InterruptedError).
 SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
                       const SweepOptions& options, ProgressReporter& progress);
-
-// Test hook: with DVFSLAB_TEST_KILL_AFTER_POINTS=N set, run_sweep sends itself
-// SIGKILL after recording its N-th point, so tests can interrupt a sweep at an
-// exact place. Returns N, or absent when the variable is unset.
-std::optional<long> test_kill_after_points();
+// The same, measuring the points `strategy` proposes instead of the plan's grid
+// (any setting of the plan's knobs, checked like the grid's before anything runs).
+SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
+                      const SweepOptions& options, ProgressReporter& progress, SearchStrategy& strategy);
 
 }  // namespace dvfslab

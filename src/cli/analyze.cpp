@@ -41,10 +41,7 @@ void add_analyze_command(CLI::App& app) {
       "optimal setting for an objective and the change in energy, time and power between them; "
       "then the geometric means across batch sizes and networks and the range of savings per GPU × mode.");
   command->add_option("input", options->input, "dvfslab database (SQLite) to analyze, or a sweep-table CSV file (read directly)")->required();
-  command->add_option("--objective", options->objective,
-                      "what 'optimal' means: energy (least energy per item, the default), edp (energy × time), "
-                      "ed2p (energy × time²), energy-within-slowdown:PCT% (least energy at most PCT % slower "
-                      "than the baseline), time-within-power:WATTS W (shortest time at a mean power of at most WATTS)")
+  command->add_option("--objective", options->objective, objective_help())
       ->capture_default_str();
   command->add_flag("--json", options->json,
                     "print the analysis as JSON on stdout instead of tables (contract in docs/analysis.md)");

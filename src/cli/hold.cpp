@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/environment.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
 
@@ -34,12 +35,13 @@ std::string knob(const std::optional<int>& value, const char* unit) {
 }
 
 void run_hold(const HoldOptions& options) {
-  auto gpu = open_gpu(options.device, OpenOptions{SimTimeMode::wall_time});
+  auto gpu = open_gpu(options.device, open_options(SimTimeMode::wall_time));
   const Setting setting{options.sm_mhz, options.mem_mhz, options.power_limit_w};
   const Setting plan[] = {setting};
   validate_plan(*gpu, plan, options.allow_clock_changes);
 
-  ClockGuard guard(*gpu, GuardOptions{options.state_dir, options.allow_clock_changes});
+  install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
+  ClockGuard guard(*gpu, GuardOptions{state_dir(options.state_dir), options.allow_clock_changes});
   const EffectiveSetting effective = guard.apply(setting);
   const std::string simulated = gpu->identity().simulated ? " (SIMULATED)" : "";
   fmt::print("holding {} on {}{}: SM clock {}, memory clock {}, power limit {}\n", to_string(setting),

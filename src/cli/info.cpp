@@ -1,12 +1,14 @@
 // dvfslab info: what the GPUs are, which clocks and power limits they support, and
 // a live reading. Text for people, --json for programs (docs/info.md).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/environment.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/gpu_json.hpp"
 #include "dvfslab/gpu_summary.hpp"
@@ -20,7 +22,7 @@ struct InfoOptions {
 };
 
 void run_info(const InfoOptions& options) {
-  auto gpus = open_gpus(options.device);
+  auto gpus = open_gpus(options.device, open_options());
   if (options.json) {
     nlohmann::json devices = nlohmann::json::array();
     for (auto& gpu : gpus) devices.push_back(describe_gpu(*gpu));

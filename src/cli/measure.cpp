@@ -3,6 +3,7 @@
 // time(1), so the program's own stdout stays untouched; with --json the JSON
 // document is the only thing on stdout and the program's stdout goes to stderr.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/environment.hpp"
 #include "dvfslab/command.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
@@ -103,7 +105,7 @@ void run_measure(const MeasureArguments& args) {
   if (args.sample_ms && !(*args.sample_ms > 0)) throw UsageError("--sample-ms must be a positive number of milliseconds");
   if (args.idle_seconds < 0) throw UsageError("--idle-seconds must not be negative");
   if (args.skip_iterations < 0) throw UsageError("--skip-iters must not be negative");
-  auto gpu = open_gpu(args.device, OpenOptions{SimTimeMode::wall_time});
+  auto gpu = open_gpu(args.device, open_options(SimTimeMode::wall_time));
   if (is_replay_gpu(*gpu)) {
     throw ConfigError(fmt::format("{} is a replayed sweep table ({}): it has no live sensors to measure a program "
                                   "with; sweep the table's workloads instead (docs/replay.md)",

@@ -35,9 +35,7 @@ void add_report_command(CLI::App& app) {
       "heatmap when the memory clock varied, the Pareto plot, and the optimum/savings tables.");
   command->add_option("input", options->input, "dvfslab database (SQLite) to report on, or a sweep-table CSV file (read directly)")->required();
   command->add_option("-o,--output", options->output, "HTML file to write (replaced if it exists)")->capture_default_str();
-  command->add_option("--objective", options->objective,
-                      "objective for the optimum, as in `dvfslab analyze` (energy, edp, ed2p, "
-                      "energy-within-slowdown:PCT%, time-within-power:WATTS W)")
+  command->add_option("--objective", options->objective, objective_help())
       ->capture_default_str();
   command->callback([options] { run_report(*options); });
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/environment.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
@@ -44,7 +45,7 @@ void print_result(Gpu& gpu, const RecoveryResult& result) {
 // there is explained in terms of the journal: the user gave no --device.
 std::unique_ptr<Gpu> open_journaled_gpu(const JournalSummary& journal) {
   try {
-    return open_gpu(journal.device_spec);
+    return open_gpu(journal.device_spec, open_options());
   } catch (const ConfigError& e) {
     throw_missing_gpu(journal, "no GPU here has that identity now", e.code());
   } catch (const DriverNotFoundError& e) {
@@ -53,9 +54,9 @@ std::unique_ptr<Gpu> open_journaled_gpu(const JournalSummary& journal) {
 }
 
 void run_restore(const RestoreOptions& options) {
-  const std::filesystem::path dir = options.state_dir.empty() ? default_state_dir() : std::filesystem::path(options.state_dir);
+  const std::filesystem::path dir = state_dir(options.state_dir);
   if (!options.device.empty()) {
-    for (auto& gpu : open_gpus(options.device)) print_result(*gpu, restore_from_journal(*gpu, dir));
+    for (auto& gpu : open_gpus(options.device, open_options())) print_result(*gpu, restore_from_journal(*gpu, dir));
     return;
   }
   const std::vector<JournalSummary> journals = find_journals(dir);

@@ -5,9 +5,12 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "cli/workloads.hpp"
+#include "cli/environment.hpp"
+#include "cli/progress.hpp"
+#include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/guard.hpp"
 #include "dvfslab/report.hpp"
 #include "dvfslab/study.hpp"
 
@@ -23,11 +26,11 @@ struct StudyArguments {
 
 void print_plan(const StudyArguments& args) {
   std::optional<std::string> simulated_because;
-  std::unique_ptr<Gpu> gpu = open_study_gpu(args.device, simulated_because);
+  std::unique_ptr<Gpu> gpu = open_study_gpu(args.device, simulated_because, open_options());
   if (simulated_because) fmt::print(stderr, "dvfslab study: {}\n", *simulated_because);
   SweepOptions options;
   options.allow_clock_changes = args.allow_clock_changes;
-  const bool sweep_clocks = !read_only_mode() && clock_changes_allowed(*gpu, options);
+  const bool sweep_clocks = !read_only_from_environment() && clock_changes_allowed(*gpu, options);
   fmt::print("{}", study_plan_text(gpu->identity(), gpu->clock_table(), sweep_clocks));
 }
 
@@ -38,9 +41,12 @@ void run(const StudyArguments& args) {
   options.device = args.device;
   options.out_dir = args.out_dir;
   options.allow_clock_changes = args.allow_clock_changes;
-  const WorkloadRegistry registry = make_workload_registry({}, {});
-  auto progress = make_progress_reporter(stderr);
+  options.state_dir = state_dir();
+  options.open = open_options();
+  const WorkloadRegistry registry = make_default_workload_registry();
+  auto progress = make_stderr_progress_reporter();
   const auto notice = [](const std::string& text) { fmt::print(stderr, "dvfslab study: {}\n", text); };
+  install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
   const StudyOutcome outcome = run_study(options, registry, *progress, notice);
 
   fmt::print("{}", format_analysis_tables(outcome.analysis));

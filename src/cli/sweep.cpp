@@ -7,9 +7,12 @@
 #include <utility>
 
 #include "cli/commands.hpp"
-#include "cli/workloads.hpp"
+#include "cli/environment.hpp"
+#include "cli/progress.hpp"
+#include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/guard.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/replay.hpp"
 #include "dvfslab/store.hpp"
@@ -51,7 +54,7 @@ void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const S
                                   "this one takes seconds)"
                                 : "");
   if (schedule.changes_clocks()) {
-    if (read_only_mode()) {
+    if (gpu.read_only()) {
       fmt::print("Clock changes: refused (DVFSLAB_READ_ONLY is set); only a default-only plan can run.\n");
     } else if (!clock_changes_allowed(gpu, options)) {
       fmt::print("Clock changes: the real run needs --allow-clock-changes.\n");
@@ -88,13 +91,14 @@ void run(const SweepArguments& args) {
   options.allow_clock_changes = args.allow_clock_changes;
   options.resume = args.resume;
   if (!args.shard.empty()) options.shard = parse_shard(args.shard);
+  options.state_dir = state_dir();
   std::vector<std::string> devices = plan.devices;
   if (!args.device.empty()) devices = {args.device};
   if (devices.empty()) devices = {"auto"};
   // Open and check every device before measuring on any, so a bad plan fails at once.
   std::vector<std::unique_ptr<Gpu>> gpus;
-  for (const auto& device : devices) gpus.push_back(open_gpu(device));
-  const WorkloadRegistry registry = make_workload_registry(plan_commands(plan), gpus);
+  for (const auto& device : devices) gpus.push_back(open_gpu(device, open_options()));
+  const WorkloadRegistry registry = make_default_workload_registry(plan_commands(plan), gpus);
   std::vector<Schedule> schedules;
   for (auto& gpu : gpus) {
     schedules.push_back(prepare_sweep(*gpu, plan, registry, options));
@@ -105,9 +109,10 @@ void run(const SweepArguments& args) {
     for (std::size_t i = 0; i < gpus.size(); ++i) print_dry_run(*gpus[i], plan, schedules[i], options);
     return;
   }
+  install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
   Store store(args.db);
   for (auto& gpu : gpus) {
-    auto progress = make_progress_reporter(stderr);
+    auto progress = make_stderr_progress_reporter();
     const SweepResult result = run_sweep(*gpu, plan, registry, store, options, *progress);
     const auto& identity = gpu->identity();
     fmt::print("{}: run {} in {}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n", identity.name,

@@ -1,7 +1,6 @@
 #include "dvfslab/gpu.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string_view>
 
 #include "dvfslab/error.hpp"
@@ -9,8 +8,8 @@
 namespace dvfslab {
 namespace {
 
-void refuse_in_read_only_mode(std::string_view action) {
-  if (read_only_mode()) {
+void refuse_in_read_only_mode(const Gpu& gpu, std::string_view action) {
+  if (gpu.read_only()) {
     throw PermissionError(std::string("refused to ") + std::string(action) +
                           ": DVFSLAB_READ_ONLY=1 forbids every clock and power-limit change "
                           "(unset it to allow control calls)");
@@ -18,11 +17,6 @@ void refuse_in_read_only_mode(std::string_view action) {
 }
 
 }  // namespace
-
-bool read_only_mode() {
-  const char* value = std::getenv("DVFSLAB_READ_ONLY");
-  return value != nullptr && std::string_view(value) != "" && std::string_view(value) != "0";
-}
 
 bool ClockTable::supports(int memory, int graphics) const {
   auto it = graphics_mhz.find(memory);
@@ -39,47 +33,47 @@ std::vector<int> ClockTable::all_graphics_mhz() const {
 }
 
 void Gpu::lock_sm_clocks(int min_mhz, int max_mhz) {
-  refuse_in_read_only_mode("lock the SM clock");
+  refuse_in_read_only_mode(*this, "lock the SM clock");
   do_lock_sm_clocks(min_mhz, max_mhz);
 }
 
 void Gpu::reset_sm_clocks() {
-  refuse_in_read_only_mode("reset the SM clock lock");
+  refuse_in_read_only_mode(*this, "reset the SM clock lock");
   do_reset_sm_clocks();
 }
 
 void Gpu::lock_memory_clocks(int min_mhz, int max_mhz) {
-  refuse_in_read_only_mode("lock the memory clock");
+  refuse_in_read_only_mode(*this, "lock the memory clock");
   do_lock_memory_clocks(min_mhz, max_mhz);
 }
 
 void Gpu::reset_memory_clocks() {
-  refuse_in_read_only_mode("reset the memory clock lock");
+  refuse_in_read_only_mode(*this, "reset the memory clock lock");
   do_reset_memory_clocks();
 }
 
 void Gpu::set_application_clocks(int memory_mhz, int graphics_mhz) {
-  refuse_in_read_only_mode("set application clocks");
+  refuse_in_read_only_mode(*this, "set application clocks");
   do_set_application_clocks(memory_mhz, graphics_mhz);
 }
 
 void Gpu::reset_application_clocks() {
-  refuse_in_read_only_mode("reset application clocks");
+  refuse_in_read_only_mode(*this, "reset application clocks");
   do_reset_application_clocks();
 }
 
 void Gpu::set_power_limit(double watts) {
-  refuse_in_read_only_mode("set the power limit");
+  refuse_in_read_only_mode(*this, "set the power limit");
   do_set_power_limit(watts);
 }
 
 void Gpu::reset_power_limit() {
-  refuse_in_read_only_mode("reset the power limit");
+  refuse_in_read_only_mode(*this, "reset the power limit");
   do_reset_power_limit();
 }
 
 void Gpu::restore(const ControlState& state) {
-  refuse_in_read_only_mode("restore clocks and power limit");
+  refuse_in_read_only_mode(*this, "restore clocks and power limit");
   if (state.locked_sm_min_mhz && state.locked_sm_max_mhz) {
     do_lock_sm_clocks(*state.locked_sm_min_mhz, *state.locked_sm_max_mhz);
   } else {

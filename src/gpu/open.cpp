@@ -25,7 +25,7 @@ struct GpuBackend {
   GpuList (*open)(std::string_view argument, const OpenOptions& options);
   // Every GPU the backend finds by itself, for `auto`; nullptr for backends whose
   // GPUs exist only when named. Throws DriverNotFoundError when it has no driver.
-  GpuList (*find_all)();
+  GpuList (*find_all)(const OpenOptions& options);
   // How --device names this backend's GPUs, for the help text.
   std::string (*spec_help)();
 };
@@ -36,9 +36,11 @@ GpuList one(std::unique_ptr<Gpu> gpu) {
   return gpus;
 }
 
-GpuList open_nvml(std::string_view selector, const OpenOptions& /*options*/) {
-  return one(nvml::open_nvml_gpu(selector));
+GpuList open_nvml(std::string_view selector, const OpenOptions& options) {
+  return one(nvml::open_nvml_gpu(selector, options.nvml_library));
 }
+
+GpuList find_nvml(const OpenOptions& options) { return nvml::open_all_nvml_gpus(options.nvml_library); }
 
 std::string nvml_spec_help() {
   return "an NVIDIA GPU's index (0), UUID (GPU-...) or PCI bus id (0000:3b:00.0)";
@@ -64,7 +66,7 @@ std::string replay_spec_help() {
 const GpuBackend backends[] = {
     {"sim:", open_simulated, nullptr, simulated_spec_help},
     {"replay:", open_replayed, nullptr, replay_spec_help},
-    {"", open_nvml, nvml::open_all_nvml_gpus, nvml_spec_help},
+    {"", open_nvml, find_nvml, nvml_spec_help},
 };
 
 // "auto (...), <the unprefixed backend's forms>, <each prefixed backend's form>".
@@ -82,13 +84,13 @@ std::string device_spec_forms() {
 // `auto`: every GPU of every backend that finds GPUs by itself. A backend without
 // its driver is skipped; when no backend finds any GPU, the first one's reason is
 // the error.
-GpuList find_all_gpus() {
+GpuList find_all_gpus(const OpenOptions& options) {
   GpuList found;
   std::exception_ptr first_failure;
   for (const GpuBackend& backend : backends) {
     if (backend.find_all == nullptr) continue;
     try {
-      for (auto& gpu : backend.find_all()) found.push_back(std::move(gpu));
+      for (auto& gpu : backend.find_all(options)) found.push_back(std::move(gpu));
     } catch (const DriverNotFoundError&) {
       if (!first_failure) first_failure = std::current_exception();
     }
@@ -98,19 +100,25 @@ GpuList find_all_gpus() {
   return found;
 }
 
-}  // namespace
-
-std::string device_spec_help() { return "Which GPU: " + device_spec_forms(); }
-
-std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenOptions& options) {
+GpuList open_by_spec(const std::string& spec, const OpenOptions& options) {
   if (spec.empty()) throw UsageError("--device is empty; give one of: " + device_spec_forms());
-  if (spec == "auto") return find_all_gpus();
+  if (spec == "auto") return find_all_gpus(options);
   for (const GpuBackend& backend : backends) {
     if (spec.starts_with(backend.prefix)) {
       return backend.open(std::string_view(spec).substr(backend.prefix.size()), options);
     }
   }
   throw UsageError(fmt::format("--device {}: not a device spec; give one of: {}", spec, device_spec_forms()));
+}
+
+}  // namespace
+
+std::string device_spec_help() { return "Which GPU: " + device_spec_forms(); }
+
+std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenOptions& options) {
+  GpuList gpus = open_by_spec(spec, options);
+  for (auto& gpu : gpus) gpu->set_read_only(options.read_only);
+  return gpus;
 }
 
 std::unique_ptr<Gpu> open_gpu(const std::string& spec, const OpenOptions& options) {

@@ -228,7 +228,7 @@ struct ClockGuard::Impl {
     if (closed_by_signal) throw InterruptedError("interrupted: the GPU was restored and dvfslab is stopping");
     if (!setting.is_default()) {
       const Setting settings[] = {setting};
-      check_clock_changes_allowed(settings, options.allow_clock_changes);
+      check_clock_changes_allowed(settings, options.allow_clock_changes, gpu.read_only());
       if (!table) table = gpu.clock_table();
       if (!limits) limits = gpu.power_limits();
       validate_setting(gpu.identity().name, *table, *limits, setting);
@@ -269,7 +269,8 @@ struct ClockGuard::Impl {
     return report;
   }
 
-  // Runs on the signal thread; the process exits right after.
+  // Runs on the signal thread; then the process exits, or the sweep stops with
+  // InterruptedError (InterruptScope).
   void restore_on_signal() {
     std::lock_guard hold(mutex);
     closed_by_signal = true;
@@ -284,7 +285,7 @@ struct ClockGuard::Impl {
 
   void recover_stale_journal() {
     if (!std::filesystem::exists(*journal_file)) return;
-    if (read_only_mode()) {
+    if (gpu.read_only()) {
       fmt::print(stderr,
                  "dvfslab: warning: {} may still run with settings a killed dvfslab process left (journal {}); "
                  "run `dvfslab restore` without DVFSLAB_READ_ONLY to put it back\n",
@@ -325,6 +326,11 @@ RestoreReport ClockGuard::restore() { return impl_->restore(); }
 bool ClockGuard::has_changes() const {
   std::lock_guard hold(impl_->mutex);
   return impl_->journal && !impl_->journal->touched.empty();
+}
+
+bool ClockGuard::interrupted() const {
+  std::lock_guard hold(impl_->mutex);
+  return impl_->closed_by_signal;
 }
 
 std::optional<std::filesystem::path> ClockGuard::journal_path() const { return impl_->journal_file; }

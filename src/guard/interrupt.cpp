@@ -1,6 +1,8 @@
-// SIGINT / SIGTERM / SIGHUP: the handler only writes the signal number to a pipe;
-// a dedicated thread reads it, runs the registered actions (restoring GPUs) and
-// exits. That works while the main thread is blocked in a workload, and keeps
+// SIGINT / SIGTERM / SIGHUP, where the program (install_interrupt_handler) or a
+// host (InterruptScope) asked for it: the handler only writes the signal number to
+// a pipe; a dedicated thread reads it, runs the registered actions (restoring GPUs)
+// and then exits the program, or records the signal for the host's sweep to stop
+// on. That works while the main thread is blocked in a workload, and keeps
 // everything but write() out of signal context. Signals stay unblocked, so child
 // programs inherit a normal signal mask.
 #include <fcntl.h>
@@ -11,7 +13,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -36,6 +40,14 @@ Registry& registry() {
 std::atomic<int> signal_pipe_write_end{-1};
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free descriptor");
 
+// Whether the signal thread exits the process after the actions (the program's
+// handler) or returns to waiting (inside an InterruptScope).
+std::atomic<bool> exit_after_actions{true};
+// The last signal handled inside an InterruptScope; 0: none.
+std::atomic<int> signal_for_host{0};
+
+constexpr int handled_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
 extern "C" void forward_signal_to_pipe(int signal_number) {
   const int saved_errno = errno;
   const unsigned char byte = static_cast<unsigned char>(signal_number);
@@ -54,63 +66,110 @@ const char* signal_name(int signal_number) {
   }
 }
 
-[[noreturn]] void handle_signals(int read_end) {
-  unsigned char byte = 0;
-  while (true) {
-    const ssize_t n = ::read(read_end, &byte, 1);
-    if (n == 1) break;
-    if (n < 0 && errno == EINTR) continue;
-    ::_exit(1);  // the pipe cannot close while the process lives
-  }
-  const int signal_number = byte;
+void run_actions(int signal_number) {
   fmt::print(stderr, "dvfslab: interrupted by {}; restoring and stopping\n", signal_name(signal_number));
-  {
-    Registry& actions = registry();
-    std::lock_guard hold(actions.mutex);
-    for (auto it = actions.actions.rbegin(); it != actions.actions.rend(); ++it) {
-      try {
-        it->second();
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "dvfslab: error while stopping: {}\n", e.what());
-      }
+  Registry& actions = registry();
+  std::lock_guard hold(actions.mutex);
+  for (auto it = actions.actions.rbegin(); it != actions.actions.rend(); ++it) {
+    try {
+      it->second();
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "dvfslab: error while stopping: {}\n", e.what());
     }
   }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  // _exit, not exit: the main thread is still running and must not see static
-  // destructors run under it.
-  ::_exit(128 + signal_number);
 }
 
-}  // namespace
+[[noreturn]] void handle_signals(int read_end) {
+  while (true) {
+    unsigned char byte = 0;
+    const ssize_t n = ::read(read_end, &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1) ::_exit(1);  // the pipe cannot close while the process lives
+    const int signal_number = byte;
+    run_actions(signal_number);
+    if (exit_after_actions.load()) {
+      std::fflush(stdout);
+      std::fflush(stderr);
+      // _exit, not exit: the main thread is still running and must not see static
+      // destructors run under it.
+      ::_exit(128 + signal_number);
+    }
+    signal_for_host.store(signal_number);
+  }
+}
 
-void install_interrupt_handler() {
-  static std::mutex install_mutex;
-  static pid_t installed_in = 0;  // a forked child needs its own thread and pipe
-  std::lock_guard hold(install_mutex);
-  if (installed_in == ::getpid()) return;
+std::mutex install_mutex;
 
+// The pipe and its thread, once per process (a forked child needs its own).
+// Returns false when no pipe could be made: signals then keep their action.
+bool start_signal_thread() {
+  static pid_t started_in = 0;
+  if (started_in == ::getpid()) return true;
   int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) return;  // without the pipe, signals keep their default action
+  if (::pipe2(ends, O_CLOEXEC) != 0) return false;
   ::fcntl(ends[1], F_SETFL, O_NONBLOCK);
   std::thread(handle_signals, ends[0]).detach();
   signal_pipe_write_end.store(ends[1]);
+  started_in = ::getpid();
+  return true;
+}
 
-  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction current {};
-    ::sigaction(signal_number, nullptr, &current);
-    if (current.sa_handler == SIG_IGN) continue;  // e.g. nohup, or a background job's SIGINT
+// Points each handled signal at the pipe, except those ignored (e.g. nohup, or a
+// background job's SIGINT); `saved` receives the actions found.
+void forward_signals(struct sigaction (&saved)[std::size(handled_signals)]) {
+  for (std::size_t i = 0; i < std::size(handled_signals); ++i) {
+    ::sigaction(handled_signals[i], nullptr, &saved[i]);
+    if (saved[i].sa_handler == SIG_IGN) continue;
     struct sigaction action {};
     action.sa_handler = forward_signal_to_pipe;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
-    ::sigaction(signal_number, &action, nullptr);
+    ::sigaction(handled_signals[i], &action, nullptr);
   }
+}
+
+// The InterruptScopes alive (nested ones share the outermost's handlers) and the
+// actions the host had before the outermost.
+int scope_depth = 0;
+struct sigaction host_actions[std::size(handled_signals)];
+bool host_exit_after_actions = true;
+
+}  // namespace
+
+void install_interrupt_handler() {
+  static pid_t installed_in = 0;
+  std::lock_guard hold(install_mutex);
+  if (installed_in == ::getpid()) return;
+  if (!start_signal_thread()) return;
+  struct sigaction found[std::size(handled_signals)];
+  forward_signals(found);
+  exit_after_actions.store(true);
   installed_in = ::getpid();
 }
 
+InterruptScope::InterruptScope() {
+  std::lock_guard hold(install_mutex);
+  if (scope_depth++ > 0) return;
+  signal_for_host.store(0);
+  if (!start_signal_thread()) return;
+  host_exit_after_actions = exit_after_actions.load();
+  exit_after_actions.store(false);
+  forward_signals(host_actions);
+}
+
+InterruptScope::~InterruptScope() {
+  std::lock_guard hold(install_mutex);
+  if (--scope_depth > 0) return;
+  for (std::size_t i = 0; i < std::size(handled_signals); ++i) ::sigaction(handled_signals[i], &host_actions[i], nullptr);
+  exit_after_actions.store(host_exit_after_actions);
+}
+
+std::optional<int> InterruptScope::signal() const {
+  const int number = signal_for_host.load();
+  return number == 0 ? std::nullopt : std::optional(number);
+}
+
 InterruptAction::InterruptAction(std::function<void()> action) {
-  install_interrupt_handler();
   Registry& actions = registry();
   std::lock_guard hold(actions.mutex);
   id_ = actions.next_id++;

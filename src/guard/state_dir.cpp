@@ -35,7 +35,6 @@ std::string file_safe(const std::string& uuid) {
 }  // namespace
 
 std::filesystem::path default_state_dir() {
-  if (const char* dir = std::getenv("DVFSLAB_STATE_DIR"); dir != nullptr && *dir != '\0') return dir;
   if (geteuid() == 0) return "/run/dvfslab";
   if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime != nullptr && *runtime != '\0') {
     return std::filesystem::path(runtime) / "dvfslab";

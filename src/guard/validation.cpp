@@ -49,10 +49,10 @@ bool changes_control(const Setting& setting) { return !setting.is_default(); }
 
 }  // namespace
 
-void check_clock_changes_allowed(std::span<const Setting> settings, bool allow_clock_changes) {
+void check_clock_changes_allowed(std::span<const Setting> settings, bool allow_clock_changes, bool read_only) {
   const auto changing = std::find_if(settings.begin(), settings.end(), changes_control);
   if (changing == settings.end()) return;
-  if (read_only_mode()) {
+  if (read_only) {
     throw PermissionError(fmt::format(
         "the plan changes clocks or power limits ({}) but DVFSLAB_READ_ONLY=1 forbids every "
         "control call; unset DVFSLAB_READ_ONLY to allow changes, or measure the default setting only",
@@ -98,7 +98,7 @@ void validate_setting(const std::string& gpu_name, const ClockTable& table, cons
 }
 
 void validate_plan(Gpu& gpu, std::span<const Setting> settings, bool allow_clock_changes) {
-  check_clock_changes_allowed(settings, allow_clock_changes);
+  check_clock_changes_allowed(settings, allow_clock_changes, gpu.read_only());
   if (std::none_of(settings.begin(), settings.end(), changes_control)) return;
   const ClockTable table = gpu.clock_table();
   const PowerLimits limits = gpu.power_limits();

@@ -2,6 +2,8 @@
 
 #include "dvfslab/meter.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace dvfslab {
 namespace {
 

@@ -61,24 +61,11 @@ std::string percent_text(const std::optional<double>& value) {
 
 std::string gpu_text(const std::string& gpu, bool simulated) { return simulated ? gpu + " [SIMULATED]" : gpu; }
 
-std::string objective_description(const Objective& objective) {
-  switch (objective.kind) {
-    case Objective::Kind::energy: return "least energy per item";
-    case Objective::Kind::edp: return "least energy × time (EDP)";
-    case Objective::Kind::ed2p: return "least energy × time² (ED²P)";
-    case Objective::Kind::energy_within_slowdown:
-      return fmt::format("least energy at most {} % slower than the baseline", objective.limit);
-    case Objective::Kind::time_within_power:
-      return fmt::format("shortest time at a mean power of at most {} W", objective.limit);
-  }
-  return "";
-}
-
 }  // namespace
 
 std::string format_analysis_tables(const Analysis& analysis) {
   std::string out = fmt::format("Objective: {} ({}). Settings are SM/memory MHz / power limit W; '-' = not controlled.\n",
-                                to_string(analysis.objective), objective_description(analysis.objective));
+                                to_string(analysis.objective), describe(analysis.objective));
   if (std::any_of(analysis.cases.begin(), analysis.cases.end(), [](const CaseAnalysis& c) { return c.key.simulated; })) {
     out += "Rows marked [SIMULATED] come from a simulated GPU, not from a measurement.\n";
   }

@@ -11,6 +11,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/plan.hpp"
+#include "dvfslab/strategy.hpp"
 
 namespace dvfslab {
 namespace {
@@ -298,13 +299,13 @@ MeasurePolicy parse_measure(const toml::value& table) {
   if (const auto* v = member(table, "cooldown_s")) policy.cooldown_s = non_negative(*v, "cooldown_s");
   if (const auto* v = member(table, "order")) {
     const auto text = to_string_value(*v, "order");
-    if (text == "random") {
-      policy.order = Order::random;
-    } else if (text == "ascending") {
-      policy.order = Order::ascending;
-    } else {
-      fail(*v, fmt::format("unknown order '{}': choose random or ascending", text));
+    const auto order = parse_order(text);
+    if (!order) {
+      std::vector<std::string> names;
+      for (const auto& known : setting_orders()) names.push_back(known.name);
+      fail(*v, fmt::format("unknown order '{}': choose {}", text, fmt::join(names, " or ")));
     }
+    policy.order = *order;
   }
   if (const auto* v = member(table, "seed")) {
     const auto seed = to_integer(*v, "seed");

@@ -4,26 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <set>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/plan.hpp"
+#include "dvfslab/strategy.hpp"
 
 namespace dvfslab {
-namespace {
-
-// Fisher–Yates over std::mt19937_64, whose output the standard fixes, so a seed gives
-// the same order with every compiler and library (std::shuffle's is unspecified).
-void shuffle(std::vector<Setting>& settings, std::uint64_t seed) {
-  std::mt19937_64 generator(seed);
-  for (std::size_t i = settings.size(); i > 1; --i) {
-    const std::size_t j = generator() % i;
-    std::swap(settings[i - 1], settings[j]);
-  }
-}
-
-}  // namespace
 
 std::vector<Case> expand_cases(const Plan& plan) {
   std::vector<Case> cases;
@@ -79,13 +66,17 @@ bool Schedule::changes_clocks() const {
 }
 
 Schedule make_schedule(const Plan& plan, const std::vector<Setting>& settings, const Shard& shard) {
-  std::vector<Setting> per_case;
-  if (plan.measure.include_default) per_case.push_back(Setting{});
-  per_case.insert(per_case.end(), settings.begin(), settings.end());
-  const auto cases = expand_cases(plan);
-  if (per_case.empty()) {
+  if (settings.empty() && !plan.measure.include_default) {
     throw ConfigError(plan.source_name, "the plan selects no setting: add knobs or set include_default = true");
   }
+  return make_schedule(expand_cases(plan), settings, plan.measure, shard);
+}
+
+Schedule make_schedule(const std::vector<Case>& cases, const std::vector<Setting>& settings,
+                       const MeasurePolicy& policy, const Shard& shard) {
+  std::vector<Setting> per_case;
+  if (policy.include_default) per_case.push_back(Setting{});
+  per_case.insert(per_case.end(), settings.begin(), settings.end());
 
   Schedule schedule;
   std::vector<ScheduledPoint> grid;
@@ -98,16 +89,16 @@ Schedule make_schedule(const Plan& plan, const std::vector<Setting>& settings, c
       if (static_cast<int>(pair_index % static_cast<std::size_t>(shard.count)) == shard.index) mine.push_back(per_case[s]);
     }
     std::sort(mine.begin(), mine.end());
-    if (plan.measure.order == Order::random) shuffle(mine, plan.measure.seed * 1'000'003 + case_index);
+    setting_order(policy.order).arrange(mine, policy.seed, case_index);
     for (const auto& setting : mine) grid.push_back(ScheduledPoint{cases[case_index], setting, PointRole::grid, 0});
   }
 
-  const bool drift = plan.measure.drift_check && !cases.empty() && !grid.empty();
+  const bool drift = policy.drift_check && !cases.empty() && !grid.empty();
   const ScheduledPoint drift_point{cases.front(), Setting{}, PointRole::drift, 0};
   if (drift) schedule.points.push_back(drift_point);
   for (std::size_t i = 0; i < grid.size(); ++i) {
     schedule.points.push_back(grid[i]);
-    const bool due = plan.measure.drift_every > 0 && (i + 1) % static_cast<std::size_t>(plan.measure.drift_every) == 0;
+    const bool due = policy.drift_every > 0 && (i + 1) % static_cast<std::size_t>(policy.drift_every) == 0;
     if (drift && due && i + 1 < grid.size()) schedule.points.push_back(drift_point);
   }
   if (drift) schedule.points.push_back(drift_point);

@@ -1,10 +1,10 @@
-// Progress of a sweep on stderr: a bar with an ETA redrawn in place on a terminal,
-// one line per point in logs and pipes.
+// Progress of a sweep as text for the host to show: a bar with an ETA redrawn in
+// place on a terminal, one line per point in logs and pipes.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "dvfslab/sweep.hpp"
 
@@ -35,15 +35,15 @@ std::string figures(const PointOutcome& outcome) {
 
 class BaseReporter : public ProgressReporter {
  public:
-  explicit BaseReporter(std::FILE* stream) : stream_(stream) {}
+  using Write = std::function<void(const std::string&)>;
+  explicit BaseReporter(Write write) : write_(std::move(write)) {}
 
   void start(const Schedule& schedule, const GpuIdentity& gpu, std::size_t already_done) override {
     started_ = std::chrono::steady_clock::now();
     resumed_from_ = already_done;
-    fmt::print(stream_, "sweep: {} points ({} of the grid, {} drift checks) on {}{}{}\n", schedule.points.size(),
-               schedule.grid_points, schedule.drift_points, gpu.name, gpu.simulated ? " (SIMULATED)" : "",
-               already_done ? fmt::format(", resuming: {} already measured", already_done) : "");
-    std::fflush(stream_);
+    write_(fmt::format("sweep: {} points ({} of the grid, {} drift checks) on {}{}{}\n", schedule.points.size(),
+                       schedule.grid_points, schedule.drift_points, gpu.name, gpu.simulated ? " (SIMULATED)" : "",
+                       already_done ? fmt::format(", resuming: {} already measured", already_done) : ""));
   }
 
  protected:
@@ -55,7 +55,7 @@ class BaseReporter : public ProgressReporter {
     return elapsed / static_cast<double>(measured_now) * static_cast<double>(total - done);
   }
 
-  std::FILE* stream_;
+  Write write_;
 
  private:
   std::chrono::steady_clock::time_point started_;
@@ -68,8 +68,7 @@ class LineReporter final : public BaseReporter {
 
   void point_done(const PointOutcome& outcome, std::size_t done, std::size_t total) override {
     const int width = static_cast<int>(std::to_string(total).size());
-    fmt::print(stream_, "[{:>{}}/{}] {}: {}\n", done, width, total, describe(outcome), figures(outcome));
-    std::fflush(stream_);
+    write_(fmt::format("[{:>{}}/{}] {}: {}\n", done, width, total, describe(outcome), figures(outcome)));
   }
 
   void finish() override {}
@@ -88,14 +87,12 @@ class BarReporter final : public BaseReporter {
                                    std::string(bar_width - filled, '-'), done, total, 100 * fraction,
                                    eta ? format_duration(*eta) : std::string("?"), describe(outcome));
     // "\r" then "erase to end of line": the bar is redrawn in place.
-    fmt::print(stream_, "\r{}\x1b[K", line);
-    std::fflush(stream_);
+    write_(fmt::format("\r{}\x1b[K", line));
     drawn_ = true;
   }
 
   void finish() override {
-    if (drawn_) fmt::print(stream_, "\n");
-    std::fflush(stream_);
+    if (drawn_) write_("\n");
     drawn_ = false;
   }
 
@@ -112,13 +109,10 @@ class SilentReporter final : public ProgressReporter {
 
 }  // namespace
 
-std::unique_ptr<ProgressReporter> make_progress_reporter(std::FILE* stream) {
-  if (isatty(fileno(stream))) return std::make_unique<BarReporter>(stream);
-  return std::make_unique<LineReporter>(stream);
-}
-
-std::unique_ptr<ProgressReporter> make_line_progress_reporter(std::FILE* stream) {
-  return std::make_unique<LineReporter>(stream);
+std::unique_ptr<ProgressReporter> make_text_progress_reporter(std::function<void(const std::string&)> write,
+                                                              bool redraw_in_place) {
+  if (redraw_in_place) return std::make_unique<BarReporter>(std::move(write));
+  return std::make_unique<LineReporter>(std::move(write));
 }
 
 std::unique_ptr<ProgressReporter> make_silent_progress_reporter() { return std::make_unique<SilentReporter>(); }

@@ -1,11 +1,10 @@
-// The sweep runner: per scheduled point, the ClockGuard applies the setting, the
-// workload warms up, the EnergyMeter measures repetitions until the stop rule is
-// met, and every window is committed to the store at once.
+// The sweep runner: asks the search strategy for points, measures each
+// (sweep/measure_point.hpp) and records the run in the store, resumable after a
+// crash.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <csignal>
-#include <cstdlib>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -14,52 +13,12 @@
 #include "dvfslab/meter.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
-#include "sweep/window.hpp"
+#include "sweep/measure_point.hpp"
 
 namespace dvfslab {
 namespace {
 
-using sweep_detail::IterationPace;
 using CaseSetting = std::pair<Case, Setting>;
-
-std::optional<double> energy_per_item(const Measurement& m) {
-  if (!m.energy_j || m.items <= 0) return std::nullopt;
-  return *m.energy_j / m.items;
-}
-
-// The requested clock was not what the GPU ran at (under load, over the window);
-// 1 % or 15 MHz of slack allows for clock-table rounding.
-bool differs(std::optional<int> requested, std::optional<double> measured) {
-  if (!requested || !measured) return false;
-  return std::abs(*measured - *requested) > std::max(15.0, 0.01 * *requested);
-}
-
-// Keeps the workload of the current case and of the drift reference prepared, and
-// no others (a LibTorch model holds GPU memory).
-class WorkloadCache {
- public:
-  WorkloadCache(const WorkloadRegistry& registry, Gpu& gpu, const WorkloadOptions& options, Case keep)
-      : registry_(registry), gpu_(gpu), options_(options), keep_(std::move(keep)) {}
-
-  Workload& get(const Case& workload_case) {
-    for (auto it = workloads_.begin(); it != workloads_.end();) {
-      it = (it->first == workload_case || it->first == keep_) ? std::next(it) : workloads_.erase(it);
-    }
-    auto& slot = workloads_[workload_case];
-    if (!slot) {
-      slot = registry_.create(workload_case, gpu_, options_);
-      slot->prepare();
-    }
-    return *slot;
-  }
-
- private:
-  const WorkloadRegistry& registry_;
-  Gpu& gpu_;
-  const WorkloadOptions& options_;
-  Case keep_;
-  std::map<Case, std::unique_ptr<Workload>> workloads_;
-};
 
 // Energy per item of the grid repetitions a resumed run already holds.
 std::map<CaseSetting, std::vector<double>> stored_repetitions(Store& store, std::int64_t run_id) {
@@ -67,23 +26,19 @@ std::map<CaseSetting, std::vector<double>> stored_repetitions(Store& store, std:
   for (const auto& row : store.measurements()) {
     if (row.run_id != run_id || row.point.role != RecordRole::grid) continue;
     auto& energies = stored[{row.point.point.workload_case, row.point.point.setting}];
-    energies.push_back(energy_per_item(row.measurement).value_or(0.0));
+    const Measurement& m = row.measurement;
+    energies.push_back(m.energy_j && m.items > 0 ? *m.energy_j / m.items : 0.0);
   }
   return stored;
 }
 
-void merge_flags(MeasurementFlags& into, const MeasurementFlags& from) {
-  into.short_window = into.short_window || from.short_window;
-  into.energy_estimated = into.energy_estimated || from.energy_estimated;
-  into.clock_mismatch = into.clock_mismatch || from.clock_mismatch;
-  into.thermal_throttle = into.thermal_throttle || from.thermal_throttle;
-  into.power_throttle = into.power_throttle || from.power_throttle;
-}
-
-void maybe_kill_for_test(std::size_t points_recorded) {
-  if (const auto limit = test_kill_after_points(); limit && static_cast<long>(points_recorded) >= *limit) {
-    std::raise(SIGKILL);
-  }
+SearchSpace search_space(Gpu& gpu, const Plan& plan, const SweepOptions& options) {
+  SearchSpace space;
+  space.cases = expand_cases(plan);
+  space.settings = expand_settings(plan.knobs, gpu.clock_table(), gpu.power_limits(), gpu.identity().name);
+  space.policy = plan.measure;
+  space.shard = options.shard;
+  return space;
 }
 
 }  // namespace
@@ -95,13 +50,7 @@ bool clock_changes_allowed(const Gpu& gpu, const SweepOptions& options) {
 void check_sweep_allowed(const Gpu& gpu, const Schedule& schedule, const SweepOptions& options) {
   std::vector<Setting> used;
   for (const auto& point : schedule.points) used.push_back(point.setting);
-  check_clock_changes_allowed(used, clock_changes_allowed(gpu, options));
-}
-
-std::optional<long> test_kill_after_points() {
-  const char* value = std::getenv("DVFSLAB_TEST_KILL_AFTER_POINTS");
-  if (value == nullptr || *value == '\0') return std::nullopt;
-  return std::strtol(value, nullptr, 10);
+  check_clock_changes_allowed(used, clock_changes_allowed(gpu, options), gpu.read_only());
 }
 
 Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, const SweepOptions& options) {
@@ -126,11 +75,19 @@ Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& regis
   return schedule;
 }
 
-SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
-                      const SweepOptions& options, ProgressReporter& progress) {
-  const Schedule schedule = prepare_sweep(gpu, plan, registry, options);
-  check_sweep_allowed(gpu, schedule, options);
+namespace {
+
+// `any_setting`: the strategy may choose any setting of the plan's knobs (not only
+// this shard's grid), so all of them are checked before anything runs.
+SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
+                  const SweepOptions& options, ProgressReporter& progress, SearchStrategy& strategy,
+                  bool any_setting) {
+  const Schedule grid_schedule = prepare_sweep(gpu, plan, registry, options);
+  const SearchSpace space = search_space(gpu, plan, options);
+  check_sweep_allowed(gpu, grid_schedule, options);
+  if (any_setting) check_clock_changes_allowed(space.settings, clock_changes_allowed(gpu, options), gpu.read_only());
   const MeasurePolicy& policy = plan.measure;
+  const StopRule stop_rule = make_stop_rule(policy);
   // The guard takes the GPU's lock before the run is recorded, so a busy GPU
   // leaves no trace in the store.
   ClockGuard guard(gpu, GuardOptions{options.state_dir, clock_changes_allowed(gpu, options)});
@@ -159,78 +116,49 @@ SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& regist
   const auto finished_before = [&](const ScheduledPoint& point) {
     if (point.role != PointRole::grid) return false;
     const auto it = repetitions.find({point.workload_case, point.setting});
-    return it != repetitions.end() && !needs_another_repetition(policy, it->second);
+    return it != repetitions.end() && !stop_rule.needs_another_repetition(it->second);
   };
+  const Schedule planned = strategy.planned(space);
   std::size_t already_done = 0;
-  for (const auto& point : schedule.points) already_done += finished_before(point) ? 1 : 0;
+  for (const auto& point : planned.points) already_done += finished_before(point) ? 1 : 0;
 
   Clock& clock = gpu.clock();
   const double started_at = clock.now_s();
   EnergyMeter meter(gpu);
   meter.start();
   const double window_s = policy.resolved_duration_s(meter.sensor_period_s());
-  const Case drift_case = schedule.points.front().workload_case;
-  WorkloadCache workloads(registry, gpu, options.workload_options, drift_case);
-  std::map<Case, IterationPace> paces;
+  // The drift reference's workload stays prepared (the first point's case, as planned).
+  const Case drift_case = planned.points.empty() ? space.cases.front() : planned.points.front().workload_case;
+  sweep_detail::WorkloadCache workloads(registry, gpu, options.workload_options, drift_case);
+  sweep_detail::PointMeasurer measurer(
+      {gpu, guard, meter, store, result.run_id, policy, stop_rule, window_s, workloads});
+  std::vector<PointOutcome> outcomes;
   std::vector<double> drift_energies;
-  std::optional<Setting> applied;
-  EffectiveSetting effective;
-  std::size_t done = 0, recorded_points = 0;
+  int sequence = 0;
 
   try {
-    progress.start(schedule, gpu.identity(), already_done);
-    for (const auto& point : schedule.points) {
-      PointOutcome outcome;
-      outcome.point = point;
-      if (finished_before(point)) {
-        ++result.points_skipped;
-        progress.point_done(outcome, ++done, schedule.points.size());
-        continue;
+    progress.start(planned, gpu.identity(), already_done);
+    for (auto batch = strategy.propose(space, outcomes); !batch.empty(); batch = strategy.propose(space, outcomes)) {
+      for (ScheduledPoint point : batch) {
+        point.sequence = sequence++;
+        PointOutcome outcome;
+        outcome.point = point;
+        if (finished_before(point)) {
+          outcome.energy_per_item_j_series = repetitions[{point.workload_case, point.setting}];
+          ++result.points_skipped;
+        } else {
+          std::vector<double> drift_energy;
+          auto& series =
+              point.role == PointRole::grid ? repetitions[{point.workload_case, point.setting}] : drift_energy;
+          outcome = measurer.measure_point(point, series);
+          if (point.role == PointRole::drift && !series.empty()) drift_energies.push_back(series.front());
+          result.measurements += static_cast<std::size_t>(outcome.repetitions);
+          result.clock_mismatches += outcome.flags.clock_mismatch ? 1 : 0;
+          ++result.points_measured;
+        }
+        outcomes.push_back(outcome);
+        progress.point_done(outcome, outcomes.size(), std::max(planned.points.size(), outcomes.size()));
       }
-      if (!applied || *applied != point.setting) {
-        effective = guard.apply(point.setting);
-        const bool changed = applied ? true : !point.setting.is_default();
-        applied = point.setting;
-        if (changed) clock.sleep_for(policy.settle_s);
-      }
-      Workload& workload = workloads.get(point.workload_case);
-      IterationPace& pace = paces[point.workload_case];
-      sweep_detail::warm_up(workload, clock, policy, pace);
-
-      auto& energies = repetitions[{point.workload_case, point.setting}];
-      std::vector<double> drift_energy;
-      std::vector<double>& series = point.role == PointRole::grid ? energies : drift_energy;
-      bool mismatch = false;
-      do {
-        Measurement m = sweep_detail::measure_window(meter, workload, clock, window_s, pace, "point");
-        m.flags.clock_mismatch = m.flags.clock_mismatch || differs(point.setting.sm_mhz, m.sm_mhz_mean) ||
-                                 differs(point.setting.mem_mhz, m.mem_mhz_mean);
-        mismatch = mismatch || m.flags.clock_mismatch;
-        PointRecord record;
-        record.point = Point{point.workload_case, point.setting,
-                             point.role == PointRole::grid ? static_cast<int>(series.size()) : point.sequence};
-        record.role = point.role == PointRole::grid ? RecordRole::grid : RecordRole::drift;
-        record.order_index = point.sequence;
-        record.is_default = point.setting.is_default();
-        record.item_unit = workload.item_unit();
-        record.effective_sm_mhz = effective.sm_mhz;
-        record.effective_mem_mhz = effective.mem_mhz;
-        store.record(result.run_id, record, m);
-        ++result.measurements;
-        ++outcome.repetitions;
-        series.push_back(energy_per_item(m).value_or(0.0));
-        outcome.energy_per_item_j = energy_per_item(m);
-        outcome.items_per_s = m.duration_s > 0 ? std::optional(m.items / m.duration_s) : std::nullopt;
-        outcome.mean_power_w = m.mean_power_w;
-        outcome.item_unit = workload.item_unit();
-        merge_flags(outcome.flags, m.flags);
-      } while (point.role == PointRole::grid && needs_another_repetition(policy, series));
-      if (point.role == PointRole::drift && !series.empty()) drift_energies.push_back(series.front());
-      result.clock_mismatches += mismatch ? 1 : 0;
-      ++result.points_measured;
-      if (policy.cooldown_s > 0) clock.sleep_for(policy.cooldown_s);
-      progress.point_done(outcome, ++done, schedule.points.size());
-      maybe_kill_for_test(++recorded_points);
     }
     guard.restore();
     store.finish_run(result.run_id, RunStatus::finished);
@@ -250,6 +178,19 @@ SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& regist
   }
   result.gpu_seconds = clock.now_s() - started_at;
   return result;
+}
+
+}  // namespace
+
+SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
+                      const SweepOptions& options, ProgressReporter& progress) {
+  const auto grid = make_grid_strategy();
+  return sweep(gpu, plan, registry, store, options, progress, *grid, false);
+}
+
+SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
+                      const SweepOptions& options, ProgressReporter& progress, SearchStrategy& strategy) {
+  return sweep(gpu, plan, registry, store, options, progress, strategy, true);
 }
 
 }  // namespace dvfslab

@@ -18,7 +18,7 @@ namespace {
 constexpr const char* plan_source_name = "<built-in study plan>";
 
 std::optional<std::string> why_default_only(const Gpu& gpu, const SweepOptions& options) {
-  if (read_only_mode()) {
+  if (gpu.read_only()) {
     return std::string("DVFSLAB_READ_ONLY is set, so no clock may change: measuring the default setting only "
                        "(unset it to sweep the clocks)");
   }
@@ -39,11 +39,12 @@ bool has_finished_run(Store& store, const std::string& hash, const std::string& 
 
 }  // namespace
 
-std::unique_ptr<Gpu> open_study_gpu(const std::string& device, std::optional<std::string>& simulated_because) {
-  if (!device.empty()) return open_gpu(device);
+std::unique_ptr<Gpu> open_study_gpu(const std::string& device, std::optional<std::string>& simulated_because,
+                                    const OpenOptions& open) {
+  if (!device.empty()) return open_gpu(device, open);
   std::string why;
   try {
-    auto gpus = open_gpus("auto");
+    auto gpus = open_gpus("auto", open);
     if (!gpus.empty()) return std::move(gpus.front());
     why = "the NVIDIA driver lists no GPU";
   } catch (const DriverNotFoundError& e) {
@@ -53,13 +54,13 @@ std::unique_ptr<Gpu> open_study_gpu(const std::string& device, std::optional<std
   simulated_because = fmt::format("{}: the study runs on a simulated GPU ({}) instead, and every result is "
                                   "SIMULATED; choose another with --device",
                                   why, study_fallback_device);
-  return open_gpu(study_fallback_device);
+  return open_gpu(study_fallback_device, open);
 }
 
 StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& registry, ProgressReporter& progress,
                        const NoticeSink& notice) {
   StudyOutcome outcome;
-  std::unique_ptr<Gpu> gpu = open_study_gpu(options.device, outcome.simulated_because);
+  std::unique_ptr<Gpu> gpu = open_study_gpu(options.device, outcome.simulated_because, options.open);
   if (outcome.simulated_because) notice(*outcome.simulated_because);
   outcome.gpu = gpu->identity();
 

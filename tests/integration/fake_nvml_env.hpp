@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "dvfslab/gpu.hpp"
 #include "run_process.hpp"
 
 namespace dvfslab::testing {
@@ -44,6 +45,17 @@ inline EnvironmentChanges fake_nvml_environment(const std::string& gpus, Environ
   environment["DVFSLAB_FAKE_NVML_UUID_SALT"] = unique_fake_uuid_salt();
   for (auto& [name, value] : extra) environment[name] = std::move(value);
   return environment;
+}
+
+// The options the CLI's edge reads from this process's environment (the library
+// reads none): the NVML library and read-only mode, for tests that open GPUs
+// in-process under a ScopedEnvironment.
+inline OpenOptions open_options_from_environment() {
+  OpenOptions options;
+  if (const char* library = std::getenv("DVFSLAB_NVML_LIBRARY")) options.nvml_library = library;
+  const char* read_only = std::getenv("DVFSLAB_READ_ONLY");
+  options.read_only = read_only != nullptr && std::string(read_only) != "" && std::string(read_only) != "0";
+  return options;
 }
 
 // Applies environment changes to this process and undoes them when destroyed.

@@ -53,7 +53,7 @@ std::string error_message(Action&& action) {
 
 TEST_F(NvmlBackend, SetterCallsReachTheDriverAndAreLoggedOneLineEach) {
   ScopedEnvironment scoped(environment("h200"));
-  auto gpu = open_gpu("0");
+  auto gpu = open_gpu("0", testing::open_options_from_environment());
   gpu->lock_sm_clocks(1200, 1200);
   gpu->lock_memory_clocks(2201, 2201);
   gpu->set_application_clocks(3201, 1500);
@@ -79,7 +79,7 @@ TEST_F(NvmlBackend, SetterCallsReachTheDriverAndAreLoggedOneLineEach) {
 
 TEST_F(NvmlBackend, ReadOnlyModeRefusesEveryControlCallBeforeTheDriver) {
   ScopedEnvironment scoped(environment("h200", {{"DVFSLAB_READ_ONLY", "1"}}));
-  auto gpu = open_gpu("0");
+  auto gpu = open_gpu("0", testing::open_options_from_environment());
   const ControlState state = gpu->control_state();
   const std::vector<std::function<void()>> control_calls = {
       [&] { gpu->lock_sm_clocks(1200, 1200); },      [&] { gpu->reset_sm_clocks(); },
@@ -96,7 +96,7 @@ TEST_F(NvmlBackend, ReadOnlyModeRefusesEveryControlCallBeforeTheDriver) {
 
 TEST_F(NvmlBackend, NoPermissionExplainsRootCapabilityAndTheFlag) {
   ScopedEnvironment scoped(environment("h200", {{"DVFSLAB_FAKE_NVML_NO_PERMISSION", "1"}}));
-  auto gpu = open_gpu("0");
+  auto gpu = open_gpu("0", testing::open_options_from_environment());
   const std::string message = error_message<PermissionError>([&] { gpu->lock_sm_clocks(1200, 1200); });
   EXPECT_NE(message.find("GPU 0 (NVIDIA H200)"), std::string::npos) << message;
   EXPECT_NE(message.find("nvmlDeviceSetGpuLockedClocks"), std::string::npos) << message;
@@ -109,7 +109,7 @@ TEST_F(NvmlBackend, NoPermissionExplainsRootCapabilityAndTheFlag) {
 
 TEST_F(NvmlBackend, NotSupportedNamesTheFeatureAndTheGenerationsThatHaveIt) {
   ScopedEnvironment scoped(environment("p100"));
-  auto gpu = open_gpu("0");
+  auto gpu = open_gpu("0", testing::open_options_from_environment());
   const std::string sm = error_message<NotSupportedError>([&] { gpu->lock_sm_clocks(1000, 1000); });
   EXPECT_NE(sm.find("NVML_ERROR_NOT_SUPPORTED"), std::string::npos) << sm;
   EXPECT_NE(sm.find("Volta or newer"), std::string::npos) << sm;
@@ -120,7 +120,7 @@ TEST_F(NvmlBackend, NotSupportedNamesTheFeatureAndTheGenerationsThatHaveIt) {
 
 TEST_F(NvmlBackend, EnergyCounterNotSupportedLeavesTheReadingAbsent) {
   ScopedEnvironment scoped(environment("h200", {{"DVFSLAB_FAKE_NVML_NO_ENERGY", "1"}}));
-  auto gpu = open_gpu("0");
+  auto gpu = open_gpu("0", testing::open_options_from_environment());
   const Telemetry telemetry = gpu->read_telemetry();
   EXPECT_FALSE(telemetry.energy_j.has_value());
   EXPECT_TRUE(telemetry.power_instant_w.has_value());
@@ -129,7 +129,7 @@ TEST_F(NvmlBackend, EnergyCounterNotSupportedLeavesTheReadingAbsent) {
 
 TEST_F(NvmlBackend, LostGpuThrowsGpuLostError) {
   ScopedEnvironment scoped(environment("h200", {{"DVFSLAB_FAKE_NVML_LOST_AFTER", "4"}}));
-  auto gpu = open_gpu("0");  // name, UUID, PCI info and architecture: 4 calls
+  auto gpu = open_gpu("0", testing::open_options_from_environment());  // name, UUID, PCI info and architecture: 4 calls
   const std::string message = error_message<GpuLostError>([&] { gpu->read_telemetry(); });
   EXPECT_NE(message.find("NVML_ERROR_GPU_IS_LOST"), std::string::npos) << message;
   EXPECT_THROW(gpu->lock_sm_clocks(1200, 1200), GpuLostError);
@@ -137,7 +137,7 @@ TEST_F(NvmlBackend, LostGpuThrowsGpuLostError) {
 
 TEST_F(NvmlBackend, MissingSymbolNamesTheFunctionAndTheDriverThatHasIt) {
   ScopedEnvironment scoped(environment("a100", {}, DVFSLAB_FAKE_NVML_OLD_DRIVER));
-  auto gpu = open_gpu("0");
+  auto gpu = open_gpu("0", testing::open_options_from_environment());
   const std::string message = error_message<NotSupportedError>([&] { gpu->lock_memory_clocks(1215, 1215); });
   EXPECT_NE(message.find("nvmlDeviceSetMemoryLockedClocks"), std::string::npos) << message;
   EXPECT_NE(message.find("R470"), std::string::npos) << message;
@@ -148,14 +148,14 @@ TEST_F(NvmlBackend, MissingSymbolNamesTheFunctionAndTheDriverThatHasIt) {
 TEST_F(NvmlBackend, VersionedSymbolsComeFirstAndOlderOnesAreTheFallback) {
   {
     ScopedEnvironment scoped(environment("h200"));
-    auto library = nvml::Library::acquire();
+    auto library = nvml::Library::acquire(testing::open_options_from_environment().nvml_library);
     EXPECT_EQ(library->symbol_name(nvml::Entry::init), "nvmlInit_v2");
     EXPECT_EQ(library->symbol_name(nvml::Entry::device_get_pci_info), "nvmlDeviceGetPciInfo_v3");
     EXPECT_EQ(library->symbol_name(nvml::Entry::device_get_current_clocks_event_reasons),
               "nvmlDeviceGetCurrentClocksEventReasons");
   }
   ScopedEnvironment scoped(environment("h200", {}, DVFSLAB_FAKE_NVML_OLD_DRIVER));
-  auto library = nvml::Library::acquire();
+  auto library = nvml::Library::acquire(testing::open_options_from_environment().nvml_library);
   EXPECT_EQ(library->symbol_name(nvml::Entry::device_get_pci_info), "nvmlDeviceGetPciInfo_v2");
   EXPECT_EQ(library->symbol_name(nvml::Entry::device_get_current_clocks_event_reasons),
             "nvmlDeviceGetCurrentClocksThrottleReasons");
@@ -164,17 +164,17 @@ TEST_F(NvmlBackend, VersionedSymbolsComeFirstAndOlderOnesAreTheFallback) {
 
 TEST_F(NvmlBackend, ALibraryWithoutNvmlInitIsNoDriver) {
   ScopedEnvironment scoped(environment("h200", {}, "libm.so.6"));
-  const std::string message = error_message<DriverNotFoundError>([] { open_gpus("auto"); });
+  const std::string message = error_message<DriverNotFoundError>([] { open_gpus("auto", testing::open_options_from_environment()); });
   EXPECT_NE(message.find("exports neither nvmlInit_v2 nor nvmlInit"), std::string::npos) << message;
   EXPECT_NE(message.find("--device sim:NAME"), std::string::npos) << message;
 }
 
 TEST_F(NvmlBackend, GpusShareOneInitialisedLibrary) {
   ScopedEnvironment scoped(environment("h200,v100"));
-  auto gpus = open_gpus("auto");
+  auto gpus = open_gpus("auto", testing::open_options_from_environment());
   ASSERT_EQ(gpus.size(), 2u);
-  auto library = nvml::Library::acquire();
-  EXPECT_EQ(nvml::Library::acquire(), library);
+  auto library = nvml::Library::acquire(testing::open_options_from_environment().nvml_library);
+  EXPECT_EQ(nvml::Library::acquire(testing::open_options_from_environment().nvml_library), library);
   EXPECT_EQ(gpus[1]->identity().name, "Tesla V100-PCIE-16GB");
   EXPECT_EQ(gpus[1]->identity().architecture, "Volta");
   EXPECT_EQ(gpus[0]->identity().backend, "nvml");
@@ -183,7 +183,7 @@ TEST_F(NvmlBackend, GpusShareOneInitialisedLibrary) {
 
 TEST_F(NvmlBackend, TelemetryIsConvertedToWattsJoulesAndMegahertz) {
   ScopedEnvironment scoped(environment("h200"));
-  auto gpu = open_gpu("0");
+  auto gpu = open_gpu("0", testing::open_options_from_environment());
   const ClockTable table = gpu->clock_table();
   const Telemetry first = gpu->read_telemetry();
   const Telemetry second = gpu->read_telemetry();

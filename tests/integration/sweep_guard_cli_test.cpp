@@ -163,7 +163,7 @@ TEST_F(FakeNvmlSweepTest, AfterSigkillTheNextStartRestoresFromTheJournal) {
 
 TEST_F(FakeNvmlSweepTest, ASecondProcessOnTheSameGpuIsRefusedWithTheHoldersPid) {
   testing::ScopedEnvironment fake(environment());
-  const auto gpu = open_gpu("0");
+  const auto gpu = open_gpu("0", testing::open_options_from_environment());
   GpuLock held(gpu->identity());
   const auto result = sweep(changing_plan_, {"--allow-clock-changes"});
   EXPECT_EQ(result.exit_code, 9) << result.err;

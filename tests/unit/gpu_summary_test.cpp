@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/gpu_json.hpp"

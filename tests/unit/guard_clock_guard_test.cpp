@@ -223,13 +223,12 @@ TEST_F(ClockGuardTest, WithoutPermissionNothingChanges) {
 
 TEST_F(ClockGuardTest, ReadOnlyModeRefusesBeforeAnyCall) {
   FileBackedGpu gpu(state_file);
-  ::setenv("DVFSLAB_READ_ONLY", "1", 1);
+  gpu.set_read_only(true);
   {
     ClockGuard guard(gpu, options);
     EXPECT_THROW(guard.apply(Setting{std::nullopt, std::nullopt, 200}), PermissionError);
     EXPECT_NO_THROW(guard.apply(Setting{}));
   }
-  ::unsetenv("DVFSLAB_READ_ONLY");
   EXPECT_TRUE(gpu.calls().empty());
 }
 

@@ -98,8 +98,10 @@ class GuardProcessTest : public ::testing::Test {
   void SetUp() override { FileBackedGpu(gpu_file).set_state(administrator_state()); }
 
   // A child that applies a setting and then blocks; the guard lives until the end.
+  // Like the dvfslab program, it installs the program's signal handler first.
   Child child_applying(const Setting& setting) {
     return Child([this, setting] {
+      install_interrupt_handler();
       static FileBackedGpu gpu(gpu_file);
       static ClockGuard guard(gpu, GuardOptions{state_dir, true});
       guard.apply(setting);
@@ -221,6 +223,7 @@ TEST_F(GuardProcessTest, SigintRestoresAndExitsWith130) {
 
 TEST_F(GuardProcessTest, SignalWithoutChangesJustExits) {
   Child child([this] {
+    install_interrupt_handler();  // as the dvfslab program does
     static FileBackedGpu gpu(gpu_file);
     static ClockGuard guard(gpu, GuardOptions{state_dir, true});
   });

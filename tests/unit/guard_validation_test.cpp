@@ -26,12 +26,6 @@ std::string message_of(Call call) {
   return "";
 }
 
-class ReadOnlyEnvironment {
- public:
-  explicit ReadOnlyEnvironment(const char* value) { ::setenv("DVFSLAB_READ_ONLY", value, 1); }
-  ~ReadOnlyEnvironment() { ::unsetenv("DVFSLAB_READ_ONLY"); }
-};
-
 class GuardValidation : public ::testing::Test {
  protected:
   TempDir dir;
@@ -72,21 +66,21 @@ TEST_F(GuardValidation, PowerLimitOutsideTheRangeGivesTheRange) {
 
 TEST_F(GuardValidation, DefaultOnlyPlansNeedNoPermission) {
   const std::vector<Setting> plan{Setting{}, Setting{}};
-  EXPECT_NO_THROW(check_clock_changes_allowed(plan, false));
-  const ReadOnlyEnvironment read_only("1");
+  EXPECT_NO_THROW(check_clock_changes_allowed(plan, false, false));
+  gpu.set_read_only(true);
   EXPECT_NO_THROW(validate_plan(gpu, plan, false));
 }
 
 TEST_F(GuardValidation, ClockChangesWithoutPermissionExplainTheFlag) {
   const std::vector<Setting> plan{Setting{}, Setting{1200, std::nullopt, std::nullopt}};
-  const std::string message = message_of<PermissionError>([&] { check_clock_changes_allowed(plan, false); });
+  const std::string message = message_of<PermissionError>([&] { check_clock_changes_allowed(plan, false, false); });
   EXPECT_NE(message.find("sm=1200 mem=default pl=default"), std::string::npos) << message;
   EXPECT_NE(message.find("--allow-clock-changes"), std::string::npos) << message;
-  EXPECT_NO_THROW(check_clock_changes_allowed(plan, true));
+  EXPECT_NO_THROW(check_clock_changes_allowed(plan, true, false));
 }
 
 TEST_F(GuardValidation, ReadOnlyModeRefusesClockChangesEvenWhenAllowed) {
-  const ReadOnlyEnvironment read_only("1");
+  gpu.set_read_only(true);
   const std::vector<Setting> plan{Setting{std::nullopt, std::nullopt, 200}};
   const std::string message = message_of<PermissionError>([&] { validate_plan(gpu, plan, true); });
   EXPECT_NE(message.find("DVFSLAB_READ_ONLY=1"), std::string::npos) << message;

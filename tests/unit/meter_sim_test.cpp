@@ -2,6 +2,7 @@
 // synthetic load phases — idle, compute-bound, memory-bound, power-capped — on
 // the virtual clock.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 

@@ -53,7 +53,9 @@ TEST(OpenGpu, SimulatedGpuComesFromItsSpec) {
   EXPECT_TRUE(gpu->identity().simulated);
   EXPECT_EQ(gpu->identity().name.find("H200") != std::string::npos, true) << gpu->identity().name;
   EXPECT_TRUE(gpu->clock().is_virtual());
-  auto wall = open_gpu("sim:h200", OpenOptions{SimTimeMode::wall_time});
+  OpenOptions wall_time;
+  wall_time.sim_time = SimTimeMode::wall_time;
+  auto wall = open_gpu("sim:h200", wall_time);
   EXPECT_FALSE(wall->clock().is_virtual());
 }
 

@@ -86,9 +86,8 @@ TEST_F(ReplayTableFile, WorkloadRunsForTheMeasuredTimeAtTheMeasuredPower) {
 
 TEST(Replay, ReadOnlyModeStillRefusesControl) {
   const auto gpu = open_gpu("replay:" + shared_table("v100-kernels-core.csv").string());
-  setenv("DVFSLAB_READ_ONLY", "1", 1);
+  gpu->set_read_only(true);
   EXPECT_THROW(gpu->lock_sm_clocks(1000, 1000), PermissionError);
-  unsetenv("DVFSLAB_READ_ONLY");
 }
 
 TEST(Replay, PowerLimitTableExposesItsLimits) {

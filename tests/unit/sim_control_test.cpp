@@ -118,7 +118,7 @@ TEST(SimControl, PascalUsesApplicationClocks) {
 TEST(SimControl, ReadOnlyModeRefusesEveryControlCall) {
   SimGpu gpu(sim_gpu_spec("h200"), SimTimeMode::virtual_time);
   const ControlState before = gpu.control_state();
-  ::setenv("DVFSLAB_READ_ONLY", "1", 1);
+  gpu.set_read_only(true);
   EXPECT_THROW(gpu.lock_sm_clocks(1500, 1500), PermissionError);
   EXPECT_THROW(gpu.reset_sm_clocks(), PermissionError);
   EXPECT_THROW(gpu.lock_memory_clocks(2201, 2201), PermissionError);
@@ -126,7 +126,6 @@ TEST(SimControl, ReadOnlyModeRefusesEveryControlCall) {
   EXPECT_THROW(gpu.set_power_limit(500), PermissionError);
   EXPECT_THROW(gpu.reset_power_limit(), PermissionError);
   EXPECT_THROW(gpu.restore(before), PermissionError);
-  ::unsetenv("DVFSLAB_READ_ONLY");
   EXPECT_EQ(gpu.control_state(), before);
 }
 

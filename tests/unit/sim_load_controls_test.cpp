@@ -15,9 +15,9 @@ TEST(SimLoadControls, RoundTripsTheControlStateEvenInReadOnlyMode) {
   const ControlState state = changed.control_state();
 
   SimGpu fresh(sim_gpu_spec("h200"), SimTimeMode::virtual_time);
-  ::setenv("DVFSLAB_READ_ONLY", "1", 1);
+  fresh.set_read_only(true);
   fresh.load_controls(state);
-  ::unsetenv("DVFSLAB_READ_ONLY");
+  fresh.set_read_only(false);
   EXPECT_EQ(fresh.control_state(), state);
   EXPECT_EQ(fresh.effective_sm_mhz(), 1200);
 

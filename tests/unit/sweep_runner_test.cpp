@@ -77,12 +77,12 @@ class SweepRunnerTest : public ::testing::Test {
     options_.state_dir = dir_ / "state";
   }
   void TearDown() override {
-    unsetenv("DVFSLAB_READ_ONLY");
     std::filesystem::remove_all(dir_);
   }
 
   SweepResult sweep(const Plan& plan, Store& store, const WorkloadRegistry& registry) {
     SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+    gpu.set_read_only(read_only_);
     const ControlState before = gpu.control_state();
     auto progress = make_silent_progress_reporter();
     SweepResult result = run_sweep(gpu, plan, registry, store, options_, *progress);
@@ -92,6 +92,7 @@ class SweepRunnerTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   SweepOptions options_;
+  bool read_only_ = false;
 };
 
 using Key = std::tuple<Case, Setting, int>;
@@ -193,7 +194,7 @@ TEST_F(SweepRunnerTest, ShardsTogetherHoldTheUnshardedRun) {
 }
 
 TEST_F(SweepRunnerTest, ReadOnlyRefusesClockChangesBeforeAnythingRunsButNotTheDefault) {
-  setenv("DVFSLAB_READ_ONLY", "1", 1);
+  read_only_ = true;
   Store store(dir_ / "read_only.sqlite");
   EXPECT_THROW(sweep(parse_plan_text(sweep_plan, "sweep.toml"), store, test_registry()), PermissionError);
   EXPECT_TRUE(store.runs().empty()) << "nothing may run before the refusal";

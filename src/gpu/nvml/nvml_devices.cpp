@@ -90,16 +90,16 @@ bool selector_matches(std::string_view selector, const GpuIdentity& identity) {
   return !identity.uuid.empty() && without_gpu_prefix(selector) == without_gpu_prefix(identity.uuid);
 }
 
-std::vector<std::unique_ptr<Gpu>> open_all_nvml_gpus() {
-  const auto library = Library::acquire();
+std::vector<std::unique_ptr<Gpu>> open_all_nvml_gpus(const std::filesystem::path& library_path) {
+  const auto library = Library::acquire(library_path);
   const unsigned count = device_count(*library);
   std::vector<std::unique_ptr<Gpu>> gpus;
   for (unsigned index = 0; index < count; ++index) gpus.push_back(open_index(library, index));
   return gpus;
 }
 
-std::unique_ptr<Gpu> open_nvml_gpu(std::string_view selector) {
-  const auto library = Library::acquire();
+std::unique_ptr<Gpu> open_nvml_gpu(std::string_view selector, const std::filesystem::path& library_path) {
+  const auto library = Library::acquire(library_path);
   const unsigned count = device_count(*library);
   if (is_index(selector)) {
     const unsigned index = static_cast<unsigned>(std::stoul(std::string(selector)));

@@ -1,5 +1,6 @@
 #pragma once
 // Finding NVIDIA GPUs: every one, or the one an index, UUID or PCI bus id names.
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -11,12 +12,12 @@ namespace dvfslab::nvml {
 
 // Every GPU NVML enumerates, in its order. Throws DriverNotFoundError without a
 // driver, and when the driver sees no GPU.
-std::vector<std::unique_ptr<Gpu>> open_all_nvml_gpus();
+std::vector<std::unique_ptr<Gpu>> open_all_nvml_gpus(const std::filesystem::path& library_path = {});
 
 // The GPU `selector` names: an index ("0"), a UUID ("GPU-8f...", the "GPU-" prefix
 // optional, any case) or a PCI bus id ("0000:3b:00.0", "00000000:3B:00.0",
 // "3b:00.0"). Throws ConfigError listing the GPUs when none matches.
-std::unique_ptr<Gpu> open_nvml_gpu(std::string_view selector);
+std::unique_ptr<Gpu> open_nvml_gpu(std::string_view selector, const std::filesystem::path& library_path = {});
 
 struct PciAddress {
   unsigned domain = 0;

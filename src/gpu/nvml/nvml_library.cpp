@@ -38,10 +38,10 @@ const EntryInfo& info_of(Entry entry) { return entry_info[static_cast<std::size_
 char unresolved_tag;
 void* const unresolved = &unresolved_tag;
 
-std::pair<void*, std::string> open_library() {
+std::pair<void*, std::string> open_library(const std::filesystem::path& configured) {
   std::vector<std::string> candidates;
-  if (const char* configured = std::getenv("DVFSLAB_NVML_LIBRARY"); configured && *configured) {
-    candidates.emplace_back(configured);
+  if (!configured.empty()) {
+    candidates.emplace_back(configured.string());
   } else {
     candidates.assign(default_library_names.begin(), default_library_names.end());
   }
@@ -59,20 +59,20 @@ std::pair<void*, std::string> open_library() {
 
 }  // namespace
 
-std::shared_ptr<Library> Library::acquire() {
+std::shared_ptr<Library> Library::acquire(const std::filesystem::path& path) {
   static std::mutex mutex;
   static std::weak_ptr<Library> shared;
   std::lock_guard lock(mutex);
   if (auto existing = shared.lock()) return existing;
 
-  auto [handle, path] = open_library();
-  std::shared_ptr<Library> library(new Library(handle, path));
+  auto [handle, loaded] = open_library(path);
+  std::shared_ptr<Library> library(new Library(handle, loaded));
   auto* init = library->find<Entry::init>();
   if (init == nullptr) {
     throw DriverNotFoundError(fmt::format(
         "{} is not a usable NVIDIA Management Library: it exports neither nvmlInit_v2 nor "
         "nvmlInit; point DVFSLAB_NVML_LIBRARY at the driver's libnvidia-ml.so.1; {}",
-        path, simulated_gpu_hint()));
+        loaded, simulated_gpu_hint()));
   }
   if (const Return code = init(); code != success) {
     const std::string text = library->describe(code);

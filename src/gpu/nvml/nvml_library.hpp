@@ -2,6 +2,7 @@
 // Loads the NVIDIA Management Library at run time and resolves its entry points
 // lazily, so dvfslab builds and starts on machines without an NVIDIA driver.
 #include <array>
+#include <filesystem>
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -43,8 +44,9 @@ inline constexpr std::array<std::string_view, 2> default_library_names = {"libnv
 // runs when the last GPU is closed.
 class Library {
  public:
-  // Throws DriverNotFoundError when the library cannot be loaded or initialised.
-  static std::shared_ptr<Library> acquire();
+  // Loads `path` (empty: default_library_names) unless a library is loaded
+  // already. Throws DriverNotFoundError when it cannot be loaded or initialised.
+  static std::shared_ptr<Library> acquire(const std::filesystem::path& path = {});
   ~Library();
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;

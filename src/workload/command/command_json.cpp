@@ -2,6 +2,8 @@
 // the steady-state window's iteration figures beside them, and every named window.
 #include "dvfslab/command.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace dvfslab {
 namespace {
 

@@ -1,13 +1,10 @@
-#include "cli/workloads.hpp"
-
+// The default workload registry (dvfslab/default_workloads.hpp).
 #include "dvfslab/command.hpp"
+#include "dvfslab/default_workloads.hpp"
 #include "dvfslab/replay.hpp"
 #include "dvfslab/sim_workloads.hpp"
-#ifdef DVFSLAB_HAVE_TORCH
-#include "dvfslab/torch_workloads.hpp"
-#endif
 
-namespace dvfslab::cli {
+namespace dvfslab {
 namespace {
 
 // "{batch}", "{mode}" and "{precision}" in a command's arguments become the case's.
@@ -43,12 +40,11 @@ void add_command_workloads(WorkloadRegistry& registry, const std::vector<Command
 }  // namespace
 
 WorkloadRegistry make_workload_registry(const std::vector<CommandSpec>& commands,
-                                        std::span<const std::unique_ptr<Gpu>> gpus) {
+                                        std::span<const std::unique_ptr<Gpu>> gpus,
+                                        void (*add_model_workloads)(WorkloadRegistry&)) {
   WorkloadRegistry registry;
   add_sim_workloads(registry);
-#ifdef DVFSLAB_HAVE_TORCH
-  add_torch_workloads(registry);
-#endif
+  if (add_model_workloads != nullptr) add_model_workloads(registry);
   add_command_workloads(registry, commands);
   for (const auto& gpu : gpus) {
     if (is_replay_gpu(*gpu)) add_replay_workloads(registry, *gpu);
@@ -56,4 +52,4 @@ WorkloadRegistry make_workload_registry(const std::vector<CommandSpec>& commands
   return registry;
 }
 
-}  // namespace dvfslab::cli
+}  // namespace dvfslab

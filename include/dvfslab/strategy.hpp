@@ -1,0 +1,112 @@
+#pragma once
+// The strategy seam of a sweep: a SearchStrategy decides which points to measure,
+// from what was measured so far; the runner measures each point it proposes
+// (apply the setting through the ClockGuard, settle, warm up, measure repetitions
+// until the stop rule is met, store every window) and reports the outcome back.
+//
+// The plan's grid is one strategy (make_grid_strategy). A custom one plugs in with
+// run_sweep(..., strategy) without touching the runner; examples/custom_strategy/
+// shows a coarse-to-fine search.
+//
+//   class MyStrategy : public SearchStrategy {
+//     std::string name() const override { return "mine"; }
+//     std::vector<ScheduledPoint> propose(const SearchSpace& space,
+//                                         std::span<const PointOutcome> measured) override;
+//   };
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dvfslab/plan.hpp"
+#include "dvfslab/types.hpp"
+
+namespace dvfslab {
+
+// What one point gave: its repetitions' energy per item and the last window's
+// figures. Strategies read it to choose what comes next; progress reports print it.
+struct PointOutcome {
+  ScheduledPoint point;
+  int repetitions = 0;               // measured now (0: skipped, already in the store)
+  std::vector<double> energy_per_item_j_series;  // every repetition of the point in this run, stored ones too
+  std::optional<double> energy_per_item_j;       // the last window's
+  std::optional<double> items_per_s;
+  std::optional<double> mean_power_w;
+  std::string item_unit;
+  MeasurementFlags flags;            // any repetition's
+};
+
+// Where a strategy may search: the plan's cases and the settings its knobs name on
+// this GPU (ascending, the default setting not included), with the plan's policy.
+struct SearchSpace {
+  std::vector<Case> cases;
+  std::vector<Setting> settings;
+  MeasurePolicy policy;
+  Shard shard;
+};
+
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  virtual std::string name() const = 0;
+  // The next points to measure, in order, given every outcome of this run so far
+  // (in measuring order); empty when the search is done. Called again after the
+  // returned points were measured. The runner numbers the points (sequence) in the
+  // order measured; a point's role says whether it is a grid point (repeated under
+  // the stop rule) or a drift check (measured once).
+  virtual std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) = 0;
+  // The points it will measure when known up front (for progress and dry runs);
+  // empty for an adaptive search.
+  virtual Schedule planned(const SearchSpace&) const { return {}; }
+};
+
+// The plan's grid: every case × setting (and the default setting, unless the plan
+// excludes it) in the plan's order, with drift checks and the shard; the points of
+// make_schedule, all proposed at once.
+std::unique_ptr<SearchStrategy> make_grid_strategy();
+
+// ---------------------------------------------------------------- named choices
+
+// Setting orders a plan's `order` names. An order arranges one case's settings
+// (ascending on entry); `case_index` lets a seeded order differ per case.
+struct SettingOrder {
+  std::string name;
+  std::string help;
+  std::function<void(std::vector<Setting>& settings, std::uint64_t seed, std::size_t case_index)> arrange;
+};
+// The registered orders: "random" (seeded, per case) and "ascending".
+std::span<const SettingOrder> setting_orders();
+const SettingOrder& setting_order(Order order);
+// Reads an order's name; nullopt for an unknown one.
+std::optional<Order> parse_order(std::string_view name);
+
+// ---------------------------------------------------------------- stop rules
+
+// One reason to measure another repetition of a grid point, or to stop.
+class StopCriterion {
+ public:
+  enum class Verdict { another, enough, undecided };
+  virtual ~StopCriterion() = default;
+  virtual Verdict judge(std::span<const double> energy_per_item_j) const = 0;
+};
+
+// Criteria asked in order; the first that decides wins, and none deciding means enough.
+class StopRule {
+ public:
+  StopRule& add(std::unique_ptr<StopCriterion> criterion);
+  bool needs_another_repetition(std::span<const double> energy_per_item_j) const;
+
+ private:
+  std::vector<std::shared_ptr<const StopCriterion>> criteria_;
+};
+
+// The plan's rule: at least `repetitions`; at most `max_repetitions`; in between,
+// more while the 95 % confidence half-width of energy per item is above
+// `ci_target_pct` of its mean (a target needs two repetitions to judge).
+StopRule make_stop_rule(const MeasurePolicy& policy);
+
+}  // namespace dvfslab

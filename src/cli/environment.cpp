@@ -1,0 +1,37 @@
+#include "cli/environment.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+#include "dvfslab/guard.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+std::string variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+}  // namespace
+
+bool read_only_from_environment() {
+  const std::string value = variable("DVFSLAB_READ_ONLY");
+  return !value.empty() && value != "0";
+}
+
+OpenOptions open_options(SimTimeMode sim_time) {
+  OpenOptions options;
+  options.sim_time = sim_time;
+  options.nvml_library = variable("DVFSLAB_NVML_LIBRARY");
+  options.read_only = read_only_from_environment();
+  return options;
+}
+
+std::filesystem::path state_dir(const std::string& given) {
+  if (!given.empty()) return given;
+  const std::string configured = variable("DVFSLAB_STATE_DIR");
+  return configured.empty() ? default_state_dir() : std::filesystem::path(configured);
+}
+
+}  // namespace dvfslab::cli

@@ -1,0 +1,96 @@
+// One point of a sweep, measured and stored (see measure_point.hpp).
+#include "sweep/measure_point.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "dvfslab/error.hpp"
+
+namespace dvfslab::sweep_detail {
+namespace {
+
+std::optional<double> energy_per_item(const Measurement& m) {
+  if (!m.energy_j || m.items <= 0) return std::nullopt;
+  return *m.energy_j / m.items;
+}
+
+// The requested clock was not what the GPU ran at (under load, over the window);
+// 1 % or 15 MHz of slack allows for clock-table rounding.
+bool differs(std::optional<int> requested, std::optional<double> measured) {
+  if (!requested || !measured) return false;
+  return std::abs(*measured - *requested) > std::max(15.0, 0.01 * *requested);
+}
+
+void merge_flags(MeasurementFlags& into, const MeasurementFlags& from) {
+  into.short_window = into.short_window || from.short_window;
+  into.energy_estimated = into.energy_estimated || from.energy_estimated;
+  into.clock_mismatch = into.clock_mismatch || from.clock_mismatch;
+  into.thermal_throttle = into.thermal_throttle || from.thermal_throttle;
+  into.power_throttle = into.power_throttle || from.power_throttle;
+}
+
+void throw_if_interrupted(const ClockGuard& guard) {
+  if (guard.interrupted()) throw InterruptedError("interrupted: the GPU was restored and dvfslab is stopping");
+}
+
+}  // namespace
+
+Workload& WorkloadCache::get(const Case& workload_case) {
+  for (auto it = workloads_.begin(); it != workloads_.end();) {
+    it = (it->first == workload_case || it->first == keep_) ? std::next(it) : workloads_.erase(it);
+  }
+  auto& slot = workloads_[workload_case];
+  if (!slot) {
+    slot = registry_.create(workload_case, gpu_, options_);
+    slot->prepare();
+  }
+  return *slot;
+}
+
+void PointMeasurer::apply(const Setting& setting) {
+  if (applied_ && *applied_ == setting) return;
+  effective_ = context_.guard.apply(setting);
+  const bool changed = applied_ ? true : !setting.is_default();
+  applied_ = setting;
+  if (changed) context_.gpu.clock().sleep_for(context_.policy.settle_s);
+}
+
+PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vector<double>& series) {
+  throw_if_interrupted(context_.guard);
+  apply(point.setting);
+  Clock& clock = context_.gpu.clock();
+  Workload& workload = context_.workloads.get(point.workload_case);
+  IterationPace& pace = paces_[point.workload_case];
+  warm_up(workload, clock, context_.policy, pace);
+
+  PointOutcome outcome;
+  outcome.point = point;
+  const bool grid = point.role == PointRole::grid;
+  do {
+    Measurement m = measure_window(context_.meter, workload, clock, context_.window_s, pace, "point");
+    throw_if_interrupted(context_.guard);
+    m.flags.clock_mismatch = m.flags.clock_mismatch || differs(point.setting.sm_mhz, m.sm_mhz_mean) ||
+                             differs(point.setting.mem_mhz, m.mem_mhz_mean);
+    PointRecord record;
+    record.point = Point{point.workload_case, point.setting, grid ? static_cast<int>(series.size()) : point.sequence};
+    record.role = grid ? RecordRole::grid : RecordRole::drift;
+    record.order_index = point.sequence;
+    record.is_default = point.setting.is_default();
+    record.item_unit = workload.item_unit();
+    record.effective_sm_mhz = effective_.sm_mhz;
+    record.effective_mem_mhz = effective_.mem_mhz;
+    context_.store.record(context_.run_id, record, m);
+    ++outcome.repetitions;
+    series.push_back(energy_per_item(m).value_or(0.0));
+    outcome.energy_per_item_j = energy_per_item(m);
+    outcome.items_per_s = m.duration_s > 0 ? std::optional(m.items / m.duration_s) : std::nullopt;
+    outcome.mean_power_w = m.mean_power_w;
+    outcome.item_unit = workload.item_unit();
+    merge_flags(outcome.flags, m.flags);
+  } while (grid && context_.stop_rule.needs_another_repetition(series));
+  outcome.energy_per_item_j_series = series;
+  if (context_.policy.cooldown_s > 0) clock.sleep_for(context_.policy.cooldown_s);
+  return outcome;
+}
+
+}  // namespace dvfslab::sweep_detail
