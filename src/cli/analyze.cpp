@@ -25,7 +25,7 @@ void run_analyze(const AnalyzeOptions& options) {
   const Objective objective = parse_objective(options.objective);
   const Analysis analysis = analyze(load_result_rows(options.input), objective);
   if (options.json) {
-    fmt::print("{}\n", to_json(analysis, options.points).dump(2));
+    fmt::print("{}\n", to_json(analysis, options.points).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("{}", format_analysis_tables(analysis));
   }

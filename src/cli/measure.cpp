@@ -112,7 +112,7 @@ void run_measure(const MeasureArguments& args) {
   const CommandMeasurement result = measure_command(*gpu, args.command, options);
   // Report first: a trace that cannot be written must not lose the measurement.
   if (args.json) {
-    fmt::print("{}\n", to_json(result).dump(2));
+    fmt::print("{}\n", to_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     std::fflush(stdout);
   } else {
     print_report(stderr, result);
