@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/result_input.hpp"
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/output_file.hpp"
 #include "dvfslab/report.hpp"
 
 namespace dvfslab::cli {
@@ -19,8 +20,11 @@ struct ReportOptions {
 };
 
 void run_report(const ReportOptions& options) {
+  // Opened first, so that an output over the input is refused before any work.
+  OutputFile output(options.output, input_files(options.input));
   const Analysis analysis = analyze(load_result_rows(options.input), parse_objective(options.objective));
-  write_html_report(analysis, options.output, input_files(options.input));
+  output.stream() << render_html_report(analysis);
+  output.commit();
   fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
 }
 

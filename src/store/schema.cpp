@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "dvfslab/error.hpp"
@@ -172,8 +173,9 @@ void check_before_writing(Connection& connection, std::span<const Migration> ste
   require_tables(connection);
   Statement check(connection, "PRAGMA quick_check");
   while (check.step()) {
-    const std::string result = check.text(0);
+    std::string result = check.text(0);
     if (result == "ok") continue;
+    std::replace(result.begin(), result.end(), '\n', ' ');
     throw StoreError(fmt::format("{} is damaged ({}): restore it from a copy, or export what is readable and start "
                                  "a new database",
                                  connection.path().string(), result));
