@@ -11,7 +11,7 @@
 // `path` only by commit(); without commit() (an exception) the temporary file is
 // removed and an existing file at `path` stays as it was. An existing output that is
 // not a regular file (a FIFO, /dev/null, /dev/stdout) is written in place, as it
-// cannot be replaced. A path that cannot be an output is a UsageError (exit 2); a
+// cannot be replaced. A path that cannot be an output is a ConfigError (exit 3); a
 // failed write is an Error (exit 1); both name the file and say why.
 #include <filesystem>
 #include <memory>

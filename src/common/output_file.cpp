@@ -99,14 +99,14 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
 
 OutputFile::OutputFile(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs)
     : path_(path), target_path_(path) {
-  if (path.empty()) throw UsageError("the output file name is empty (an unset variable?): name a file to write");
+  if (path.empty()) throw ConfigError("the output file name is empty (an unset variable?): name a file to write");
   const auto existing = stat_of(path);
   if (existing && S_ISDIR(existing->st_mode)) {
-    throw UsageError(fmt::format("'{}' is a directory: name a file to write", path.string()));
+    throw ConfigError(fmt::format("'{}' is a directory: name a file to write", path.string()));
   }
   for (const auto& input : inputs) {
     if (same_file(path, input)) {
-      throw UsageError(fmt::format("'{}' is the input '{}': writing it would destroy the input, so name another "
+      throw ConfigError(fmt::format("'{}' is the input '{}': writing it would destroy the input, so name another "
                                    "output file",
                                    path.string(), input.string()));
     }
@@ -122,7 +122,7 @@ OutputFile::OutputFile(const std::filesystem::path& path, const std::vector<std:
     if (directory.empty()) directory = ".";
     const auto directory_info = stat_of(directory);
     if (!directory_info || !S_ISDIR(directory_info->st_mode)) {
-      throw UsageError(fmt::format("cannot write '{}': the directory '{}' does not exist", path.string(),
+      throw ConfigError(fmt::format("cannot write '{}': the directory '{}' does not exist", path.string(),
                                    directory.string()));
     }
     static std::atomic<int> counter{0};

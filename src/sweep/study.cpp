@@ -32,10 +32,10 @@ std::optional<std::string> why_default_only(const Gpu& gpu, const SweepOptions& 
 
 // --out must be a directory, or a path where one can be made.
 void prepare_out_dir(const std::filesystem::path& dir) {
-  if (dir.empty()) throw UsageError("--out is empty: name the directory for the study's files");
+  if (dir.empty()) throw ConfigError("--out is empty: name the directory for the study's files");
   std::error_code error;
   if (std::filesystem::exists(dir, error) && !std::filesystem::is_directory(dir, error)) {
-    throw UsageError(fmt::format("--out '{}' is a file, not a directory: name a directory for the study's files",
+    throw ConfigError(fmt::format("--out '{}' is a file, not a directory: name a directory for the study's files",
                                  dir.string()));
   }
   std::filesystem::create_directories(dir, error);

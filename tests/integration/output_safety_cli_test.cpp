@@ -133,7 +133,7 @@ TEST_F(OutputSafetyCli, ExportOntoItsOwnDatabaseIsRefusedAndTheDatabaseKeepsEver
                                       in_dir("hard.sqlite"), in_dir("s.sqlite-journal")}) {
       SCOPED_TRACE(format + " -o " + output);
       if (output.ends_with("-journal")) std::ofstream(output) << "";
-      expect_one_clear_error(run_dvfslab({"export", db_.string(), "--format", format, "-o", output}), 2,
+      expect_one_clear_error(run_dvfslab({"export", db_.string(), "--format", format, "-o", output}), 3,
                              "writing it would destroy the input");
       EXPECT_TRUE(read_bytes(db_) == original_) << "the database changed";
       if (output.ends_with("-journal")) fs::remove(output);
@@ -142,13 +142,13 @@ TEST_F(OutputSafetyCli, ExportOntoItsOwnDatabaseIsRefusedAndTheDatabaseKeepsEver
 }
 
 TEST_F(OutputSafetyCli, ReportOntoItsOwnDatabaseIsRefusedBeforeAnythingIsWritten) {
-  expect_one_clear_error(run_dvfslab({"report", db_.string(), "-o", db_.string()}), 2,
+  expect_one_clear_error(run_dvfslab({"report", db_.string(), "-o", db_.string()}), 3,
                          "writing it would destroy the input");
   EXPECT_TRUE(read_bytes(db_) == original_) << "the database changed";
   const fs::path table = dir_ / "table.csv";
   ASSERT_EQ(run_dvfslab({"export", db_.string(), "--format", "sweep-table", "-o", table.string()}).exit_code, 0);
   const std::string table_bytes = read_bytes(table);
-  expect_one_clear_error(run_dvfslab({"report", table.string(), "-o", table.string()}), 2,
+  expect_one_clear_error(run_dvfslab({"report", table.string(), "-o", table.string()}), 3,
                          "writing it would destroy the input");
   EXPECT_EQ(read_bytes(table), table_bytes);
 }
@@ -156,14 +156,14 @@ TEST_F(OutputSafetyCli, ReportOntoItsOwnDatabaseIsRefusedBeforeAnythingIsWritten
 TEST_F(OutputSafetyCli, BadOutputPathsAreOneClearErrorEachAndLeaveNothingBehind) {
   fs::create_directory(dir_ / "a_directory");
   const auto before = entries();
-  expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", ""}), 2, "output file name is empty");
-  expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", (dir_ / "missing" / "x.csv").string()}), 2,
+  expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", ""}), 3, "output file name is empty");
+  expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", (dir_ / "missing" / "x.csv").string()}), 3,
                          "does not exist");
-  expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", (dir_ / "a_directory").string()}), 2,
+  expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", (dir_ / "a_directory").string()}), 3,
                          "is a directory");
   expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", "/dev/full"}), 1,
                          "could not write '/dev/full': No space left on device");
-  expect_one_clear_error(run_dvfslab({"report", db_.string(), "-o", ""}), 2, "output file name is empty");
+  expect_one_clear_error(run_dvfslab({"report", db_.string(), "-o", ""}), 3, "output file name is empty");
   EXPECT_EQ(entries(), before);
   EXPECT_TRUE(read_bytes(db_) == original_) << "the database changed";
 }
@@ -298,7 +298,7 @@ TEST_F(OutputSafetyCli, StandardOutputThatCannotBeWrittenIsAnErrorNotSuccess) {
 TEST_F(OutputSafetyCli, StudyOutThatIsAFileIsOneClearError) {
   const fs::path file = dir_ / "not_a_directory";
   std::ofstream(file) << "keep me\n";
-  expect_one_clear_error(run_dvfslab({"study", "--device", "sim:v100", "--out", file.string()}), 2,
+  expect_one_clear_error(run_dvfslab({"study", "--device", "sim:v100", "--out", file.string()}), 3,
                          "is a file, not a directory");
   EXPECT_EQ(read_bytes(file), "keep me\n");
 }
@@ -308,7 +308,7 @@ TEST_F(OutputSafetyCli, TraceIntoAMissingDirectoryIsOneClearErrorAfterTheReport)
   // trace that cannot be written loses nothing else.
   const ProcessResult result = run_dvfslab(
       {"measure", "--device", "sim:h200", "--trace", (dir_ / "missing" / "t.csv").string(), "--", "true"});
-  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(result.exit_code, 3) << result.err;
   const std::string last_line = result.err.substr(result.err.rfind('\n', result.err.size() - 2) + 1);
   EXPECT_TRUE(last_line.starts_with("dvfslab: error: cannot write")) << result.err;
   EXPECT_NE(last_line.find("does not exist"), std::string::npos) << result.err;
