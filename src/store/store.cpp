@@ -70,6 +70,7 @@ Store::~Store() {
   // -wal or -shm file and a read-only directory can be read (best effort: another
   // process still reading keeps the database in WAL mode).
   if (connection_ && !read_only_) {
+    sqlite3_busy_timeout(connection_->handle(), 0);  // a reader at work: leave it in WAL mode at once
     sqlite3_exec(connection_->handle(), "PRAGMA journal_mode = DELETE", nullptr, nullptr, nullptr);
   }
 }
