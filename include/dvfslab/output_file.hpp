@@ -48,4 +48,8 @@ class OutputFile {
 // Whether `a` and `b` name the same existing file (device and inode, symlinks followed).
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
+// Throws ConfigError when standard output is one of `inputs`, as in
+// `dvfslab export db.sqlite >> db.sqlite`, before anything is written to it.
+void refuse_standard_output_over(const std::vector<std::filesystem::path>& inputs);
+
 }  // namespace dvfslab

@@ -28,6 +28,7 @@ void add_export_command(CLI::App& app) {
     const ExportFormat chosen = parse_export_format(*format);
     Store store = Store::open_existing(*database);
     if (command->count("--out") == 0) {
+      refuse_standard_output_over(database_files(*database));
       export_store(store, chosen, std::cout);
       std::cout.flush();
       if (!std::cout) throw Error("could not write to standard output: check the pipe or redirection");

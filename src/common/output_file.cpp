@@ -97,6 +97,19 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   return first && second && first->st_dev == second->st_dev && first->st_ino == second->st_ino;
 }
 
+void refuse_standard_output_over(const std::vector<std::filesystem::path>& inputs) {
+  struct stat output {};
+  if (::fstat(STDOUT_FILENO, &output) != 0 || !S_ISREG(output.st_mode)) return;
+  for (const auto& input : inputs) {
+    const auto info = stat_of(input);
+    if (info && info->st_dev == output.st_dev && info->st_ino == output.st_ino) {
+      throw ConfigError(fmt::format("standard output is the input '{}': writing it would destroy the input, so "
+                                    "redirect the output to another file",
+                                    input.string()));
+    }
+  }
+}
+
 OutputFile::OutputFile(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs)
     : path_(path), target_path_(path) {
   if (path.empty()) throw ConfigError("the output file name is empty (an unset variable?): name a file to write");

@@ -141,6 +141,15 @@ TEST_F(OutputSafetyCli, ExportOntoItsOwnDatabaseIsRefusedAndTheDatabaseKeepsEver
   }
 }
 
+TEST_F(OutputSafetyCli, StandardOutputAppendedToTheDatabaseIsRefused) {
+  const std::string db = quoted(db_.string());
+  for (const std::string& arguments : {"export " + db, "analyze " + db}) {
+    SCOPED_TRACE(arguments);
+    expect_one_clear_error(shell(arguments, ">" + db), 3, "standard output is the input");
+    EXPECT_TRUE(read_bytes(db_) == original_) << "the database changed";
+  }
+}
+
 TEST_F(OutputSafetyCli, ReportOntoItsOwnDatabaseIsRefusedBeforeAnythingIsWritten) {
   expect_one_clear_error(run_dvfslab({"report", db_.string(), "-o", db_.string()}), 3,
                          "writing it would destroy the input");
