@@ -97,6 +97,10 @@ struct StoredMeasurement {
 // -journal): everything an output must never overwrite.
 std::vector<std::filesystem::path> database_files(const std::filesystem::path& path);
 
+// Throws UsageError for "", ":memory:" and "file:" URIs, which SQLite would keep
+// in memory only (every Store checks its path with it).
+void refuse_special_database_name(const std::filesystem::path& path);
+
 class Store {
  public:
   // Opens `path`, creating the file if it does not exist, and migrates an older

@@ -18,12 +18,10 @@ int store_schema_version() { return store_detail::schema_migrations().back().ver
 
 Store::Store(const std::filesystem::path& path) : Store(path, false) {}
 
-namespace {
-
 // SQLite gives "" (a temporary database), ":memory:" and "file:" URIs (which may
 // name in-memory databases) a meaning of their own: measurements written there
 // would be lost when dvfslab exits.
-void refuse_special_name(const std::filesystem::path& path) {
+void refuse_special_database_name(const std::filesystem::path& path) {
   const std::string name = path.string();
   if (name.empty()) {
     throw UsageError("the database name is empty (an unset variable?): give the path of a database file");
@@ -35,10 +33,8 @@ void refuse_special_name(const std::filesystem::path& path) {
   }
 }
 
-}  // namespace
-
 Store::Store(const std::filesystem::path& path, bool read_only) : path_(path), read_only_(read_only) {
-  refuse_special_name(path);
+  refuse_special_database_name(path);
   if (read_only) {
     if (!std::filesystem::exists(path)) {
       throw StoreError(fmt::format("no database at {}: check the path (a sweep or import creates it)", path.string()));
