@@ -23,7 +23,8 @@ void add_export_command(CLI::App& app) {
   command->add_option("--format", *format, "Output format: csv, json or sweep-table")
       ->check(CLI::IsMember({"csv", "json", "sweep-table"}))
       ->capture_default_str();
-  command->add_option("-o,--out", *output, "Write to this file instead of standard output (atomically; never over the database)");
+  command->add_option("-o,--out", *output,
+                      "Write to this file instead of standard output (atomically; never over the database)");
   command->callback([command, database, format, output] {
     const ExportFormat chosen = parse_export_format(*format);
     Store store = Store::open_existing(*database);

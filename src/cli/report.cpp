@@ -38,7 +38,9 @@ void add_report_command(CLI::App& app) {
       "energy per item against the varied clock or power limit, memory-clock figures and a core × memory "
       "heatmap when the memory clock varied, the Pareto plot, and the optimum/savings tables.");
   command->add_option("input", options->input, "dvfslab database (SQLite) to report on, or a sweep-table CSV file (read directly)")->required();
-  command->add_option("-o,--output", options->output, "HTML file to write (replaced if it exists, atomically; never one of the inputs)")->capture_default_str();
+  command->add_option("-o,--output", options->output,
+                      "HTML file to write (replaced if it exists, atomically; never one of the inputs)")
+      ->capture_default_str();
   command->add_option("--objective", options->objective,
                       "objective for the optimum, as in `dvfslab analyze` (energy, edp, ed2p, "
                       "energy-within-slowdown:PCT%, time-within-power:WATTS W)")

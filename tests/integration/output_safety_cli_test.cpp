@@ -297,8 +297,9 @@ TEST_F(OutputSafetyCli, ReadingADatabaseCreatesNoFileAndChangesNothingInItsDirec
 
 TEST_F(OutputSafetyCli, StandardOutputThatCannotBeWrittenIsAnErrorNotSuccess) {
   const std::string db = quoted(db_.string());
-  for (const std::string& arguments : {"analyze " + db, "analyze --json " + db, "export --format json " + db,
-                                       std::string("measure --device sim:h200 --json -- true"), std::string("--help")}) {
+  const std::vector<std::string> commands = {"analyze " + db, "analyze --json " + db, "export --format json " + db,
+                                             "measure --device sim:h200 --json -- true", "--help"};
+  for (const std::string& arguments : commands) {
     SCOPED_TRACE(arguments);
     expect_one_clear_error(shell(arguments, "/dev/full"), 1, "could not write to standard output");
   }
