@@ -2,6 +2,7 @@
 // Presenting an analysis: aligned terminal tables and the self-contained HTML report.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "dvfslab/analysis.hpp"
 
@@ -16,7 +17,9 @@ std::string format_analysis_tables(const Analysis& analysis);
 // the Vega, Vega-Lite and vega-embed runtimes embedded, so it works offline (see
 // docs/report.md). Throws NotSupportedError when the build had no runtimes.
 std::string render_html_report(const Analysis& analysis);
-// Writes render_html_report() to `path`; throws Error when it cannot.
-void write_html_report(const Analysis& analysis, const std::filesystem::path& path);
+// Writes render_html_report() to `path` through an OutputFile (atomically, never
+// over one of `inputs`); throws Error when it cannot.
+void write_html_report(const Analysis& analysis, const std::filesystem::path& path,
+                       const std::vector<std::filesystem::path>& inputs = {});
 
 }  // namespace dvfslab

@@ -93,13 +93,25 @@ struct StoredMeasurement {
   Measurement measurement;
 };
 
+// The database file and the side files SQLite may keep next to it (-wal, -shm,
+// -journal): everything an output must never overwrite.
+std::vector<std::filesystem::path> database_files(const std::filesystem::path& path);
+
+// Throws UsageError for "", ":memory:" and "file:" URIs, which SQLite would keep
+// in memory only (every Store checks its path with it).
+void refuse_special_database_name(const std::filesystem::path& path);
+
 class Store {
  public:
   // Opens `path`, creating the file if it does not exist, and migrates an older
-  // schema. Refuses a database written by a newer dvfslab or a file that is not a
-  // dvfslab database.
+  // schema. Refuses a database written by a newer dvfslab, a file that is not a
+  // dvfslab database and a damaged one (missing table, failed quick_check) before
+  // writing anything. Every Store refuses "", ":memory:" and "file:" URIs
+  // (UsageError), where SQLite would keep the measurements only in memory.
   explicit Store(const std::filesystem::path& path);
-  // Like the constructor, but a missing file is an error (for readers).
+  // For readers: opens an existing database read-only (SQLITE_OPEN_READONLY), so it
+  // needs only read access and never changes the file; a missing file, an empty or
+  // older database is an error. Writing through it fails.
   static Store open_existing(const std::filesystem::path& path);
   ~Store();
   Store(Store&&) noexcept;
@@ -140,9 +152,10 @@ class Store {
   store_detail::Connection& connection() { return *connection_; }
 
  private:
-  Store(const std::filesystem::path& path, bool must_exist);
+  Store(const std::filesystem::path& path, bool read_only);
 
   std::filesystem::path path_;
+  bool read_only_ = false;
   std::unique_ptr<store_detail::Connection> connection_;
 };
 

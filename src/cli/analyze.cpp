@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/result_input.hpp"
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/output_file.hpp"
 #include "dvfslab/report.hpp"
 
 namespace dvfslab::cli {
@@ -22,10 +23,11 @@ struct AnalyzeOptions {
 };
 
 void run_analyze(const AnalyzeOptions& options) {
+  refuse_standard_output_over(input_files(options.input));
   const Objective objective = parse_objective(options.objective);
   const Analysis analysis = analyze(load_result_rows(options.input), objective);
   if (options.json) {
-    fmt::print("{}\n", to_json(analysis, options.points).dump(2));
+    fmt::print("{}\n", to_json(analysis, options.points).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("{}", format_analysis_tables(analysis));
   }

@@ -1,11 +1,11 @@
 // dvfslab export: a database as CSV, JSON or a sweep table.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/output_file.hpp"
 #include "dvfslab/store_tools.hpp"
 
 namespace dvfslab::cli {
@@ -23,20 +23,21 @@ void add_export_command(CLI::App& app) {
   command->add_option("--format", *format, "Output format: csv, json or sweep-table")
       ->check(CLI::IsMember({"csv", "json", "sweep-table"}))
       ->capture_default_str();
-  command->add_option("-o,--out", *output, "Write to this file instead of standard output");
-  command->callback([database, format, output] {
+  command->add_option("-o,--out", *output,
+                      "Write to this file instead of standard output (atomically; never over the database)");
+  command->callback([command, database, format, output] {
     const ExportFormat chosen = parse_export_format(*format);
     Store store = Store::open_existing(*database);
-    if (output->empty()) {
+    if (command->count("--out") == 0) {
+      refuse_standard_output_over(database_files(*database));
       export_store(store, chosen, std::cout);
       std::cout.flush();
       if (!std::cout) throw Error("could not write to standard output: check the pipe or redirection");
       return;
     }
-    std::ofstream file(*output, std::ios::binary);
-    if (file) export_store(store, chosen, file);
-    file.close();
-    if (!file) throw Error(fmt::format("could not write {}: check the directory exists and the disk has space", *output));
+    OutputFile file(*output, database_files(*database));
+    export_store(store, chosen, file.stream());
+    file.commit();
   });
 }
 

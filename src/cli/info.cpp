@@ -26,7 +26,8 @@ void run_info(const InfoOptions& options) {
   if (options.json) {
     nlohmann::json devices = nlohmann::json::array();
     for (auto& gpu : gpus) devices.push_back(describe_gpu(*gpu));
-    fmt::print("{}\n", nlohmann::json{{"devices", devices}}.dump(2));
+    const nlohmann::json document{{"devices", devices}};
+    fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
   }
   for (std::size_t i = 0; i < gpus.size(); ++i) {

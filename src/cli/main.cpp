@@ -2,11 +2,45 @@
 // on stderr and the exit code of their class (docs/cli.md).
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
+#include <system_error>
 
 #include "cli/commands.hpp"
 #include "dvfslab/error.hpp"
+
+namespace {
+
+int report_internal_error(const std::exception& e) {
+  fmt::print(stderr, "dvfslab: internal error: {} (please report it with the command you ran)\n", e.what());
+  return static_cast<int>(dvfslab::ExitCode::failure);
+}
+
+int report_output_failure(int error) {
+  fmt::print(stderr, "dvfslab: error: could not write to standard output: {}; the output is incomplete\n",
+             error != 0 ? std::strerror(error) : "a write failed (disk full or pipe closed?)");
+  return static_cast<int>(dvfslab::ExitCode::failure);
+}
+
+// Standard output is buffered, so a full disk or a closed pipe may show only when
+// it is flushed or closed: check both, once, for every command.
+int finish_standard_output(int status) {
+  std::cout.flush();
+  errno = 0;
+  bool failed = std::fflush(stdout) != 0;
+  int error = failed ? errno : 0;
+  if (!failed && (std::ferror(stdout) || !std::cout)) failed = true;  // an earlier write failed
+  if (std::fclose(stdout) != 0 && !failed) {
+    failed = true;
+    error = errno;
+  }
+  return failed ? report_output_failure(error) : status;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -35,13 +69,16 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : static_cast<int>(dvfslab::ExitCode::usage);
+    return code == 0 ? finish_standard_output(0) : static_cast<int>(dvfslab::ExitCode::usage);
   } catch (const dvfslab::Error& e) {
     fmt::print(stderr, "dvfslab: error: {}\n", e.what());
     return static_cast<int>(e.code());
+  } catch (const std::system_error& e) {
+    // fmt::print throws this when standard output cannot be written.
+    if (std::ferror(stdout)) return report_output_failure(e.code().value());
+    return report_internal_error(e);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "dvfslab: internal error: {} (please report it with the command you ran)\n", e.what());
-    return static_cast<int>(dvfslab::ExitCode::failure);
+    return report_internal_error(e);
   }
-  return dvfslab::cli::requested_exit_status();
+  return finish_standard_output(dvfslab::cli::requested_exit_status());
 }

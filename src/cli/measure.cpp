@@ -123,7 +123,7 @@ void run_measure(const MeasureArguments& args) {
   print_warnings(result);
   // Report first: a trace that cannot be written must not lose the measurement.
   if (args.json) {
-    fmt::print("{}\n", to_json(result).dump(2));
+    fmt::print("{}\n", to_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     std::fflush(stdout);
   } else {
     print_report(stderr, result);

@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/result_input.hpp"
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/output_file.hpp"
 #include "dvfslab/report.hpp"
 
 namespace dvfslab::cli {
@@ -19,8 +20,11 @@ struct ReportOptions {
 };
 
 void run_report(const ReportOptions& options) {
+  // Opened first, so that an output over the input is refused before any work.
+  OutputFile output(options.output, input_files(options.input));
   const Analysis analysis = analyze(load_result_rows(options.input), parse_objective(options.objective));
-  write_html_report(analysis, options.output);
+  output.stream() << render_html_report(analysis);
+  output.commit();
   fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
 }
 
@@ -34,8 +38,12 @@ void add_report_command(CLI::App& app) {
       "energy per item against the varied clock or power limit, memory-clock figures and a core × memory "
       "heatmap when the memory clock varied, the Pareto plot, and the optimum/savings tables.");
   command->add_option("input", options->input, "dvfslab database (SQLite) to report on, or a sweep-table CSV file (read directly)")->required();
-  command->add_option("-o,--output", options->output, "HTML file to write (replaced if it exists)")->capture_default_str();
-  command->add_option("--objective", options->objective, objective_help())
+  command->add_option("-o,--output", options->output,
+                      "HTML file to write (replaced if it exists, atomically; never one of the inputs)")
+      ->capture_default_str();
+  command->add_option("--objective", options->objective,
+                      "objective for the optimum, as in `dvfslab analyze` (energy, edp, ed2p, "
+                      "energy-within-slowdown:PCT%, time-within-power:WATTS W)")
       ->capture_default_str();
   command->callback([options] { run_report(*options); });
 }

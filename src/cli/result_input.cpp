@@ -18,4 +18,9 @@ std::vector<ResultRow> load_result_rows(const std::filesystem::path& path) {
   return Store::open_existing(path).result_rows();
 }
 
+std::vector<std::filesystem::path> input_files(const std::filesystem::path& path) {
+  if (path.extension() == ".csv") return {path};
+  return database_files(path);
+}
+
 }  // namespace dvfslab::cli

@@ -11,4 +11,7 @@ namespace dvfslab::cli {
 // Reads every measurement row of `path`; throws ConfigError when it does not exist.
 std::vector<ResultRow> load_result_rows(const std::filesystem::path& path);
 
+// The files load_result_rows(path) reads, which no output may overwrite.
+std::vector<std::filesystem::path> input_files(const std::filesystem::path& path);
+
 }  // namespace dvfslab::cli

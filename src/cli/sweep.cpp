@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -85,6 +87,9 @@ void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule) {
                                 gpu.identity().name, count, fmt::join(missing, ", "), count > shown ? ", ..." : ""));
 }
 
+void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const WorkloadRegistry& registry,
+                    std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options);
+
 void run(const SweepArguments& args) {
   const Plan plan = load_plan_file(args.plan_path);
   SweepOptions options;
@@ -110,7 +115,24 @@ void run(const SweepArguments& args) {
     return;
   }
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
-  Store store(args.db);
+  const bool database_existed = std::filesystem::exists(args.db);
+  std::optional<Store> store(std::in_place, args.db);
+  try {
+    sweep_each_gpu(args, plan, registry, gpus, *store, options);
+  } catch (...) {
+    // A sweep refused before it began (GPU busy, clock changes refused) leaves no
+    // empty database behind.
+    if (!database_existed && store->runs().empty()) {
+      store.reset();
+      for (const auto& file : database_files(args.db)) std::filesystem::remove(file);
+    }
+    throw;
+  }
+  fmt::print("Analyse with: dvfslab analyze {}\n", args.db);
+}
+
+void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const WorkloadRegistry& registry,
+                    std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options) {
   for (auto& gpu : gpus) {
     auto progress = make_stderr_progress_reporter();
     const SweepResult result = run_sweep(*gpu, plan, registry, store, options, *progress);
@@ -129,7 +151,6 @@ void run(const SweepArguments& args) {
                  *result.drift_pct);
     }
   }
-  fmt::print("Analyse with: dvfslab analyze {}\n", args.db);
 }
 
 }  // namespace

@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/output_file.hpp"
 
 namespace dvfslab {
 namespace {
@@ -69,16 +69,13 @@ void write_trace(const std::filesystem::path& path, const std::vector<Telemetry>
     throw ConfigError(fmt::format("cannot write trace '{}': name it *.csv or *.json to choose the format",
                                   path.string()));
   }
-  std::ofstream out(path);
-  if (!out) throw ConfigError(fmt::format("cannot write trace '{}': check that the directory exists and is writable",
-                                          path.string()));
+  OutputFile out(path);
   if (extension == ".csv") {
-    write_csv(out, samples, simulated);
+    write_csv(out.stream(), samples, simulated);
   } else {
-    write_json(out, samples, simulated);
+    write_json(out.stream(), samples, simulated);
   }
-  out.flush();
-  if (!out) throw ConfigError(fmt::format("writing trace '{}' failed (disk full?)", path.string()));
+  out.commit();
 }
 
 }  // namespace dvfslab

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/output_file.hpp"
 #include "dvfslab/report.hpp"
 #include "report/escape.hpp"
 #include "report/figures.hpp"
@@ -161,15 +161,12 @@ std::string render_html_report(const Analysis& analysis) {
   return html;
 }
 
-void write_html_report(const Analysis& analysis, const std::filesystem::path& path) {
+void write_html_report(const Analysis& analysis, const std::filesystem::path& path,
+                       const std::vector<std::filesystem::path>& inputs) {
   const std::string html = render_html_report(analysis);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << html;
-  out.close();
-  if (!out) {
-    throw Error(fmt::format("could not write the report to '{}': check that the directory exists and is writable",
-                            path.string()));
-  }
+  OutputFile out(path, inputs);
+  out.stream() << html;
+  out.commit();
 }
 
 }  // namespace dvfslab

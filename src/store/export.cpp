@@ -104,7 +104,7 @@ void write_json(Store& store, std::ostream& out) {
   for (const StoredMeasurement& stored : store.measurements()) {
     document["measurements"].push_back(measurement_json(stored));
   }
-  out << document.dump(2) << '\n';
+  out << document.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
 void write_csv(Store& store, std::ostream& out) {

@@ -1,5 +1,6 @@
 // Shard databases of one plan into one database.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <map>
 #include <tuple>
@@ -88,6 +89,7 @@ void write(const std::filesystem::path& output, const std::vector<Input>& inputs
 
 void merge_stores(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs) {
   if (inputs.empty()) throw StoreError("nothing to merge: name the shard databases after the output");
+  refuse_special_database_name(output);
   if (std::filesystem::exists(output)) {
     throw StoreError(fmt::format("{} already exists: merge writes a new database, so choose another name or "
                                  "remove it",
@@ -97,11 +99,15 @@ void merge_stores(const std::filesystem::path& output, const std::vector<std::fi
   for (const auto& path : inputs) loaded.push_back(load(path));
   refuse_different_plans(loaded);
   refuse_duplicate_points(loaded);
+  // Built under a temporary name and renamed when complete, so that OUT never
+  // exists half-made; a failure leaves nothing behind (side files included).
+  const std::filesystem::path temp =
+      output.parent_path() / fmt::format(".{}.tmp-{}", output.filename().string(), ::getpid());
   try {
-    write(output, loaded);
+    write(temp, loaded);
+    std::filesystem::rename(temp, output);
   } catch (...) {
-    // Leave no half-made database behind (WAL side files included).
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(output.string() + suffix);
+    for (const auto& file : database_files(temp)) std::filesystem::remove(file);
     throw;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "dvfslab/error.hpp"
@@ -125,14 +126,77 @@ bool is_empty(Connection& connection) {
 }
 
 [[noreturn]] void refuse_foreign(Connection& connection) {
-  throw StoreError(fmt::format("{} is an SQLite database but not a dvfslab database: choose another --db "
-                               "(dvfslab only writes to its own databases)",
+  throw StoreError(fmt::format("{} is an SQLite database but not a dvfslab database: check the path (dvfslab "
+                               "reads and writes only its own databases, and leaves this one as it is)",
                                connection.path().string()));
 }
+
+// The tables every schema version has; a dvfslab database lacking one is damaged.
+constexpr const char* required_tables[] = {"meta", "runs", "points", "measurements", "samples"};
+
+// The schema version of a dvfslab database this build understands (0 for an empty
+// database); throws for another application's file and for a newer schema.
+int checked_version(Connection& connection, int known) {
+  const int found = schema_version(connection);
+  if (found == 0 && !is_empty(connection)) refuse_foreign(connection);
+  if (found > 0 && (!has_table(connection, "meta") || meta_value(connection, "application") != "dvfslab")) {
+    refuse_foreign(connection);
+  }
+  if (found > known) {
+    const std::string needed = meta_value(connection, "requires_dvfslab");
+    throw StoreError(fmt::format(
+        "{} uses store schema version {}, newer than version {} that dvfslab {} understands: open it with "
+        "dvfslab {} or newer",
+        connection.path().string(), found, known, DVFSLAB_VERSION, needed.empty() ? "a newer release" : needed));
+  }
+  return found;
+}
+
+void require_tables(Connection& connection) {
+  for (const char* table : required_tables) {
+    if (!has_table(connection, table)) {
+      throw StoreError(fmt::format("{} is damaged: its table '{}' is missing; restore it from a copy, or export "
+                                   "what is readable and start a new database",
+                                   connection.path().string(), table));
+    }
+  }
+}
+
+int known_version(std::span<const Migration> steps) { return steps.empty() ? 0 : steps.back().version; }
 
 }  // namespace
 
 std::span<const Migration> schema_migrations() { return migrations; }
+
+void check_before_writing(Connection& connection, std::span<const Migration> steps) {
+  if (checked_version(connection, known_version(steps)) == 0) return;
+  require_tables(connection);
+  Statement check(connection, "PRAGMA quick_check");
+  while (check.step()) {
+    std::string result = check.text(0);
+    if (result == "ok") continue;
+    std::replace(result.begin(), result.end(), '\n', ' ');
+    throw StoreError(fmt::format("{} is damaged ({}): restore it from a copy, or export what is readable and start "
+                                 "a new database",
+                                 connection.path().string(), result));
+  }
+}
+
+void check_readable(Connection& connection, std::span<const Migration> steps) {
+  const int known = known_version(steps);
+  const int found = checked_version(connection, known);
+  if (found == 0) {
+    throw StoreError(fmt::format("{} is an empty database with no measurements: check the path (a sweep or import "
+                                 "fills it)",
+                                 connection.path().string()));
+  }
+  if (found < known) {
+    throw StoreError(fmt::format("{} uses the older store schema version {}: let this dvfslab upgrade it by "
+                                 "writing to it once (e.g. dvfslab sweep --resume), then read it again",
+                                 connection.path().string(), found));
+  }
+  require_tables(connection);
+}
 
 int schema_version(Connection& connection) {
   Statement query(connection, "PRAGMA user_version");
@@ -141,19 +205,7 @@ int schema_version(Connection& connection) {
 }
 
 void migrate(Connection& connection, std::span<const Migration> steps) {
-  const int found = schema_version(connection);
-  if (found == 0 && !is_empty(connection)) refuse_foreign(connection);
-  if (found > 0 && (!has_table(connection, "meta") || meta_value(connection, "application") != "dvfslab")) {
-    refuse_foreign(connection);
-  }
-  const int known = steps.empty() ? 0 : steps.back().version;
-  if (found > known) {
-    const std::string needed = meta_value(connection, "requires_dvfslab");
-    throw StoreError(fmt::format(
-        "{} uses store schema version {}, newer than version {} that dvfslab {} understands: open it with "
-        "dvfslab {} or newer",
-        connection.path().string(), found, known, DVFSLAB_VERSION, needed.empty() ? "a newer release" : needed));
-  }
+  const int found = checked_version(connection, known_version(steps));
   for (const Migration& step : steps) {
     if (step.version <= found) continue;
     Transaction transaction(connection);

@@ -23,4 +23,14 @@ void migrate(Connection& connection, std::span<const Migration> migrations);
 
 int schema_version(Connection& connection);
 
+// Before the first write to an existing database: refuses another application's
+// file, a newer schema, a missing table and a failed PRAGMA quick_check, so that a
+// damaged database is never written to. An empty database passes.
+void check_before_writing(Connection& connection, std::span<const Migration> migrations);
+
+// For a read-only connection: refuses what check_before_writing() refuses except
+// corruption (found when read), and also an empty database and an older schema,
+// which only a writer may upgrade.
+void check_readable(Connection& connection, std::span<const Migration> migrations);
+
 }  // namespace dvfslab::store_detail

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+
 #include "dvfslab/error.hpp"
 
 namespace dvfslab::store_detail {
@@ -37,11 +39,40 @@ std::string advice(int code, const std::string& path) {
   }
 }
 
+// Bytes 18 and 19 of the header are 2 in a database in WAL mode.
+bool header_says_wal(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[20] = {};
+  return in.read(header, sizeof header) && header[18] == 2 && header[19] == 2;
+}
+
+// A "file:" URI for `path` with `query`, percent-encoding what URIs reserve.
+std::string file_uri(const std::filesystem::path& path, std::string_view query) {
+  std::string uri = "file:";
+  for (const char c : std::filesystem::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + std::string(query);
+}
+
 }  // namespace
 
-Connection::Connection(const std::filesystem::path& path, bool create) : path_(path) {
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-  const int code = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+Connection::Connection(const std::filesystem::path& path, bool create, bool read_only) : path_(path) {
+  int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  std::string name = path.string();
+  // Reading a database left in WAL mode makes SQLite create -wal and -shm files
+  // next to it (and fail where the directory is not writable). With no -wal file
+  // no writer is at work and everything is in the file itself, so it is read as
+  // immutable: no side file, no lock.
+  if (read_only && header_says_wal(path) && !std::filesystem::exists(name + "-wal")) {
+    name = file_uri(path, "immutable=1");
+    flags |= SQLITE_OPEN_URI;
+  }
+  const int code = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (code != SQLITE_OK) {
     const std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
     sqlite3_close(db_);

@@ -14,8 +14,9 @@ namespace dvfslab::store_detail {
 
 class Connection {
  public:
-  // Opens (or creates, when `create` is set) the database at `path`.
-  Connection(const std::filesystem::path& path, bool create);
+  // Opens (or creates, when `create` is set) the database at `path`; `read_only`
+  // opens it with SQLITE_OPEN_READONLY, so nothing can change the file.
+  Connection(const std::filesystem::path& path, bool create, bool read_only = false);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

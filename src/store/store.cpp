@@ -18,11 +18,37 @@ int store_schema_version() { return store_detail::schema_migrations().back().ver
 
 Store::Store(const std::filesystem::path& path) : Store(path, false) {}
 
-Store::Store(const std::filesystem::path& path, bool must_exist) : path_(path) {
-  if (must_exist && !std::filesystem::exists(path)) {
-    throw StoreError(fmt::format("no database at {}: check the path (a sweep or import creates it)", path.string()));
+// SQLite gives "" (a temporary database), ":memory:" and "file:" URIs (which may
+// name in-memory databases) a meaning of their own: measurements written there
+// would be lost when dvfslab exits.
+void refuse_special_database_name(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  if (name.empty()) {
+    throw UsageError("the database name is empty (an unset variable?): give the path of a database file");
   }
-  connection_ = std::make_unique<Connection>(path, !must_exist);
+  if (name == ":memory:" || name.starts_with("file:")) {
+    throw UsageError(fmt::format("'{}' is an SQLite in-memory or URI name, not a file, and would keep nothing: "
+                                 "give the path of a database file (./{} for a file of that name)",
+                                 name, name));
+  }
+}
+
+Store::Store(const std::filesystem::path& path, bool read_only) : path_(path), read_only_(read_only) {
+  refuse_special_database_name(path);
+  if (read_only) {
+    if (!std::filesystem::exists(path)) {
+      throw StoreError(fmt::format("no database at {}: check the path (a sweep or import creates it)", path.string()));
+    }
+    // Read-only: no journal-mode switch, no migration, no side files to create, so
+    // reading needs only read access and never changes the file.
+    connection_ = std::make_unique<Connection>(path, false, true);
+    store_detail::check_readable(*connection_, store_detail::schema_migrations());
+    return;
+  }
+  connection_ = std::make_unique<Connection>(path, true);
+  // Checked before the first write (the journal mode below is one), so that another
+  // application's file or a damaged database is left exactly as it was.
+  store_detail::check_before_writing(*connection_, store_detail::schema_migrations());
   // WAL lets readers work while a sweep writes; FULL makes each commit durable
   // against power loss, which costs nothing next to measurements lasting seconds.
   connection_->execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
@@ -31,7 +57,19 @@ Store::Store(const std::filesystem::path& path, bool must_exist) : path_(path) {
 
 Store Store::open_existing(const std::filesystem::path& path) { return Store(path, true); }
 
-Store::~Store() = default;
+std::vector<std::filesystem::path> database_files(const std::filesystem::path& path) {
+  return {path, path.string() + "-wal", path.string() + "-shm", path.string() + "-journal"};
+}
+
+Store::~Store() {
+  // Back to a rollback journal once the writing is done, so that readers need no
+  // -wal or -shm file and a read-only directory can be read (best effort: another
+  // process still reading keeps the database in WAL mode).
+  if (connection_ && !read_only_) {
+    sqlite3_busy_timeout(connection_->handle(), 0);  // a reader at work: leave it in WAL mode at once
+    sqlite3_exec(connection_->handle(), "PRAGMA journal_mode = DELETE", nullptr, nullptr, nullptr);
+  }
+}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 

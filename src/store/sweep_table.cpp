@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/input_file.hpp"
 #include "store/csv.hpp"
 
 namespace dvfslab {
@@ -34,6 +35,40 @@ std::optional<double> parse_double(std::string_view text) {
   return value;
 }
 
+// Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF),
+// which every JSON output of the text needs.
+bool is_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    int length = 0;
+    unsigned min_second = 0x80, max_second = 0xbf;
+    if (lead < 0x80) {
+      length = 1;
+    } else if (lead >= 0xc2 && lead <= 0xdf) {
+      length = 2;
+    } else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3;
+      if (lead == 0xe0) min_second = 0xa0;
+      if (lead == 0xed) max_second = 0x9f;
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4;
+      if (lead == 0xf0) min_second = 0x90;
+      if (lead == 0xf4) max_second = 0x8f;
+    } else {
+      return false;
+    }
+    if (i + static_cast<std::size_t>(length) > text.size()) return false;
+    for (int k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + static_cast<std::size_t>(k)]);
+      const unsigned low = k == 1 ? min_second : 0x80, high = k == 1 ? max_second : 0xbf;
+      if (next < low || next > high) return false;
+    }
+    i += static_cast<std::size_t>(length);
+  }
+  return true;
+}
+
 class RowParser {
  public:
   RowParser(const CsvReader& reader, const std::vector<std::string>& fields, const std::vector<int>& index)
@@ -42,6 +77,10 @@ class RowParser {
   std::string text(Column column) const {
     std::string value(trim(field(column)));
     if (value.empty()) fail(column, "is empty: every row names its " + std::string(columns[column]));
+    if (!is_utf8(value)) {
+      fail(column, "is not UTF-8 text (a Latin-1 or Windows file?): convert the file to UTF-8, e.g. with "
+                   "iconv -f latin1 -t utf-8");
+    }
     return value;
   }
 
@@ -144,6 +183,7 @@ std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& nam
 }
 
 std::vector<ResultRow> read_sweep_table(const std::filesystem::path& path) {
+  require_regular_file(path, "sweep table");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("cannot read sweep table {}: check that the file exists and is readable",
                                          path.string()));

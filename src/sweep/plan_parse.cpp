@@ -10,6 +10,7 @@
 #include <toml.hpp>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/input_file.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/strategy.hpp"
 
@@ -367,6 +368,7 @@ Plan parse_plan_text(const std::string& text, const std::string& source_name) {
 }
 
 Plan load_plan_file(const std::string& path) {
+  require_regular_file(path, "plan file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("cannot read plan file '{}': check the path", path));
   std::ostringstream text;

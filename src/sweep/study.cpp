@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/output_file.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/report.hpp"
 #include "dvfslab/store.hpp"
@@ -28,6 +28,21 @@ std::optional<std::string> why_default_only(const Gpu& gpu, const SweepOptions& 
                        "permission; dvfslab restores every clock and power limit afterwards");
   }
   return std::nullopt;
+}
+
+// --out must be a directory, or a path where one can be made.
+void prepare_out_dir(const std::filesystem::path& dir) {
+  if (dir.empty()) throw ConfigError("--out is empty: name the directory for the study's files");
+  std::error_code error;
+  if (std::filesystem::exists(dir, error) && !std::filesystem::is_directory(dir, error)) {
+    throw ConfigError(fmt::format("--out '{}' is a file, not a directory: name a directory for the study's files",
+                                 dir.string()));
+  }
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw Error(fmt::format("cannot create the directory '{}' for the study's files: {}", dir.string(),
+                            error.message()));
+  }
 }
 
 bool has_finished_run(Store& store, const std::string& hash, const std::string& gpu_uuid) {
@@ -84,7 +99,7 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
   outcome.default_only_because = why_default_only(*gpu, sweep_options);
   if (outcome.default_only_because) notice(*outcome.default_only_because);
 
-  std::filesystem::create_directories(options.out_dir);
+  prepare_out_dir(options.out_dir);
   outcome.database = options.out_dir / "dvfslab.sqlite";
   Store store(outcome.database);
   const ClockTable clocks = gpu->clock_table();
@@ -115,13 +130,12 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
 
   outcome.analysis = analyze(store.result_rows());
   outcome.analysis_json = options.out_dir / "analysis.json";
-  std::ofstream json(outcome.analysis_json);
-  json << to_json(outcome.analysis).dump(2) << "\n";
-  if (!json) throw Error(fmt::format("could not write {}: check the directory's space and permissions",
-                                     outcome.analysis_json.string()));
+  OutputFile json(outcome.analysis_json, database_files(outcome.database));
+  json.stream() << to_json(outcome.analysis).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  json.commit();
   try {
     const auto report = options.out_dir / "report.html";
-    write_html_report(outcome.analysis, report);
+    write_html_report(outcome.analysis, report, database_files(outcome.database));
     outcome.report_html = report;
   } catch (const NotSupportedError& e) {
     notice(fmt::format("no HTML report: {}", e.what()));

@@ -32,13 +32,17 @@ std::string error_of(const std::function<void()>& action) {
   return "";
 }
 
-TEST(StoreSchema, NewDatabaseHasTheCurrentVersionAndUsesWal) {
+TEST(StoreSchema, NewDatabaseHasTheCurrentVersionAndUsesWalWhileOpen) {
   ScratchDir dir;
-  { Store store(dir / "new.sqlite"); }
+  {
+    Store store(dir / "new.sqlite");
+    Connection connection(dir / "new.sqlite", false);
+    EXPECT_EQ(pragma_text(connection, "journal_mode"), "wal");
+  }
   Connection connection(dir / "new.sqlite", false);
   EXPECT_EQ(store_detail::schema_version(connection), store_schema_version());
   EXPECT_EQ(store_schema_version(), static_cast<int>(store_detail::schema_migrations().size()));
-  EXPECT_EQ(pragma_text(connection, "journal_mode"), "wal");
+  EXPECT_EQ(pragma_text(connection, "journal_mode"), "delete") << "closed, it needs no -wal file to be read";
 }
 
 TEST(StoreSchema, ReopeningKeepsTheData) {
