@@ -10,6 +10,7 @@
 #include "cli/result_input.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/report.hpp"
+#include "dvfslab/slurm.hpp"
 
 namespace dvfslab::cli {
 namespace {
@@ -19,12 +20,15 @@ struct AnalyzeOptions {
   std::string objective = "energy";
   bool json = false;
   bool points = false;
+  std::string emit;  // commands that apply the optima (src/slurm/optimum_commands.cpp)
 };
 
 void run_analyze(const AnalyzeOptions& options) {
   const Objective objective = parse_objective(options.objective);
   const Analysis analysis = analyze(load_result_rows(options.input), objective);
-  if (options.json) {
+  if (!options.emit.empty()) {
+    fmt::print("{}", slurm::format_optimum_commands(analysis, slurm::parse_optimum_commands(options.emit)));
+  } else if (options.json) {
     fmt::print("{}\n", to_json(analysis, options.points).dump(2));
   } else {
     fmt::print("{}", format_analysis_tables(analysis));
@@ -50,6 +54,11 @@ void add_analyze_command(CLI::App& app) {
                     "print the analysis as JSON on stdout instead of tables (contract in docs/analysis.md)");
   command->add_flag("--points", options->points,
                     "with --json: include every setting's metrics and 95 % confidence intervals");
+  command->add_option("--emit", options->emit,
+                      "print, per GPU model × workload case, what applies the optimum: slurm (the --gpu-freq option "
+                      "of sbatch/srun) or nvidia-smi (an administrator's commands); docs/slurm.md")
+      ->check(CLI::IsMember({"slurm", "nvidia-smi"}))
+      ->excludes("--json");
   command->callback([options] { run_analyze(*options); });
 }
 
