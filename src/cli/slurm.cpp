@@ -123,8 +123,13 @@ void run_submit(const SubmitArguments& args) {
     return;
   }
 
-  fs::create_directories(spec.dir);
-  fs::copy_file(args.plan_path, spec.dir / slurm::plan_file_name, fs::copy_options::overwrite_existing);
+  try {
+    fs::create_directories(spec.dir);
+    fs::copy_file(args.plan_path, spec.dir / slurm::plan_file_name, fs::copy_options::overwrite_existing);
+  } catch (const fs::filesystem_error& e) {
+    throw Error(fmt::format("cannot copy the plan into {}: {}; choose a writable --out", spec.dir.string(),
+                            e.code().message()));
+  }
   write_slurm_file(spec.dir / slurm::array_script_name, slurm::array_script(spec));
   write_slurm_file(spec.dir / slurm::merge_script_name, slurm::merge_script(spec));
 
@@ -153,8 +158,12 @@ void write_slurm_file(const std::filesystem::path& path, const std::string& text
   std::ofstream file(partial, std::ios::binary);
   file << text;
   file.close();
-  if (!file) throw Error(fmt::format("could not write {}: check the directory is writable and the disk has space", partial.string()));
-  fs::rename(partial, path);
+  std::error_code error;
+  if (file) fs::rename(partial, path, error);
+  if (!file || error) {
+    throw Error(fmt::format("could not write {}: check the directory is writable and the disk has space",
+                            path.string()));
+  }
 }
 
 void add_slurm_command(CLI::App& app) {

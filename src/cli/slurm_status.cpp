@@ -201,7 +201,9 @@ void run_resubmit(const fs::path& dir) {
   }
   std::vector<std::string> after = waiting;
   if (!rerun.empty()) {
-    for (int shard : rerun) fs::remove(dir / slurm::shard_exit_name(shard));
+    // The scripts remove their marker too; this keeps status right before they start.
+    std::error_code ignored;
+    for (int shard : rerun) fs::remove(dir / slurm::shard_exit_name(shard), ignored);
     const std::string list = slurm::format_task_list(rerun);
     const std::string array_id =
         submit({"sbatch", "--parsable", "--array=" + list, (dir / slurm::array_script_name).string()});
@@ -212,7 +214,8 @@ void run_resubmit(const fs::path& dir) {
   }
   // The old merge waits for shards that failed: it can never run, so it goes.
   if (in_progress(fleet.merge.state)) slurm::run_command({"scancel", fleet.merge.job_id});
-  fs::remove(dir / slurm::merge_exit_name);
+  std::error_code ignored;
+  fs::remove(dir / slurm::merge_exit_name, ignored);
   std::vector<std::string> merge_argv = {"sbatch", "--parsable"};
   if (!after.empty()) merge_argv.push_back(fmt::format("--dependency=afterok:{}", fmt::join(after, ":")));
   merge_argv.push_back((dir / slurm::merge_script_name).string());
