@@ -146,6 +146,32 @@ TEST_F(SlurmCli, StatusOfADirectoryWithoutASubmissionSaysWhatToGive) {
   EXPECT_NE(result.err.find("--out directory"), std::string::npos) << result.err;
 }
 
+TEST_F(SlurmCli, StatusReadsSacctWhereAccountingIsKept) {
+  fs::create_directories(out_);
+  write_file(out_ / "jobs.json",
+             R"({"format": 1, "command": "sweep", "shards": 3, "arrays": [{"job_id": "101", "shards": [1, 2, 3]}],
+                 "merges": ["102"]})");
+  write_file(out_ / "shard-2.log", "progress line\ndvfslab: error: the GPU fell off the bus\n");
+  write_file(bin_ / "sacct",
+             "#!/bin/sh\n"
+             "echo '101_1|COMPLETED|0:0|None'\necho '101_1.batch|COMPLETED|0:0|'\n"
+             "echo '101_2|FAILED|7:0|NonZeroExitCode'\necho '101_3|RUNNING|0:0|None'\n"
+             "echo '102|PENDING|0:0|Dependency'\n",
+             true);
+  const auto result = run_dvfslab({"slurm", "status", out_.string(), "--json"}, only_stand_ins());
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto status = nlohmann::json::parse(result.out);
+  EXPECT_EQ(status["shards"][0]["state"], "done");
+  EXPECT_EQ(status["shards"][1]["state"], "failed");
+  EXPECT_EQ(status["shards"][1]["exit_code"], 7);
+  EXPECT_EQ(status["shards"][1]["reason"], "NonZeroExitCode: dvfslab: error: the GPU fell off the bus");
+  EXPECT_EQ(status["shards"][2]["state"], "running");
+  EXPECT_TRUE(status["shards"][2]["exit_code"].is_null());
+  EXPECT_EQ(status["merge"]["job_id"], "102");
+  EXPECT_EQ(status["merge"]["state"], "pending");
+  EXPECT_TRUE(status["merged_database"].is_null());
+}
+
 // Heterogeneous fleet: the same plan's shards on two GPU models, merged into one
 // database, give one optimum per GPU model and workload case.
 TEST_F(SlurmCli, MergedFleetOfTwoGpuModelsGetsOneOptimumPerModel) {
