@@ -7,7 +7,7 @@ packages=(build-essential cmake ninja-build pkg-config git
           libcli11-dev nlohmann-json3-dev libtoml11-dev libsqlite3-dev libeigen3-dev libfmt-dev
           nodejs npm)
 if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev chromium python3)
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev chromium python3 slurm-wlm munge)
 fi
 
 missing=()

@@ -18,6 +18,7 @@ enum class ExitCode : int {
   gpu_lost = 7,         // the GPU fell off the bus
   store = 8,            // database error
   busy = 9,             // another dvfslab process holds the GPU
+  slurm = 10,           // `slurm`: Slurm's commands are missing or refused a request
   command_not_executable = 126,  // `measure`: the program exists but cannot run (as shells do)
   command_not_found = 127,       // `measure`: no such program (as shells do)
   interrupted = 130,    // SIGINT / SIGTERM

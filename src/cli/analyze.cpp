@@ -11,6 +11,7 @@
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/output_file.hpp"
 #include "dvfslab/report.hpp"
+#include "dvfslab/slurm.hpp"
 
 namespace dvfslab::cli {
 namespace {
@@ -20,13 +21,16 @@ struct AnalyzeOptions {
   std::string objective = "energy";
   bool json = false;
   bool points = false;
+  std::string emit;  // commands that apply the optima (src/slurm/optimum_commands.cpp)
 };
 
 void run_analyze(const AnalyzeOptions& options) {
   refuse_standard_output_over(input_files(options.input));
   const Objective objective = parse_objective(options.objective);
   const Analysis analysis = analyze(load_result_rows(options.input), objective);
-  if (options.json) {
+  if (!options.emit.empty()) {
+    fmt::print("{}", slurm::format_optimum_commands(analysis, slurm::parse_optimum_commands(options.emit)));
+  } else if (options.json) {
     fmt::print("{}\n", to_json(analysis, options.points).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("{}", format_analysis_tables(analysis));
@@ -49,6 +53,11 @@ void add_analyze_command(CLI::App& app) {
                     "print the analysis as JSON on stdout instead of tables (contract in docs/analysis.md)");
   command->add_flag("--points", options->points,
                     "with --json: include every setting's metrics and 95 % confidence intervals");
+  command->add_option("--emit", options->emit,
+                      "print, per GPU model × workload case, what applies the optimum: slurm (the --gpu-freq option "
+                      "of sbatch/srun) or nvidia-smi (an administrator's commands); docs/slurm.md")
+      ->check(CLI::IsMember({"slurm", "nvidia-smi"}))
+      ->excludes("--json");
   command->callback([options] { run_analyze(*options); });
 }
 

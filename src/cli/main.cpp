@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_restore_command(app);
   dvfslab::cli::add_sweep_command(app);
   dvfslab::cli::add_study_command(app);
+  dvfslab::cli::add_slurm_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,90 @@
+// The commands that apply an analysis' optima: Slurm's --gpu-freq for a job, or
+// nvidia-smi for an administrator.
+#include <fmt/format.h>
+
+#include "dvfslab/slurm.hpp"
+
+namespace dvfslab::slurm {
+namespace {
+
+std::string case_heading(const CaseAnalysis& analysis) {
+  std::string heading = fmt::format("# {}{} · {}", analysis.key.gpu, analysis.key.simulated ? " (SIMULATED)" : "",
+                                    to_string(analysis.key.workload_case));
+  if (!analysis.optimum) return heading + ": no measured setting satisfies the objective\n";
+  if (analysis.energy_saving_pct && analysis.time_change_pct) {
+    heading += fmt::format(": {:.1f} % less energy, time {:+.1f} %", *analysis.energy_saving_pct,
+                           *analysis.time_change_pct);
+  }
+  return heading + "\n";
+}
+
+std::string slurm_lines(const Setting& optimum) {
+  if (!optimum.sm_mhz && !optimum.mem_mhz && !optimum.power_limit_w) {
+    return "# the default setting is the optimum: no --gpu-freq needed\n";
+  }
+  std::string lines;
+  if (optimum.sm_mhz || optimum.mem_mhz) {
+    std::string value = optimum.sm_mhz ? std::to_string(*optimum.sm_mhz) : std::string();
+    if (optimum.mem_mhz) value += fmt::format("{}memory={}", value.empty() ? "" : ",", *optimum.mem_mhz);
+    lines += fmt::format("--gpu-freq={}\n", value);
+  }
+  if (optimum.power_limit_w) {
+    lines += fmt::format(
+        "# note: the optimum's power limit of {0} W is not a clock: --gpu-freq cannot set it; an administrator "
+        "sets it on the node with: nvidia-smi -i \"$GPU\" -pl {0}\n",
+        *optimum.power_limit_w);
+  }
+  return lines;
+}
+
+std::string nvidia_smi_lines(const Setting& optimum) {
+  if (!optimum.sm_mhz && !optimum.mem_mhz && !optimum.power_limit_w) {
+    return "# the default setting is the optimum: nothing to change\n";
+  }
+  std::string lines, undo;
+  if (optimum.sm_mhz) {
+    lines += fmt::format("nvidia-smi -i \"$GPU\" -lgc {0},{0}\n", *optimum.sm_mhz);
+    undo += " -rgc";
+  }
+  if (optimum.mem_mhz) {
+    lines += fmt::format("nvidia-smi -i \"$GPU\" -lmc {0},{0}\n", *optimum.mem_mhz);
+    undo += " -rmc";
+  }
+  if (optimum.power_limit_w) lines += fmt::format("nvidia-smi -i \"$GPU\" -pl {}\n", *optimum.power_limit_w);
+  if (!undo.empty()) lines += fmt::format("# undo the clocks: nvidia-smi -i \"$GPU\"{}\n", undo);
+  if (optimum.power_limit_w) lines += "# undo the power limit: nvidia-smi -i \"$GPU\" -pl <its default, from nvidia-smi -q -d POWER>\n";
+  return lines;
+}
+
+}  // namespace
+
+OptimumCommands parse_optimum_commands(std::string_view text) {
+  if (text == "slurm") return OptimumCommands::slurm;
+  if (text == "nvidia-smi") return OptimumCommands::nvidia_smi;
+  throw UsageError(fmt::format("--emit {}: choose slurm or nvidia-smi", text));
+}
+
+std::string format_optimum_commands(const Analysis& analysis, OptimumCommands kind) {
+  std::string text;
+  if (kind == OptimumCommands::slurm) {
+    text = fmt::format(
+        "# Slurm's --gpu-freq for the {} optimum of each GPU model × workload case (sbatch/srun option).\n"
+        "# The values are measured settings, so clocks the GPU model supports; Slurm rounds any other value to "
+        "the nearest supported clock.\n",
+        to_string(analysis.objective));
+  } else {
+    text = fmt::format(
+        "# nvidia-smi commands (root) that apply the {} optimum of each GPU model × workload case;\n"
+        "# set GPU to the GPU's index or UUID first. Locked clocks hold until reset or reboot.\n",
+        to_string(analysis.objective));
+  }
+  for (const CaseAnalysis& entry : analysis.cases) {
+    text += case_heading(entry);
+    if (!entry.optimum) continue;
+    const Setting& optimum = entry.points.at(*entry.optimum).setting;
+    text += kind == OptimumCommands::slurm ? slurm_lines(optimum) : nvidia_smi_lines(optimum);
+  }
+  return text;
+}
+
+}  // namespace dvfslab::slurm
