@@ -44,7 +44,8 @@ void add_info_command(CLI::App& app) {
                    "Which GPU: auto (every NVIDIA GPU), an index (0), a UUID (GPU-...), a PCI bus id "
                    "(0000:3b:00.0), or sim:NAME for a simulated GPU (sim:h200, sim:a100, sim:v100, "
                    "sim:p100, sim:rtx2080ti)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_empty_device);
   info->add_flag("--json", options->json,
                  "Print one JSON document {\"devices\":[...]} on stdout instead of the summary "
                  "(fields in docs/info.md)");

@@ -4,9 +4,32 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 
 #include "cli/commands.hpp"
 #include "dvfslab/error.hpp"
+
+namespace {
+
+// An error is one line (docs/cli.md) even when it quotes user text, such as a TOML
+// key written with "\n" or a table cell: control characters are shown escaped.
+std::string one_line(std::string_view message) {
+  std::string out;
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (byte < 0x20 || byte == 0x7F) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -16,6 +39,10 @@ int main(int argc, char** argv) {
       "sim:p100, sim:rtx2080ti)."};
   app.set_version_flag("--version", std::string("dvfslab ") + DVFSLAB_VERSION);
   app.require_subcommand(1);
+  // One line, like every other error (docs/cli.md); CLI11's default adds a second.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return fmt::format("dvfslab: error: {} (see dvfslab --help)\n", one_line(e.what()));
+  });
   dvfslab::cli::add_analyze_command(app);
   dvfslab::cli::add_info_command(app);
   dvfslab::cli::add_report_command(app);
@@ -37,10 +64,11 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(dvfslab::ExitCode::usage);
   } catch (const dvfslab::Error& e) {
-    fmt::print(stderr, "dvfslab: error: {}\n", e.what());
+    fmt::print(stderr, "dvfslab: error: {}\n", one_line(e.what()));
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "dvfslab: internal error: {} (please report it with the command you ran)\n", e.what());
+    fmt::print(stderr, "dvfslab: internal error: {} (please report it with the command you ran)\n",
+               one_line(e.what()));
     return static_cast<int>(dvfslab::ExitCode::failure);
   }
   return dvfslab::cli::requested_exit_status();

@@ -68,7 +68,8 @@ void add_restore_command(CLI::App& app) {
       "itself on Ctrl-C or SIGTERM; its GPU is refused here while it runs.");
   command->add_option("--device", options->device,
                       "Only this GPU: an index, a UUID, a PCI bus id, or auto for every NVIDIA GPU "
-                      "(default: every GPU that has a journal)");
+                      "(default: every GPU that has a journal)")
+      ->check(non_empty_device);
   command->add_option("--state-dir,--journal-dir", options->state_dir,
                       "Directory of the journals and GPU locks (default: $DVFSLAB_STATE_DIR, else /run/dvfslab "
                       "for root, $XDG_RUNTIME_DIR/dvfslab, or /tmp/dvfslab-UID)");

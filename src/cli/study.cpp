@@ -68,7 +68,8 @@ void add_study_command(CLI::App& app) {
       "database in --out.");
   command->add_option("--device", args->device,
                       "GPU to run on: an index, UUID, PCI bus id or sim:NAME (default: the first NVIDIA GPU, else "
-                      "sim:v100)");
+                      "sim:v100)")
+      ->check(non_empty_device);
   command->add_option("--out", args->out_dir, "Directory for dvfslab.sqlite, analysis.json and report.html")
       ->capture_default_str();
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,
