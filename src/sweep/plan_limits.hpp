@@ -3,6 +3,7 @@
 // bound is finite, so no plan value can make a sweep wait forever, wrap an integer
 // or expand into more points than memory holds.
 #include <cstddef>
+#include <cstdint>
 
 namespace dvfslab {
 
@@ -31,8 +32,13 @@ inline constexpr IntegerRange knob_count{1, 100'000};                   // every
 // Points of a plan's grid (cases × settings, per GPU): even at 2 s per point, more
 // would take over four days.
 inline constexpr std::size_t max_grid_points = 100'000;
-// A plan file: the study's built-in plan is under 2 KB.
-inline constexpr std::size_t max_plan_bytes = 1 << 20;
+// A plan file: the study's built-in plan is under 2 KB. toml11's time grows with
+// (values on a line) × (its length), so lines are bounded too (arrays may span lines).
+inline constexpr std::size_t max_plan_bytes = 64 * 1024;
+inline constexpr std::size_t max_line_bytes = 4096;
+// Seeds stay exact wherever they are shown or stored as a double (JSON readers); it
+// also keeps toml11's silent saturation of larger literals (to 2^63 - 1) out.
+inline constexpr std::int64_t max_seed = std::int64_t{1} << 53;
 inline constexpr IntegerRange drift_every{0, static_cast<int>(max_grid_points)};
 
 }  // namespace plan_limits

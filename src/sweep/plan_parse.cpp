@@ -329,7 +329,9 @@ MeasurePolicy parse_measure(const toml::value& table) {
   }
   if (const auto* v = member(table, "seed")) {
     const auto seed = to_integer(*v, "seed");
-    if (seed < 0) fail(*v, "'seed' must not be negative");
+    if (seed < 0 || seed > plan_limits::max_seed) {
+      fail(*v, fmt::format("'seed' = {} is outside its range: give an integer from 0 to {}", seed, plan_limits::max_seed));
+    }
     policy.seed = static_cast<std::uint64_t>(seed);
   }
   if (const auto* v = member(table, "include_default")) policy.include_default = to_bool(*v, "include_default");
@@ -358,6 +360,7 @@ double MeasurePolicy::resolved_duration_s(std::optional<double> sensor_period_s)
 Plan parse_plan_text(const std::string& text, const std::string& source_name) {
   check_utf8(text, source_name);
   check_toml_nesting(text, source_name);
+  check_line_lengths(text, source_name, plan_limits::max_line_bytes);
   toml::value root;
   try {
     std::istringstream in(text);
@@ -406,8 +409,8 @@ Plan load_plan_file(const std::string& path) {
   if (in.bad()) throw ConfigError(fmt::format("cannot read plan file '{}': read error", path));
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > plan_limits::max_plan_bytes) {
-    throw ConfigError(fmt::format("plan file '{}' is larger than {} bytes: a plan is a short TOML file", path,
-                                  plan_limits::max_plan_bytes));
+    throw ConfigError(fmt::format("plan file '{}' is larger than {} KiB: a plan is a short TOML file", path,
+                                  plan_limits::max_plan_bytes / 1024));
   }
   return parse_plan_text(text, path);
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
 
 #include "dvfslab/error.hpp"
@@ -25,10 +26,8 @@ class NestingScanner {
         skip_multi_line_string(text_.substr(position_, 3));
       } else if (c == '"' || c == '\'') {
         skip_single_line_string(c);
-      } else if (c == '[' || c == '{') {
-        open_level();
       } else {
-        if ((c == ']' || c == '}') && depth_ > 0) --depth_;
+        structure(c);
         advance();
       }
     }
@@ -45,14 +44,43 @@ class NestingScanner {
     ++position_;
   }
 
-  void open_level() {
-    if (++depth_ > max_toml_nesting) {
-      throw ConfigError(fmt::format("{}:{}:{}", source_name_, line_, position_ - line_start_ + 1),
-                        fmt::format("arrays or inline tables nested deeper than {} levels: a plan needs at most 3; "
-                                    "remove the extra '{}'",
-                                    max_toml_nesting, text_[position_]));
+  // Follows whether a key or a value is being read: a key starts a line outside
+  // brackets, follows '{' or ',' in an inline table, and fills a [table] header.
+  void structure(char c) {
+    if (c == '\n' && open_.empty()) {
+      start_key();
+      in_header_ = false;
+    } else if (c == '[' && in_key_ && open_.empty()) {
+      in_header_ = true;
+    } else if (c == ']' && in_header_) {
+      in_header_ = false;
+      in_key_ = false;
+    } else if (c == '=' && in_key_) {
+      in_key_ = false;
+    } else if (c == '.' && in_key_) {
+      if (++key_dots_ >= max_toml_nesting) refuse("a dotted key of more than {} parts: a plan needs at most 2", '.');
+    } else if (c == '[' || c == '{') {
+      open_.push_back(c);
+      if (open_.size() > static_cast<std::size_t>(max_toml_nesting)) {
+        refuse("arrays or inline tables nested deeper than {} levels: a plan needs at most 3; remove the extra '{}'", c);
+      }
+      if (c == '{') start_key();
+    } else if (c == ',' && !open_.empty() && open_.back() == '{') {
+      start_key();
+    } else if ((c == ']' || c == '}') && !open_.empty()) {
+      open_.pop_back();
+      in_key_ = false;
     }
-    advance();
+  }
+
+  void start_key() {
+    in_key_ = true;
+    key_dots_ = 0;
+  }
+
+  [[noreturn]] void refuse(const char* message, char c) const {
+    throw ConfigError(fmt::format("{}:{}:{}", source_name_, line_, position_ - line_start_ + 1),
+                      fmt::format(fmt::runtime(message), max_toml_nesting, c));
   }
 
   void skip_to_line_end() {
@@ -94,7 +122,10 @@ class NestingScanner {
   std::size_t position_ = 0;
   std::size_t line_ = 1;
   std::size_t line_start_ = 0;
-  int depth_ = 0;
+  std::string open_;        // the '[' and '{' of values open at this point
+  bool in_key_ = true;
+  bool in_header_ = false;
+  int key_dots_ = 0;
 };
 
 // The length of the UTF-8 sequence at `text[i]`, or 0 when it is invalid there.
@@ -141,6 +172,20 @@ void check_utf8(const std::string& text, const std::string& source_name) {
       line_start = i + 1;
     }
     i += length;
+  }
+}
+
+void check_line_lengths(const std::string& text, const std::string& source_name, std::size_t max_bytes) {
+  std::size_t line = 1;
+  for (std::size_t start = 0; start < text.size(); ++line) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    if (end - start > max_bytes) {
+      throw ConfigError(fmt::format("{}:{}", source_name, line),
+                        fmt::format("the line is {} bytes long, more than {}: split it (an array may span several "
+                                    "lines)",
+                                    end - start, max_bytes));
+    }
+    start = end + 1;
   }
 }
 

@@ -6,6 +6,7 @@
 // dvfslab must keep.
 #include <filesystem>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,13 @@ struct HostileCase {
   // that no control call reached it and its state file did not change.
   bool fake_gpu = false;
   bool stdout_to_dev_full = false;
-  // Non-empty while the case fails for an issue-11 item another branch fixes: a
-  // failing run is then reported as skipped with this reason (DVFSLAB_HOSTILE_STRICT=1
-  // makes it fail instead).
-  std::string pending;
+  // The run must fail (with one error line): exit 0 would mean the input was taken
+  // or the output lost.
+  bool must_fail = true;
 };
+
+// Names the case in gtest's messages instead of dumping its bytes.
+void PrintTo(const HostileCase& hostile, std::ostream* out);
 
 std::vector<HostileCase> hostile_plan_cases();
 std::vector<HostileCase> hostile_option_cases();

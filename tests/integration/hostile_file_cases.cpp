@@ -89,9 +89,12 @@ std::vector<NamedBytes> hostile_tables() {
   };
 }
 
+// Tables need not be refused: a malformed row may be skipped with a notice.
 HostileCase table_case(const std::string& name, const std::string& bytes, std::vector<std::string> arguments) {
-  return HostileCase{name, [bytes](const fs::path& in) { write_file(in / "table.csv", bytes); }, std::move(arguments),
-                     false, false, ""};
+  return HostileCase{.name = name,
+                     .prepare = [bytes](const fs::path& in) { write_file(in / "table.csv", bytes); },
+                     .arguments = std::move(arguments),
+                     .must_fail = false};
 }
 
 // A dvfslab database holding the valid table, made by the binary itself.
@@ -197,19 +200,25 @@ std::vector<HostileCase> hostile_database_cases() {
   std::vector<HostileCase> cases;
   for (const auto& [name, prepare] : hostile_databases()) {
     const auto database_case = [&, prepare = prepare](const std::string& command, std::vector<std::string> arguments) {
-      cases.push_back(HostileCase{command + "_" + name, prepare, std::move(arguments), false, false, ""});
+      // A damaged page that the reader never visits need not fail it.
+      cases.push_back(HostileCase{.name = command + "_" + name,
+                                  .prepare = prepare,
+                                  .arguments = std::move(arguments),
+                                  .must_fail = name != "corrupted_page"});
     };
     database_case("analyze", {"analyze", "{in}/db.sqlite", "--json"});
     database_case("export", {"export", "{in}/db.sqlite", "--format", "csv", "-o", "{out}/x.csv"});
     database_case("report", {"report", "{in}/db.sqlite", "-o", "{out}/r.html"});
     database_case("merge", {"merge", "{out}/merged.sqlite", "{in}/db.sqlite"});
-    cases.push_back(HostileCase{"sweep_into_" + name,
-                                [prepare = prepare](const fs::path& in) {
-                                  prepare(in);
-                                  write_file(in / "plan.toml", valid_plan);
-                                },
-                                {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", "{in}/db.sqlite"}, false,
-                                false, ""});
+    // An empty file is a fine new database for a sweep; the others must be refused.
+    if (name == "empty_file") continue;
+    cases.push_back(HostileCase{.name = "sweep_into_" + name,
+                                .prepare =
+                                    [prepare = prepare](const fs::path& in) {
+                                      prepare(in);
+                                      write_file(in / "plan.toml", valid_plan);
+                                    },
+                                .arguments = {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", "{in}/db.sqlite"}});
   }
   return cases;
 }
@@ -220,9 +229,12 @@ std::vector<HostileCase> hostile_marker_cases() {
   for (const auto& stream : hostile_marker_streams()) {
     // Alternate the simulated GPU and the fake NVML, which also checks the GPU state.
     const bool fake_gpu = index++ % 2 == 1;
-    cases.push_back(HostileCase{"measure_" + stream.name,
-                                [bytes = stream.bytes](const fs::path& in) { write_file(in / "markers.txt", bytes); },
-                                measure_markers(fake_gpu ? "0" : "sim:v100", {"--json"}), fake_gpu, false, ""});
+    // measure exits with its program's status: 0 here, whatever the markers said.
+    cases.push_back(HostileCase{.name = "measure_" + stream.name,
+                                .prepare = [bytes = stream.bytes](const fs::path& in) { write_file(in / "markers.txt", bytes); },
+                                .arguments = measure_markers(fake_gpu ? "0" : "sim:v100", {"--json"}),
+                                .fake_gpu = fake_gpu,
+                                .must_fail = false});
   }
   return cases;
 }
@@ -234,7 +246,10 @@ std::vector<HostileCase> hostile_output_cases() {
   const Prepare markers = [](const fs::path& in) { write_file(in / "markers.txt", "dvfslab:iter 1\n"); };
   const auto output_case = [](const std::string& name, Prepare prepare, std::vector<std::string> arguments,
                               bool to_dev_full = false) {
-    return HostileCase{name, std::move(prepare), std::move(arguments), false, to_dev_full, ""};
+    return HostileCase{.name = name,
+                       .prepare = std::move(prepare),
+                       .arguments = std::move(arguments),
+                       .stdout_to_dev_full = to_dev_full};
   };
   return {
       output_case("export_o_empty", database, {"export", "{in}/db.sqlite", "-o", ""}),

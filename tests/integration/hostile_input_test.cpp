@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -29,7 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Generous for a loaded 2-core machine; a case that needs more is hanging.
-constexpr std::chrono::seconds case_time_limit{30};
+constexpr std::chrono::seconds case_time_limit{10};
 const std::set<int> documented_exit_codes = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
 
 std::string read_bytes(const fs::path& path) {
@@ -65,6 +66,68 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 }
 
 std::string quoted_for_shell(const std::string& word) { return "'" + replace_all(word, "'", "'\\''") + "'"; }
+
+// Cases that fail for an issue-11 item another branch fixes, by "Suite/case": a
+// failing run is reported as skipped with the reason (DVFSLAB_HOSTILE_STRICT=1 makes
+// it fail instead). Remove a line once its fix is merged.
+const std::map<std::string, std::string> pending_cases = {
+    {"Databases/analyze_empty_file",
+     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
+    {"Databases/analyze_another_programs_sqlite",
+     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
+    {"Databases/export_empty_file",
+     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
+    {"Databases/export_another_programs_sqlite",
+     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
+    {"Databases/report_empty_file",
+     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
+    {"Databases/report_another_programs_sqlite",
+     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
+    {"Databases/merge_empty_file",
+     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
+    {"Databases/merge_another_programs_sqlite",
+     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
+    {"Databases/sweep_into_another_programs_sqlite",
+     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
+    {"Databases/sweep_into_corrupted_page",
+     "issue 11 item 13: writes into a damaged database, branch io-safety"},
+    {"Outputs/export_csv_onto_input",
+     "issue 11 item 1: writes over its input, branch io-safety"},
+    {"Outputs/export_json_onto_input",
+     "issue 11 item 1: writes over its input, branch io-safety"},
+    {"Outputs/report_onto_input",
+     "issue 11 item 1: writes over its input, branch io-safety"},
+    {"Outputs/report_onto_table_input",
+     "issue 11 item 1: writes over its input, branch io-safety"},
+    {"Outputs/export_o_empty",
+     "issue 11 item 15: -o '' writes to stdout, branch io-safety"},
+    {"Outputs/analyze_json_stdout_dev_full",
+     "issue 11 item 15: output lost with exit 0, branch io-safety"},
+    {"Outputs/analyze_text_stdout_dev_full",
+     "issue 11 item 15: output lost with exit 0, branch io-safety"},
+    {"Outputs/sweep_stdout_dev_full",
+     "issue 11 item 15: output lost with exit 0, branch io-safety"},
+    {"Outputs/measure_json_stdout_dev_full",
+     "issue 11 item 15: output lost with exit 0, branch io-safety"},
+    {"Outputs/sweep_db_empty",
+     "issue 11 item 8: measurements silently lost, branch io-safety"},
+    {"Outputs/sweep_db_memory",
+     "issue 11 item 8: measurements silently lost, branch io-safety"},
+    {"Outputs/sweep_db_memory_uri",
+     "issue 11 item 8: measurements silently lost, branch io-safety"},
+    {"Tables/analyze_latin1_workload",
+     "issue 11 item 11: Latin-1 text fails as JSON (internal error)"},
+    {"Tables/analyze_latin1_gpu",
+     "issue 11 item 11: Latin-1 text fails as JSON (internal error)"},
+    {"Tables/replay_path_zero",
+     "issue 11 item 18: replay:/dev/zero reads forever"},
+};
+
+std::string pending_reason(const HostileCase& hostile) {
+  const std::string suite = ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name();
+  const auto entry = pending_cases.find(suite.substr(0, suite.find('/')) + "/" + hostile.name);
+  return entry == pending_cases.end() ? "" : entry->second;
+}
 
 class HostileInput : public ::testing::TestWithParam<HostileCase> {};
 
@@ -115,6 +178,7 @@ TEST_P(HostileInput, FailsCleanlyAndChangesNothing) {
   }
   const auto lines = stderr_lines(result.err);
   if (result.err.find("internal error") != std::string::npos) violated("stderr says \"internal error\"");
+  if (hostile.must_fail && result.exit_code == 0) violated("exit 0: the input was accepted or the output lost");
   if (result.exit_code != 0) {
     if (lines.size() != 1) violated("a failure printed " + std::to_string(lines.size()) + " lines on stderr, not 1");
     if (lines.empty() || lines.front().rfind("dvfslab: error: ", 0) != 0) {
@@ -140,10 +204,11 @@ TEST_P(HostileInput, FailsCleanlyAndChangesNothing) {
     if (read_bytes(gpu_state) != gpu_state_before) violated("the GPU's state changed");
   }
 
-  if (!violations.empty() && !hostile.pending.empty() && std::getenv("DVFSLAB_HOSTILE_STRICT") == nullptr) {
+  const std::string pending = pending_reason(hostile);
+  if (!violations.empty() && !pending.empty() && std::getenv("DVFSLAB_HOSTILE_STRICT") == nullptr) {
     std::string summary;
     for (const auto& violation : violations) summary += violation + "; ";
-    GTEST_SKIP() << "pending (" << hostile.pending << "): " << summary << "stderr: " << result.err.substr(0, 300);
+    GTEST_SKIP() << "pending (" << pending << "): " << summary << "stderr: " << result.err.substr(0, 300);
   }
   for (const auto& violation : violations) ADD_FAILURE() << violation;
   if (!violations.empty()) {
@@ -152,6 +217,12 @@ TEST_P(HostileInput, FailsCleanlyAndChangesNothing) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<HostileCase>& info) { return info.param.name; }
+
+}  // namespace
+
+void PrintTo(const HostileCase& hostile, std::ostream* out) { *out << hostile.name; }
+
+namespace {
 
 INSTANTIATE_TEST_SUITE_P(Plans, HostileInput, ::testing::ValuesIn(hostile_plan_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Options, HostileInput, ::testing::ValuesIn(hostile_option_cases()), case_name);

@@ -34,16 +34,23 @@ std::string repeated(const std::string& part, int times) {
   return out;
 }
 
+// "1, 2, ..." (or "\"w1\", ..." with a prefix), 100 to a line: plan lines are
+// bounded, arrays may span lines.
 std::string comma_list(int count, const std::string& prefix) {
   std::string out;
-  for (int i = 1; i <= count; ++i) out += (i > 1 ? ", " : "") + prefix + std::to_string(i) + (prefix.empty() ? "" : "\"");
+  for (int i = 1; i <= count; ++i) {
+    out += (i == 1 ? "" : i % 100 == 0 ? ",\n" : ", ") + prefix + std::to_string(i) + (prefix.empty() ? "" : "\"");
+  }
   return out;
 }
 
 struct PlanText {
   std::string name;
   std::string text;
-  bool refused_before_any_change = true;   // also run for real on the fake NVML
+  bool refused_before_any_change = true;
+  // Also run for real on the fake NVML with clock changes allowed: the values that
+  // would change the GPU or hang a real run if they slipped through.
+  bool also_on_nvml = false;
 };
 
 std::vector<PlanText> nesting_plans() {
@@ -94,7 +101,9 @@ std::vector<PlanText> number_plans() {
 
 std::vector<PlanText> range_and_grid_plans() {
   std::string many_cases;
-  for (int i = 0; i < 2'000; ++i) many_cases += "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [" + comma_list(60, "") + "]\n";
+  for (int i = 0; i < 100; ++i) {
+    many_cases += "[[cases]]\nworkloads = [" + comma_list(40, "\"w") + "]\nbatch_sizes = [" + comma_list(30, "") + "]\n";
+  }
   return {
       {"sm_range_to_int_max", plan_with("sm_mhz = \"1:2147483647:1\"", "")},
       {"power_range_to_int_max", plan_with("power_limit_w = \"100:2147483647:1\"", "")},
@@ -110,7 +119,7 @@ std::vector<PlanText> range_and_grid_plans() {
       {"grid_1000_workloads_x_1000_batches",
        plan_head + "[[cases]]\nworkloads = [" + comma_list(1'000, "\"w") + "]\nbatch_sizes = [" + comma_list(1'000, "") +
            "]\n"},
-      {"grid_2000_case_tables_x_60_batches", plan_head + many_cases},
+      {"grid_100_case_tables_x_40_workloads_x_30_batches", plan_head + many_cases},
       {"grid_all_clocks_x_2000_batches",
        plan_head + "[knobs]\nsm_mhz = \"all\"\n[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [" +
            comma_list(2'000, "") + "]\n"},
@@ -122,7 +131,7 @@ std::vector<PlanText> type_plans() {
       {"sm_mhz_bool", plan_with("sm_mhz = true", "")},
       {"sm_mhz_float", plan_with("sm_mhz = 1380.5", "")},
       {"sm_mhz_float_range", plan_with("sm_mhz = \"1.5:2:1\"", "")},
-      {"sm_mhz_empty_table", plan_with("sm_mhz = {}", "")},
+      {"sm_mhz_empty_table_means_all", plan_with("sm_mhz = {}", ""), false},
       {"sm_mhz_every_string", plan_with("sm_mhz = { every = \"x\" }", "")},
       {"sm_mhz_empty_list", plan_with("sm_mhz = []", "")},
       {"batch_sizes_string", plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = \"32\"\n"},
@@ -181,59 +190,77 @@ std::vector<PlanText> file_plans() {
          for (auto at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2)) text.insert(at, "\r");
          return text;
        }(), false},
-      {"long_string_500k", "[plan]\nname = \"" + std::string(500'000, 'x') + "\"\n" + plan_case, false},
-      {"over_one_mebibyte", "# " + std::string(2 << 20, 'x') + "\n" + plan_with("", "")},
+      {"long_string_500k", "[plan]\nname = \"" + std::string(500'000, 'x') + "\"\n" + plan_case},
+      {"over_64_kib", repeated("# " + std::string(100, 'x') + "\n", 700) + plan_with("", "")},
+      {"line_over_4096_bytes", plan_head + "# " + std::string(5'000, 'x') + "\n" + plan_case},
+      {"five_thousand_values_on_a_line", plan_head + "description = [" + repeated("1, ", 5'000) + "1]\n" + plan_case},
   };
 }
 
 HostileCase plan_file_case(const std::string& name, const std::string& text, std::vector<std::string> arguments,
-                           bool fake_gpu) {
-  return HostileCase{name, [text](const fs::path& in) { write_file(in / "plan.toml", text); }, std::move(arguments),
-                     fake_gpu, false, ""};
+                           bool fake_gpu, bool must_fail) {
+  return HostileCase{.name = name,
+                     .prepare = [text](const fs::path& in) { write_file(in / "plan.toml", text); },
+                     .arguments = std::move(arguments),
+                     .fake_gpu = fake_gpu,
+                     .must_fail = must_fail};
 }
 
 }  // namespace
 
 std::vector<HostileCase> hostile_plan_cases() {
   std::vector<PlanText> plans;
-  for (auto group : {nesting_plans(), number_plans(), range_and_grid_plans(), type_plans(), mutated_plans(), file_plans()}) {
-    plans.insert(plans.end(), group.begin(), group.end());
-  }
+  const auto add = [&plans](std::vector<PlanText> group, bool also_on_nvml) {
+    for (auto& plan : group) {
+      plan.also_on_nvml = also_on_nvml;
+      plans.push_back(std::move(plan));
+    }
+  };
+  add(nesting_plans(), true);
+  add(number_plans(), true);
+  add(range_and_grid_plans(), true);
+  add(type_plans(), false);
+  add(mutated_plans(), false);
+  add(file_plans(), false);
   std::vector<HostileCase> cases;
   for (const auto& plan : plans) {
     cases.push_back(plan_file_case(plan.name + "_dry_run", plan.text,
-                                   {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--dry-run"}, false));
-    if (plan.refused_before_any_change) {
+                                   {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--dry-run"}, false,
+                                   plan.refused_before_any_change));
+    if (plan.also_on_nvml) {
       cases.push_back(plan_file_case(plan.name + "_on_nvml", plan.text,
                                      {"sweep", "{in}/plan.toml", "--device", "0", "--allow-clock-changes", "--db",
                                       "{out}/db.sqlite"},
-                                     true));
+                                     true, true));
     }
   }
   // Plan paths that are not plan files.
   const auto path_case = [](const std::string& name, const std::string& path) {
-    return HostileCase{name, nullptr, {"sweep", path, "--device", "sim:v100", "--dry-run"}, false, false, ""};
+    return HostileCase{.name = name, .prepare = nullptr, .arguments = {"sweep", path, "--device", "sim:v100", "--dry-run"}};
   };
   cases.push_back(path_case("plan_is_a_directory", "{in}"));
   cases.push_back(path_case("plan_is_dev_zero", "/dev/zero"));
   cases.push_back(path_case("plan_is_dev_null", "/dev/null"));
   cases.push_back(path_case("plan_is_missing", "{in}/missing.toml"));
-  cases.push_back(HostileCase{"plan_is_a_fifo", [](const fs::path& in) { ::mkfifo((in / "fifo.toml").c_str(), 0600); },
-                              {"sweep", "{in}/fifo.toml", "--device", "sim:v100", "--dry-run"}, false, false, ""});
+  cases.push_back(HostileCase{.name = "plan_is_a_fifo",
+                              .prepare = [](const fs::path& in) { ::mkfifo((in / "fifo.toml").c_str(), 0600); },
+                              .arguments = {"sweep", "{in}/fifo.toml", "--device", "sim:v100", "--dry-run"}});
   // A command case whose program does not exist: a plan error, not measure's 127.
   cases.push_back(plan_file_case("command_program_missing",
                                  plan_head + "[knobs]\nsm_mhz = [1380]\n[[cases]]\nname = \"train\"\n"
                                              "command = [\"dvfslab-no-such-program\"]\n[measure]\nsettle_s = 0\n",
                                  {"sweep", "{in}/plan.toml", "--device", "0", "--allow-clock-changes", "--db",
                                   "{out}/db.sqlite"},
-                                 true));
+                                 true, true));
   return cases;
 }
 
 std::vector<HostileCase> hostile_option_cases() {
   const auto option_case = [](const std::string& name, std::vector<std::string> arguments) {
-    return HostileCase{name, [](const fs::path& in) { write_file(in / "plan.toml", valid_plan); }, std::move(arguments),
-                       true, false, ""};
+    return HostileCase{.name = name,
+                       .prepare = [](const fs::path& in) { write_file(in / "plan.toml", valid_plan); },
+                       .arguments = std::move(arguments),
+                       .fake_gpu = true};
   };
   return {
       option_case("sweep_empty_device", {"sweep", "{in}/plan.toml", "--device", "", "--allow-clock-changes", "--db",

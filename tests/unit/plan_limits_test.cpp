@@ -67,6 +67,22 @@ TEST(PlanNesting, DeeplyNestedInlineTablesAreRefusedNotASegfault) {
   EXPECT_TRUE(contains(error, "nested deeper than 32 levels")) << error;
 }
 
+TEST(PlanNesting, TenThousandPartDottedKeyIsRefusedNotAMinuteOfParsing) {
+  std::string key = "a";
+  for (int part = 1; part < 10'000; ++part) key += ".a";
+  const std::string error = error_of("[plan]\nname = \"x\"\n" + key + " = 1\n" + one_case);
+  EXPECT_TRUE(contains(error, "hostile.toml:3:64: a dotted key of more than 32 parts")) << error;
+  EXPECT_TRUE(contains(error_of("[" + key + "]\n" + one_case), "hostile.toml:1:65: a dotted key of more than 32"));
+  EXPECT_TRUE(contains(error_of("x = { " + key + " = 1 }\n"), "a dotted key of more than 32 parts"));
+  // Dots in values, strings and comments are not key parts.
+  key.resize(80);
+  EXPECT_EQ(parse_plan_text("# " + key + "\n[plan]\nname = \"" + key + "\"\n" + one_case + "[measure]\nduration_s = 2.5\n",
+                            "dots.toml")
+                .measure.duration_s,
+            2.5);
+  EXPECT_TRUE(contains(error_of("[plan]\n\"" + key + "\" = 1\n" + one_case), "unknown key"));
+}
+
 TEST(PlanNesting, UnclosedBracketsAreRefusedBeforeToml) {
   EXPECT_TRUE(contains(error_of("a = " + std::string(5'000, '[')), "nested deeper than 32 levels"));
   EXPECT_TRUE(contains(error_of("a = " + std::string(5'000, '{')), "nested deeper than 32 levels"));
@@ -83,6 +99,28 @@ TEST(PlanNesting, ThirtyTwoLevelsReachToml) {
   const std::string nested = std::string(32, '[') + "1" + std::string(32, ']');
   // Past the nesting check, toml11 parses it and the plan refuses the type.
   EXPECT_TRUE(contains(error_of("[knobs]\nsm_mhz = " + nested + "\n" + one_case), "must be an integer"));
+}
+
+TEST(PlanText, LongLinesAreRefusedNotMinutesOfParsing) {
+  // toml11 scans the whole line for every value on it: 5000 values took a minute.
+  std::string values = "1";
+  for (int i = 1; i < 5'000; ++i) values += ", 1";
+  const std::string error = error_of("[plan]\nname = \"x\"\ndescription = [" + values + "]\n" + one_case);
+  EXPECT_TRUE(contains(error, "hostile.toml:3: the line is 15014 bytes long, more than 4096")) << error;
+  std::string multi_line = "1";
+  for (int i = 1; i < 1'000; ++i) multi_line += (i % 100 == 0 ? ",\n" : ", ") + std::to_string(i + 1);
+  EXPECT_EQ(parse_plan_text("[[cases]]\nworkloads = [\"w\"]\nbatch_sizes = [" + multi_line + "]\n", "ok.toml")
+                .cases.front()
+                .batch_sizes.size(),
+            1000u);
+}
+
+TEST(PlanValues, SeedBeyondTwoToThe53IsRefusedNotSaturated) {
+  // toml11 reads 99999999999999999999 as 2^63 - 1 without a word.
+  EXPECT_TRUE(contains(error_of(one_case + "[measure]\nseed = 99999999999999999999\n"),
+                       "'seed' = 9223372036854775807 is outside its range: give an integer from 0 to 9007199254740992"));
+  EXPECT_EQ(parse_plan_text(one_case + "[measure]\nseed = 9007199254740992\n", "ok.toml").measure.seed,
+            9007199254740992u);
 }
 
 TEST(PlanUtf8, InvalidUtf8IsRefusedWithItsPlace) {
@@ -187,8 +225,9 @@ TEST(PlanGrid, HugePowerRangeIsRefusedBeforeExpandingNotBadAlloc) {
 TEST(PlanGrid, EnormousCaseGridIsRefusedWithTheCountNotBadAlloc) {
   std::string workloads, batches;
   for (int i = 0; i < 1000; ++i) {
-    workloads += (i ? ", \"w" : "\"w") + std::to_string(i) + "\"";
-    batches += (i ? ", " : "") + std::to_string(i + 1);
+    const std::string separator = i == 0 ? "" : i % 100 == 0 ? ",\n" : ", ";
+    workloads += separator + "\"w" + std::to_string(i) + "\"";
+    batches += separator + std::to_string(i + 1);
   }
   const Plan plan = parse_plan_text("[[cases]]\nworkloads = [" + workloads + "]\nbatch_sizes = [" + batches +
                                         "]\nmodes = [\"train\", \"infer\"]\n",
@@ -204,7 +243,7 @@ TEST(PlanGrid, EnormousCaseGridIsRefusedWithTheCountNotBadAlloc) {
 
 TEST(PlanGrid, CasesTimesSettingsBeyondTheLimitAreRefusedWithTheCount) {
   std::string batches;
-  for (int i = 1; i <= 2000; ++i) batches += (i > 1 ? ", " : "") + std::to_string(i);
+  for (int i = 1; i <= 2000; ++i) batches += (i == 1 ? "" : i % 100 == 0 ? ",\n" : ", ") + std::to_string(i);
   const Plan plan = parse_plan_text("[knobs]\nsm_mhz = \"all\"\n[[cases]]\nworkloads = [\"w\"]\nbatch_sizes = [" +
                                         batches + "]\n",
                                     "grid.toml");
