@@ -77,7 +77,7 @@ TEST_F(PlanInputCli, InfiniteDurationIsRefusedNotAHang) {
   }
 }
 
-TEST_F(PlanInputCli, HugeWarmupIterationsAreRefusedNotAHangAndTheEstimateIsNotNegative) {
+TEST_F(PlanInputCli, HugeWarmupIterationsAreRefusedNotAHang) {
   const std::string plan = write_plan("[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [32]\n[measure]\n"
                                       "warmup_iterations = 9223372036854775807\n");
   const auto result = run({"sweep", plan, "--device", "sim:v100", "--dry-run"}, {});
