@@ -42,6 +42,7 @@ struct Knobs {
 struct CommandSpec {
   std::string name;
   std::vector<std::string> argv;
+  std::string where;   // "file:line:column" of `command`, for errors
 };
 
 struct CaseSpec {
@@ -101,6 +102,9 @@ Plan load_plan_file(const std::string& path);
 std::vector<Case> expand_cases(const Plan& plan);
 // The commands of the plan, for registering them as workloads.
 std::vector<CommandSpec> plan_commands(const Plan& plan);
+// Throws ConfigError naming the plan's place when a command's program cannot be
+// found (searched in PATH as the runner will) or is not executable.
+void check_plan_programs(const Plan& plan);
 
 // The settings the knobs name on this GPU (not including the default setting),
 // ascending. Throws ConfigError for a clock the GPU does not support (naming the

@@ -24,6 +24,16 @@ inline int& requested_exit_status() {
   return status;
 }
 
+// Every --device option: an empty value (an unset shell variable) is refused rather
+// than taken as "not given", which would silently pick a GPU.
+inline const CLI::Validator non_empty_device(
+    [](const std::string& value) {
+      return value.empty() ? std::string("empty: give auto, a GPU index, UUID or PCI bus id, sim:NAME or "
+                                         "replay:FILE.csv")
+                           : std::string();
+    },
+    "");
+
 void add_measure_command(CLI::App& app);
 void add_hold_command(CLI::App& app);
 void add_restore_command(CLI::App& app);

@@ -72,7 +72,8 @@ void add_hold_command(CLI::App& app) {
       "program at a chosen setting. Knobs left out stay as they are.");
   command->add_option("--device", options->device,
                       device_spec_help())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_empty_device);
   command->add_option("--sm", options->sm_mhz, "SM (graphics) clock to lock, in MHz; must be a supported clock");
   command->add_option("--mem", options->mem_mhz, "memory clock to lock, in MHz; must be a supported clock");
   command->add_option("--power-limit", options->power_limit_w, "board power limit in W, within the GPU's range");

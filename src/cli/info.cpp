@@ -45,7 +45,8 @@ void add_info_command(CLI::App& app) {
       "never changes a setting).");
   info->add_option("--device", options->device,
                    device_spec_help() + ". With auto, info shows every GPU found")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_empty_device);
   info->add_flag("--json", options->json,
                  "Print one JSON document {\"devices\":[...]} on stdout instead of the summary "
                  "(fields in docs/info.md)");

@@ -102,9 +102,17 @@ void print_warnings(const CommandMeasurement& r) {
 }
 
 void run_measure(const MeasureArguments& args) {
-  if (args.sample_ms && !(*args.sample_ms > 0)) throw UsageError("--sample-ms must be a positive number of milliseconds");
-  if (args.idle_seconds < 0) throw UsageError("--idle-seconds must not be negative");
-  if (args.skip_iterations < 0) throw UsageError("--skip-iters must not be negative");
+  // Finite bounds: an infinite idle time or sampling period would never end.
+  if (args.sample_ms && !(*args.sample_ms > 0 && *args.sample_ms <= 60'000)) {
+    throw UsageError("--sample-ms must be a number of milliseconds above 0 and at most 60000");
+  }
+  if (!(args.idle_seconds >= 0 && args.idle_seconds <= 3600)) {
+    throw UsageError("--idle-seconds must be a number of seconds from 0 to 3600");
+  }
+  // Bounded well inside 64 bits: CLI11 turns a larger integer into the largest one.
+  if (args.skip_iterations < 0 || args.skip_iterations > 1'000'000'000) {
+    throw UsageError("--skip-iters must be an integer from 0 to 1000000000");
+  }
   auto gpu = open_gpu(args.device, open_options(SimTimeMode::wall_time));
   if (is_replay_gpu(*gpu)) {
     throw ConfigError(fmt::format("{} is a replayed sweep table ({}): it has no live sensors to measure a program "
@@ -152,7 +160,8 @@ void add_measure_command(CLI::App& app) {
   measure->add_option("--device", args->device,
                       device_spec_help() + ". A simulated GPU here follows the wall clock (idle unless a load "
                       "is attached)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_empty_device);
   measure->add_flag("--json", args->json, "Print the measurement as one JSON document on stdout");
   measure->add_option("--trace", args->trace_path,
                       "Write every telemetry sample to FILE, as CSV (FILE.csv) or JSON (FILE.json)");

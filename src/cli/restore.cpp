@@ -90,7 +90,8 @@ void add_restore_command(CLI::App& app) {
       "itself on Ctrl-C or SIGTERM; its GPU is refused here while it runs.");
   command->add_option("--device", options->device,
                       device_spec_help() + ". Only the GPUs it names; with auto every GPU found (default: "
-                      "every GPU that has a journal)");
+                      "every GPU that has a journal)")
+      ->check(non_empty_device);
   command->add_option("--state-dir,--journal-dir", options->state_dir,
                       "Directory of the restore journals (default: $DVFSLAB_STATE_DIR, else /run/dvfslab "
                       "for root, $XDG_RUNTIME_DIR/dvfslab, or /tmp/dvfslab-UID)");

@@ -89,9 +89,20 @@ void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule) {
 
 void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const WorkloadRegistry& registry,
                     std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options);
+// A command that vanished (or lost its execute bit) after the plan was checked is
+// still a plan error: 126 and 127 are `measure`'s codes for its own program.
+SweepResult run_sweep_of_plan(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
+                              const SweepOptions& options, ProgressReporter& progress) {
+  try {
+    return run_sweep(gpu, plan, registry, store, options, progress);
+  } catch (const CommandStartError& e) {
+    throw ConfigError(fmt::format("{}: {}", plan.source_name, e.what()));
+  }
+}
 
 void run(const SweepArguments& args) {
   const Plan plan = load_plan_file(args.plan_path);
+  check_plan_programs(plan);
   SweepOptions options;
   options.allow_clock_changes = args.allow_clock_changes;
   options.resume = args.resume;
@@ -135,7 +146,7 @@ void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const Workload
                     std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options) {
   for (auto& gpu : gpus) {
     auto progress = make_stderr_progress_reporter();
-    const SweepResult result = run_sweep(*gpu, plan, registry, store, options, *progress);
+    const SweepResult result = run_sweep_of_plan(*gpu, plan, registry, store, options, *progress);
     const auto& identity = gpu->identity();
     fmt::print("{}: run {} in {}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n", identity.name,
                result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "", result.points_measured,
@@ -164,7 +175,8 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("PLAN", args->plan_path, "The plan file (see docs/plan-example.toml)")->required();
   command->add_option("--db", args->db, "SQLite database to write (created if missing)")->capture_default_str();
   command->add_option("--device", args->device,
-                      device_spec_help() + ". Replaces the plan's devices");
+                      device_spec_help() + ". Replaces the plan's devices")
+      ->check(non_empty_device);
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,
                     "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
   command->add_option("--shard", args->shard,

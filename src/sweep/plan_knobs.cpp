@@ -9,6 +9,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/plan.hpp"
+#include "sweep/plan_limits.hpp"
 
 namespace dvfslab {
 namespace {
@@ -78,6 +79,12 @@ std::vector<std::optional<int>> resolve_clock(const KnobSpec& spec, const std::v
       }
       break;
     case Kind::range:
+      // A range wholly outside the table would snap every value to one end.
+      if (spec.stop < supported.front() || spec.start > supported.back()) {
+        throw ConfigError(spec.where, fmt::format("{} range {}–{} MHz lies outside the clocks {} supports ({}–{} MHz)",
+                                                  what, spec.start, spec.stop, gpu_where, supported.front(),
+                                                  supported.back()));
+      }
       for (long value = spec.start; value <= spec.stop; value += spec.step) {
         values.push_back(nearest(supported, static_cast<int>(value)));
       }
@@ -118,6 +125,12 @@ std::vector<std::optional<int>> resolve_power(const KnobSpec& spec, const PowerL
   if (spec.kind == Kind::list) {
     values = spec.values;
   } else if (spec.kind == Kind::range) {
+    // Checked before expanding: the ends decide whether any value is out of range.
+    if ((limits.min_w && spec.start < std::ceil(*limits.min_w)) || (limits.max_w && spec.stop > std::floor(*limits.max_w))) {
+      throw ConfigError(spec.where, fmt::format("power limit range {}–{} W goes outside {}'s range {}: choose a range "
+                                                "inside it",
+                                                spec.start, spec.stop, gpu_name, range_text()));
+    }
     for (long value = spec.start; value <= spec.stop; value += spec.step) values.push_back(static_cast<int>(value));
   } else {
     const auto lo = spec.min ? std::optional<double>(*spec.min) : limits.min_w;
@@ -151,7 +164,10 @@ std::vector<Setting> expand_settings(const Knobs& knobs, const ClockTable& clock
                                      const std::string& gpu_name) {
   const auto memory_options = resolve_clock(knobs.mem_mhz, ascending(clocks.memory_mhz), "memory clock", gpu_name);
   const auto power_options = resolve_power(knobs.power_limit_w, limits, gpu_name);
-  std::set<Setting> settings;
+  // The SM clocks per memory clock, resolved first so the grid is counted before it
+  // is built.
+  std::vector<std::vector<std::optional<int>>> sm_options;
+  std::size_t combinations = 0;
   for (const auto& memory : memory_options) {
     // With the memory clock left alone, SM clocks must be valid at the default one.
     std::optional<int> table_memory = memory ? memory : clocks.default_memory_mhz;
@@ -163,9 +179,19 @@ std::vector<Setting> expand_settings(const Knobs& knobs, const ClockTable& clock
     } else {
       graphics = ascending(clocks.all_graphics_mhz());
     }
-    for (const auto& sm : resolve_clock(knobs.sm_mhz, graphics, "SM clock", gpu_where)) {
+    sm_options.push_back(resolve_clock(knobs.sm_mhz, graphics, "SM clock", gpu_where));
+    combinations += sm_options.back().size() * power_options.size();
+  }
+  if (combinations > plan_limits::max_grid_points) {
+    throw ConfigError(fmt::format("the knobs select {} settings on {}, more than the {} a plan may hold: choose fewer "
+                                  "values (a list, a coarser step or {{ count = N }})",
+                                  combinations, gpu_name, plan_limits::max_grid_points));
+  }
+  std::set<Setting> settings;
+  for (std::size_t m = 0; m < memory_options.size(); ++m) {
+    for (const auto& sm : sm_options[m]) {
       for (const auto& power : power_options) {
-        Setting setting{sm, memory, power};
+        Setting setting{sm, memory_options[m], power};
         if (!setting.is_default()) settings.insert(setting);
       }
     }

@@ -4,15 +4,20 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string_view>
 #include <toml.hpp>
 
+#include "common/checked_narrow.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/input_file.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/strategy.hpp"
+#include "sweep/plan_limits.hpp"
+#include "sweep/toml_text_checks.hpp"
 
 namespace dvfslab {
 namespace {
@@ -131,32 +136,52 @@ auto one_or_many(const toml::value& value, std::string_view key, Convert convert
   return out;
 }
 
-double non_negative(const toml::value& value, std::string_view key) {
+// A plan number within the documented range [lo, hi] (docs/plans.md); NaN and
+// infinities are outside every range.
+double number_in(const toml::value& value, std::string_view key, const NumberRange& range) {
   const double number = to_number(value, key);
-  if (number < 0) fail(value, fmt::format("'{}' must not be negative", key));
+  const bool above_lo = range.lo_exclusive ? number > range.lo : number >= range.lo;
+  if (!(above_lo && number <= range.hi)) {
+    fail(value, fmt::format("'{}' = {} is outside its range: give a number {} {} and at most {}", key, number,
+                            range.lo_exclusive ? "above" : "from", range.lo, range.hi));
+  }
   return number;
 }
 
-int positive_int(const toml::value& value, std::string_view key) {
-  const auto number = to_integer(value, key);
-  if (number < 1 || number > 1'000'000) fail(value, fmt::format("'{}' must be between 1 and 1000000", key));
-  return static_cast<int>(number);
+// A plan integer within the documented range [lo, hi], as an int.
+int int_in(const toml::value& value, std::string_view key, const IntegerRange& range) {
+  const std::int64_t number = to_integer(value, key);
+  const auto narrowed = checked_narrow<int>(number);
+  if (!narrowed || *narrowed < range.lo || *narrowed > range.hi) {
+    fail(value, fmt::format("'{}' = {} is outside its range: give an integer from {} to {}", key, number, range.lo,
+                            range.hi));
+  }
+  return *narrowed;
 }
 
 KnobSpec parse_range_text(const toml::value& value, const std::string& text, std::string_view key) {
   KnobSpec spec;
   spec.kind = KnobSpec::Kind::range;
+  std::int64_t start = 0, stop = 0, step = 0;
   char colon1 = 0, colon2 = 0;
   std::istringstream in(text);
-  in >> spec.start >> colon1 >> spec.stop >> colon2 >> spec.step;
+  in >> start >> colon1 >> stop >> colon2 >> step;
   if (in.fail() || colon1 != ':' || colon2 != ':' || !(in >> std::ws).eof()) {
     fail(value, fmt::format("'{}' = \"{}\" is not understood: write a list [a, b, ...], \"start:stop:step\", "
                             "\"all\", {{ every = N }} or {{ count = N }}",
                             key, text));
   }
-  if (spec.step <= 0 || spec.start > spec.stop || spec.start <= 0) {
-    fail(value, fmt::format("'{}' range \"{}\" needs 0 < start <= stop and step > 0", key, text));
+  const auto limits = plan_limits::knob_value;
+  for (const std::int64_t part : {start, stop, step}) {
+    if (part < limits.lo || part > limits.hi) {
+      fail(value, fmt::format("'{}' range \"{}\": {} is outside {}–{}; start, stop and step must lie in it", key, text,
+                              part, limits.lo, limits.hi));
+    }
   }
+  if (start > stop) fail(value, fmt::format("'{}' range \"{}\" needs start <= stop", key, text));
+  spec.start = static_cast<int>(start);
+  spec.stop = static_cast<int>(stop);
+  spec.step = static_cast<int>(step);
   return spec;
 }
 
@@ -164,10 +189,10 @@ KnobSpec parse_knob(const toml::value& value, std::string_view key, bool continu
   KnobSpec spec;
   if (value.is_integer() || value.is_array()) {
     spec.kind = KnobSpec::Kind::list;
-    for (auto number : one_or_many(value, key, to_integer)) {
-      if (number <= 0) fail(value, fmt::format("'{}' values must be positive", key));
-      spec.values.push_back(static_cast<int>(number));
-    }
+    const auto knob_value = [](const toml::value& element, std::string_view name) {
+      return int_in(element, name, plan_limits::knob_value);
+    };
+    spec.values = one_or_many(value, key, knob_value);
   } else if (value.is_string()) {
     const std::string text = value.as_string().str;
     if (text == "default") {
@@ -189,10 +214,10 @@ KnobSpec parse_knob(const toml::value& value, std::string_view key, bool continu
     if (spec.kind == KnobSpec::Kind::all && continuous) {
       fail(value, fmt::format("'{}' needs 'count' (power limits are continuous)", key));
     }
-    if (every) spec.n = positive_int(*every, "every");
-    if (count) spec.n = positive_int(*count, "count");
-    if (const auto* min = member(value, "min")) spec.min = positive_int(*min, "min");
-    if (const auto* max = member(value, "max")) spec.max = positive_int(*max, "max");
+    if (every) spec.n = int_in(*every, "every", plan_limits::knob_count);
+    if (count) spec.n = int_in(*count, "count", plan_limits::knob_count);
+    if (const auto* min = member(value, "min")) spec.min = int_in(*min, "min", plan_limits::knob_value);
+    if (const auto* max = member(value, "max")) spec.max = int_in(*max, "max", plan_limits::knob_value);
     if (spec.min && spec.max && *spec.min > *spec.max) fail(value, fmt::format("'{}' has min > max", key));
   } else {
     fail(value, fmt::format("'{}' must be a list, \"start:stop:step\", \"all\" or a table", key));
@@ -229,14 +254,15 @@ CaseSpec parse_case(const toml::value& table) {
     command_spec.name = to_string_value(*name, "name");
     if (!command->is_array()) fail(*command, "'command' must be an array: [\"python3\", \"train.py\", ...]");
     command_spec.argv = one_or_many(*command, "command", to_string_value);
+    command_spec.where = where(*command);
     spec.workloads = {command_spec.name};
     spec.command = std::move(command_spec);
   }
   if (const auto* batches = member(table, "batch_sizes")) {
-    for (auto batch : one_or_many(*batches, "batch_sizes", to_integer)) {
-      if (batch < 1) fail(*batches, "'batch_sizes' must be positive");
-      spec.batch_sizes.push_back(static_cast<int>(batch));
-    }
+    const auto batch_size = [](const toml::value& element, std::string_view name) {
+      return int_in(element, name, plan_limits::batch_size);
+    };
+    spec.batch_sizes = one_or_many(*batches, "batch_sizes", batch_size);
   } else if (spec.command) {
     spec.batch_sizes = {1};
   } else {
@@ -277,27 +303,22 @@ MeasurePolicy parse_measure(const toml::value& table) {
   const auto* warmup_s = member(table, "warmup_s");
   if (warmup_iterations && warmup_s) fail(*warmup_s, "give either 'warmup_iterations' or 'warmup_s', not both");
   if (warmup_iterations) {
-    policy.warmup_iterations = to_integer(*warmup_iterations, "warmup_iterations");
-    if (policy.warmup_iterations < 0) fail(*warmup_iterations, "'warmup_iterations' must not be negative");
+    policy.warmup_iterations = int_in(*warmup_iterations, "warmup_iterations", plan_limits::warmup_iterations);
   }
-  if (warmup_s) policy.warmup_s = non_negative(*warmup_s, "warmup_s");
-  if (const auto* v = member(table, "duration_s")) {
-    policy.duration_s = to_number(*v, "duration_s");
-    if (*policy.duration_s <= 0) fail(*v, "'duration_s' must be positive");
-  }
-  if (const auto* v = member(table, "repetitions")) policy.repetitions = positive_int(*v, "repetitions");
+  if (warmup_s) policy.warmup_s = number_in(*warmup_s, "warmup_s", plan_limits::wait_s);
+  if (const auto* v = member(table, "duration_s")) policy.duration_s = number_in(*v, "duration_s", plan_limits::duration_s);
+  if (const auto* v = member(table, "repetitions")) policy.repetitions = int_in(*v, "repetitions", plan_limits::repetitions);
   if (const auto* v = member(table, "ci_target_pct")) {
-    policy.ci_target_pct = to_number(*v, "ci_target_pct");
-    if (*policy.ci_target_pct <= 0) fail(*v, "'ci_target_pct' must be positive");
+    policy.ci_target_pct = number_in(*v, "ci_target_pct", plan_limits::ci_target_pct);
   }
   // A confidence target needs room to add repetitions: 10 unless told otherwise.
   policy.max_repetitions = policy.ci_target_pct ? std::max(policy.repetitions, 10) : policy.repetitions;
   if (const auto* v = member(table, "max_repetitions")) {
-    policy.max_repetitions = positive_int(*v, "max_repetitions");
+    policy.max_repetitions = int_in(*v, "max_repetitions", plan_limits::repetitions);
     if (policy.max_repetitions < policy.repetitions) fail(*v, "'max_repetitions' must be at least 'repetitions'");
   }
-  if (const auto* v = member(table, "settle_s")) policy.settle_s = non_negative(*v, "settle_s");
-  if (const auto* v = member(table, "cooldown_s")) policy.cooldown_s = non_negative(*v, "cooldown_s");
+  if (const auto* v = member(table, "settle_s")) policy.settle_s = number_in(*v, "settle_s", plan_limits::wait_s);
+  if (const auto* v = member(table, "cooldown_s")) policy.cooldown_s = number_in(*v, "cooldown_s", plan_limits::wait_s);
   if (const auto* v = member(table, "order")) {
     const auto text = to_string_value(*v, "order");
     const auto order = parse_order(text);
@@ -310,15 +331,15 @@ MeasurePolicy parse_measure(const toml::value& table) {
   }
   if (const auto* v = member(table, "seed")) {
     const auto seed = to_integer(*v, "seed");
-    if (seed < 0) fail(*v, "'seed' must not be negative");
+    if (seed < 0 || seed > plan_limits::max_seed) {
+      fail(*v, fmt::format("'seed' = {} is outside its range: give an integer from 0 to {}", seed, plan_limits::max_seed));
+    }
     policy.seed = static_cast<std::uint64_t>(seed);
   }
   if (const auto* v = member(table, "include_default")) policy.include_default = to_bool(*v, "include_default");
   if (const auto* v = member(table, "drift_check")) policy.drift_check = to_bool(*v, "drift_check");
   if (const auto* v = member(table, "drift_every")) {
-    const auto every = to_integer(*v, "drift_every");
-    if (every < 0) fail(*v, "'drift_every' must not be negative (0: start and end only)");
-    policy.drift_every = static_cast<int>(every);
+    policy.drift_every = int_in(*v, "drift_every", plan_limits::drift_every);
   }
   return policy;
 }
@@ -339,6 +360,9 @@ double MeasurePolicy::resolved_duration_s(std::optional<double> sensor_period_s)
 }
 
 Plan parse_plan_text(const std::string& text, const std::string& source_name) {
+  check_utf8(text, source_name);
+  check_toml_nesting(text, source_name);
+  check_line_lengths(text, source_name, plan_limits::max_line_bytes);
   toml::value root;
   try {
     std::istringstream in(text);
@@ -370,10 +394,16 @@ Plan parse_plan_text(const std::string& text, const std::string& source_name) {
 Plan load_plan_file(const std::string& path) {
   require_regular_file(path, "plan file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("cannot read plan file '{}': check the path", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_plan_text(text.str(), path);
+  if (!in) throw ConfigError(fmt::format("cannot read plan file '{}': check the path and its permissions", path));
+  std::string text(plan_limits::max_plan_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw ConfigError(fmt::format("cannot read plan file '{}': read error", path));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > plan_limits::max_plan_bytes) {
+    throw ConfigError(fmt::format("plan file '{}' is larger than {} KiB: a plan is a short TOML file", path,
+                                  plan_limits::max_plan_bytes / 1024));
+  }
+  return parse_plan_text(text, path);
 }
 
 }  // namespace dvfslab

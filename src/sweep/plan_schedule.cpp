@@ -9,10 +9,35 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/strategy.hpp"
+#include "sweep/plan_limits.hpp"
 
 namespace dvfslab {
+namespace {
+
+// How many cases the plan's lists multiply out to, repeats included, counted without
+// building them (in floating point: the product of long lists overflows 64 bits).
+double case_count_upper_bound(const Plan& plan) {
+  double count = 0;
+  for (const auto& spec : plan.cases) {
+    count += static_cast<double>(spec.workloads.size()) * static_cast<double>(spec.modes.size()) *
+             static_cast<double>(spec.batch_sizes.size()) * static_cast<double>(spec.precisions.size());
+  }
+  return count;
+}
+
+[[noreturn]] void refuse_grid(const Plan& plan, double points, const std::string& what) {
+  throw ConfigError(plan.source_name, fmt::format("the plan's grid has {:.0f} points ({}), more than the {} a plan may "
+                                                  "hold: split it into several plans or choose fewer values",
+                                                  points, what, plan_limits::max_grid_points));
+}
+
+}  // namespace
 
 std::vector<Case> expand_cases(const Plan& plan) {
+  const double upper_bound = case_count_upper_bound(plan);
+  if (upper_bound > static_cast<double>(plan_limits::max_grid_points)) {
+    refuse_grid(plan, upper_bound, "workloads × modes × batch sizes × precisions");
+  }
   std::vector<Case> cases;
   std::set<Case> seen;
   for (const auto& spec : plan.cases) {
@@ -69,7 +94,13 @@ Schedule make_schedule(const Plan& plan, const std::vector<Setting>& settings, c
   if (settings.empty() && !plan.measure.include_default) {
     throw ConfigError(plan.source_name, "the plan selects no setting: add knobs or set include_default = true");
   }
-  return make_schedule(expand_cases(plan), settings, plan.measure, shard);
+  const std::vector<Case> cases = expand_cases(plan);
+  const std::size_t settings_per_case = settings.size() + (plan.measure.include_default ? 1 : 0);
+  const double grid_size = static_cast<double>(cases.size()) * static_cast<double>(settings_per_case);
+  if (grid_size > static_cast<double>(plan_limits::max_grid_points)) {
+    refuse_grid(plan, grid_size, fmt::format("{} cases × {} settings", cases.size(), settings_per_case));
+  }
+  return make_schedule(cases, settings, plan.measure, shard);
 }
 
 Schedule make_schedule(const std::vector<Case>& cases, const std::vector<Setting>& settings,
@@ -127,7 +158,9 @@ DurationEstimate estimate_duration(const Schedule& schedule, const MeasurePolicy
 }
 
 std::string format_duration(double seconds) {
-  const auto total = static_cast<long>(std::lround(std::max(0.0, seconds)));
+  // Plan limits keep real estimates far below this; the clamp keeps lround defined.
+  constexpr double longest_s = 1e15;
+  const auto total = static_cast<long>(std::lround(seconds > 0 ? std::min(seconds, longest_s) : 0.0));
   const long hours = total / 3600, minutes = (total % 3600) / 60, secs = total % 60;
   if (hours > 0) return fmt::format("{} h {:02} min", hours, minutes);
   if (minutes > 0) return fmt::format("{} min {:02} s", minutes, secs);
