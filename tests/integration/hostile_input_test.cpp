@@ -67,68 +67,6 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 std::string quoted_for_shell(const std::string& word) { return "'" + replace_all(word, "'", "'\\''") + "'"; }
 
-// Cases that fail for an issue-11 item another branch fixes, by "Suite/case": a
-// failing run is reported as skipped with the reason (DVFSLAB_HOSTILE_STRICT=1 makes
-// it fail instead). Remove a line once its fix is merged.
-const std::map<std::string, std::string> pending_cases = {
-    {"Databases/analyze_empty_file",
-     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
-    {"Databases/analyze_another_programs_sqlite",
-     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
-    {"Databases/export_empty_file",
-     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
-    {"Databases/export_another_programs_sqlite",
-     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
-    {"Databases/report_empty_file",
-     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
-    {"Databases/report_another_programs_sqlite",
-     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
-    {"Databases/merge_empty_file",
-     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
-    {"Databases/merge_another_programs_sqlite",
-     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
-    {"Databases/sweep_into_another_programs_sqlite",
-     "issue 11 items 12-13: readers change a file they refuse, branch io-safety"},
-    {"Databases/sweep_into_corrupted_page",
-     "issue 11 item 13: writes into a damaged database, branch io-safety"},
-    {"Outputs/export_csv_onto_input",
-     "issue 11 item 1: writes over its input, branch io-safety"},
-    {"Outputs/export_json_onto_input",
-     "issue 11 item 1: writes over its input, branch io-safety"},
-    {"Outputs/report_onto_input",
-     "issue 11 item 1: writes over its input, branch io-safety"},
-    {"Outputs/report_onto_table_input",
-     "issue 11 item 1: writes over its input, branch io-safety"},
-    {"Outputs/export_o_empty",
-     "issue 11 item 15: -o '' writes to stdout, branch io-safety"},
-    {"Outputs/analyze_json_stdout_dev_full",
-     "issue 11 item 15: output lost with exit 0, branch io-safety"},
-    {"Outputs/analyze_text_stdout_dev_full",
-     "issue 11 item 15: output lost with exit 0, branch io-safety"},
-    {"Outputs/sweep_stdout_dev_full",
-     "issue 11 item 15: output lost with exit 0, branch io-safety"},
-    {"Outputs/measure_json_stdout_dev_full",
-     "issue 11 item 15: output lost with exit 0, branch io-safety"},
-    {"Outputs/sweep_db_empty",
-     "issue 11 item 8: measurements silently lost, branch io-safety"},
-    {"Outputs/sweep_db_memory",
-     "issue 11 item 8: measurements silently lost, branch io-safety"},
-    {"Outputs/sweep_db_memory_uri",
-     "issue 11 item 8: measurements silently lost, branch io-safety"},
-    {"Tables/analyze_latin1_workload",
-     "issue 11 item 11: Latin-1 text fails as JSON (internal error)"},
-    {"Tables/analyze_latin1_gpu",
-     "issue 11 item 11: Latin-1 text fails as JSON (internal error)"},
-    {"Tables/replay_path_zero",
-     "issue 11 item 18: replay:/dev/zero reads forever"},
-};
-
-std::string pending_reason(const HostileCase& hostile) {
-  const std::string suite = ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name();
-  const auto entry = pending_cases.find(suite.substr(0, suite.find('/')) + "/" + hostile.name);
-  return entry == pending_cases.end() ? "" : entry->second;
-}
-
 class HostileInput : public ::testing::TestWithParam<HostileCase> {};
 
 TEST_P(HostileInput, FailsCleanlyAndChangesNothing) {
@@ -204,12 +142,6 @@ TEST_P(HostileInput, FailsCleanlyAndChangesNothing) {
     if (read_bytes(gpu_state) != gpu_state_before) violated("the GPU's state changed");
   }
 
-  const std::string pending = pending_reason(hostile);
-  if (!violations.empty() && !pending.empty() && std::getenv("DVFSLAB_HOSTILE_STRICT") == nullptr) {
-    std::string summary;
-    for (const auto& violation : violations) summary += violation + "; ";
-    GTEST_SKIP() << "pending (" << pending << "): " << summary << "stderr: " << result.err.substr(0, 300);
-  }
   for (const auto& violation : violations) ADD_FAILURE() << violation;
   if (!violations.empty()) {
     ADD_FAILURE() << "exit " << result.exit_code << " after " << seconds << " s; stderr: " << result.err.substr(0, 2000);
