@@ -1,5 +1,6 @@
 // A database as CSV (every measurement field), JSON (runs and measurements) or a
-// sweep table.
+// sweep table. CSV and JSON stream the measurements from SQLite to the output, so
+// memory stays constant whatever the size of the database.
 #include <fmt/format.h>
 
 #include <map>
@@ -12,6 +13,7 @@
 #include "dvfslab/store_tools.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "store/csv.hpp"
+#include "store/tables.hpp"
 
 namespace dvfslab {
 namespace {
@@ -96,26 +98,51 @@ json measurement_json(const StoredMeasurement& stored) {
   };
 }
 
-void write_json(Store& store, std::ostream& out) {
-  json document = {{"schema_version", store_schema_version()},
-                   {"runs", json::array()},
-                   {"measurements", json::array()}};
-  for (const RunInfo& run : store.runs()) document["runs"].push_back(run_json(run));
-  for (const StoredMeasurement& stored : store.measurements()) {
-    document["measurements"].push_back(measurement_json(stored));
+// `value` as dump(2) writes it nested `depth` levels deep, so that the streamed
+// document is byte for byte the one a single dump(2) of the whole would give.
+void write_nested(std::ostream& out, const json& value, int depth) {
+  const std::string text = value.dump(2);
+  const std::string indent(static_cast<std::size_t>(2 * depth), ' ');
+  out << indent;
+  // dump() escapes line breaks inside strings, so every '\n' here is between lines.
+  std::size_t begin = 0;
+  for (std::size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n', begin)) {
+    out.write(text.data() + begin, static_cast<std::streamsize>(end + 1 - begin));
+    out << indent;
+    begin = end + 1;
   }
-  out << document.dump(2) << '\n';
+  out.write(text.data() + begin, static_cast<std::streamsize>(text.size() - begin));
+}
+
+// The members come in name order, as nlohmann::json's own objects keep them;
+// measurements are written one at a time as they are read.
+void write_json(Store& store, std::ostream& out) {
+  out << "{\n  \"measurements\": [";
+  store_detail::MeasurementCursor cursor(store.connection());
+  StoredMeasurement stored;
+  bool first = true;
+  while (cursor.next(stored)) {
+    out << (first ? "\n" : ",\n");
+    write_nested(out, measurement_json(stored), 2);
+    first = false;
+  }
+  out << (first ? "],\n" : "\n  ],\n");
+  out << "  \"runs\": [";
+  first = true;
+  for (const RunInfo& run : store.runs()) {
+    out << (first ? "\n" : ",\n");
+    write_nested(out, run_json(run), 2);
+    first = false;
+  }
+  out << (first ? "],\n" : "\n  ],\n");
+  out << "  \"schema_version\": " << store_schema_version() << "\n}\n";
 }
 
 void write_csv(Store& store, std::ostream& out) {
   std::map<std::int64_t, RunInfo> runs;
   for (RunInfo& run : store.runs()) runs.emplace(run.id, std::move(run));
-  const std::vector<StoredMeasurement> measurements = store.measurements();
   // One column per throttle reason seen anywhere, so every row has the same columns.
-  std::set<std::string> reasons;
-  for (const StoredMeasurement& stored : measurements) {
-    for (const auto& [reason, fraction] : stored.measurement.throttle_fraction) reasons.insert(reason);
-  }
+  const std::set<std::string> reasons = store_detail::select_throttle_reasons(store.connection());
   std::vector<std::string> header = {
       "run_id", "run_kind", "source", "gpu", "gpu_uuid", "simulated", "workload", "batch", "mode", "precision",
       "sm_mhz", "mem_mhz", "power_limit_w", "repetition", "role", "order_index", "is_default", "item_unit",
@@ -125,7 +152,9 @@ void write_csv(Store& store, std::ostream& out) {
   for (const std::string& reason : reasons) header.push_back("throttle_" + reason);
   out << store_detail::csv_line(header);
 
-  for (const StoredMeasurement& stored : measurements) {
+  store_detail::MeasurementCursor cursor(store.connection());
+  StoredMeasurement stored;
+  while (cursor.next(stored)) {
     const RunInfo& run = runs.at(stored.run_id);
     const PointRecord& p = stored.point;
     const Measurement& m = stored.measurement;

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "dvfslab/store.hpp"
+#include "store/tables.hpp"
 
 namespace dvfslab {
 namespace {
@@ -44,8 +45,12 @@ ResultRow to_result_row(const RunInfo& run, const StoredMeasurement& stored) {
 std::vector<ResultRow> Store::result_rows() {
   std::map<std::int64_t, RunInfo> runs_by_id;
   for (RunInfo& run : runs()) runs_by_id.emplace(run.id, std::move(run));
+  // One measurement at a time: only the rows analysis needs are held, not every
+  // stored field of every measurement.
   std::vector<ResultRow> rows;
-  for (const StoredMeasurement& stored : measurements()) {
+  store_detail::MeasurementCursor cursor(*connection_);
+  StoredMeasurement stored;
+  while (cursor.next(stored)) {
     if (stored.point.role != RecordRole::grid) continue;
     rows.push_back(to_result_row(runs_by_id.at(stored.run_id), stored));
   }
