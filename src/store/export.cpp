@@ -13,6 +13,7 @@
 #include "dvfslab/store_tools.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "store/csv.hpp"
+#include "store/pretty_json.hpp"
 #include "store/tables.hpp"
 
 namespace dvfslab {
@@ -57,45 +58,63 @@ json run_json(const RunInfo& run) {
   };
 }
 
-json measurement_json(const StoredMeasurement& stored) {
+// The text of {"mem_mhz", "power_limit_w", "sm_mhz"} nested `depth` levels deep.
+std::string setting_text(const Setting& setting, int depth) {
+  std::string text;
+  store_detail::PrettyObject object(text, depth);
+  object.value("mem_mhz", or_null(setting.mem_mhz))
+      .value("power_limit_w", or_null(setting.power_limit_w))
+      .value("sm_mhz", or_null(setting.sm_mhz))
+      .close();
+  return text;
+}
+
+std::string throttle_text(const std::map<std::string, double>& fractions, int depth) {
+  std::string text;
+  store_detail::PrettyObject object(text, depth);
+  for (const auto& [reason, fraction] : fractions) object.value(reason, fraction);
+  object.close();
+  return text;
+}
+
+// One measurement as a member of "measurements", two levels deep, members in name order.
+void append_measurement(std::string& out, const StoredMeasurement& stored) {
   const PointRecord& p = stored.point;
   const Measurement& m = stored.measurement;
-  return {
-      {"id", stored.id},
-      {"run_id", stored.run_id},
-      {"recorded_at", stored.recorded_at},
-      {"workload", p.point.workload_case.workload},
-      {"batch", p.point.workload_case.batch},
-      {"mode", to_string(p.point.workload_case.mode)},
-      {"precision", to_string(p.point.workload_case.precision)},
-      {"setting",
-       {{"sm_mhz", or_null(p.point.setting.sm_mhz)},
-        {"mem_mhz", or_null(p.point.setting.mem_mhz)},
-        {"power_limit_w", or_null(p.point.setting.power_limit_w)}}},
-      {"repetition", p.point.repetition},
-      {"role", to_string(p.role)},
-      {"order_index", p.order_index},
-      {"is_default", p.is_default},
-      {"item_unit", p.item_unit},
-      {"effective_sm_mhz", or_null(p.effective_sm_mhz)},
-      {"effective_mem_mhz", or_null(p.effective_mem_mhz)},
-      {"name", m.name},
-      {"duration_s", m.duration_s},
-      {"iterations", m.iterations},
-      {"items", m.items},
-      {"energy_j", or_null(m.energy_j)},
-      {"energy_integrated_j", or_null(m.energy_integrated_j)},
-      {"mean_power_w", or_null(m.mean_power_w)},
-      {"peak_power_w", or_null(m.peak_power_w)},
-      {"sm_mhz_mean", or_null(m.sm_mhz_mean)},
-      {"sm_mhz_min", or_null(m.sm_mhz_min)},
-      {"mem_mhz_mean", or_null(m.mem_mhz_mean)},
-      {"temperature_c_min", or_null(m.temperature_c_min)},
-      {"temperature_c_max", or_null(m.temperature_c_max)},
-      {"throttle_fraction", m.throttle_fraction},
-      {"samples", m.samples},
-      {"flags", m.flags.names()},
-  };
+  const Case& c = p.point.workload_case;
+  store_detail::PrettyObject object(out, 2);
+  object.value("batch", c.batch)
+      .value("duration_s", m.duration_s)
+      .value("effective_mem_mhz", or_null(p.effective_mem_mhz))
+      .value("effective_sm_mhz", or_null(p.effective_sm_mhz))
+      .value("energy_integrated_j", or_null(m.energy_integrated_j))
+      .value("energy_j", or_null(m.energy_j))
+      .strings("flags", m.flags.names())
+      .value("id", stored.id)
+      .value("is_default", p.is_default)
+      .value("item_unit", p.item_unit)
+      .value("items", m.items)
+      .value("iterations", m.iterations)
+      .value("mean_power_w", or_null(m.mean_power_w))
+      .value("mem_mhz_mean", or_null(m.mem_mhz_mean))
+      .value("mode", to_string(c.mode))
+      .value("name", m.name)
+      .value("order_index", p.order_index)
+      .value("peak_power_w", or_null(m.peak_power_w))
+      .value("precision", to_string(c.precision))
+      .value("recorded_at", stored.recorded_at)
+      .value("repetition", p.point.repetition)
+      .value("role", to_string(p.role))
+      .value("run_id", stored.run_id)
+      .value("samples", m.samples)
+      .text("setting", setting_text(p.point.setting, 3))
+      .value("sm_mhz_mean", or_null(m.sm_mhz_mean))
+      .value("sm_mhz_min", or_null(m.sm_mhz_min))
+      .value("temperature_c_max", or_null(m.temperature_c_max))
+      .value("temperature_c_min", or_null(m.temperature_c_min))
+      .text("throttle_fraction", throttle_text(m.throttle_fraction, 3))
+      .value("workload", c.workload)
+      .close();
 }
 
 // `value` as dump(2) writes it nested `depth` levels deep, so that the streamed
@@ -120,10 +139,12 @@ void write_json(Store& store, std::ostream& out) {
   out << "{\n  \"measurements\": [";
   store_detail::MeasurementCursor cursor(store.connection());
   StoredMeasurement stored;
+  std::string text;
   bool first = true;
   while (cursor.next(stored)) {
-    out << (first ? "\n" : ",\n");
-    write_nested(out, measurement_json(stored), 2);
+    text.assign(first ? "\n    " : ",\n    ");
+    append_measurement(text, stored);
+    out << text;
     first = false;
   }
   out << (first ? "],\n" : "\n  ],\n");

@@ -48,6 +48,11 @@ std::vector<ResultRow> Store::result_rows() {
   // One measurement at a time: only the rows analysis needs are held, not every
   // stored field of every measurement.
   std::vector<ResultRow> rows;
+  {
+    // Sized once: growing by doubling would briefly hold up to twice the rows.
+    store_detail::Statement count(*connection_, "SELECT count(*) FROM measurements");
+    if (count.step()) rows.reserve(static_cast<std::size_t>(count.int64(0)));
+  }
   store_detail::MeasurementCursor cursor(*connection_);
   StoredMeasurement stored;
   while (cursor.next(stored)) {
