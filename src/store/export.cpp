@@ -62,9 +62,9 @@ json run_json(const RunInfo& run) {
 std::string setting_text(const Setting& setting, int depth) {
   std::string text;
   store_detail::PrettyObject object(text, depth);
-  object.value("mem_mhz", or_null(setting.mem_mhz))
-      .value("power_limit_w", or_null(setting.power_limit_w))
-      .value("sm_mhz", or_null(setting.sm_mhz))
+  object.value("mem_mhz", setting.mem_mhz)
+      .value("power_limit_w", setting.power_limit_w)
+      .value("sm_mhz", setting.sm_mhz)
       .close();
   return text;
 }
@@ -85,22 +85,22 @@ void append_measurement(std::string& out, const StoredMeasurement& stored) {
   store_detail::PrettyObject object(out, 2);
   object.value("batch", c.batch)
       .value("duration_s", m.duration_s)
-      .value("effective_mem_mhz", or_null(p.effective_mem_mhz))
-      .value("effective_sm_mhz", or_null(p.effective_sm_mhz))
-      .value("energy_integrated_j", or_null(m.energy_integrated_j))
-      .value("energy_j", or_null(m.energy_j))
+      .value("effective_mem_mhz", p.effective_mem_mhz)
+      .value("effective_sm_mhz", p.effective_sm_mhz)
+      .value("energy_integrated_j", m.energy_integrated_j)
+      .value("energy_j", m.energy_j)
       .strings("flags", m.flags.names())
       .value("id", stored.id)
       .value("is_default", p.is_default)
       .value("item_unit", p.item_unit)
       .value("items", m.items)
       .value("iterations", m.iterations)
-      .value("mean_power_w", or_null(m.mean_power_w))
-      .value("mem_mhz_mean", or_null(m.mem_mhz_mean))
+      .value("mean_power_w", m.mean_power_w)
+      .value("mem_mhz_mean", m.mem_mhz_mean)
       .value("mode", to_string(c.mode))
       .value("name", m.name)
       .value("order_index", p.order_index)
-      .value("peak_power_w", or_null(m.peak_power_w))
+      .value("peak_power_w", m.peak_power_w)
       .value("precision", to_string(c.precision))
       .value("recorded_at", stored.recorded_at)
       .value("repetition", p.point.repetition)
@@ -108,10 +108,10 @@ void append_measurement(std::string& out, const StoredMeasurement& stored) {
       .value("run_id", stored.run_id)
       .value("samples", m.samples)
       .text("setting", setting_text(p.point.setting, 3))
-      .value("sm_mhz_mean", or_null(m.sm_mhz_mean))
-      .value("sm_mhz_min", or_null(m.sm_mhz_min))
-      .value("temperature_c_max", or_null(m.temperature_c_max))
-      .value("temperature_c_min", or_null(m.temperature_c_min))
+      .value("sm_mhz_mean", m.sm_mhz_mean)
+      .value("sm_mhz_min", m.sm_mhz_min)
+      .value("temperature_c_max", m.temperature_c_max)
+      .value("temperature_c_min", m.temperature_c_min)
       .text("throttle_fraction", throttle_text(m.throttle_fraction, 3))
       .value("workload", c.workload)
       .close();

@@ -4,7 +4,10 @@
 // measurements spends its time here. Members must be given in name order, the
 // order nlohmann::json keeps its objects in; scalars are written by nlohmann::json
 // itself, so numbers and escapes are its own.
+#include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +20,18 @@ class PrettyObject {
   PrettyObject(std::string& out, int depth);
   // A member whose value is already JSON text.
   PrettyObject& text(std::string_view key, std::string_view json_text);
-  PrettyObject& value(std::string_view key, const nlohmann::json& scalar) { return text(key, scalar.dump()); }
+  PrettyObject& value(std::string_view key, std::string_view text);
+  PrettyObject& value(std::string_view key, const std::string& text) { return value(key, std::string_view(text)); }
+  PrettyObject& value(std::string_view key, const char* text) { return value(key, std::string_view(text)); }
+  PrettyObject& value(std::string_view key, bool flag) { return text(key, flag ? "true" : "false"); }
+  PrettyObject& value(std::string_view key, std::int64_t number);
+  PrettyObject& value(std::string_view key, int number) { return value(key, static_cast<std::int64_t>(number)); }
+  PrettyObject& value(std::string_view key, std::size_t number);
+  PrettyObject& value(std::string_view key, double number) { return text(key, nlohmann::json(number).dump()); }
+  template <typename T>
+  PrettyObject& value(std::string_view key, const std::optional<T>& maybe) {
+    return maybe ? value(key, *maybe) : text(key, "null");
+  }
   PrettyObject& strings(std::string_view key, const std::vector<std::string>& items);
   // Closes the object.
   void close();

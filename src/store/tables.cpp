@@ -171,8 +171,9 @@ std::int64_t insert_measurement(Connection& connection, std::int64_t run_id, con
   return MeasurementInserter(connection).insert(run_id, recorded_at, record, measurement, samples);
 }
 
-MeasurementInserter::MeasurementInserter(Connection& connection)
+MeasurementInserter::MeasurementInserter(Connection& connection, bool check_points)
     : connection_(connection),
+      check_points_(check_points),
       point_recorded_(connection, point_recorded_sql),
       insert_point_(connection, insert_point_sql),
       insert_measurement_(connection, insert_measurement_sql),
@@ -181,7 +182,7 @@ MeasurementInserter::MeasurementInserter(Connection& connection)
 std::int64_t MeasurementInserter::insert(std::int64_t run_id, const std::string& recorded_at,
                                          const PointRecord& record, const Measurement& measurement,
                                          std::span<const Telemetry> samples) {
-  if (record.role == RecordRole::grid) {
+  if (check_points_ && record.role == RecordRole::grid) {
     point_recorded_.bind(1, run_id);
     bind_case_and_setting(point_recorded_, 2, record.point);
     const bool recorded = point_recorded_.step();
@@ -299,7 +300,12 @@ bool MeasurementCursor::next(StoredMeasurement& row) {
   m.mem_mhz_mean = query.optional_real(25);
   m.temperature_c_min = query.optional_real(26);
   m.temperature_c_max = query.optional_real(27);
-  m.throttle_fraction = nlohmann::json::parse(query.text(28)).get<std::map<std::string, double>>();
+  const std::string throttle = query.text(28);
+  if (throttle == "{}") {
+    m.throttle_fraction.clear();  // the common case, not worth a parse
+  } else {
+    m.throttle_fraction = nlohmann::json::parse(throttle).get<std::map<std::string, double>>();
+  }
   m.iterations = query.int64(29);
   m.items = query.real(30);
   m.samples = static_cast<std::size_t>(query.int64(31));

@@ -31,12 +31,16 @@ std::int64_t insert_measurement(Connection& connection, std::int64_t run_id, con
 // which is most of the cost of a row (an import of a million rows).
 class MeasurementInserter {
  public:
-  explicit MeasurementInserter(Connection& connection);
+  // `check_points`: refuse a grid point already in the run with a StoreError that
+  // names it. A caller whose points cannot repeat (an import numbers repetitions
+  // itself) passes false and leaves the unique index as the only guard.
+  explicit MeasurementInserter(Connection& connection, bool check_points = true);
   std::int64_t insert(std::int64_t run_id, const std::string& recorded_at, const PointRecord& point,
                       const Measurement& measurement, std::span<const Telemetry> samples);
 
  private:
   Connection& connection_;
+  bool check_points_;
   Statement point_recorded_;
   Statement insert_point_;
   Statement insert_measurement_;

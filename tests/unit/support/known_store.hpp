@@ -7,7 +7,7 @@
 
 #include "dvfslab/store.hpp"
 #include "store/sqlite.hpp"
-#include "store_fixtures.hpp"
+#include "unit/store_fixtures.hpp"
 
 namespace dvfslab::testing {
 
