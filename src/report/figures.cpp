@@ -180,8 +180,8 @@ json base_spec(const std::string& title, const std::string& data_name) {
           {"data", {{"name", data_name}}}};
 }
 
-json line_chart(const std::string& title, const std::string& data_name, Knob x, const char* y_field, const std::string& y_title,
-                const char* series_field) {
+json line_chart(const std::string& title, const std::string& data_name, Knob x, const char* y_field,
+                const std::string& y_title, const char* series_field) {
   const KnobInfo knob = info(x);
   json spec = base_spec(title, data_name);
   const json encoding = {{"x", axis(knob.field, knob.title, x == Knob::none)},

@@ -60,9 +60,13 @@ PrettyObject& PrettyObject::value(std::string_view key, std::string_view text_va
   return text(key, quoted);
 }
 
-PrettyObject& PrettyObject::value(std::string_view key, std::int64_t number) { return text(key, std::to_string(number)); }
+PrettyObject& PrettyObject::value(std::string_view key, std::int64_t number) {
+  return text(key, std::to_string(number));
+}
 
-PrettyObject& PrettyObject::value(std::string_view key, std::size_t number) { return text(key, std::to_string(number)); }
+PrettyObject& PrettyObject::value(std::string_view key, std::size_t number) {
+  return text(key, std::to_string(number));
+}
 
 void PrettyObject::close() {
   if (!empty_) {

@@ -2,8 +2,8 @@
 // A JSON object written member by member in exactly the layout of
 // nlohmann::json::dump(2), without building the object first: an export of a million
 // measurements spends its time here. Members must be given in name order, the
-// order nlohmann::json keeps its objects in; scalars are written by nlohmann::json
-// itself, so numbers and escapes are its own.
+// order nlohmann::json keeps its objects in. Doubles, and strings that need an
+// escape, are written by nlohmann::json itself, so their text is its own.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -20,9 +20,9 @@ class PrettyObject {
   PrettyObject(std::string& out, int depth);
   // A member whose value is already JSON text.
   PrettyObject& text(std::string_view key, std::string_view json_text);
-  PrettyObject& value(std::string_view key, std::string_view text);
-  PrettyObject& value(std::string_view key, const std::string& text) { return value(key, std::string_view(text)); }
-  PrettyObject& value(std::string_view key, const char* text) { return value(key, std::string_view(text)); }
+  PrettyObject& value(std::string_view key, std::string_view string);
+  PrettyObject& value(std::string_view key, const std::string& string) { return value(key, std::string_view(string)); }
+  PrettyObject& value(std::string_view key, const char* string) { return value(key, std::string_view(string)); }
   PrettyObject& value(std::string_view key, bool flag) { return text(key, flag ? "true" : "false"); }
   PrettyObject& value(std::string_view key, std::int64_t number);
   PrettyObject& value(std::string_view key, int number) { return value(key, static_cast<std::int64_t>(number)); }
@@ -35,7 +35,6 @@ class PrettyObject {
   PrettyObject& strings(std::string_view key, const std::vector<std::string>& items);
   // Closes the object.
   void close();
-  int depth() const { return depth_; }
 
  private:
   std::string& out_;
