@@ -1,10 +1,13 @@
 #pragma once
 // Presenting an analysis: aligned terminal tables and the self-contained HTML report.
+#include <cstddef>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/results.hpp"
 
 namespace dvfslab {
 
@@ -12,14 +15,29 @@ namespace dvfslab {
 // and the per-GPU × mode summary, as aligned plain text. Simulated data is marked.
 std::string format_analysis_tables(const Analysis& analysis);
 
+// What the page holds besides the analysis. Its size follows the number of
+// settings and cases, not of measured rows: the charts plot each setting's mean.
+struct HtmlReportOptions {
+  // Measured rows shown as they are, in a table and in the page's data (a caller
+  // passes at most max_report_raw_rows of them); none by default.
+  std::span<const ResultRow> raw_rows;
+  // How many rows the analysis read, to say "N of M" over the raw rows.
+  std::size_t measured_rows = 0;
+};
+inline constexpr std::size_t max_report_raw_rows = 10'000;
+// Above this many settings in all, the page's analysis data leaves out the
+// per-setting list (`dvfslab analyze --json --points` has it); the charts still
+// plot every setting.
+inline constexpr std::size_t max_report_detailed_points = 10'000;
+
 // The HTML report as one self-contained page: per GPU × workload the study's
 // figures, the Pareto plot and the optimum/savings table, with the data as JSON and
 // the Vega, Vega-Lite and vega-embed runtimes embedded, so it works offline (see
 // docs/report.md). Throws NotSupportedError when the build had no runtimes.
-std::string render_html_report(const Analysis& analysis);
+std::string render_html_report(const Analysis& analysis, const HtmlReportOptions& options = {});
 // Writes render_html_report() to `path` through an OutputFile (atomically, never
 // over one of `inputs`); throws Error when it cannot.
 void write_html_report(const Analysis& analysis, const std::filesystem::path& path,
-                       const std::vector<std::filesystem::path>& inputs = {});
+                       const std::vector<std::filesystem::path>& inputs = {}, const HtmlReportOptions& options = {});
 
 }  // namespace dvfslab

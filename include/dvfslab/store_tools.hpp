@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +19,15 @@ struct ImportSummary {
   std::size_t rows = 0;
 };
 ImportSummary import_sweep_table(Store& store, const std::filesystem::path& csv_path);
+// The same in two steps, so a caller can check the file before it creates a
+// database, without reading it twice.
+struct SweepTableFile {
+  std::filesystem::path path;
+  std::string hash;  // plan_hash() of the content: what recognises the file again
+  std::vector<ResultRow> rows;
+};
+SweepTableFile read_sweep_table_file(const std::filesystem::path& csv_path);  // throws ConfigError
+ImportSummary import_sweep_table(Store& store, const SweepTableFile& table);
 
 // Merges shard databases into a new database `output` (which must not exist).
 // Refuses inputs of different plans (plan hash) and points recorded twice.

@@ -20,9 +20,9 @@ void add_import_command(CLI::App& app) {
       ->capture_default_str();
   command->callback([file, database] {
     // Read the table before opening the database, so that a bad file creates nothing.
-    read_sweep_table(*file);
+    const SweepTableFile table = read_sweep_table_file(*file);
     Store store(*database);
-    const ImportSummary summary = import_sweep_table(store, *file);
+    const ImportSummary summary = import_sweep_table(store, table);
     fmt::print(stderr, "dvfslab: imported {} rows of {} into {} ({} run{})\n", summary.rows, *file, *database,
                summary.run_ids.size(), summary.run_ids.size() == 1 ? "" : "s");
   });

@@ -1,6 +1,8 @@
 // `dvfslab report`: the self-contained HTML report of a database.
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -17,13 +19,19 @@ struct ReportOptions {
   std::string input;
   std::string output = "report.html";
   std::string objective = "energy";
+  std::size_t raw_rows = 0;
 };
 
 void run_report(const ReportOptions& options) {
   // Opened first, so that an output over the input is refused before any work.
   OutputFile output(options.output, input_files(options.input));
-  const Analysis analysis = analyze(load_result_rows(options.input), parse_objective(options.objective));
-  output.stream() << render_html_report(analysis);
+  std::vector<ResultRow> rows = load_result_rows(options.input);
+  const Analysis analysis = analyze(rows, parse_objective(options.objective));
+  const std::size_t measured_rows = rows.size();
+  // Only the rows the page shows are kept while it is written.
+  rows.resize(std::min(rows.size(), options.raw_rows));
+  rows.shrink_to_fit();
+  output.stream() << render_html_report(analysis, {.raw_rows = rows, .measured_rows = measured_rows});
   output.commit();
   fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
 }
@@ -44,6 +52,12 @@ void add_report_command(CLI::App& app) {
   command->add_option("--objective", options->objective,
                       "objective for the optimum, as in `dvfslab analyze` (energy, edp, ed2p, "
                       "energy-within-slowdown:PCT%, time-within-power:WATTS W)")
+      ->capture_default_str();
+  command->add_option("--raw-rows", options->raw_rows,
+                      fmt::format("also show the first N measured rows as they are, in a table and in the page's "
+                                  "data (at most {}; `dvfslab export` writes them all)",
+                                  max_report_raw_rows))
+      ->check(CLI::Range(std::size_t{0}, max_report_raw_rows))
       ->capture_default_str();
   command->callback([options] { run_report(*options); });
 }

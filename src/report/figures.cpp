@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <tuple>
@@ -74,33 +76,72 @@ std::string series_label(const GroupShape& shape, int batch, const Setting& s, K
 
 json optional_json(const std::optional<int>& value) { return value ? json(*value) : json(nullptr); }
 
-json data_values(const std::vector<const CaseAnalysis*>& cases, const GroupShape& shape) {
-  json values = json::array();
+// Six significant digits: more than any chart or tooltip (".4g") shows, and a
+// third of the text of a double written in full.
+double rounded(double value) {
+  if (value == 0.0 || !std::isfinite(value)) return value;
+  return std::strtod(fmt::format("{:.6g}", value).c_str(), nullptr);
+}
+
+// Texts repeated across points are written once and referred to by position.
+class Labels {
+ public:
+  int index(const std::string& text) {
+    const auto [slot, added] = positions_.try_emplace(text, static_cast<int>(texts_.size()));
+    if (added) texts_.push_back(text);
+    return slot->second;
+  }
+  json texts() const { return texts_; }
+
+ private:
+  std::map<std::string, int> positions_;
+  std::vector<std::string> texts_;
+};
+
+json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShape& shape) {
+  Labels labels;
+  json batch = json::array(), series = json::array(), memory_series = json::array(), sm = json::array(),
+       mem = json::array(), power_limit = json::array(), time = json::array(), power = json::array(),
+       throughput = json::array(), energy = json::array(), repetitions = json::array(), pareto = json::array(),
+       baseline = json::array(), optimum = json::array();
   for (const CaseAnalysis* c : cases) {
-    const int batch = c->key.workload_case.batch;
+    const int batch_size = c->key.workload_case.batch;
     std::vector<bool> on_frontier(c->points.size(), false);
     for (std::size_t i : c->pareto) on_frontier[i] = true;
     for (std::size_t i = 0; i < c->points.size(); ++i) {
       const PointSummary& p = c->points[i];
-      values.push_back({{"batch", batch_label(batch)},
-                        {"series", series_label(shape, batch, p.setting, shape.primary)},
-                        {"memory_series", series_label(shape, batch, p.setting, Knob::mem)},
-                        {"sm_mhz", optional_json(p.setting.sm_mhz)},
-                        {"mem_mhz", optional_json(p.setting.mem_mhz)},
-                        {"power_limit_w", optional_json(p.setting.power_limit_w)},
-                        {"setting", fmt::format("{}/{}/{}", knob_text(p.setting.sm_mhz), knob_text(p.setting.mem_mhz),
-                                                knob_text(p.setting.power_limit_w))},
-                        {"time_s", p.time_per_iteration_s.mean},
-                        {"power_w", p.mean_power_w.mean},
-                        {"throughput", p.throughput_items_per_s.mean},
-                        {"energy_per_item_j", p.energy_per_item_j.mean},
-                        {"repetitions", p.repetitions},
-                        {"pareto", on_frontier[i]},
-                        {"baseline", i == c->baseline},
-                        {"optimum", c->optimum && i == *c->optimum}});
+      batch.push_back(labels.index(batch_label(batch_size)));
+      series.push_back(labels.index(series_label(shape, batch_size, p.setting, shape.primary)));
+      memory_series.push_back(labels.index(series_label(shape, batch_size, p.setting, Knob::mem)));
+      sm.push_back(optional_json(p.setting.sm_mhz));
+      mem.push_back(optional_json(p.setting.mem_mhz));
+      power_limit.push_back(optional_json(p.setting.power_limit_w));
+      time.push_back(rounded(p.time_per_iteration_s.mean));
+      power.push_back(rounded(p.mean_power_w.mean));
+      throughput.push_back(rounded(p.throughput_items_per_s.mean));
+      energy.push_back(rounded(p.energy_per_item_j.mean));
+      repetitions.push_back(p.repetitions);
+      pareto.push_back(on_frontier[i] ? 1 : 0);
+      baseline.push_back(i == c->baseline ? 1 : 0);
+      optimum.push_back(c->optimum && i == *c->optimum ? 1 : 0);
     }
   }
-  return values;
+  return {{"labels", labels.texts()},
+          {"columns",
+           {{"batch", std::move(batch)},
+            {"series", std::move(series)},
+            {"memory_series", std::move(memory_series)},
+            {"sm_mhz", std::move(sm)},
+            {"mem_mhz", std::move(mem)},
+            {"power_limit_w", std::move(power_limit)},
+            {"time_s", std::move(time)},
+            {"power_w", std::move(power)},
+            {"throughput", std::move(throughput)},
+            {"energy_per_item_j", std::move(energy)},
+            {"repetitions", std::move(repetitions)},
+            {"pareto", std::move(pareto)},
+            {"baseline", std::move(baseline)},
+            {"optimum", std::move(optimum)}}}};
 }
 
 struct Units {
@@ -132,17 +173,17 @@ json axis(const char* field, const std::string& title, bool ordinal = false) {
 }
 
 // The title names the quantity (and SIMULATED data); the subtitle the GPU and workload.
-json base_spec(const std::string& title, const json& values) {
+json base_spec(const std::string& title, const std::string& data_name) {
   return {{"title", title},
           {"width", 340},
           {"height", 220},
-          {"data", {{"values", values}}}};
+          {"data", {{"name", data_name}}}};
 }
 
-json line_chart(const std::string& title, const json& values, Knob x, const char* y_field, const std::string& y_title,
-                const char* series_field) {
+json line_chart(const std::string& title, const std::string& data_name, Knob x, const char* y_field,
+                const std::string& y_title, const char* series_field) {
   const KnobInfo knob = info(x);
-  json spec = base_spec(title, values);
+  json spec = base_spec(title, data_name);
   const json encoding = {{"x", axis(knob.field, knob.title, x == Knob::none)},
                          {"y", axis(y_field, y_title)},
                          {"color", {{"field", series_field}, {"type", "nominal"}, {"title", nullptr}}},
@@ -156,8 +197,8 @@ json line_chart(const std::string& title, const json& values, Knob x, const char
   return spec;
 }
 
-json heatmap(const std::string& title, const json& values, const GroupShape& shape, const Units& units) {
-  json spec = base_spec(title, values);
+json heatmap(const std::string& title, const std::string& data_name, const GroupShape& shape, const Units& units) {
+  json spec = base_spec(title, data_name);
   spec["mark"] = "rect";
   spec["encoding"] = {{"x", axis("sm_mhz", "core clock (MHz)", true)},
                       {"y", {{"field", "mem_mhz"}, {"type", "ordinal"}, {"title", "memory clock (MHz)"}, {"sort", "descending"}}},
@@ -172,8 +213,8 @@ json heatmap(const std::string& title, const json& values, const GroupShape& sha
   return spec;
 }
 
-json pareto_chart(const std::string& title, const json& values, const Units& units) {
-  json spec = base_spec(title, values);
+json pareto_chart(const std::string& title, const std::string& data_name, const Units& units) {
+  json spec = base_spec(title, data_name);
   const json x = axis("time_s", "time per iteration (s)");
   const json y = axis("energy_per_item_j", "energy per " + units.item + " (J)");
   spec["layer"] = json::array(
@@ -216,7 +257,8 @@ std::vector<FigureGroup> build_figure_groups(const Analysis& analysis) {
     const bool show_mode = !(shape.batches.size() == 1 && *shape.batches.begin() == 0);
     group.heading = heading_of(*cases.front(), show_mode);
     const Units units = units_of(cases.front()->item_unit);
-    const json values = data_values(cases, shape);
+    group.data_name = fmt::format("group-{}", groups.size());
+    group.data = data_columns(cases, shape);
     const std::string versus = std::string(" vs ") + info(shape.primary).title;
     const std::string prefix = group.simulated ? "SIMULATED — " : "";
     const auto add = [&](json spec) {
@@ -224,16 +266,16 @@ std::vector<FigureGroup> build_figure_groups(const Analysis& analysis) {
       group.figures.push_back({fmt::format("figure-{}", next_id++), std::move(spec)});
     };
 
-    add(line_chart("mean power" + versus, values, shape.primary, "power_w", "mean power (W)", "series"));
-    add(line_chart("throughput" + versus, values, shape.primary, "throughput", units.rate, "series"));
-    add(line_chart("energy per " + units.item + versus, values, shape.primary, "energy_per_item_j",
+    add(line_chart("mean power" + versus, group.data_name, shape.primary, "power_w", "mean power (W)", "series"));
+    add(line_chart("throughput" + versus, group.data_name, shape.primary, "throughput", units.rate, "series"));
+    add(line_chart("energy per " + units.item + versus, group.data_name, shape.primary, "energy_per_item_j",
                    "energy per " + units.item + " (J)", "series"));
     if (shape.memory_figures) {
-      add(line_chart("energy per " + units.item + " vs memory clock (MHz)", values, Knob::mem,
+      add(line_chart("energy per " + units.item + " vs memory clock (MHz)", group.data_name, Knob::mem,
                      "energy_per_item_j", "energy per " + units.item + " (J)", "memory_series"));
-      add(heatmap("energy per " + units.item + ", core × memory clock", values, shape, units));
+      add(heatmap("energy per " + units.item + ", core × memory clock", group.data_name, shape, units));
     }
-    add(pareto_chart("time vs energy, Pareto frontier (black)", values, units));
+    add(pareto_chart("time vs energy, Pareto frontier (black)", group.data_name, units));
     groups.push_back(std::move(group));
   }
   return groups;

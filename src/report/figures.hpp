@@ -11,7 +11,7 @@ namespace dvfslab::report_detail {
 
 struct Figure {
   std::string id;        // unique in the page: "figure-12"
-  nlohmann::json spec;   // Vega-Lite, data inline
+  nlohmann::json spec;   // Vega-Lite; its data is the group's named data set
 };
 
 // One GPU × workload (× mode × precision): its cases (one per batch size) and charts.
@@ -19,6 +19,14 @@ struct FigureGroup {
   std::string heading;   // "NVIDIA H200 · resnet50 train fp32"
   bool simulated = false;
   std::vector<const CaseAnalysis*> cases;
+  // The group's charts all plot the same points, one per setting of each case (the
+  // mean over its repetitions), so the page holds them once, as columns:
+  // {"labels": [text...], "columns": {name: [value per point]}}; the columns batch,
+  // series and memory_series are indices into labels, pareto/baseline/optimum are
+  // 0 or 1, and measured values keep 6 significant digits. The page's script turns
+  // them back into one record per point, the data set `data_name` of every spec.
+  std::string data_name;  // "group-3"
+  nlohmann::json data;
   std::vector<Figure> figures;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "dvfslab/error.hpp"
@@ -43,13 +44,37 @@ console.error = (...parts) => { window.dvfslabErrors.push(parts.join(' ')); dvfs
 )js";
 
 constexpr std::string_view kRender = R"js(
+// Each group's points arrive as columns (see report/figures.hpp); the charts want one
+// record per point.
+function dvfslabRecords(group) {
+  const c = group.columns, labels = group.labels, records = [];
+  const knob = (value) => (value === null ? '-' : String(value));
+  for (let i = 0; i < c.time_s.length; ++i) {
+    records.push({
+      batch: labels[c.batch[i]], series: labels[c.series[i]], memory_series: labels[c.memory_series[i]],
+      sm_mhz: c.sm_mhz[i], mem_mhz: c.mem_mhz[i], power_limit_w: c.power_limit_w[i],
+      setting: knob(c.sm_mhz[i]) + '/' + knob(c.mem_mhz[i]) + '/' + knob(c.power_limit_w[i]),
+      time_s: c.time_s[i], power_w: c.power_w[i], throughput: c.throughput[i],
+      energy_per_item_j: c.energy_per_item_j[i], repetitions: c.repetitions[i],
+      pareto: c.pareto[i] === 1, baseline: c.baseline[i] === 1, optimum: c.optimum[i] === 1});
+  }
+  return records;
+}
+
 (async () => {
   const status = document.getElementById('dvfslab-status');
   const data = JSON.parse(document.getElementById('dvfslab-data').textContent);
+  const datasets = {};
+  for (const group of data.groups) datasets[group.name] = dvfslabRecords(group);
   let rendered = 0;
   for (const figure of data.figures) {
     try {
-      await vegaEmbed('#' + figure.id, figure.spec, {
+      // Charts of one kind share a template; each adds its title and data set.
+      const spec = JSON.parse(JSON.stringify(data.templates[figure.template]));
+      spec.title = figure.title;
+      spec.data = {name: figure.data};
+      spec.datasets = {[figure.data]: datasets[figure.data]};
+      await vegaEmbed('#' + figure.id, spec, {
         mode: 'vega-lite', renderer: 'svg',
         actions: {export: true, source: false, compiled: false, editor: false}});
       rendered += 1;
@@ -109,9 +134,75 @@ std::string cases_table(const report_detail::FigureGroup& group) {
   return html + "</table>\n";
 }
 
+// The figures' specifications as a few shared templates (those of one kind of
+// chart differ only in title and data), so a page of thousands of charts stays small.
+nlohmann::json figures_json(const std::vector<report_detail::FigureGroup>& groups, nlohmann::json& templates) {
+  std::map<std::string, std::size_t> template_of;
+  nlohmann::json figures = nlohmann::json::array();
+  for (const auto& group : groups) {
+    for (const auto& figure : group.figures) {
+      nlohmann::json shape = figure.spec;
+      shape.erase("title");
+      shape.erase("data");
+      const auto [slot, added] = template_of.try_emplace(shape.dump(), templates.size());
+      if (added) templates.push_back(std::move(shape));
+      figures.push_back({{"id", figure.id},
+                         {"template", slot->second},
+                         {"title", figure.spec["title"]},
+                         {"data", group.data_name}});
+    }
+  }
+  return figures;
+}
+
+nlohmann::json groups_json(const std::vector<report_detail::FigureGroup>& groups) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& group : groups) {
+    out.push_back({{"name", group.data_name}, {"labels", group.data["labels"]}, {"columns", group.data["columns"]}});
+  }
+  return out;
+}
+
+nlohmann::json raw_row_json(const ResultRow& row) {
+  const Case& wc = row.workload_case;
+  return {{"source", row.source},
+          {"gpu", row.gpu},
+          {"simulated", row.simulated},
+          {"workload", wc.workload},
+          {"batch", wc.batch},
+          {"mode", to_string(wc.mode)},
+          {"precision", to_string(wc.precision)},
+          {"setting", setting_text(row.setting)},
+          {"repetition", row.repetition},
+          {"default", row.is_default},
+          {"time_per_iteration_s", row.time_per_iteration_s},
+          {"items_per_iteration", row.items_per_iteration},
+          {"mean_power_w", row.mean_power_w},
+          {"energy_per_iteration_j", row.energy_per_iteration_j}};
+}
+
+std::string raw_rows_section(const HtmlReportOptions& options) {
+  std::string html = fmt::format(
+      "<section>\n<details id=\"raw-rows\"><summary>Measured rows: the first {} of {} (the charts and tables use "
+      "every row)</summary>\n<table><tr><th>GPU</th><th>Workload</th><th>Batch</th><th>Setting</th>"
+      "<th>Repetition</th><th>Time per iteration (s)</th><th>Mean power (W)</th><th>Energy per iteration (J)</th>"
+      "</tr>\n",
+      options.raw_rows.size(), std::max(options.measured_rows, options.raw_rows.size()));
+  for (const ResultRow& row : options.raw_rows) {
+    html += fmt::format("<tr><td>{}{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.6g}</td>"
+                        "<td>{:.6g}</td><td>{:.6g}</td></tr>\n",
+                        row.simulated ? "<span class=\"tag\">SIMULATED</span> " : "", html_escape(row.gpu),
+                        html_escape(row.workload_case.workload),
+                        row.workload_case.batch > 0 ? std::to_string(row.workload_case.batch) : "-",
+                        setting_text(row.setting), row.repetition, row.time_per_iteration_s, row.mean_power_w,
+                        row.energy_per_iteration_j);
+  }
+  return html + "</table>\n</details>\n</section>\n";
+}
+
 }  // namespace
 
-std::string render_html_report(const Analysis& analysis) {
+std::string render_html_report(const Analysis& analysis, const HtmlReportOptions& options) {
   const auto scripts = report_detail::embedded_report_scripts();
   if (scripts.empty()) {
     throw NotSupportedError(
@@ -121,14 +212,20 @@ std::string render_html_report(const Analysis& analysis) {
   const auto groups = report_detail::build_figure_groups(analysis);
   const bool any_simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
                                          [](const CaseAnalysis& c) { return c.key.simulated; });
+  std::size_t settings = 0;
+  for (const CaseAnalysis& c : analysis.cases) settings += c.points.size();
+  const bool detailed = settings <= max_report_detailed_points;
 
-  nlohmann::json figures = nlohmann::json::array();
   std::size_t figure_count = 0;
-  for (const auto& group : groups) {
-    for (const auto& figure : group.figures) figures.push_back({{"id", figure.id}, {"spec", figure.spec}});
-    figure_count += group.figures.size();
+  for (const auto& group : groups) figure_count += group.figures.size();
+  nlohmann::json templates = nlohmann::json::array();
+  nlohmann::json data = {{"figures", figures_json(groups, templates)}, {"templates", std::move(templates)},
+                         {"groups", groups_json(groups)}, {"analysis", to_json(analysis, detailed)}};
+  if (!options.raw_rows.empty()) {
+    nlohmann::json raw = nlohmann::json::array();
+    for (const ResultRow& row : options.raw_rows) raw.push_back(raw_row_json(row));
+    data["raw_rows"] = std::move(raw);
   }
-  const nlohmann::json data = {{"figures", std::move(figures)}, {"analysis", to_json(analysis, true)}};
 
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += fmt::format("<title>dvfslab report{}</title>\n", any_simulated ? " (SIMULATED data)" : "");
@@ -139,9 +236,12 @@ std::string render_html_report(const Analysis& analysis) {
   }
   html += "</head>\n<body>\n<h1>dvfslab report</h1>\n";
   html += fmt::format(
-      "<p class=\"meta\">dvfslab {} · objective <b>{}</b> · {} cases · {} charts. Settings are written core MHz / "
-      "memory MHz / power limit W; '-' = not controlled. Each chart's menu exports SVG or PNG.</p>\n",
-      DVFSLAB_VERSION, html_escape(to_string(analysis.objective)), analysis.cases.size(), figure_count);
+      "<p class=\"meta\">dvfslab {} · objective <b>{}</b> · {} cases · {} settings · {} charts. Each point is one "
+      "setting, the mean of its repetitions. Settings are written core MHz / memory MHz / power limit W; '-' = not "
+      "controlled. Each chart's menu exports SVG or PNG.{}</p>\n",
+      DVFSLAB_VERSION, html_escape(to_string(analysis.objective)), analysis.cases.size(), settings, figure_count,
+      detailed ? "" : fmt::format(" The page's data lists no per-setting statistics above {} settings: `dvfslab "
+                                  "analyze --json --points` gives them.", max_report_detailed_points));
   if (any_simulated) {
     html += "<p class=\"simulated-banner\">This report contains SIMULATED data: numbers from a simulated GPU, not "
             "measurements. Those charts and rows say SIMULATED.</p>\n";
@@ -155,6 +255,7 @@ std::string render_html_report(const Analysis& analysis) {
     for (const auto& figure : group.figures) html += fmt::format("<div class=\"figure\" id=\"{}\"></div>\n", figure.id);
     html += "</div>\n</section>\n";
   }
+  if (!options.raw_rows.empty()) html += raw_rows_section(options);
   html += fmt::format("<script type=\"application/json\" id=\"dvfslab-data\">{}</script>\n",
                       report_detail::json_for_script(data));
   html += fmt::format("<script>{}</script>\n</body>\n</html>\n", kRender);
@@ -162,8 +263,8 @@ std::string render_html_report(const Analysis& analysis) {
 }
 
 void write_html_report(const Analysis& analysis, const std::filesystem::path& path,
-                       const std::vector<std::filesystem::path>& inputs) {
-  const std::string html = render_html_report(analysis);
+                       const std::vector<std::filesystem::path>& inputs, const HtmlReportOptions& options) {
+  const std::string html = render_html_report(analysis, options);
   OutputFile out(path, inputs);
   out.stream() << html;
   out.commit();

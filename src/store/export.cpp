@@ -1,5 +1,6 @@
 // A database as CSV (every measurement field), JSON (runs and measurements) or a
-// sweep table.
+// sweep table. CSV and JSON stream the measurements from SQLite to the output, so
+// memory stays constant whatever the size of the database.
 #include <fmt/format.h>
 
 #include <map>
@@ -12,6 +13,8 @@
 #include "dvfslab/store_tools.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "store/csv.hpp"
+#include "store/pretty_json.hpp"
+#include "store/tables.hpp"
 
 namespace dvfslab {
 namespace {
@@ -55,67 +58,112 @@ json run_json(const RunInfo& run) {
   };
 }
 
-json measurement_json(const StoredMeasurement& stored) {
-  const PointRecord& p = stored.point;
-  const Measurement& m = stored.measurement;
-  return {
-      {"id", stored.id},
-      {"run_id", stored.run_id},
-      {"recorded_at", stored.recorded_at},
-      {"workload", p.point.workload_case.workload},
-      {"batch", p.point.workload_case.batch},
-      {"mode", to_string(p.point.workload_case.mode)},
-      {"precision", to_string(p.point.workload_case.precision)},
-      {"setting",
-       {{"sm_mhz", or_null(p.point.setting.sm_mhz)},
-        {"mem_mhz", or_null(p.point.setting.mem_mhz)},
-        {"power_limit_w", or_null(p.point.setting.power_limit_w)}}},
-      {"repetition", p.point.repetition},
-      {"role", to_string(p.role)},
-      {"order_index", p.order_index},
-      {"is_default", p.is_default},
-      {"item_unit", p.item_unit},
-      {"effective_sm_mhz", or_null(p.effective_sm_mhz)},
-      {"effective_mem_mhz", or_null(p.effective_mem_mhz)},
-      {"name", m.name},
-      {"duration_s", m.duration_s},
-      {"iterations", m.iterations},
-      {"items", m.items},
-      {"energy_j", or_null(m.energy_j)},
-      {"energy_integrated_j", or_null(m.energy_integrated_j)},
-      {"mean_power_w", or_null(m.mean_power_w)},
-      {"peak_power_w", or_null(m.peak_power_w)},
-      {"sm_mhz_mean", or_null(m.sm_mhz_mean)},
-      {"sm_mhz_min", or_null(m.sm_mhz_min)},
-      {"mem_mhz_mean", or_null(m.mem_mhz_mean)},
-      {"temperature_c_min", or_null(m.temperature_c_min)},
-      {"temperature_c_max", or_null(m.temperature_c_max)},
-      {"throttle_fraction", m.throttle_fraction},
-      {"samples", m.samples},
-      {"flags", m.flags.names()},
-  };
+// The text of {"mem_mhz", "power_limit_w", "sm_mhz"} nested `depth` levels deep.
+std::string setting_text(const Setting& setting, int depth) {
+  std::string text;
+  store_detail::PrettyObject object(text, depth);
+  object.value("mem_mhz", setting.mem_mhz)
+      .value("power_limit_w", setting.power_limit_w)
+      .value("sm_mhz", setting.sm_mhz)
+      .close();
+  return text;
 }
 
-void write_json(Store& store, std::ostream& out) {
-  json document = {{"schema_version", store_schema_version()},
-                   {"runs", json::array()},
-                   {"measurements", json::array()}};
-  for (const RunInfo& run : store.runs()) document["runs"].push_back(run_json(run));
-  for (const StoredMeasurement& stored : store.measurements()) {
-    document["measurements"].push_back(measurement_json(stored));
+std::string throttle_text(const std::map<std::string, double>& fractions, int depth) {
+  std::string text;
+  store_detail::PrettyObject object(text, depth);
+  for (const auto& [reason, fraction] : fractions) object.value(reason, fraction);
+  object.close();
+  return text;
+}
+
+// One measurement as a member of "measurements", two levels deep, members in name order.
+void append_measurement(std::string& out, const StoredMeasurement& stored) {
+  const PointRecord& p = stored.point;
+  const Measurement& m = stored.measurement;
+  const Case& c = p.point.workload_case;
+  store_detail::PrettyObject object(out, 2);
+  object.value("batch", c.batch)
+      .value("duration_s", m.duration_s)
+      .value("effective_mem_mhz", p.effective_mem_mhz)
+      .value("effective_sm_mhz", p.effective_sm_mhz)
+      .value("energy_integrated_j", m.energy_integrated_j)
+      .value("energy_j", m.energy_j)
+      .strings("flags", m.flags.names())
+      .value("id", stored.id)
+      .value("is_default", p.is_default)
+      .value("item_unit", p.item_unit)
+      .value("items", m.items)
+      .value("iterations", m.iterations)
+      .value("mean_power_w", m.mean_power_w)
+      .value("mem_mhz_mean", m.mem_mhz_mean)
+      .value("mode", to_string(c.mode))
+      .value("name", m.name)
+      .value("order_index", p.order_index)
+      .value("peak_power_w", m.peak_power_w)
+      .value("precision", to_string(c.precision))
+      .value("recorded_at", stored.recorded_at)
+      .value("repetition", p.point.repetition)
+      .value("role", to_string(p.role))
+      .value("run_id", stored.run_id)
+      .value("samples", m.samples)
+      .text("setting", setting_text(p.point.setting, 3))
+      .value("sm_mhz_mean", m.sm_mhz_mean)
+      .value("sm_mhz_min", m.sm_mhz_min)
+      .value("temperature_c_max", m.temperature_c_max)
+      .value("temperature_c_min", m.temperature_c_min)
+      .text("throttle_fraction", throttle_text(m.throttle_fraction, 3))
+      .value("workload", c.workload)
+      .close();
+}
+
+// `value` as dump(2) writes it nested `depth` levels deep, so that the streamed
+// document is byte for byte the one a single dump(2) of the whole would give.
+void write_nested(std::ostream& out, const json& value, int depth) {
+  const std::string text = value.dump(2, ' ', false, json::error_handler_t::replace);
+  const std::string indent(static_cast<std::size_t>(2 * depth), ' ');
+  out << indent;
+  // dump() escapes line breaks inside strings, so every '\n' here is between lines.
+  std::size_t begin = 0;
+  for (std::size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n', begin)) {
+    out.write(text.data() + begin, static_cast<std::streamsize>(end + 1 - begin));
+    out << indent;
+    begin = end + 1;
   }
-  out << document.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+  out.write(text.data() + begin, static_cast<std::streamsize>(text.size() - begin));
+}
+
+// The members come in name order, as nlohmann::json's own objects keep them;
+// measurements are written one at a time as they are read.
+void write_json(Store& store, std::ostream& out) {
+  out << "{\n  \"measurements\": [";
+  store_detail::MeasurementCursor cursor(store.connection());
+  StoredMeasurement stored;
+  std::string text;
+  bool first = true;
+  while (cursor.next(stored)) {
+    text.assign(first ? "\n    " : ",\n    ");
+    append_measurement(text, stored);
+    out << text;
+    first = false;
+  }
+  out << (first ? "],\n" : "\n  ],\n");
+  out << "  \"runs\": [";
+  first = true;
+  for (const RunInfo& run : store.runs()) {
+    out << (first ? "\n" : ",\n");
+    write_nested(out, run_json(run), 2);
+    first = false;
+  }
+  out << (first ? "],\n" : "\n  ],\n");
+  out << "  \"schema_version\": " << store_schema_version() << "\n}\n";
 }
 
 void write_csv(Store& store, std::ostream& out) {
   std::map<std::int64_t, RunInfo> runs;
   for (RunInfo& run : store.runs()) runs.emplace(run.id, std::move(run));
-  const std::vector<StoredMeasurement> measurements = store.measurements();
   // One column per throttle reason seen anywhere, so every row has the same columns.
-  std::set<std::string> reasons;
-  for (const StoredMeasurement& stored : measurements) {
-    for (const auto& [reason, fraction] : stored.measurement.throttle_fraction) reasons.insert(reason);
-  }
+  const std::set<std::string> reasons = store_detail::select_throttle_reasons(store.connection());
   std::vector<std::string> header = {
       "run_id", "run_kind", "source", "gpu", "gpu_uuid", "simulated", "workload", "batch", "mode", "precision",
       "sm_mhz", "mem_mhz", "power_limit_w", "repetition", "role", "order_index", "is_default", "item_unit",
@@ -125,7 +173,9 @@ void write_csv(Store& store, std::ostream& out) {
   for (const std::string& reason : reasons) header.push_back("throttle_" + reason);
   out << store_detail::csv_line(header);
 
-  for (const StoredMeasurement& stored : measurements) {
+  store_detail::MeasurementCursor cursor(store.connection());
+  StoredMeasurement stored;
+  while (cursor.next(stored)) {
     const RunInfo& run = runs.at(stored.run_id);
     const PointRecord& p = stored.point;
     const Measurement& m = stored.measurement;

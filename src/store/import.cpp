@@ -50,12 +50,26 @@ Measurement as_measurement(const ResultRow& row) {
 
 }  // namespace
 
-ImportSummary import_sweep_table(Store& store, const std::filesystem::path& csv_path) {
+SweepTableFile read_sweep_table_file(const std::filesystem::path& csv_path) {
+  SweepTableFile table;
+  table.path = csv_path;
   const std::string content = read_file(csv_path);
+  table.hash = plan_hash(content);
   std::istringstream in(content);
-  const std::vector<ResultRow> rows = read_sweep_table(in, csv_path.string());
-  const std::string hash = plan_hash(content);
+  table.rows = read_sweep_table(in, csv_path.string());
+  return table;
+}
 
+ImportSummary import_sweep_table(Store& store, const std::filesystem::path& csv_path) {
+  return import_sweep_table(store, read_sweep_table_file(csv_path));
+}
+
+// One transaction for the whole table, so an import is all or nothing, and one set
+// of prepared statements for all its rows.
+ImportSummary import_sweep_table(Store& store, const SweepTableFile& table) {
+  const std::filesystem::path& csv_path = table.path;
+  const std::string& hash = table.hash;
+  const std::vector<ResultRow>& rows = table.rows;
   Connection& connection = store.connection();
   store_detail::Transaction transaction(connection);
   if (const auto earlier = run_with_hash(connection, hash)) {
@@ -63,6 +77,7 @@ ImportSummary import_sweep_table(Store& store, const std::filesystem::path& csv_
                                  csv_path.string(), store.path().string(), *earlier));
   }
   const std::string now = store_detail::utc_now();
+  store_detail::MeasurementInserter inserter(connection);
   std::map<std::pair<std::string, std::string>, std::int64_t> run_of;  // (source, gpu) -> run id
   ImportSummary summary;
   summary.rows = rows.size();
@@ -90,7 +105,7 @@ ImportSummary import_sweep_table(Store& store, const std::filesystem::path& csv_
     record.order_index = order_index++;
     record.is_default = row.is_default;
     record.item_unit = row.item_unit;
-    store_detail::insert_measurement(connection, slot->second, now, record, as_measurement(row), {});
+    inserter.insert(slot->second, now, record, as_measurement(row), {});
   }
   transaction.commit();
   return summary;

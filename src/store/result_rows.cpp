@@ -3,6 +3,7 @@
 #include <map>
 
 #include "dvfslab/store.hpp"
+#include "store/sqlite.hpp"
 
 namespace dvfslab {
 namespace {
@@ -45,8 +46,48 @@ std::vector<ResultRow> Store::result_rows() {
   std::map<std::int64_t, RunInfo> runs_by_id;
   for (RunInfo& run : runs()) runs_by_id.emplace(run.id, std::move(run));
   std::vector<ResultRow> rows;
-  for (const StoredMeasurement& stored : measurements()) {
-    if (stored.point.role != RecordRole::grid) continue;
+  {
+    // Sized once: growing by doubling would briefly hold up to twice the rows.
+    store_detail::Statement count(*connection_, "SELECT count(*) FROM measurements");
+    if (count.step()) rows.reserve(static_cast<std::size_t>(count.int64(0)));
+  }
+  // Only the columns a ResultRow needs, one measurement at a time, in the order of
+  // measurements(): a million rows are read in a few seconds.
+  store_detail::Statement query(*connection_,
+                                "SELECT p.run_id, p.workload, p.batch, p.mode, p.precision, p.sm_mhz, p.mem_mhz, "
+                                "p.power_limit_w, p.repetition, p.is_default, p.item_unit, m.duration_s, "
+                                "m.iterations, m.items, m.energy_j, m.energy_integrated_j, m.mean_power_w, "
+                                "m.sm_mhz_mean, m.short_window, m.energy_estimated, m.clock_mismatch, "
+                                "m.thermal_throttle, m.power_throttle "
+                                "FROM measurements m JOIN points p ON p.id = m.point_id WHERE p.role = 'grid' "
+                                "ORDER BY p.run_id, p.order_index, m.id");
+  StoredMeasurement stored;
+  while (query.step()) {
+    stored.run_id = query.int64(0);
+    Point& point = stored.point.point;
+    point.workload_case.workload = query.text(1);
+    point.workload_case.batch = query.integer(2);
+    point.workload_case.mode = parse_mode(query.text(3));
+    point.workload_case.precision = parse_precision(query.text(4));
+    point.setting.sm_mhz = query.optional_int(5);
+    point.setting.mem_mhz = query.optional_int(6);
+    point.setting.power_limit_w = query.optional_int(7);
+    point.repetition = query.integer(8);
+    stored.point.is_default = query.int64(9) != 0;
+    stored.point.item_unit = query.text(10);
+    Measurement& m = stored.measurement;
+    m.duration_s = query.real(11);
+    m.iterations = query.int64(12);
+    m.items = query.real(13);
+    m.energy_j = query.optional_real(14);
+    m.energy_integrated_j = query.optional_real(15);
+    m.mean_power_w = query.optional_real(16);
+    m.sm_mhz_mean = query.optional_real(17);
+    m.flags.short_window = query.int64(18) != 0;
+    m.flags.energy_estimated = query.int64(19) != 0;
+    m.flags.clock_mismatch = query.int64(20) != 0;
+    m.flags.thermal_throttle = query.int64(21) != 0;
+    m.flags.power_throttle = query.int64(22) != 0;
     rows.push_back(to_result_row(runs_by_id.at(stored.run_id), stored));
   }
   return rows;

@@ -80,41 +80,32 @@ Point point_from(const Statement& row, int first) {
   return point;
 }
 
-bool point_recorded(Connection& connection, std::int64_t run_id, const Point& point) {
-  Statement query(connection,
-                  "SELECT 1 FROM points WHERE run_id = ?1 AND role = 'grid' AND workload = ?2 AND batch = ?3 "
-                  "AND mode = ?4 AND precision = ?5 AND sm_mhz IS ?6 AND mem_mhz IS ?7 "
-                  "AND power_limit_w IS ?8 AND repetition = ?9");
-  query.bind(1, run_id);
-  bind_case_and_setting(query, 2, point);
-  return query.step();
-}
+// Compares the knobs as the unique index points_once_per_run writes them, so that
+// the lookup uses that index instead of scanning the case's points.
+constexpr const char* point_recorded_sql =
+    "SELECT 1 FROM points WHERE run_id = ?1 AND role = 'grid' AND workload = ?2 AND batch = ?3 "
+    "AND mode = ?4 AND precision = ?5 AND ifnull(sm_mhz, -1) = ifnull(?6, -1) "
+    "AND ifnull(mem_mhz, -1) = ifnull(?7, -1) AND ifnull(power_limit_w, -1) = ifnull(?8, -1) "
+    "AND repetition = ?9";
 
-void insert_samples(Connection& connection, std::int64_t measurement_id, std::span<const Telemetry> samples) {
-  Statement insert(connection,
-                   "INSERT INTO samples(measurement_id, seq, time_s, power_instant_w, power_average_w, energy_j, "
-                   "sm_mhz, mem_mhz, gpu_temperature_c, memory_temperature_c, gpu_utilization_pct, "
-                   "memory_utilization_pct, throttle_reasons) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  std::int64_t seq = 0;
-  for (const Telemetry& sample : samples) {
-    std::optional<std::int64_t> reasons;
-    // The mask is stored bit for bit in SQLite's signed 64-bit integer.
-    if (sample.throttle_reasons) reasons = static_cast<std::int64_t>(*sample.throttle_reasons);
-    insert.bind(1, measurement_id)
-        .bind(2, seq++)
-        .bind(3, sample.time_s)
-        .bind(4, sample.power_instant_w)
-        .bind(5, sample.power_average_w)
-        .bind(6, sample.energy_j)
-        .bind(7, sample.sm_mhz)
-        .bind(8, sample.mem_mhz)
-        .bind(9, sample.gpu_temperature_c)
-        .bind(10, sample.memory_temperature_c)
-        .bind(11, sample.gpu_utilization_pct)
-        .bind(12, sample.memory_utilization_pct)
-        .bind(13, reasons)
-        .run();
-  }
+constexpr const char* insert_point_sql =
+    "INSERT INTO points(run_id, workload, batch, mode, precision, sm_mhz, mem_mhz, power_limit_w, repetition, "
+    "order_index, role, is_default, item_unit, effective_sm_mhz, effective_mem_mhz) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+constexpr const char* insert_measurement_sql =
+    "INSERT INTO measurements(point_id, recorded_at, name, duration_s, energy_j, energy_integrated_j, "
+    "mean_power_w, peak_power_w, sm_mhz_mean, sm_mhz_min, mem_mhz_mean, temperature_c_min, temperature_c_max, "
+    "throttle_fraction, iterations, items, samples, short_window, energy_estimated, clock_mismatch, "
+    "thermal_throttle, power_throttle) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+constexpr const char* insert_sample_sql =
+    "INSERT INTO samples(measurement_id, seq, time_s, power_instant_w, power_average_w, energy_j, sm_mhz, "
+    "mem_mhz, gpu_temperature_c, memory_temperature_c, gpu_utilization_pct, memory_utilization_pct, "
+    "throttle_reasons) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+std::string throttle_json(const std::map<std::string, double>& fractions) {
+  return fractions.empty() ? std::string("{}") : nlohmann::json(fractions).dump();
 }
 
 }  // namespace
@@ -177,34 +168,44 @@ void update_run_status(Connection& connection, std::int64_t run_id, RunStatus st
 std::int64_t insert_measurement(Connection& connection, std::int64_t run_id, const std::string& recorded_at,
                                 const PointRecord& record, const Measurement& measurement,
                                 std::span<const Telemetry> samples) {
-  if (record.role == RecordRole::grid && point_recorded(connection, run_id, record.point)) {
-    throw StoreError(fmt::format("{}: run {} already holds {} {} repetition {}: a point is measured once per run",
-                                 connection.path().string(), run_id, to_string(record.point.workload_case),
-                                 to_string(record.point.setting), record.point.repetition));
+  return MeasurementInserter(connection).insert(run_id, recorded_at, record, measurement, samples);
+}
+
+MeasurementInserter::MeasurementInserter(Connection& connection, bool check_points)
+    : connection_(connection),
+      check_points_(check_points),
+      point_recorded_(connection, point_recorded_sql),
+      insert_point_(connection, insert_point_sql),
+      insert_measurement_(connection, insert_measurement_sql),
+      insert_sample_(connection, insert_sample_sql) {}
+
+std::int64_t MeasurementInserter::insert(std::int64_t run_id, const std::string& recorded_at,
+                                         const PointRecord& record, const Measurement& measurement,
+                                         std::span<const Telemetry> samples) {
+  if (check_points_ && record.role == RecordRole::grid) {
+    point_recorded_.bind(1, run_id);
+    bind_case_and_setting(point_recorded_, 2, record.point);
+    const bool recorded = point_recorded_.step();
+    point_recorded_.reset();
+    if (recorded) {
+      throw StoreError(fmt::format("{}: run {} already holds {} {} repetition {}: a point is measured once per run",
+                                   connection_.path().string(), run_id, to_string(record.point.workload_case),
+                                   to_string(record.point.setting), record.point.repetition));
+    }
   }
-  Statement insert_point(connection,
-                         "INSERT INTO points(run_id, workload, batch, mode, precision, sm_mhz, mem_mhz, "
-                         "power_limit_w, repetition, order_index, role, is_default, item_unit, effective_sm_mhz, "
-                         "effective_mem_mhz) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  insert_point.bind(1, run_id);
-  bind_case_and_setting(insert_point, 2, record.point);
-  insert_point.bind(10, record.order_index)
+  insert_point_.bind(1, run_id);
+  bind_case_and_setting(insert_point_, 2, record.point);
+  insert_point_.bind(10, record.order_index)
       .bind(11, to_string(record.role))
       .bind(12, record.is_default)
       .bind(13, record.item_unit)
       .bind(14, record.effective_sm_mhz)
       .bind(15, record.effective_mem_mhz)
       .run();
-  const std::int64_t point_id = connection.last_insert_id();
+  const std::int64_t point_id = connection_.last_insert_id();
 
   const MeasurementFlags& flags = measurement.flags;
-  Statement insert(connection,
-                   "INSERT INTO measurements(point_id, recorded_at, name, duration_s, energy_j, "
-                   "energy_integrated_j, mean_power_w, peak_power_w, sm_mhz_mean, sm_mhz_min, mem_mhz_mean, "
-                   "temperature_c_min, temperature_c_max, throttle_fraction, iterations, items, samples, "
-                   "short_window, energy_estimated, clock_mismatch, thermal_throttle, power_throttle) "
-                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  insert.bind(1, point_id)
+  insert_measurement_.bind(1, point_id)
       .bind(2, recorded_at)
       .bind(3, measurement.name)
       .bind(4, measurement.duration_s)
@@ -217,7 +218,7 @@ std::int64_t insert_measurement(Connection& connection, std::int64_t run_id, con
       .bind(11, measurement.mem_mhz_mean)
       .bind(12, measurement.temperature_c_min)
       .bind(13, measurement.temperature_c_max)
-      .bind(14, nlohmann::json(measurement.throttle_fraction).dump())
+      .bind(14, throttle_json(measurement.throttle_fraction))
       .bind(15, measurement.iterations)
       .bind(16, measurement.items)
       .bind(17, static_cast<std::int64_t>(measurement.samples))
@@ -227,8 +228,28 @@ std::int64_t insert_measurement(Connection& connection, std::int64_t run_id, con
       .bind(21, flags.thermal_throttle)
       .bind(22, flags.power_throttle)
       .run();
-  const std::int64_t measurement_id = connection.last_insert_id();
-  insert_samples(connection, measurement_id, samples);
+  const std::int64_t measurement_id = connection_.last_insert_id();
+
+  std::int64_t seq = 0;
+  for (const Telemetry& sample : samples) {
+    std::optional<std::int64_t> reasons;
+    // The mask is stored bit for bit in SQLite's signed 64-bit integer.
+    if (sample.throttle_reasons) reasons = static_cast<std::int64_t>(*sample.throttle_reasons);
+    insert_sample_.bind(1, measurement_id)
+        .bind(2, seq++)
+        .bind(3, sample.time_s)
+        .bind(4, sample.power_instant_w)
+        .bind(5, sample.power_average_w)
+        .bind(6, sample.energy_j)
+        .bind(7, sample.sm_mhz)
+        .bind(8, sample.mem_mhz)
+        .bind(9, sample.gpu_temperature_c)
+        .bind(10, sample.memory_temperature_c)
+        .bind(11, sample.gpu_utilization_pct)
+        .bind(12, sample.memory_utilization_pct)
+        .bind(13, reasons)
+        .run();
+  }
   return measurement_id;
 }
 
@@ -240,55 +261,76 @@ std::vector<RunInfo> select_runs(Connection& connection, std::optional<std::int6
   return runs;
 }
 
-std::vector<StoredMeasurement> select_measurements(Connection& connection) {
-  Statement query(connection,
-                  "SELECT m.id, p.run_id, m.recorded_at, "
-                  "p.workload, p.batch, p.mode, p.precision, p.sm_mhz, p.mem_mhz, p.power_limit_w, p.repetition, "
-                  "p.role, p.order_index, p.is_default, p.item_unit, p.effective_sm_mhz, p.effective_mem_mhz, "
-                  "m.name, m.duration_s, m.energy_j, m.energy_integrated_j, m.mean_power_w, m.peak_power_w, "
-                  "m.sm_mhz_mean, m.sm_mhz_min, m.mem_mhz_mean, m.temperature_c_min, m.temperature_c_max, "
-                  "m.throttle_fraction, m.iterations, m.items, m.samples, m.short_window, m.energy_estimated, "
-                  "m.clock_mismatch, m.thermal_throttle, m.power_throttle "
-                  "FROM measurements m JOIN points p ON p.id = m.point_id "
-                  "ORDER BY p.run_id, p.order_index, m.id");
-  std::vector<StoredMeasurement> rows;
-  while (query.step()) {
-    StoredMeasurement row;
-    row.id = query.int64(0);
-    row.run_id = query.int64(1);
-    row.recorded_at = query.text(2);
-    PointRecord& point = row.point;
-    point.point = point_from(query, 3);
-    point.role = parse_role(query.text(11));
-    point.order_index = query.integer(12);
-    point.is_default = query.int64(13) != 0;
-    point.item_unit = query.text(14);
-    point.effective_sm_mhz = query.optional_int(15);
-    point.effective_mem_mhz = query.optional_int(16);
-    Measurement& m = row.measurement;
-    m.name = query.text(17);
-    m.duration_s = query.real(18);
-    m.energy_j = query.optional_real(19);
-    m.energy_integrated_j = query.optional_real(20);
-    m.mean_power_w = query.optional_real(21);
-    m.peak_power_w = query.optional_real(22);
-    m.sm_mhz_mean = query.optional_real(23);
-    m.sm_mhz_min = query.optional_int(24);
-    m.mem_mhz_mean = query.optional_real(25);
-    m.temperature_c_min = query.optional_real(26);
-    m.temperature_c_max = query.optional_real(27);
-    m.throttle_fraction = nlohmann::json::parse(query.text(28)).get<std::map<std::string, double>>();
-    m.iterations = query.int64(29);
-    m.items = query.real(30);
-    m.samples = static_cast<std::size_t>(query.int64(31));
-    m.flags.short_window = query.int64(32) != 0;
-    m.flags.energy_estimated = query.int64(33) != 0;
-    m.flags.clock_mismatch = query.int64(34) != 0;
-    m.flags.thermal_throttle = query.int64(35) != 0;
-    m.flags.power_throttle = query.int64(36) != 0;
-    rows.push_back(std::move(row));
+
+MeasurementCursor::MeasurementCursor(Connection& connection)
+    : query_(connection,
+             "SELECT m.id, p.run_id, m.recorded_at, "
+             "p.workload, p.batch, p.mode, p.precision, p.sm_mhz, p.mem_mhz, p.power_limit_w, p.repetition, "
+             "p.role, p.order_index, p.is_default, p.item_unit, p.effective_sm_mhz, p.effective_mem_mhz, "
+             "m.name, m.duration_s, m.energy_j, m.energy_integrated_j, m.mean_power_w, m.peak_power_w, "
+             "m.sm_mhz_mean, m.sm_mhz_min, m.mem_mhz_mean, m.temperature_c_min, m.temperature_c_max, "
+             "m.throttle_fraction, m.iterations, m.items, m.samples, m.short_window, m.energy_estimated, "
+             "m.clock_mismatch, m.thermal_throttle, m.power_throttle "
+             "FROM measurements m JOIN points p ON p.id = m.point_id "
+             "ORDER BY p.run_id, p.order_index, m.id") {}
+
+bool MeasurementCursor::next(StoredMeasurement& row) {
+  const Statement& query = query_;
+  if (!query_.step()) return false;
+  row.id = query.int64(0);
+  row.run_id = query.int64(1);
+  row.recorded_at = query.text(2);
+  PointRecord& point = row.point;
+  point.point = point_from(query, 3);
+  point.role = parse_role(query.text(11));
+  point.order_index = query.integer(12);
+  point.is_default = query.int64(13) != 0;
+  point.item_unit = query.text(14);
+  point.effective_sm_mhz = query.optional_int(15);
+  point.effective_mem_mhz = query.optional_int(16);
+  Measurement& m = row.measurement;
+  m.name = query.text(17);
+  m.duration_s = query.real(18);
+  m.energy_j = query.optional_real(19);
+  m.energy_integrated_j = query.optional_real(20);
+  m.mean_power_w = query.optional_real(21);
+  m.peak_power_w = query.optional_real(22);
+  m.sm_mhz_mean = query.optional_real(23);
+  m.sm_mhz_min = query.optional_int(24);
+  m.mem_mhz_mean = query.optional_real(25);
+  m.temperature_c_min = query.optional_real(26);
+  m.temperature_c_max = query.optional_real(27);
+  const std::string throttle = query.text(28);
+  if (throttle == "{}") {
+    m.throttle_fraction.clear();  // the common case, not worth a parse
+  } else {
+    m.throttle_fraction = nlohmann::json::parse(throttle).get<std::map<std::string, double>>();
   }
+  m.iterations = query.int64(29);
+  m.items = query.real(30);
+  m.samples = static_cast<std::size_t>(query.int64(31));
+  m.flags.short_window = query.int64(32) != 0;
+  m.flags.energy_estimated = query.int64(33) != 0;
+  m.flags.clock_mismatch = query.int64(34) != 0;
+  m.flags.thermal_throttle = query.int64(35) != 0;
+  m.flags.power_throttle = query.int64(36) != 0;
+  return true;
+}
+
+std::vector<StoredMeasurement> select_measurements(Connection& connection) {
+  MeasurementCursor cursor(connection);
+  std::vector<StoredMeasurement> rows;
+  StoredMeasurement row;
+  while (cursor.next(row)) rows.push_back(row);
   return rows;
+}
+
+std::set<std::string> select_throttle_reasons(Connection& connection) {
+  // SQLite reads the keys of each stored JSON object itself, so no row is parsed here.
+  Statement query(connection, "SELECT DISTINCT r.key FROM measurements m, json_each(m.throttle_fraction) r");
+  std::set<std::string> reasons;
+  while (query.step()) reasons.insert(query.text(0));
+  return reasons;
 }
 
 std::vector<Telemetry> select_samples(Connection& connection, std::int64_t measurement_id) {

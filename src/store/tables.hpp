@@ -27,9 +27,41 @@ void update_run_status(Connection& connection, std::int64_t run_id, RunStatus st
 std::int64_t insert_measurement(Connection& connection, std::int64_t run_id, const std::string& recorded_at,
                                 const PointRecord& point, const Measurement& measurement,
                                 std::span<const Telemetry> samples);
+// insert_measurement for many rows: the statements are prepared once and reused,
+// which is most of the cost of a row (an import of a million rows).
+class MeasurementInserter {
+ public:
+  // `check_points`: refuse a grid point already in the run with a StoreError that
+  // names it. A caller whose points cannot repeat (an import numbers repetitions
+  // itself) passes false and leaves the unique index as the only guard.
+  explicit MeasurementInserter(Connection& connection, bool check_points = true);
+  std::int64_t insert(std::int64_t run_id, const std::string& recorded_at, const PointRecord& point,
+                      const Measurement& measurement, std::span<const Telemetry> samples);
+
+ private:
+  Connection& connection_;
+  bool check_points_;
+  Statement point_recorded_;
+  Statement insert_point_;
+  Statement insert_measurement_;
+  Statement insert_sample_;
+};
 
 std::vector<RunInfo> select_runs(Connection& connection, std::optional<std::int64_t> run_id = std::nullopt);
 std::vector<StoredMeasurement> select_measurements(Connection& connection);
+// Reads measurements one at a time, in select_measurements' order, so that a
+// database of any size is read in constant memory.
+class MeasurementCursor {
+ public:
+  explicit MeasurementCursor(Connection& connection);
+  // Fills `row` with the next measurement; false after the last.
+  bool next(StoredMeasurement& row);
+
+ private:
+  Statement query_;
+};
+// Every throttle reason named by any measurement, in name order.
+std::set<std::string> select_throttle_reasons(Connection& connection);
 std::vector<Telemetry> select_samples(Connection& connection, std::int64_t measurement_id);
 std::set<Point> select_plan_points(Connection& connection, std::int64_t run_id);
 

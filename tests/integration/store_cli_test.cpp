@@ -160,6 +160,25 @@ TEST_F(StoreCli, MergeCombinesShardsAndRefusesDifferentPlans) {
   EXPECT_FALSE(fs::exists(dir_ / "mixed.sqlite"));
 }
 
+// Issue 11 item 16: raw rows only on request, and never more than the documented cap.
+TEST_F(StoreCli, ReportShowsRawRowsOnlyWhenAskedAndRefusesMoreThanTheCap) {
+  std::ofstream(dir_ / "table.csv") << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+                                       "s,g,w,700,,,0.5,100,0\ns,g,w,700,,,0.6,100,0\ns,g,w,900,,,0.4,150,1\n";
+  const Result too_many = dvfslab("report " + path("table.csv") + " --raw-rows 10001 -o " + path("r.html"));
+  EXPECT_EQ(too_many.exit_code, 2) << too_many.err;
+  EXPECT_FALSE(fs::exists(dir_ / "r.html"));
+  const Result help = dvfslab("report --help");
+  EXPECT_NE(help.out.find("--raw-rows"), std::string::npos);
+
+  const Result plain = dvfslab("report " + path("table.csv") + " -o " + path("plain.html"));
+  if (plain.exit_code == 6) GTEST_SKIP() << "built without the report's runtimes";
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(read(dir_ / "plain.html").find("id=\"raw-rows\""), std::string::npos);
+  const Result raw = dvfslab("report " + path("table.csv") + " --raw-rows 2 -o " + path("raw.html"));
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_NE(read(dir_ / "raw.html").find("the first 2 of 3"), std::string::npos);
+}
+
 TEST_F(StoreCli, HelpDescribesEveryOption) {
   const Result import_help = dvfslab("import --help");
   EXPECT_EQ(import_help.exit_code, 0);

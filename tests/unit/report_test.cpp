@@ -53,10 +53,14 @@ TEST(ReportFigures, OneDimensionalSweepGetsFourChartsPerGroup) {
   EXPECT_EQ(groups[0].cases.size(), 2u);  // both batch sizes of resnet50 in one group
   EXPECT_EQ(groups[0].figures.size(), 4u);
   EXPECT_EQ(groups[0].heading, "Test GPU · resnet50 infer fp16");
-  // x is the core clock; one line per batch size.
+  // x is the core clock; one line per batch size. The points are the group's data
+  // set, held once for all its charts (issue 11 item 16).
   const auto& energy = groups[0].figures[2].spec;
   EXPECT_EQ(energy["layer"][0]["encoding"]["x"]["field"], "sm_mhz");
-  EXPECT_EQ(energy["data"]["values"][0]["series"], "batch 64");
+  EXPECT_EQ(energy["data"]["name"], groups[0].data_name);
+  const auto& data = groups[0].data;
+  EXPECT_EQ(data["labels"][data["columns"]["series"][0].get<std::size_t>()], "batch 64");
+  EXPECT_EQ(data["columns"]["time_s"].size(), 3u);  // one point per setting of each case
 }
 
 TEST(ReportFigures, CoreTimesMemoryGridAddsMemoryFigureAndHeatmap) {
