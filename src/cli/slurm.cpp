@@ -10,7 +10,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/slurm_commands.hpp"
-#include "cli/workloads.hpp"
+#include "cli/environment.hpp"
+#include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/plan.hpp"
@@ -41,13 +42,13 @@ std::optional<std::size_t> count_points(const Plan& plan, const std::string& dev
   if (devices.empty()) devices = {"auto"};
   std::vector<std::unique_ptr<Gpu>> gpus;
   try {
-    for (const auto& spec : devices) gpus.push_back(open_gpu(spec));
+    for (const auto& spec : devices) gpus.push_back(open_gpu(spec, open_options()));
   } catch (const DriverNotFoundError&) {
     fmt::print(stderr, "dvfslab: notice: no GPU here to expand the plan's settings on; each shard checks them on its "
                        "node (to check here, pass --device sim:NAME of the fleet's GPU model)\n");
     return std::nullopt;
   }
-  const WorkloadRegistry registry = make_workload_registry(plan_commands(plan), gpus);
+  const WorkloadRegistry registry = make_default_workload_registry(plan_commands(plan), gpus);
   std::size_t fewest = 0;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const std::size_t points = prepare_sweep(*gpus[i], plan, registry, SweepOptions{}).grid_points;

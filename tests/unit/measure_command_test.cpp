@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 #include "dvfslab/command.hpp"
 #include "dvfslab/sim_gpu.hpp"
 
