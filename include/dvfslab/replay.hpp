@@ -1,5 +1,5 @@
 #pragma once
-// Replay: a published sweep table (../shared/data/dvfs/README.md) served as a GPU,
+// Replay: a published sweep table (data/published/README.md) served as a GPU,
 // so that a sweep, the analysis and the search run on real measurements made by
 // others. The GPU's clock table and power limits are the settings present in the
 // table; a workload of the table "runs" by advancing the GPU's virtual clock by the

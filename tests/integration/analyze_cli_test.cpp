@@ -151,7 +151,7 @@ TEST_F(AnalyzeCli, ReportWritesOneSelfContainedPageMarkedSimulated) {
 }
 
 TEST_F(AnalyzeCli, ReadsASweepTableCsvDirectly) {
-  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/dvfs/v100-kernels-core.csv";
+  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/v100-kernels-core.csv";
   const CommandResult r = run_dvfslab("analyze " + table + " --json", scratch_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);

@@ -240,7 +240,7 @@ TEST_F(MeasureCli, BadOptionsAreUsageErrors) {
 }
 
 TEST_F(MeasureCli, AReplayedTableCannotMeasureAProgram) {
-  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/dvfs/v100-kernels-core.csv";
+  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/v100-kernels-core.csv";
   const auto r = DvfslabProcess({"measure", "--device", "replay:" + table, "--", "true"}).finish();
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(contains(r.err, "Tesla V100 PCIe is a replayed sweep table")) << r.err;

@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path shared_table(const std::string& name) { return fs::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs" / name; }
+fs::path shared_table(const std::string& name) { return fs::path(DVFSLAB_SHARED_DATA_DIR) / name; }
 
 class ReplayTableFile : public ::testing::Test {
  protected:
