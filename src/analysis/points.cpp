@@ -139,11 +139,6 @@ PointSummary summarize(const std::vector<ResultRow>& rows, const SortEntry* begi
 
 }  // namespace
 
-bool setting_order_before(const Setting& a, const Setting& b) {
-  return std::tuple(order_value(a.sm_mhz), order_value(a.mem_mhz), order_value(a.power_limit_w)) <
-         std::tuple(order_value(b.sm_mhz), order_value(b.mem_mhz), order_value(b.power_limit_w));
-}
-
 std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows) {
   if (rows.size() > UINT32_MAX) throw ConfigError("more than 4 billion rows: analyze them in parts");
 

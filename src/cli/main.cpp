@@ -4,9 +4,23 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/sim_gpu.hpp"
+
+namespace {
+
+// The library says what failed; only the command line knows that the user may
+// switch to a simulated GPU instead, so the hint is added here.
+std::string simulated_gpu_hint() {
+  std::string keys;
+  for (const std::string& key : dvfslab::sim_gpu_keys()) keys += fmt::format("{}sim:{}", keys.empty() ? "" : ", ", key);
+  return fmt::format("to work without an NVIDIA GPU, use a simulated one with --device sim:NAME ({})", keys);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -36,6 +50,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(dvfslab::ExitCode::usage);
+  } catch (const dvfslab::DriverNotFoundError& e) {
+    fmt::print(stderr, "dvfslab: error: {}; {}\n", e.what(), simulated_gpu_hint());
+    return static_cast<int>(e.code());
   } catch (const dvfslab::Error& e) {
     fmt::print(stderr, "dvfslab: error: {}\n", e.what());
     return static_cast<int>(e.code());

@@ -2,6 +2,7 @@
 
 #include "dvfslab/command.hpp"
 #include "dvfslab/replay.hpp"
+#include "dvfslab/replay_workloads.hpp"
 #include "dvfslab/sim_workloads.hpp"
 #ifdef DVFSLAB_HAVE_TORCH
 #include "dvfslab/torch_workloads.hpp"

@@ -8,6 +8,7 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/replay.hpp"
+#include "dvfslab/replay_workloads.hpp"
 #include "dvfslab/workload.hpp"
 #include "scratch_dir.hpp"
 
