@@ -8,6 +8,7 @@
 
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab::testing {
 namespace {
@@ -146,8 +147,8 @@ TEST(InfoCli, OlderDriverFallsBackToOlderSymbols) {
 }
 
 TEST(InfoCli, ReadOnlyModeReadsEverythingAndSetsNothing) {
-  const std::string log = ::testing::TempDir() + "dvfslab-info-read-only.log";
-  std::remove(log.c_str());
+  const testing::ScratchDir scratch;
+  const std::string log = (scratch / "fake-nvml.log").string();
   const auto document = info_json(
       {}, fake_nvml_environment("h200,v100", {{"DVFSLAB_READ_ONLY", "1"}, {"DVFSLAB_FAKE_NVML_LOG", log}}));
   EXPECT_EQ(document["devices"].size(), 2u);

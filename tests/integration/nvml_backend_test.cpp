@@ -10,19 +10,13 @@
 #include "dvfslab/gpu.hpp"
 #include "fake_nvml_env.hpp"
 #include "gpu/nvml/nvml_library.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab::testing {
 namespace {
 
 class NvmlBackend : public ::testing::Test {
  protected:
-  void SetUp() override {
-    log_path_ = std::filesystem::temp_directory_path() /
-                ("dvfslab-fake-nvml-" + std::to_string(::getpid()) + "-" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".log");
-    std::filesystem::remove(log_path_);
-  }
-  void TearDown() override { std::filesystem::remove(log_path_); }
 
   EnvironmentChanges environment(const std::string& gpus, EnvironmentChanges extra = {},
                                  const std::string& library = DVFSLAB_FAKE_NVML) {
@@ -37,7 +31,8 @@ class NvmlBackend : public ::testing::Test {
     return lines;
   }
 
-  std::filesystem::path log_path_;
+  testing::ScratchDir scratch_;
+  std::filesystem::path log_path_ = scratch_ / "fake-nvml.log";
 };
 
 template <class Error, class Action>
