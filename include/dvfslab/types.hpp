@@ -96,6 +96,8 @@ struct MeasurementFlags {
   bool power_throttle = false;
 
   std::vector<std::string> names() const;
+  // Adds `other`'s flags: a point is flagged when any of its windows was.
+  MeasurementFlags& operator|=(const MeasurementFlags& other);
   bool operator==(const MeasurementFlags&) const = default;
 };
 

@@ -87,6 +87,15 @@ std::vector<std::string> throttle_reason_names(std::uint64_t mask) {
   return names;
 }
 
+MeasurementFlags& MeasurementFlags::operator|=(const MeasurementFlags& other) {
+  short_window = short_window || other.short_window;
+  energy_estimated = energy_estimated || other.energy_estimated;
+  clock_mismatch = clock_mismatch || other.clock_mismatch;
+  thermal_throttle = thermal_throttle || other.thermal_throttle;
+  power_throttle = power_throttle || other.power_throttle;
+  return *this;
+}
+
 std::vector<std::string> MeasurementFlags::names() const {
   std::vector<std::string> out;
   if (short_window) out.emplace_back("short_window");
