@@ -72,14 +72,6 @@ std::map<CaseSetting, std::vector<double>> stored_repetitions(Store& store, std:
   return stored;
 }
 
-void merge_flags(MeasurementFlags& into, const MeasurementFlags& from) {
-  into.short_window = into.short_window || from.short_window;
-  into.energy_estimated = into.energy_estimated || from.energy_estimated;
-  into.clock_mismatch = into.clock_mismatch || from.clock_mismatch;
-  into.thermal_throttle = into.thermal_throttle || from.thermal_throttle;
-  into.power_throttle = into.power_throttle || from.power_throttle;
-}
-
 void maybe_kill_for_test(std::size_t points_recorded) {
   if (const auto limit = test_kill_after_points(); limit && static_cast<long>(points_recorded) >= *limit) {
     std::raise(SIGKILL);
@@ -223,7 +215,7 @@ SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& regist
         outcome.items_per_s = m.duration_s > 0 ? std::optional(m.items / m.duration_s) : std::nullopt;
         outcome.mean_power_w = m.mean_power_w;
         outcome.item_unit = workload.item_unit();
-        merge_flags(outcome.flags, m.flags);
+        outcome.flags |= m.flags;
       } while (point.role == PointRole::grid && needs_another_repetition(policy, series));
       if (point.role == PointRole::drift && !series.empty()) drift_energies.push_back(series.front());
       result.clock_mismatches += mismatch ? 1 : 0;
