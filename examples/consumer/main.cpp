@@ -13,7 +13,7 @@ int main() {
     meter.start();
     meter.begin("work");
     const dvfslab::SimKernel compute_bound{0.0, 0.5, 0.95, 1.0, 0.3};
-    gpu.run(compute_bound, 20.0);  // ten seconds of virtual time
+    gpu.run(compute_bound, 20.0);  // about ten seconds of virtual time
     const dvfslab::Measurement window = meter.end("work");
     meter.stop();
     if (!window.energy_j) {
