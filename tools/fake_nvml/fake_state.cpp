@@ -46,7 +46,10 @@ std::vector<ControlState> persisted_control_states(const std::string& path) {
   std::ifstream in(path);
   if (!in) return states;
   try {
-    for (const nlohmann::json& device : nlohmann::json::parse(in).at("devices")) {
+    // The document outlives the loop: iterating `parse(in).at(...)` directly would
+    // read a destroyed temporary (AddressSanitizer caught it).
+    const nlohmann::json document = nlohmann::json::parse(in);
+    for (const nlohmann::json& device : document.at("devices")) {
       states.push_back(device.at("controls").get<ControlState>());
     }
   } catch (const std::exception& e) {
