@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Builds dvfslab with its tests and runs them all. Safe to run again.
+# Builds dvfslab with its tests and runs them all, twice: the release build with
+# LibTorch, and the `asan` preset (AddressSanitizer + UBSan, no LibTorch) over
+# the unit and integration tests. Both treat compiler warnings as errors. Safe
+# to run again.
 set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 bash scripts/install-deps.sh --tests
 jobs=$(nproc)
-cmake --preset release -DCMAKE_BUILD_TYPE=Release -DDVFSLAB_BUILD_TESTS=ON -DDVFSLAB_BUILD_BENCH=ON -DDVFSLAB_WITH_TORCH=ON >/dev/null
+cmake --preset release -DCMAKE_BUILD_TYPE=Release -DDVFSLAB_BUILD_TESTS=ON -DDVFSLAB_BUILD_BENCH=ON -DDVFSLAB_WITH_TORCH=ON \
+  -DDVFSLAB_WERROR=ON >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
+
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j "$jobs"

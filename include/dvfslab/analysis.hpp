@@ -175,12 +175,6 @@ struct Analysis {
 
 // ---------------------------------------------------------------- functions
 
-// Ranks settings for the baseline when no default is marked: higher SM clock
-// first, then higher memory clock, then higher power limit; an absent knob (left
-// at the GPU's default, the top for data-centre GPUs) ranks above any value.
-// Returns true when `a` comes before `b`.
-bool setting_order_before(const Setting& a, const Setting& b);
-
 // Groups rows by case and setting and summarises each setting (no baseline or
 // optimum yet). Throws ConfigError on a row with non-positive time or negative
 // power/energy.

@@ -1,5 +1,5 @@
 #pragma once
-// Replay: a published sweep table (../shared/data/dvfs/README.md) served as a GPU,
+// Replay: a published sweep table (data/published/README.md) served as a GPU,
 // so that a sweep, the analysis and the search run on real measurements made by
 // others. The GPU's clock table and power limits are the settings present in the
 // table; a workload of the table "runs" by advancing the GPU's virtual clock by the
@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dvfslab/gpu.hpp"
-#include "dvfslab/workload.hpp"
 
 namespace dvfslab {
 
@@ -26,9 +26,13 @@ bool is_replay_gpu(const Gpu& gpu);
 // plan before measuring anything. Throws ConfigError when it is not a replay GPU.
 bool replay_holds(const Gpu& replay_gpu, const std::string& workload, const Setting& setting);
 
-// Registers one workload per workload key of `replay_gpu`'s table (a unit of work
-// per iteration; it applies to that GPU only). Throws ConfigError when `replay_gpu`
-// is not a replay GPU.
-void add_replay_workloads(WorkloadRegistry& registry, const Gpu& replay_gpu);
+// The workload keys of `replay_gpu`'s table, in table order, and where the table
+// comes from ("FILE.csv (SOURCE)"). Throw ConfigError when it is not a replay GPU.
+const std::vector<std::string>& replay_workload_keys(const Gpu& replay_gpu);
+std::string replay_table_origin(const Gpu& replay_gpu);
+
+// "Runs" `units` units of `workload`'s work at the current setting: advances the
+// virtual clock by the measured time. Throws ConfigError when it is not a replay GPU.
+void run_replayed_work(Gpu& replay_gpu, const std::string& workload, double units);
 
 }  // namespace dvfslab

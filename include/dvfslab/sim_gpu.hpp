@@ -1,6 +1,6 @@
 #pragma once
 // Simulated GPUs: a digital twin of real GPUs (their real clock tables, default
-// clocks and power limits) with the time and power physics of DESIGN.md, on a
+// clocks and power limits) with the time and power physics of docs/architecture.md#the-simulated-gpu, on a
 // virtual clock (deterministic, instant) or following the wall clock.
 #include <memory>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// The vocabulary types every module shares (names fixed by DESIGN.md).
+// The vocabulary types every module shares (names fixed by docs/architecture.md#key-types).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -20,6 +20,11 @@ struct Setting {
   auto operator<=>(const Setting&) const = default;
 };
 std::string to_string(const Setting& setting);  // "sm=1380 mem=877 pl=default"
+// Ranks settings for the baseline when no default is marked: higher SM clock
+// first, then higher memory clock, then higher power limit; an absent knob (left
+// at the GPU's default, the top for data-centre GPUs) ranks above any value.
+// Returns true when `a` comes before `b`. Analysis and replay both rank by it.
+bool setting_order_before(const Setting& a, const Setting& b);
 
 enum class Mode { train, infer };
 enum class Precision { fp32, tf32, bf16, fp16 };
@@ -95,6 +100,8 @@ struct MeasurementFlags {
   bool power_throttle = false;
 
   std::vector<std::string> names() const;
+  // Adds `other`'s flags: a point is flagged when any of its windows was.
+  MeasurementFlags& operator|=(const MeasurementFlags& other);
   bool operator==(const MeasurementFlags&) const = default;
 };
 

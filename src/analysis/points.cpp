@@ -119,11 +119,7 @@ PointSummary summarize(const std::vector<ResultRow>& rows, const SortEntry* begi
       sm_sum += *row.sm_mhz_mean;
       ++sm_count;
     }
-    point.flags.short_window |= row.flags.short_window;
-    point.flags.energy_estimated |= row.flags.energy_estimated;
-    point.flags.clock_mismatch |= row.flags.clock_mismatch;
-    point.flags.thermal_throttle |= row.flags.thermal_throttle;
-    point.flags.power_throttle |= row.flags.power_throttle;
+    point.flags |= row.flags;
   }
   point.repetitions = static_cast<int>(end - begin);
   if (sm_count > 0) point.sm_mhz_mean = sm_sum / sm_count;
@@ -138,11 +134,6 @@ PointSummary summarize(const std::vector<ResultRow>& rows, const SortEntry* begi
 }
 
 }  // namespace
-
-bool setting_order_before(const Setting& a, const Setting& b) {
-  return std::tuple(order_value(a.sm_mhz), order_value(a.mem_mhz), order_value(a.power_limit_w)) <
-         std::tuple(order_value(b.sm_mhz), order_value(b.mem_mhz), order_value(b.power_limit_w));
-}
 
 std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows) {
   if (rows.size() > UINT32_MAX) throw ConfigError("more than 4 billion rows: analyze them in parts");

@@ -13,6 +13,19 @@
 
 #include "cli/commands.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/sim_gpu.hpp"
+
+namespace {
+
+// The library says what failed; only the command line knows that the user may
+// switch to a simulated GPU instead, so the hint is added here.
+std::string simulated_gpu_hint() {
+  std::string keys;
+  for (const std::string& key : dvfslab::sim_gpu_keys()) keys += fmt::format("{}sim:{}", keys.empty() ? "" : ", ", key);
+  return fmt::format("to work without an NVIDIA GPU, use a simulated one with --device sim:NAME ({})", keys);
+}
+
+}  // namespace
 
 namespace {
 
@@ -94,6 +107,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? finish_standard_output(0) : static_cast<int>(dvfslab::ExitCode::usage);
+  } catch (const dvfslab::DriverNotFoundError& e) {
+    fmt::print(stderr, "dvfslab: error: {}; {}\n", one_line(e.what()), simulated_gpu_hint());
+    return static_cast<int>(e.code());
   } catch (const dvfslab::Error& e) {
     fmt::print(stderr, "dvfslab: error: {}\n", one_line(e.what()));
     return static_cast<int>(e.code());

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <climits>
+#include <cstdint>
+#include <tuple>
+
 #include "dvfslab/error.hpp"
 
 namespace dvfslab {
@@ -11,7 +15,18 @@ std::string knob_text(const std::optional<int>& value) {
   return value ? std::to_string(*value) : std::string("default");
 }
 
+// An absent knob ranks above every value; negating makes ascending integer order
+// the setting order (analysis's sort key in src/analysis/points.cpp agrees).
+std::int64_t order_value(const std::optional<int>& knob) {
+  return knob ? -static_cast<std::int64_t>(*knob) : -static_cast<std::int64_t>(INT_MAX) - 1;
+}
+
 }  // namespace
+
+bool setting_order_before(const Setting& a, const Setting& b) {
+  return std::tuple(order_value(a.sm_mhz), order_value(a.mem_mhz), order_value(a.power_limit_w)) <
+         std::tuple(order_value(b.sm_mhz), order_value(b.mem_mhz), order_value(b.power_limit_w));
+}
 
 std::string to_string(const Setting& setting) {
   return fmt::format("sm={} mem={} pl={}", knob_text(setting.sm_mhz), knob_text(setting.mem_mhz),
@@ -71,6 +86,15 @@ std::vector<std::string> throttle_reason_names(std::uint64_t mask) {
     if ((mask & value) && !(known_bits & value)) names.push_back(fmt::format("unknown_{:#x}", value));
   }
   return names;
+}
+
+MeasurementFlags& MeasurementFlags::operator|=(const MeasurementFlags& other) {
+  short_window = short_window || other.short_window;
+  energy_estimated = energy_estimated || other.energy_estimated;
+  clock_mismatch = clock_mismatch || other.clock_mismatch;
+  thermal_throttle = thermal_throttle || other.thermal_throttle;
+  power_throttle = power_throttle || other.power_throttle;
+  return *this;
 }
 
 std::vector<std::string> MeasurementFlags::names() const {

@@ -9,10 +9,10 @@
 #include <set>
 
 #include "dvfslab/json_optional.hpp"
+#include "dvfslab/csv.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/store_tools.hpp"
 #include "dvfslab/sweep_table.hpp"
-#include "store/csv.hpp"
 #include "store/pretty_json.hpp"
 #include "store/tables.hpp"
 
@@ -171,7 +171,7 @@ void write_csv(Store& store, std::ostream& out) {
       "energy_integrated_j", "mean_power_w", "peak_power_w", "sm_mhz_mean", "sm_mhz_min", "mem_mhz_mean",
       "temperature_c_min", "temperature_c_max", "samples", "flags"};
   for (const std::string& reason : reasons) header.push_back("throttle_" + reason);
-  out << store_detail::csv_line(header);
+  out << csv_line(header);
 
   store_detail::MeasurementCursor cursor(store.connection());
   StoredMeasurement stored;
@@ -195,7 +195,7 @@ void write_csv(Store& store, std::ostream& out) {
       const auto found = m.throttle_fraction.find(reason);
       fields.push_back(found == m.throttle_fraction.end() ? "0" : fmt::format("{}", found->second));
     }
-    out << store_detail::csv_line(fields);
+    out << csv_line(fields);
   }
 }
 

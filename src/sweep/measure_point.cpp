@@ -21,14 +21,6 @@ bool differs(std::optional<int> requested, std::optional<double> measured) {
   return std::abs(*measured - *requested) > std::max(15.0, 0.01 * *requested);
 }
 
-void merge_flags(MeasurementFlags& into, const MeasurementFlags& from) {
-  into.short_window = into.short_window || from.short_window;
-  into.energy_estimated = into.energy_estimated || from.energy_estimated;
-  into.clock_mismatch = into.clock_mismatch || from.clock_mismatch;
-  into.thermal_throttle = into.thermal_throttle || from.thermal_throttle;
-  into.power_throttle = into.power_throttle || from.power_throttle;
-}
-
 void throw_if_interrupted(const ClockGuard& guard) {
   if (guard.interrupted()) throw InterruptedError("interrupted: the GPU was restored and dvfslab is stopping");
 }
@@ -86,7 +78,7 @@ PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vect
     outcome.items_per_s = m.duration_s > 0 ? std::optional(m.items / m.duration_s) : std::nullopt;
     outcome.mean_power_w = m.mean_power_w;
     outcome.item_unit = workload.item_unit();
-    merge_flags(outcome.flags, m.flags);
+    outcome.flags |= m.flags;
   } while (grid && context_.stop_rule.needs_another_repetition(series));
   outcome.energy_per_item_j_series = series;
   if (context_.policy.cooldown_s > 0) clock.sleep_for(context_.policy.cooldown_s);

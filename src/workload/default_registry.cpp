@@ -2,6 +2,7 @@
 #include "dvfslab/command.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/replay.hpp"
+#include "dvfslab/replay_workloads.hpp"
 #include "dvfslab/sim_workloads.hpp"
 
 namespace dvfslab {

@@ -14,6 +14,7 @@
 
 #include "dvfslab/store.hpp"
 #include "report/scripts.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
@@ -44,9 +45,6 @@ CommandResult run_dvfslab(const std::string& arguments, const fs::path& scratch)
 class AnalyzeCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    scratch_ = fs::temp_directory_path() / ("dvfslab-analyze-cli-" + std::to_string(::getpid()));
-    fs::remove_all(scratch_);
-    fs::create_directories(scratch_);
     db_ = scratch_ / "sweep.sqlite";
     Store store(db_);
     RunInfo run;
@@ -82,14 +80,13 @@ class AnalyzeCli : public ::testing::Test {
     }
     store.finish_run(id);
   }
-  void TearDown() override { fs::remove_all(scratch_); }
 
-  fs::path scratch_;
+  testing::ScratchDir scratch_;
   fs::path db_;
 };
 
 TEST_F(AnalyzeCli, JsonNamesTheOptimumAndSavingsAndMarksSimulation) {
-  const CommandResult r = run_dvfslab("analyze " + db_.string() + " --json --points", scratch_);
+  const CommandResult r = run_dvfslab("analyze " + db_.string() + " --json --points", scratch_.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -111,13 +108,13 @@ TEST_F(AnalyzeCli, JsonNamesTheOptimumAndSavingsAndMarksSimulation) {
 }
 
 TEST_F(AnalyzeCli, ObjectiveChangesTheOptimum) {
-  const CommandResult r = run_dvfslab("analyze " + db_.string() + " --json --objective edp", scratch_);
+  const CommandResult r = run_dvfslab("analyze " + db_.string() + " --json --objective edp", scratch_.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).at("cases").at(0).at("optimum").at("sm_mhz"), 1155);
 }
 
 TEST_F(AnalyzeCli, TablesMarkSimulatedData) {
-  const CommandResult r = run_dvfslab("analyze " + db_.string(), scratch_);
+  const CommandResult r = run_dvfslab("analyze " + db_.string(), scratch_.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("[SIMULATED]"), std::string::npos);
   EXPECT_NE(r.out.find("945/-/-"), std::string::npos);
@@ -125,7 +122,7 @@ TEST_F(AnalyzeCli, TablesMarkSimulatedData) {
 }
 
 TEST_F(AnalyzeCli, BadObjectiveIsOneLineWithTheConfigExitCode) {
-  const CommandResult r = run_dvfslab("analyze " + db_.string() + " --objective fastest", scratch_);
+  const CommandResult r = run_dvfslab("analyze " + db_.string() + " --objective fastest", scratch_.path());
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("energy-within-slowdown"), std::string::npos);
@@ -134,7 +131,7 @@ TEST_F(AnalyzeCli, BadObjectiveIsOneLineWithTheConfigExitCode) {
 
 TEST_F(AnalyzeCli, ReportWritesOneSelfContainedPageMarkedSimulated) {
   const fs::path page = scratch_ / "report.html";
-  const CommandResult r = run_dvfslab("report " + db_.string() + " -o " + page.string(), scratch_);
+  const CommandResult r = run_dvfslab("report " + db_.string() + " -o " + page.string(), scratch_.path());
   if (report_detail::embedded_report_scripts().empty()) {
     // Built without web/node_modules: one line saying how to get the runtimes.
     EXPECT_EQ(r.exit_code, 6);
@@ -151,8 +148,8 @@ TEST_F(AnalyzeCli, ReportWritesOneSelfContainedPageMarkedSimulated) {
 }
 
 TEST_F(AnalyzeCli, ReadsASweepTableCsvDirectly) {
-  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/dvfs/v100-kernels-core.csv";
-  const CommandResult r = run_dvfslab("analyze " + table + " --json", scratch_);
+  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/v100-kernels-core.csv";
+  const CommandResult r = run_dvfslab("analyze " + table + " --json", scratch_.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("cases").size(), 20u);
@@ -161,7 +158,7 @@ TEST_F(AnalyzeCli, ReadsASweepTableCsvDirectly) {
 }
 
 TEST_F(AnalyzeCli, MissingInputSaysWhatToGive) {
-  const CommandResult r = run_dvfslab("analyze " + (scratch_ / "nope.sqlite").string(), scratch_);
+  const CommandResult r = run_dvfslab("analyze " + (scratch_ / "nope.sqlite").string(), scratch_.path());
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("does not exist"), std::string::npos);
 }

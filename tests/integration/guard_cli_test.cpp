@@ -13,7 +13,7 @@
 #include "background_process.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
-#include "unit/support/temp_dir.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab::testing {
 namespace {
@@ -23,7 +23,7 @@ const std::vector<std::string> kHold1200 = {"hold", "--device", "0", "--sm", "12
 
 class GuardCli : public ::testing::Test {
  protected:
-  TempDir dir;
+  ScratchDir dir;
   EnvironmentChanges environment = fake_nvml_environment(
       "h200", {{"DVFSLAB_FAKE_NVML_LOG", (dir / "setters.log").string()},
                {"DVFSLAB_FAKE_NVML_STATE", (dir / "gpu-state.json").string()},

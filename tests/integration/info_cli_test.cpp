@@ -8,6 +8,7 @@
 
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab::testing {
 namespace {
@@ -111,7 +112,11 @@ TEST(InfoCli, NoLibrarySaysHowToUseASimulatedGpu) {
   EXPECT_EQ(result.exit_code, 4);
   EXPECT_NE(result.err.find("no NVIDIA driver found"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("--device sim:NAME"), std::string::npos) << result.err;
-  EXPECT_NE(result.err.find("sim:h200"), std::string::npos) << result.err;
+  // The hint is the command line's (the NVML backend knows no simulator): it lists
+  // every simulated GPU.
+  for (const char* key : {"sim:h200", "sim:a100", "sim:v100", "sim:p100", "sim:rtx2080ti"}) {
+    EXPECT_NE(result.err.find(key), std::string::npos) << key << " missing from: " << result.err;
+  }
   EXPECT_EQ(count_lines(result.err), 1);
   EXPECT_EQ(result.out, "");
 }
@@ -148,8 +153,8 @@ TEST(InfoCli, OlderDriverFallsBackToOlderSymbols) {
 }
 
 TEST(InfoCli, ReadOnlyModeReadsEverythingAndSetsNothing) {
-  const std::string log = ::testing::TempDir() + "dvfslab-info-read-only.log";
-  std::remove(log.c_str());
+  const testing::ScratchDir scratch;
+  const std::string log = (scratch / "fake-nvml.log").string();
   const auto document = info_json(
       {}, fake_nvml_environment("h200,v100", {{"DVFSLAB_READ_ONLY", "1"}, {"DVFSLAB_FAKE_NVML_LOG", log}}));
   EXPECT_EQ(document["devices"].size(), 2u);

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "scratch_dir.hpp"
+
 extern char** environ;
 
 namespace {
@@ -99,10 +101,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 class MeasureCli : public ::testing::Test {
  protected:
-  std::filesystem::path dir_ =
-      std::filesystem::temp_directory_path() / ("dvfslab_measure_cli_" + std::to_string(::getpid()));
-  void SetUp() override { std::filesystem::create_directories(dir_); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  dvfslab::testing::ScratchDir scratch_;
+  const std::filesystem::path& dir_ = scratch_.path();
 };
 
 TEST_F(MeasureCli, ProgramNotFoundIsAClearErrorWithCode127) {
@@ -258,7 +258,7 @@ TEST_F(MeasureCli, BadOptionsAreUsageErrors) {
 }
 
 TEST_F(MeasureCli, AReplayedTableCannotMeasureAProgram) {
-  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/dvfs/v100-kernels-core.csv";
+  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/v100-kernels-core.csv";
   const auto r = DvfslabProcess({"measure", "--device", "replay:" + table, "--", "true"}).finish();
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(contains(r.err, "Tesla V100 PCIe is a replayed sweep table")) << r.err;

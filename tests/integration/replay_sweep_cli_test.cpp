@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run_dvfslab;
 
-std::string shared_table(const std::string& name) { return std::string(DVFSLAB_SHARED_DATA_DIR) + "/dvfs/" + name; }
+std::string shared_table(const std::string& name) { return std::string(DVFSLAB_SHARED_DATA_DIR) + "/" + name; }
 
 class ReplaySweepCli : public ::testing::Test {
  protected:

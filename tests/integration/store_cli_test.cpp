@@ -51,7 +51,7 @@ class StoreCli : public ::testing::Test {
 
 std::vector<fs::path> shared_tables() {
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(fs::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs")) {
+  for (const auto& entry : fs::directory_iterator(fs::path(DVFSLAB_SHARED_DATA_DIR))) {
     if (entry.path().extension() == ".csv") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
@@ -89,7 +89,7 @@ TEST_F(StoreCli, ImportThenExportAsSweepTableGivesBackEverySharedTable) {
 }
 
 TEST_F(StoreCli, ExportWritesJsonToStdoutOrAFileAndCsvWithAHeader) {
-  const fs::path table = fs::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs" / "p100-dnn-power-limit.csv";
+  const fs::path table = fs::path(DVFSLAB_SHARED_DATA_DIR) / "p100-dnn-power-limit.csv";
   ASSERT_EQ(dvfslab("import " + quoted(table.string()) + " --db " + path("db.sqlite")).exit_code, 0);
 
   const Result json = dvfslab("export " + path("db.sqlite") + " --format json");

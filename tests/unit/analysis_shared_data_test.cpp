@@ -131,7 +131,7 @@ std::optional<int> knob(const std::string& text) {
 
 std::vector<fs::path> shared_tables() {
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(fs::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs")) {
+  for (const auto& entry : fs::directory_iterator(fs::path(DVFSLAB_SHARED_DATA_DIR))) {
     if (entry.path().extension() == ".csv") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());

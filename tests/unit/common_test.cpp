@@ -40,6 +40,25 @@ TEST(Types, ThrottleReasonsDecodeKnownAndUnknownBits) {
   EXPECT_TRUE(throttle_reason_names(0).empty());
 }
 
+// The sweep and the analysis once merged a point's window flags in two copies of
+// the same code; now both use this one.
+TEST(Types, MergedFlagsKeepEveryFlagAnyWindowRaised) {
+  MeasurementFlags point;
+  MeasurementFlags first;
+  first.short_window = true;
+  first.power_throttle = true;
+  MeasurementFlags second;
+  second.energy_estimated = true;
+  second.clock_mismatch = true;
+  second.thermal_throttle = true;
+  point |= first;
+  point |= second;
+  point |= MeasurementFlags{};
+  EXPECT_EQ(point.names(), (std::vector<std::string>{"short_window", "energy_estimated", "clock_mismatch",
+                                                     "thermal_throttle", "power_throttle"}));
+  EXPECT_EQ(MeasurementFlags{} |= MeasurementFlags{}, MeasurementFlags{});
+}
+
 TEST(VirtualClock, TimersFireInOrderAtTheirDueTimes) {
   VirtualClock clock;
   std::vector<std::pair<char, double>> fired;

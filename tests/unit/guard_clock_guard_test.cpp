@@ -9,14 +9,14 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
 #include "unit/support/file_backed_gpu.hpp"
-#include "unit/support/temp_dir.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
 
 using testing::FileBackedGpu;
 using testing::FileBackedGpuOptions;
-using testing::TempDir;
+using testing::ScratchDir;
 
 // A state someone set before dvfslab ran: it must come back exactly.
 ControlState administrator_state() {
@@ -29,7 +29,7 @@ ControlState administrator_state() {
 
 class ClockGuardTest : public ::testing::Test {
  protected:
-  TempDir dir;
+  ScratchDir dir;
   std::string state_file = (dir / "gpu-state.json").string();
   GuardOptions options{dir / "state", true};
 

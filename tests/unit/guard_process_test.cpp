@@ -14,13 +14,13 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
 #include "unit/support/file_backed_gpu.hpp"
-#include "unit/support/temp_dir.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
 
 using testing::FileBackedGpu;
-using testing::TempDir;
+using testing::ScratchDir;
 
 // A forked child that runs `body`, says "ready" through a pipe, then blocks
 // reading a second pipe (a workload that never ends) until killed or released.
@@ -91,7 +91,7 @@ ControlState administrator_state() {
 
 class GuardProcessTest : public ::testing::Test {
  protected:
-  TempDir dir;
+  ScratchDir dir;
   std::string gpu_file = (dir / "gpu-state.json").string();
   std::filesystem::path state_dir = dir / "state";
 

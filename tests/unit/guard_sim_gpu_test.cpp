@@ -5,16 +5,16 @@
 
 #include "dvfslab/guard.hpp"
 #include "dvfslab/sim_gpu.hpp"
-#include "unit/support/temp_dir.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
 
-using testing::TempDir;
+using testing::ScratchDir;
 
 class GuardOnSimGpu : public ::testing::TestWithParam<std::string> {
  protected:
-  TempDir dir;
+  ScratchDir dir;
   SimGpu gpu{sim_gpu_spec(GetParam()), SimTimeMode::virtual_time};
   GuardOptions options{dir.path(), true};
 };
@@ -60,7 +60,7 @@ TEST_P(GuardOnSimGpu, SimulatedGpusHaveNoJournalNorLock) {
 INSTANTIATE_TEST_SUITE_P(EverySimulatedGpu, GuardOnSimGpu, ::testing::ValuesIn(sim_gpu_keys()));
 
 TEST(GuardOnSimGpuPaths, PascalUsesApplicationClocksAndTuringItsMemoryClocks) {
-  TempDir dir;
+  ScratchDir dir;
   SimGpu p100(sim_gpu_spec("p100"), SimTimeMode::virtual_time);
   const int p100_graphics = p100.clock_table().graphics_mhz.at(*p100.clock_table().default_memory_mhz).back();
   ClockGuard p100_guard(p100, GuardOptions{dir.path(), true});

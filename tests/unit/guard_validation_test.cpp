@@ -6,13 +6,13 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
 #include "unit/support/file_backed_gpu.hpp"
-#include "unit/support/temp_dir.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
 
 using testing::FileBackedGpu;
-using testing::TempDir;
+using testing::ScratchDir;
 
 // Runs `call`, expects an exception of type E and returns its message.
 template <typename E, typename Call>
@@ -28,7 +28,7 @@ std::string message_of(Call call) {
 
 class GuardValidation : public ::testing::Test {
  protected:
-  TempDir dir;
+  ScratchDir dir;
   FileBackedGpu gpu{(dir / "state.json").string()};
   void validate(const Setting& setting) {
     validate_setting(gpu.identity().name, gpu.clock_table(), gpu.power_limits(), setting);

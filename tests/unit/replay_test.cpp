@@ -8,6 +8,7 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/replay.hpp"
+#include "dvfslab/replay_workloads.hpp"
 #include "dvfslab/workload.hpp"
 #include "scratch_dir.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path shared_table(const std::string& name) { return fs::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs" / name; }
+fs::path shared_table(const std::string& name) { return fs::path(DVFSLAB_SHARED_DATA_DIR) / name; }
 
 class ReplayTableFile : public ::testing::Test {
  protected:

@@ -19,7 +19,7 @@ using testing::sweep_run;
 
 std::vector<std::filesystem::path> shared_tables() {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs")) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(DVFSLAB_SHARED_DATA_DIR))) {
     if (entry.path().extension() == ".csv") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
@@ -73,7 +73,7 @@ TEST(StoreImport, EverySharedTableImportsAndExportsToTheSameRows) {
 TEST(StoreImport, ImportedRunsAreFinishedImportsNamedAfterTheTable) {
   ScratchDir dir;
   Store store(dir / "db.sqlite");
-  const auto file = std::filesystem::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs" / "pascal-caffe-dnn-core-mem.csv";
+  const auto file = std::filesystem::path(DVFSLAB_SHARED_DATA_DIR) / "pascal-caffe-dnn-core-mem.csv";
   import_sweep_table(store, file);
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);

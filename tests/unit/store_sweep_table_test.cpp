@@ -27,7 +27,7 @@ std::string error_of(const std::string& text) {
 }
 
 std::filesystem::path shared_table(const std::string& name) {
-  return std::filesystem::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs" / name;
+  return std::filesystem::path(DVFSLAB_SHARED_DATA_DIR) / name;
 }
 
 TEST(SweepTable, ARowBecomesOneUnitOfWorkWithEnergyTimesPower) {

@@ -10,6 +10,7 @@
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
@@ -69,17 +70,8 @@ drift_every = 5
 class SweepRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("dvfslab_sweep_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
     options_.state_dir = dir_ / "state";
   }
-  void TearDown() override {
-    std::filesystem::remove_all(dir_);
-  }
-
   SweepResult sweep(const Plan& plan, Store& store, const WorkloadRegistry& registry) {
     SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
     gpu.set_read_only(read_only_);
@@ -90,7 +82,8 @@ class SweepRunnerTest : public ::testing::Test {
     return result;
   }
 
-  std::filesystem::path dir_;
+  dvfslab::testing::ScratchDir scratch_;
+  const std::filesystem::path& dir_ = scratch_.path();
   SweepOptions options_;
   bool read_only_ = false;
 };

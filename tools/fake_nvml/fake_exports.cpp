@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "export_checks.hpp"
 #include "fake_state.hpp"
 #include "gpu/nvml/nvml_throttle.hpp"
 
@@ -347,3 +348,54 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceSetPowerManagementLimit(nvml::Device han
   return setter(handle, "nvmlDeviceSetPowerManagementLimit", fmt::format("limit_mw={}", milliwatts),
                 [&](dvfslab::SimGpu& gpu) { gpu.set_power_limit(milliwatts / 1000.0); });
 }
+
+// Every export matches its entry of the list (export_checks.hpp); the current
+// driver's fake exports every name of the list.
+FAKE_NVML_CHECK_EXPORT(init, nvmlInit_v2);
+FAKE_NVML_CHECK_EXPORT(init, nvmlInit);
+FAKE_NVML_CHECK_EXPORT(shutdown, nvmlShutdown);
+FAKE_NVML_CHECK_EXPORT(error_string, nvmlErrorString);
+FAKE_NVML_CHECK_EXPORT(system_get_driver_version, nvmlSystemGetDriverVersion);
+FAKE_NVML_CHECK_EXPORT(system_get_nvml_version, nvmlSystemGetNVMLVersion);
+FAKE_NVML_CHECK_EXPORT(device_get_count, nvmlDeviceGetCount_v2);
+FAKE_NVML_CHECK_EXPORT(device_get_count, nvmlDeviceGetCount);
+FAKE_NVML_CHECK_EXPORT(device_get_handle_by_index, nvmlDeviceGetHandleByIndex_v2);
+FAKE_NVML_CHECK_EXPORT(device_get_handle_by_index, nvmlDeviceGetHandleByIndex);
+FAKE_NVML_CHECK_EXPORT(device_get_name, nvmlDeviceGetName);
+FAKE_NVML_CHECK_EXPORT(device_get_uuid, nvmlDeviceGetUUID);
+#ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
+FAKE_NVML_CHECK_EXPORT(device_get_pci_info, nvmlDeviceGetPciInfo_v3);
+#endif
+FAKE_NVML_CHECK_EXPORT(device_get_pci_info, nvmlDeviceGetPciInfo_v2);
+FAKE_NVML_CHECK_EXPORT(device_get_architecture, nvmlDeviceGetArchitecture);
+FAKE_NVML_CHECK_EXPORT(device_get_supported_memory_clocks, nvmlDeviceGetSupportedMemoryClocks);
+FAKE_NVML_CHECK_EXPORT(device_get_supported_graphics_clocks, nvmlDeviceGetSupportedGraphicsClocks);
+FAKE_NVML_CHECK_EXPORT(device_get_default_applications_clock, nvmlDeviceGetDefaultApplicationsClock);
+FAKE_NVML_CHECK_EXPORT(device_get_applications_clock, nvmlDeviceGetApplicationsClock);
+FAKE_NVML_CHECK_EXPORT(device_get_power_management_default_limit, nvmlDeviceGetPowerManagementDefaultLimit);
+FAKE_NVML_CHECK_EXPORT(device_get_power_management_limit_constraints, nvmlDeviceGetPowerManagementLimitConstraints);
+FAKE_NVML_CHECK_EXPORT(device_get_power_management_limit, nvmlDeviceGetPowerManagementLimit);
+FAKE_NVML_CHECK_EXPORT(device_get_power_usage, nvmlDeviceGetPowerUsage);
+FAKE_NVML_CHECK_EXPORT(device_get_total_energy_consumption, nvmlDeviceGetTotalEnergyConsumption);
+FAKE_NVML_CHECK_EXPORT(device_get_field_values, nvmlDeviceGetFieldValues);
+FAKE_NVML_CHECK_EXPORT(device_get_clock_info, nvmlDeviceGetClockInfo);
+FAKE_NVML_CHECK_EXPORT(device_get_temperature, nvmlDeviceGetTemperature);
+FAKE_NVML_CHECK_EXPORT(device_get_utilization_rates, nvmlDeviceGetUtilizationRates);
+#ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
+FAKE_NVML_CHECK_EXPORT(device_get_current_clocks_event_reasons, nvmlDeviceGetCurrentClocksEventReasons);
+#endif
+FAKE_NVML_CHECK_EXPORT(device_get_current_clocks_event_reasons, nvmlDeviceGetCurrentClocksThrottleReasons);
+FAKE_NVML_CHECK_EXPORT(device_set_gpu_locked_clocks, nvmlDeviceSetGpuLockedClocks);
+FAKE_NVML_CHECK_EXPORT(device_reset_gpu_locked_clocks, nvmlDeviceResetGpuLockedClocks);
+#ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
+FAKE_NVML_CHECK_EXPORT(device_set_memory_locked_clocks, nvmlDeviceSetMemoryLockedClocks);
+FAKE_NVML_CHECK_EXPORT(device_reset_memory_locked_clocks, nvmlDeviceResetMemoryLockedClocks);
+#endif
+FAKE_NVML_CHECK_EXPORT(device_set_applications_clocks, nvmlDeviceSetApplicationsClocks);
+FAKE_NVML_CHECK_EXPORT(device_reset_applications_clocks, nvmlDeviceResetApplicationsClocks);
+FAKE_NVML_CHECK_EXPORT(device_set_power_management_limit, nvmlDeviceSetPowerManagementLimit);
+#ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
+// 37 = the checks above: a name added to the list needs an export and a check.
+static_assert(dvfslab::fake_nvml::checks::symbol_count == 37,
+              "nvml_api.hpp lists a symbol name the fake does not export and check here");
+#endif

@@ -47,7 +47,7 @@ unsigned device_count(Library& library) {
                               library.describe(code), {}});
   }
   if (count == 0) {
-    throw DriverNotFoundError("the NVIDIA driver is loaded but sees no GPU; " + simulated_gpu_hint());
+    throw DriverNotFoundError("the NVIDIA driver is loaded but sees no GPU");
   }
   return count;
 }

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "dvfslab/error.hpp"
-#include "dvfslab/sim_gpu.hpp"
 
 namespace dvfslab::nvml {
 
@@ -52,12 +51,6 @@ void throw_error(Return code, const Failure& failure) {
     default:
       throw Error(fmt::format("{}: could not {} ({})", failure.gpu, failure.action, cause));
   }
-}
-
-std::string simulated_gpu_hint() {
-  std::string keys;
-  for (const std::string& key : sim_gpu_keys()) keys += fmt::format("{}sim:{}", keys.empty() ? "" : ", ", key);
-  return fmt::format("to work without an NVIDIA GPU, use a simulated one with --device sim:NAME ({})", keys);
 }
 
 }  // namespace dvfslab::nvml

@@ -23,7 +23,4 @@ std::string return_code_name(Return code);
 // Throws PermissionError, NotSupportedError, GpuLostError or Error by `code`.
 [[noreturn]] void throw_error(Return code, const Failure& failure);
 
-// The sentence that tells a user without a driver how to use a simulated GPU.
-std::string simulated_gpu_hint();
-
 }  // namespace dvfslab::nvml

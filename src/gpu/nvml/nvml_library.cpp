@@ -53,8 +53,8 @@ std::pair<void*, std::string> open_library(const std::filesystem::path& configur
   }
   throw DriverNotFoundError(fmt::format(
       "no NVIDIA driver found: could not load the NVIDIA Management Library ({}). Install the "
-      "NVIDIA driver or set DVFSLAB_NVML_LIBRARY to the path of libnvidia-ml.so.1; {}",
-      reasons, simulated_gpu_hint()));
+      "NVIDIA driver or set DVFSLAB_NVML_LIBRARY to the path of libnvidia-ml.so.1",
+      reasons));
 }
 
 }  // namespace
@@ -71,8 +71,8 @@ std::shared_ptr<Library> Library::acquire(const std::filesystem::path& path) {
   if (init == nullptr) {
     throw DriverNotFoundError(fmt::format(
         "{} is not a usable NVIDIA Management Library: it exports neither nvmlInit_v2 nor "
-        "nvmlInit; point DVFSLAB_NVML_LIBRARY at the driver's libnvidia-ml.so.1; {}",
-        loaded, simulated_gpu_hint()));
+        "nvmlInit; point DVFSLAB_NVML_LIBRARY at the driver's libnvidia-ml.so.1",
+        loaded));
   }
   if (const Return code = init(); code != success) {
     const std::string text = library->describe(code);
@@ -83,8 +83,8 @@ std::shared_ptr<Library> Library::acquire(const std::filesystem::path& path) {
         code == error_library_not_found) {
       throw DriverNotFoundError(fmt::format(
           "the NVIDIA driver is not usable: nvmlInit failed with {} ({}). Check that the driver is "
-          "loaded and matches its library (run nvidia-smi); {}",
-          text, return_code_name(code), simulated_gpu_hint()));
+          "loaded and matches its library (run nvidia-smi)",
+          text, return_code_name(code)));
     }
     throw_error(code, Failure{"NVML", "initialise the NVIDIA Management Library", function, text, {}});
   }

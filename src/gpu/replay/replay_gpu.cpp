@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -135,10 +136,37 @@ std::unique_ptr<Gpu> open_replay_gpu(std::string_view spec) {
 
 bool is_replay_gpu(const Gpu& gpu) { return dynamic_cast<const replay::ReplayGpu*>(&gpu) != nullptr; }
 
+namespace {
+
+template <typename GpuType>
+auto& as_replay_gpu(GpuType& gpu) {
+  using Replay = std::conditional_t<std::is_const_v<GpuType>, const replay::ReplayGpu, replay::ReplayGpu>;
+  auto* replay_gpu = dynamic_cast<Replay*>(&gpu);
+  if (replay_gpu == nullptr) {
+    throw ConfigError(fmt::format("{} is not a replay GPU: replay workloads need --device replay:FILE.csv",
+                                  gpu.identity().name));
+  }
+  return *replay_gpu;
+}
+
+}  // namespace
+
 bool replay_holds(const Gpu& replay_gpu, const std::string& workload, const Setting& setting) {
-  const auto* gpu = dynamic_cast<const replay::ReplayGpu*>(&replay_gpu);
-  if (gpu == nullptr) throw ConfigError(fmt::format("{} is not a replay GPU", replay_gpu.identity().name));
-  return gpu->table().find(workload, gpu->with_defaults(setting)).has_value();
+  const auto& gpu = as_replay_gpu(replay_gpu);
+  return gpu.table().find(workload, gpu.with_defaults(setting)).has_value();
+}
+
+const std::vector<std::string>& replay_workload_keys(const Gpu& replay_gpu) {
+  return as_replay_gpu(replay_gpu).table().workloads();
+}
+
+std::string replay_table_origin(const Gpu& replay_gpu) {
+  const auto& table = as_replay_gpu(replay_gpu).table();
+  return fmt::format("{} ({})", table.path().filename().string(), table.source());
+}
+
+void run_replayed_work(Gpu& replay_gpu, const std::string& workload, double units) {
+  as_replay_gpu(replay_gpu).run(workload, units);
 }
 
 }  // namespace dvfslab

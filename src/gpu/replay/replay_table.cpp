@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/sweep_table.hpp"
 

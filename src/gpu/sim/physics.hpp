@@ -1,6 +1,7 @@
 #pragma once
 // The simulator's physics as pure functions of a GPU spec, a kernel and clocks:
-// the voltage–frequency curve, the time model and the power model of DESIGN.md.
+// the voltage–frequency curve, the time model and the power model of
+// docs/architecture.md#the-simulated-gpu.
 #include "dvfslab/sim_gpu.hpp"
 
 namespace dvfslab::sim {

@@ -10,14 +10,14 @@
 //     `nvidia-smi -q -x` of Tesla V100S-PCIE-32GB boards (same Volta PCIe family:
 //     1597, 1590, 1582, ... 142, 135 MHz) cut at the V100 PCIe's 1380 MHz top; no
 //     dump of a V100 PCIe 16 GB itself was found. Every clock measured in the
-//     NV-DVFS-Benchmark V100 PCIe data (../shared/data/dvfs/v100-kernels-core.csv:
+//     NV-DVFS-Benchmark V100 PCIe data (data/published/v100-kernels-core.csv:
 //     405, 502, 600, 705, 802, 945, 1087, 1102, 1237, 1380) lies on it;
 //   - default application clocks: graphics 1245 MHz (the datasheet's base clock;
 //     the V100S dump shows the same 1245 MHz default, and its SM at 1410 MHz under
 //     load: GPU Boost runs above the default application clock), memory 877 MHz;
 //   - power limit: default and max 250 W (datasheet board power); min 100 W, the
 //     lowest limit in the Zeus V100 power-limit traces
-//     (../shared/data/dvfs/v100-dnn-power-limit.csv, 100–250 W);
+//     (data/published/v100-dnn-power-limit.csv, 100–250 W);
 //   - idle board power about 24 W (published `nvidia-smi` output of an idle
 //     Tesla V100-PCIE-16GB: "24W / 250W").
 // Energy counter and locked SM clocks: Volta and newer; memory locks: Ampere and

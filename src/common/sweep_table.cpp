@@ -9,13 +9,11 @@
 #include <tuple>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/csv.hpp"
 #include "dvfslab/input_file.hpp"
-#include "store/csv.hpp"
 
 namespace dvfslab {
 namespace {
-
-using store_detail::CsvReader;
 
 constexpr const char* columns[] = {"source", "gpu",     "workload", "core_mhz", "mem_mhz",
                                    "power_limit_w", "time_s", "power_w", "default"};
@@ -197,10 +195,10 @@ std::string sweep_table_workload_key(const ResultRow& row) {
 }
 
 void write_sweep_table(const std::vector<ResultRow>& rows, std::ostream& out) {
-  out << store_detail::csv_line(std::vector<std::string>(std::begin(columns), std::end(columns)));
+  out << csv_line(std::vector<std::string>(std::begin(columns), std::end(columns)));
   for (const ResultRow& row : rows) {
     const bool label = row.simulated && row.source.find("SIMULATED") == std::string::npos;
-    out << store_detail::csv_line({
+    out << csv_line({
         label ? row.source + " (SIMULATED)" : row.source,
         row.gpu,
         sweep_table_workload_key(row),

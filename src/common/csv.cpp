@@ -1,10 +1,10 @@
-#include "store/csv.hpp"
+#include "dvfslab/csv.hpp"
 
 #include <fmt/format.h>
 
 #include "dvfslab/error.hpp"
 
-namespace dvfslab::store_detail {
+namespace dvfslab {
 namespace {
 
 void drop_carriage_return(std::string& line) {
@@ -94,4 +94,4 @@ std::string csv_line(const std::vector<std::string>& fields) {
   return out;
 }
 
-}  // namespace dvfslab::store_detail
+}  // namespace dvfslab

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dvfslab::store_detail {
+namespace dvfslab {
 
 class CsvReader {
  public:
@@ -33,4 +33,4 @@ std::string csv_field(std::string_view text);
 // The fields joined by commas, each quoted as needed, ending with a newline.
 std::string csv_line(const std::vector<std::string>& fields);
 
-}  // namespace dvfslab::store_detail
+}  // namespace dvfslab
