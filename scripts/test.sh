@@ -8,11 +8,14 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 bash scripts/install-deps.sh --tests
 jobs=$(nproc)
+# A compiler cache, where the machine has one, makes a second run quick.
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake --preset release -DCMAKE_BUILD_TYPE=Release -DDVFSLAB_BUILD_TESTS=ON -DDVFSLAB_BUILD_BENCH=ON -DDVFSLAB_WITH_TORCH=ON \
-  -DDVFSLAB_WERROR=ON >/dev/null
+  -DDVFSLAB_WERROR=ON "${launcher[@]}" >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
 
-cmake --preset asan >/dev/null
+cmake --preset asan "${launcher[@]}" >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs"

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/input_file.hpp"
 #include "dvfslab/store_tools.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "store/sqlite.hpp"
@@ -51,6 +52,7 @@ Measurement as_measurement(const ResultRow& row) {
 }  // namespace
 
 SweepTableFile read_sweep_table_file(const std::filesystem::path& csv_path) {
+  require_regular_file(csv_path, "sweep table");
   SweepTableFile table;
   table.path = csv_path;
   const std::string content = read_file(csv_path);

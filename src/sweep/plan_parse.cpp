@@ -11,7 +11,7 @@
 #include <string_view>
 #include <toml.hpp>
 
-#include "common/checked_narrow.hpp"
+#include "dvfslab/checked_narrow.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/input_file.hpp"
 #include "dvfslab/plan.hpp"

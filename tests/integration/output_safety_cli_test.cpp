@@ -97,7 +97,7 @@ class DirectoryWatch {
 class OutputSafetyCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    const fs::path table = fs::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs" / "p100-dnn-power-limit.csv";
+    const fs::path table = fs::path(DVFSLAB_SHARED_DATA_DIR) / "p100-dnn-power-limit.csv";
     ASSERT_EQ(run_dvfslab({"import", table.string(), "--db", db_.string()}).exit_code, 0);
     original_ = read_bytes(db_);
   }
@@ -219,7 +219,7 @@ TEST_F(OutputSafetyCli, ResumeIntoADamagedDatabaseWritesNothing) {
 TEST_F(OutputSafetyCli, DatabaseNamesThatWouldKeepNothingAreRefused) {
   const fs::path plan = dir_ / "plan.toml";
   std::ofstream(plan) << "[[cases]]\nworkloads = [\"resnet50\"]\nmodes = [\"train\"]\nbatch_sizes = [16]\n";
-  const fs::path table = fs::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs" / "p100-dnn-power-limit.csv";
+  const fs::path table = fs::path(DVFSLAB_SHARED_DATA_DIR) / "p100-dnn-power-limit.csv";
   for (const std::string name : {"", ":memory:", "file:x?mode=memory", "file:results.sqlite"}) {
     SCOPED_TRACE("--db '" + name + "'");
     expect_one_clear_error(run_dvfslab({"sweep", plan.string(), "--device", "sim:v100", "--db", name}), 2,
@@ -264,8 +264,7 @@ TEST_F(OutputSafetyCli, AnalyzeOfAnotherProgramsSqliteFileLeavesItByteForByteUnc
   ASSERT_EQ(bytes[18], 1) << "a rollback-journal database to begin with";
   expect_one_clear_error(run_dvfslab({"analyze", other.string()}), 8, "not a dvfslab database");
   expect_one_clear_error(run_dvfslab({"export", other.string()}), 8, "not a dvfslab database");
-  expect_one_clear_error(run_dvfslab({"import", (fs::path(DVFSLAB_SHARED_DATA_DIR) / "dvfs" /
-                                                 "p100-dnn-power-limit.csv").string(),
+  expect_one_clear_error(run_dvfslab({"import", (fs::path(DVFSLAB_SHARED_DATA_DIR) / "p100-dnn-power-limit.csv").string(),
                                       "--db", other.string()}),
                          8, "not a dvfslab database");
   EXPECT_TRUE(read_bytes(other) == bytes) << "changed (header bytes 18-19 hold the journal mode)";

@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "common/checked_narrow.hpp"
+#include "dvfslab/checked_narrow.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/plan.hpp"
 #include "sweep/plan_limits.hpp"
