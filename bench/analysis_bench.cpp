@@ -13,7 +13,8 @@
 namespace {
 
 std::vector<dvfslab::ResultRow> generate_rows() {
-  const std::vector<std::string> gpus = {"NVIDIA H200", "Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-80GB", "Tesla P100-PCIE-16GB"};
+  const std::vector<std::string> gpus = {"NVIDIA H200", "Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-80GB",
+                                         "Tesla P100-PCIE-16GB"};
   const dvfslab::Mode modes[] = {dvfslab::Mode::train, dvfslab::Mode::infer};
   std::vector<dvfslab::ResultRow> rows;
   rows.reserve(1'000'000);
@@ -65,8 +66,8 @@ void AnalyzeOneMillionRows(benchmark::State& state) {
     benchmark::DoNotOptimize(analysis.cases.data());
   }
   state.counters["rows"] = static_cast<double>(rows.size());
-  state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(rows.size()) * state.iterations(),
-                                                    benchmark::Counter::kIsRate);
+  state.counters["rows_per_s"] =
+      benchmark::Counter(static_cast<double>(rows.size()) * state.iterations(), benchmark::Counter::kIsRate);
 }
 BENCHMARK(AnalyzeOneMillionRows)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
 

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <optional>
-#include <utility>
 #include <thread>
+#include <utility>
 
 #include "dvfslab/meter.hpp"
 #include "dvfslab/sim_gpu.hpp"
@@ -70,9 +70,11 @@ int main(int argc, char** argv) {
   for (const auto& [hz, trace] : rates) {
     const Row row = measure_row(hz, trace, seconds);
     const double per_sample_us =
-        row.samples > 0 ? (row.cpu_ms_per_s - baseline.cpu_ms_per_s) * row.wall_s * 1000.0 / row.samples : 0.0;
-    fmt::print("{:<22} {:>10} {:>16.4f} {:>14.4f} {:>18.2f}\n", fmt::format("{:.0f} Hz{}", hz, trace ? " + trace" : ""),
-               row.samples, row.cpu_ms_per_s, row.cpu_ms_per_s / 10.0, per_sample_us);
+        row.samples > 0 ? (row.cpu_ms_per_s - baseline.cpu_ms_per_s) * row.wall_s * 1000.0 / row.samples
+                        : 0.0;
+    fmt::print("{:<22} {:>10} {:>16.4f} {:>14.4f} {:>18.2f}\n",
+               fmt::format("{:.0f} Hz{}", hz, trace ? " + trace" : ""), row.samples, row.cpu_ms_per_s,
+               row.cpu_ms_per_s / 10.0, per_sample_us);
   }
   return 0;
 }

@@ -30,7 +30,8 @@ class CoarseToFine final : public SearchStrategy {
  public:
   std::string name() const override { return "coarse-to-fine"; }
 
-  std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) override {
+  std::vector<ScheduledPoint> propose(const SearchSpace& space,
+                                      std::span<const PointOutcome> measured) override {
     std::vector<ScheduledPoint> next;
     const std::size_t count = space.settings.size();
     for (const Case& workload_case : space.cases) {
@@ -58,7 +59,8 @@ class CoarseToFine final : public SearchStrategy {
       }
       const auto above = energy.upper_bound(best);
       const auto below = energy.find(best);
-      if (below != energy.begin() && best - std::prev(below)->first > 1) add(space.settings[(std::prev(below)->first + best) / 2]);
+      if (below != energy.begin() && best - std::prev(below)->first > 1)
+        add(space.settings[(std::prev(below)->first + best) / 2]);
       if (above != energy.end() && above->first - best > 1) add(space.settings[(best + above->first) / 2]);
     }
     return next;
@@ -90,9 +92,9 @@ class Summary final : public ProgressReporter {
 
   void print(std::size_t grid_settings) const {
     for (const auto& [workload_case, best] : best_) {
-      std::printf("coarse-to-fine on %s: %s measured %d of %zu settings, best %s at %.4g J/item\n", gpu_.c_str(),
-                  to_string(workload_case).c_str(), best.points, grid_settings, to_string(best.setting).c_str(),
-                  best.energy.value_or(0.0));
+      std::printf("coarse-to-fine on %s: %s measured %d of %zu settings, best %s at %.4g J/item\n",
+                  gpu_.c_str(), to_string(workload_case).c_str(), best.points, grid_settings,
+                  to_string(best.setting).c_str(), best.energy.value_or(0.0));
     }
   }
 
@@ -135,7 +137,8 @@ int main(int argc, char** argv) {
     Summary summary;
     CoarseToFine strategy;
     run_sweep(*gpu, plan, registry, store, SweepOptions{}, summary, strategy);
-    const auto settings = expand_settings(plan.knobs, gpu->clock_table(), gpu->power_limits(), gpu->identity().name);
+    const auto settings =
+        expand_settings(plan.knobs, gpu->clock_table(), gpu->power_limits(), gpu->identity().name);
     summary.print(settings.size() + 1);
     return 0;
   } catch (const dvfslab::Error& e) {

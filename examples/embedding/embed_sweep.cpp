@@ -38,7 +38,8 @@ class HostReporter final : public dvfslab::ProgressReporter {
     std::fprintf(stderr, "host: sweeping %zu points on %s\n", schedule.points.size(), gpu.name.c_str());
   }
   void point_done(const dvfslab::PointOutcome& outcome, std::size_t done, std::size_t total) override {
-    std::fprintf(stderr, "host: %zu/%zu %s\n", done, total, dvfslab::to_string(outcome.point.setting).c_str());
+    std::fprintf(stderr, "host: %zu/%zu %s\n", done, total,
+                 dvfslab::to_string(outcome.point.setting).c_str());
     if (outcome.energy_per_item_j && *outcome.energy_per_item_j < best_energy) {
       best_energy = *outcome.energy_per_item_j;
       best = outcome.point.setting;
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
     const dvfslab::InterruptScope interrupts;  // SIGINT/SIGTERM now restore the GPU and return here
     const dvfslab::SweepResult result = dvfslab::run_sweep(*gpu, plan, registry, store, options, progress);
     std::printf("swept %zu points on %s: least energy per image at %s (%.4g J)\n", result.points_measured,
-                gpu->identity().name.c_str(), dvfslab::to_string(progress.best).c_str(), progress.best_energy);
+                gpu->identity().name.c_str(), dvfslab::to_string(progress.best).c_str(),
+                progress.best_energy);
     return 0;
   } catch (const dvfslab::InterruptedError& e) {
     std::printf("interrupted, the GPU is restored: %s\n", e.what());

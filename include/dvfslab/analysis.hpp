@@ -55,12 +55,12 @@ struct PointSummary;
 // lists them.
 struct ObjectiveDefinition {
   Objective::Kind kind;
-  std::string_view name;          // "energy-within-slowdown"
-  std::string_view unit;          // of the argument after ':' ("%", "W"); "": takes none
-  std::string_view usage;         // "energy-within-slowdown:PCT%"
-  std::string_view help;          // what it chooses, for --objective
-  std::string_view bad_argument;  // what the argument must be, for errors
-  std::string_view example;       // with an argument: "energy-within-slowdown:5%"
+  std::string_view name;                  // "energy-within-slowdown"
+  std::string_view unit;                  // of the argument after ':' ("%", "W"); "": takes none
+  std::string_view usage;                 // "energy-within-slowdown:PCT%"
+  std::string_view help;                  // what it chooses, for --objective
+  std::string_view bad_argument;          // what the argument must be, for errors
+  std::string_view example;               // with an argument: "energy-within-slowdown:5%"
   std::string (*describe)(double limit);  // "least energy at most 5 % slower than the baseline"
   std::optional<double> (*value)(double limit, const PointSummary& point, const PointSummary& baseline);
 };
@@ -102,8 +102,8 @@ struct PointSummary {
   Estimate mean_power_w;
   Estimate energy_per_iteration_j;
   Estimate energy_per_item_j;
-  Estimate edp_j_s;      // energy × time per iteration
-  Estimate ed2p_j_s2;    // energy × time² per iteration
+  Estimate edp_j_s;    // energy × time per iteration
+  Estimate ed2p_j_s2;  // energy × time² per iteration
   std::optional<double> sm_mhz_mean;
   MeasurementFlags flags;  // any repetition's flag
 };
@@ -116,9 +116,9 @@ std::string_view to_string(BaselineKind kind);
 
 struct CaseAnalysis {
   CaseKey key;
-  std::string item_unit;              // "images", "tokens"; "" when unknown
-  std::vector<PointSummary> points;   // in setting order (highest clocks first)
-  std::size_t baseline = 0;           // index into points
+  std::string item_unit;             // "images", "tokens"; "" when unknown
+  std::vector<PointSummary> points;  // in setting order (highest clocks first)
+  std::size_t baseline = 0;          // index into points
   BaselineKind baseline_kind = BaselineKind::highest_setting;
   // Absent when no setting satisfies the objective's constraint.
   std::optional<std::size_t> optimum;
@@ -127,13 +127,13 @@ struct CaseAnalysis {
   std::optional<double> energy_saving_pct;
   std::optional<double> time_change_pct;
   std::optional<double> power_change_pct;
-  std::vector<std::size_t> pareto;    // (time, energy) frontier, by time ascending
+  std::vector<std::size_t> pareto;  // (time, energy) frontier, by time ascending
 };
 
 // Geometric means of the optimum/baseline ratios of energy, time and power over a
 // group of cases, reported as % changes (saving = 100·(1 − geomean energy ratio)).
 struct RatioMeans {
-  int cases = 0;                // cases with an optimum in the group
+  int cases = 0;  // cases with an optimum in the group
   double energy_saving_pct = 0.0;
   double time_change_pct = 0.0;
   double power_change_pct = 0.0;

@@ -84,15 +84,15 @@ struct MeasureCommandOptions {
 };
 
 struct MarkedWindow {
-  Measurement measurement;   // name as the program gave it
-  bool complete = true;      // false: still open when the program ended
+  Measurement measurement;  // name as the program gave it
+  bool complete = true;     // false: still open when the program ended
 };
 
 struct CommandMeasurement {
   std::vector<std::string> command;
   ChildExit exit;
-  int interrupted_by = 0;            // signal sent to us and forwarded, 0 when none
-  Measurement total;                 // from the program's start to its end
+  int interrupted_by = 0;  // signal sent to us and forwarded, 0 when none
+  Measurement total;       // from the program's start to its end
   // From skip_iterations to the last iterations marker, when iterations were reported.
   std::optional<Measurement> steady;
   std::optional<Measurement> tail;    // after the last iterations marker, to the end
@@ -101,13 +101,14 @@ struct CommandMeasurement {
   std::vector<MarkedWindow> windows;  // named windows, in the order they ended
   std::size_t marker_lines = 0;
   std::size_t malformed_markers = 0;  // unparsable lines
-  std::size_t rejected_markers = 0;   // valid lines out of place (end without begin, step going back, overflow)
+  std::size_t rejected_markers =
+      0;  // valid lines out of place (end without begin, step going back, overflow)
   std::optional<double> idle_power_w;
   double sample_period_s = 0;
   double sensor_period_s = 0;
   bool simulated = false;
   std::string device;
-  std::vector<Telemetry> trace;       // when options.meter.keep_trace
+  std::vector<Telemetry> trace;  // when options.meter.keep_trace
 };
 
 // Runs `argv` to its end under an EnergyMeter on `gpu` (idle baseline first when

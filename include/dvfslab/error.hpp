@@ -9,19 +9,19 @@ namespace dvfslab {
 // Exit codes of the dvfslab binary (documented in docs/cli.md).
 enum class ExitCode : int {
   ok = 0,
-  failure = 1,          // any other error
-  usage = 2,            // bad command line
-  config = 3,           // bad plan, setting or input file
-  no_driver = 4,        // no NVIDIA driver / NVML library
-  permission = 5,       // the driver refused a control call, or read-only mode
-  not_supported = 6,    // the GPU or driver lacks a feature
-  gpu_lost = 7,         // the GPU fell off the bus
-  store = 8,            // database error
-  busy = 9,             // another dvfslab process holds the GPU
-  slurm = 10,           // `slurm`: Slurm's commands are missing or refused a request
+  failure = 1,                   // any other error
+  usage = 2,                     // bad command line
+  config = 3,                    // bad plan, setting or input file
+  no_driver = 4,                 // no NVIDIA driver / NVML library
+  permission = 5,                // the driver refused a control call, or read-only mode
+  not_supported = 6,             // the GPU or driver lacks a feature
+  gpu_lost = 7,                  // the GPU fell off the bus
+  store = 8,                     // database error
+  busy = 9,                      // another dvfslab process holds the GPU
+  slurm = 10,                    // `slurm`: Slurm's commands are missing or refused a request
   command_not_executable = 126,  // `measure`: the program exists but cannot run (as shells do)
   command_not_found = 127,       // `measure`: no such program (as shells do)
-  interrupted = 130,    // SIGINT / SIGTERM
+  interrupted = 130,             // SIGINT / SIGTERM
 };
 
 class Error : public std::runtime_error {

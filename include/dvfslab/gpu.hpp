@@ -15,11 +15,11 @@ namespace dvfslab {
 
 // Who a GPU is, in terms every backend can fill.
 struct GpuIdentity {
-  int index = 0;                // position among its backend's GPUs
+  int index = 0;  // position among its backend's GPUs
   std::string name;
-  std::string uuid;             // stable across reboots; keys the lock and the journal
+  std::string uuid;  // stable across reboots; keys the lock and the journal
   std::string pci_bus_id;
-  std::string architecture;     // "Hopper", "Volta", ...
+  std::string architecture;  // "Hopper", "Volta", ...
   std::string driver_version;
   std::string library_version;  // the vendor's management library (NVML's version on NVIDIA)
   bool simulated = false;       // every output made from it must say SIMULATED
@@ -28,9 +28,9 @@ struct GpuIdentity {
 };
 
 struct ClockTable {
-  std::vector<int> memory_mhz;                       // descending, as NVML lists them
-  std::map<int, std::vector<int>> graphics_mhz;      // memory clock -> graphics clocks, descending
-  std::optional<int> default_graphics_mhz;           // default application clocks
+  std::vector<int> memory_mhz;                   // descending, as NVML lists them
+  std::map<int, std::vector<int>> graphics_mhz;  // memory clock -> graphics clocks, descending
+  std::optional<int> default_graphics_mhz;       // default application clocks
   std::optional<int> default_memory_mhz;
 
   bool supports(int memory_mhz, int graphics_mhz) const;
@@ -122,8 +122,8 @@ enum class SimTimeMode { virtual_time, wall_time };
 // from DVFSLAB_NVML_LIBRARY and DVFSLAB_READ_ONLY.
 struct OpenOptions {
   SimTimeMode sim_time = SimTimeMode::virtual_time;
-  std::filesystem::path nvml_library;   // empty: the driver's libnvidia-ml.so.1; the first load decides
-  bool read_only = false;               // every GPU opened refuses control calls
+  std::filesystem::path nvml_library;  // empty: the driver's libnvidia-ml.so.1; the first load decides
+  bool read_only = false;              // every GPU opened refuses control calls
 };
 
 // Opens one GPU. `spec` is a device spec the backend table (src/gpu/open.cpp)

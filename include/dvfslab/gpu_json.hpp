@@ -11,7 +11,8 @@ namespace dvfslab {
 // {"index","name","uuid","pci_bus_id","architecture","driver_version","library_version","nvml_version"
 // (the same as library_version, kept for scripts written before it),"simulated","backend","device"}
 void to_json(nlohmann::json& out, const GpuIdentity& identity);
-// {"memory_mhz":[...],"graphics_mhz":{"<memory MHz>":[...]},"default_applications":{"graphics_mhz","memory_mhz"}}
+// {"memory_mhz":[...],"graphics_mhz":{"<memory
+// MHz>":[...]},"default_applications":{"graphics_mhz","memory_mhz"}}
 void to_json(nlohmann::json& out, const ClockTable& table);
 // {"default","min","max","current"} in watts
 void to_json(nlohmann::json& out, const PowerLimits& limits);

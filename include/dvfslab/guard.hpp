@@ -35,8 +35,8 @@ void check_clock_changes_allowed(std::span<const Setting> settings, bool allow_c
 // not supported at the memory clock it will run with, or a memory clock the GPU
 // lacks, gives a ConfigError naming the nearest supported clocks; a power limit
 // outside [min, max] gives a ConfigError with the range.
-void validate_setting(const std::string& gpu_name, const ClockTable& table,
-                      const PowerLimits& limits, const Setting& setting);
+void validate_setting(const std::string& gpu_name, const ClockTable& table, const PowerLimits& limits,
+                      const Setting& setting);
 
 // Both checks above for every setting of a plan, reading the tables from `gpu`.
 void validate_plan(Gpu& gpu, std::span<const Setting> settings, bool allow_clock_changes);
@@ -130,7 +130,8 @@ class ClockGuard {
   bool has_changes() const;
   // Whether an interrupt restored the GPU: apply() throws InterruptedError from then on.
   bool interrupted() const;
-  // The journal file of this GPU (absent unless the GPU persists settings: simulated and replayed GPUs need none).
+  // The journal file of this GPU (absent unless the GPU persists settings: simulated and replayed GPUs need
+  // none).
   std::optional<std::filesystem::path> journal_path() const;
 
  private:

@@ -26,8 +26,8 @@ struct Marker {
   // program started (a cumulative counter, which MarkerParser turns into an
   // iterations marker).
   std::int64_t iterations = 0;
-  std::optional<double> items;        // items processed in those iterations (step: in all of them)
-  std::string name;                   // window name of begin / end
+  std::optional<double> items;  // items processed in those iterations (step: in all of them)
+  std::string name;             // window name of begin / end
 
   bool operator==(const Marker&) const = default;
 };

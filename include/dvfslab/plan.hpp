@@ -16,19 +16,19 @@ namespace dvfslab {
 // How the values of one knob are chosen. Resolved against a GPU (expand_settings).
 struct KnobSpec {
   enum class Kind {
-    unset,   // the knob is not swept: left as the GPU has it
-    list,    // exactly `values`; each must be supported
-    range,   // start, start+step, ... <= stop, each snapped to the nearest supported value
-    all,     // every supported value within [min, max]
-    every,   // every n-th supported value within [min, max], starting at the highest
-    count,   // n supported values spread evenly over [min, max]
+    unset,  // the knob is not swept: left as the GPU has it
+    list,   // exactly `values`; each must be supported
+    range,  // start, start+step, ... <= stop, each snapped to the nearest supported value
+    all,    // every supported value within [min, max]
+    every,  // every n-th supported value within [min, max], starting at the highest
+    count,  // n supported values spread evenly over [min, max]
   };
   Kind kind = Kind::unset;
-  std::vector<int> values;       // list
+  std::vector<int> values;            // list
   int start = 0, stop = 0, step = 0;  // range
-  int n = 0;                     // every / count
-  std::optional<int> min, max;   // bounds for all / every / count
-  std::string where;             // "file:line:column" of the value, for errors
+  int n = 0;                          // every / count
+  std::optional<int> min, max;        // bounds for all / every / count
+  std::string where;                  // "file:line:column" of the value, for errors
 };
 
 struct Knobs {
@@ -42,11 +42,11 @@ struct Knobs {
 struct CommandSpec {
   std::string name;
   std::vector<std::string> argv;
-  std::string where;   // "file:line:column" of `command`, for errors
+  std::string where;  // "file:line:column" of `command`, for errors
 };
 
 struct CaseSpec {
-  std::vector<std::string> workloads;   // built-in names, or the command's name
+  std::vector<std::string> workloads;  // built-in names, or the command's name
   std::optional<CommandSpec> command;
   std::vector<int> batch_sizes;
   std::vector<Mode> modes;
@@ -68,8 +68,8 @@ struct MeasurePolicy {
   int repetitions = 1;
   int max_repetitions = 1;
   std::optional<double> ci_target_pct;
-  double settle_s = 1.0;      // after a clock change, before the warm-up
-  double cooldown_s = 0.0;    // after each point
+  double settle_s = 1.0;    // after a clock change, before the warm-up
+  double cooldown_s = 0.0;  // after each point
   Order order = Order::random;
   std::uint64_t seed = 1;
   // Every case is also measured at the default setting: the baseline of savings.
@@ -85,12 +85,12 @@ struct MeasurePolicy {
 struct Plan {
   std::string name;
   std::string description;
-  std::vector<std::string> devices;   // empty: the CLI's --device
+  std::vector<std::string> devices;  // empty: the CLI's --device
   Knobs knobs;
   std::vector<CaseSpec> cases;
   MeasurePolicy measure;
-  std::string source_name;   // file name, or "<built-in study plan>"
-  std::string source_text;   // the full TOML, stored with every run
+  std::string source_name;  // file name, or "<built-in study plan>"
+  std::string source_text;  // the full TOML, stored with every run
 };
 
 // Parses a plan; throws ConfigError with "file:line:column: ..." for malformed TOML,
@@ -118,7 +118,7 @@ struct Shard {
   int index = 0;
   int count = 1;
 };
-Shard parse_shard(const std::string& text);   // "i/N", 1-based as users write it
+Shard parse_shard(const std::string& text);  // "i/N", 1-based as users write it
 
 enum class PointRole { grid, drift };
 
@@ -126,14 +126,14 @@ struct ScheduledPoint {
   Case workload_case;
   Setting setting;
   PointRole role = PointRole::grid;
-  int sequence = 0;   // position in the schedule
+  int sequence = 0;  // position in the schedule
 };
 
 struct Schedule {
   std::vector<ScheduledPoint> points;
   std::size_t grid_points = 0;
   std::size_t drift_points = 0;
-  bool changes_clocks() const;   // any point with a non-default setting
+  bool changes_clocks() const;  // any point with a non-default setting
 };
 
 // Cases stay grouped (a workload is prepared once per case); within a case the
@@ -152,6 +152,6 @@ struct DurationEstimate {
 };
 DurationEstimate estimate_duration(const Schedule& schedule, const MeasurePolicy& policy,
                                    std::optional<double> sensor_period_s);
-std::string format_duration(double seconds);   // "1 h 05 min", "3 min 20 s", "12 s"
+std::string format_duration(double seconds);  // "1 h 05 min", "3 min 20 s", "12 s"
 
 }  // namespace dvfslab

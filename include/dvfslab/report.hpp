@@ -38,6 +38,7 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
 // Writes render_html_report() to `path` through an OutputFile (atomically, never
 // over one of `inputs`); throws Error when it cannot.
 void write_html_report(const Analysis& analysis, const std::filesystem::path& path,
-                       const std::vector<std::filesystem::path>& inputs = {}, const HtmlReportOptions& options = {});
+                       const std::vector<std::filesystem::path>& inputs = {},
+                       const HtmlReportOptions& options = {});
 
 }  // namespace dvfslab

@@ -15,32 +15,32 @@ namespace dvfslab {
 // Facts and model parameters of one GPU model. Facts carry their source in the
 // spec file (src/gpu/sim/specs/).
 struct SimGpuSpec {
-  std::string key;             // "h200"
-  std::string name;            // "NVIDIA H200"
-  std::string architecture;    // "Hopper"
-  std::vector<int> memory_mhz;                   // descending
-  std::vector<std::vector<int>> graphics_mhz;    // per memory clock, descending
+  std::string key;                             // "h200"
+  std::string name;                            // "NVIDIA H200"
+  std::string architecture;                    // "Hopper"
+  std::vector<int> memory_mhz;                 // descending
+  std::vector<std::vector<int>> graphics_mhz;  // per memory clock, descending
   int default_graphics_mhz = 0;
   int default_memory_mhz = 0;
   double power_limit_default_w = 0;
   double power_limit_min_w = 0;
   double power_limit_max_w = 0;
-  bool has_energy_counter = true;   // Volta and newer
-  bool has_locked_clocks = true;    // Volta and newer; older GPUs use application clocks
+  bool has_energy_counter = true;        // Volta and newer
+  bool has_locked_clocks = true;         // Volta and newer; older GPUs use application clocks
   bool has_memory_locked_clocks = true;  // Ampere and newer
   bool has_memory_temperature = true;    // HBM boards report it; GeForce boards do not
   // Model parameters (documented, not facts).
-  double idle_power_w = 0;          // P0 at idle clocks
-  int idle_memory_mhz = 0;          // memory clock an idle GPU drops to; 0 = it stays
-  double static_power_w = 0;        // P0 while a context is active
-  double memory_power_w_per_mhz = 0;  // γ
-  double dynamic_power_coefficient = 0;  // c in c·V(fc)²·fc, W/(V²·MHz)
-  double voltage_min_v = 0;         // V at the lowest graphics clock
-  double voltage_max_v = 0;         // V at the highest graphics clock
-  double voltage_knee_mhz = 0;      // below it V stays at voltage_min_v
-  double sensor_period_s = 0.1;     // power / energy sensor refresh
-  double average_power_window_s = 1.0;  // nvmlDeviceGetPowerUsage averaging
-  double ambient_temperature_c = 30;    // inlet air
+  double idle_power_w = 0;                  // P0 at idle clocks
+  int idle_memory_mhz = 0;                  // memory clock an idle GPU drops to; 0 = it stays
+  double static_power_w = 0;                // P0 while a context is active
+  double memory_power_w_per_mhz = 0;        // γ
+  double dynamic_power_coefficient = 0;     // c in c·V(fc)²·fc, W/(V²·MHz)
+  double voltage_min_v = 0;                 // V at the lowest graphics clock
+  double voltage_max_v = 0;                 // V at the highest graphics clock
+  double voltage_knee_mhz = 0;              // below it V stays at voltage_min_v
+  double sensor_period_s = 0.1;             // power / energy sensor refresh
+  double average_power_window_s = 1.0;      // nvmlDeviceGetPowerUsage averaging
+  double ambient_temperature_c = 30;        // inlet air
   double thermal_resistance_c_per_w = 0.1;  // steady-state rise per watt
   double thermal_time_constant_s = 20;      // first-order heating
   double memory_temperature_offset_c = 0;   // memory sits this much above the core
@@ -69,11 +69,11 @@ const SimGpuSpec& sim_gpu_spec(std::string_view key);
 // and fm0 its default memory clock, and the activity factors that scale its
 // dynamic core and memory power.
 struct SimKernel {
-  double fixed_s = 0;           // t0: time that no clock changes (launch, host)
-  double scalable_s = 0;        // D: time at default clocks that clocks scale
+  double fixed_s = 0;             // t0: time that no clock changes (launch, host)
+  double scalable_s = 0;          // D: time at default clocks that clocks scale
   double compute_fraction = 0.5;  // δ
-  double core_activity = 1.0;   // scales c·V²·fc
-  double memory_activity = 1.0; // scales γ·fm
+  double core_activity = 1.0;     // scales c·V²·fc
+  double memory_activity = 1.0;   // scales γ·fm
 };
 
 class SimGpu final : public Gpu {

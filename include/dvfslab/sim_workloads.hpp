@@ -24,7 +24,8 @@ std::vector<int> sim_workload_study_batches(std::string_view workload, Mode mode
 
 // One iteration of `workload_case` on a GPU of `spec`; throws ConfigError for an
 // unknown workload or a non-positive batch.
-SimKernel sim_workload_kernel(const Case& workload_case, const SimGpuSpec& spec, const WorkloadOptions& options = {});
+SimKernel sim_workload_kernel(const Case& workload_case, const SimGpuSpec& spec,
+                              const WorkloadOptions& options = {});
 
 // Items (images or tokens) one iteration processes.
 double sim_workload_items_per_iteration(const Case& workload_case, const WorkloadOptions& options = {});

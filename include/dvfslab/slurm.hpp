@@ -41,7 +41,7 @@ std::string shard_database_name(int shard);  // "shard-3.sqlite"; shards count f
 std::string shard_log_name(int shard);       // "shard-3.log"
 // Written by the shard's script with its exit status, so that status can tell done
 // from failed after Slurm has forgotten the job.
-std::string shard_exit_name(int shard);      // "shard-3.exit"
+std::string shard_exit_name(int shard);  // "shard-3.exit"
 
 // What `dvfslab slurm submit` was asked for. Paths are absolute.
 struct SubmitSpec {
@@ -50,7 +50,7 @@ struct SubmitSpec {
   std::string command = "sweep";  // the dvfslab subcommand each shard runs
   int shards = 1;
   std::string partition, gres, time_limit, account, constraint;  // empty: Slurm's default
-  std::string device;                                               // empty: the plan's devices
+  std::string device;                                            // empty: the plan's devices
   bool allow_clock_changes = false;
 };
 
@@ -93,9 +93,9 @@ struct SlurmTask {
   std::optional<int> array_task;  // absent for a job that is not an array
   std::string slurm_state;        // as Slurm wrote it
   TaskState state = TaskState::unknown;
-  std::optional<int> exit_code;   // the script's exit status
-  std::optional<int> signal;      // the signal that ended it, when one did
-  std::string reason;             // Slurm's Reason (None dropped)
+  std::optional<int> exit_code;  // the script's exit status
+  std::optional<int> signal;     // the signal that ended it, when one did
+  std::string reason;            // Slurm's Reason (None dropped)
 };
 
 // `sacct --parsable2 --noheader --format=JobID,State,ExitCode,Reason` output; job

@@ -48,17 +48,17 @@ std::string_view to_string(RunKind kind);
 std::string_view to_string(RunStatus status);
 
 struct RunInfo {
-  std::int64_t id = 0;              // set by the store
+  std::int64_t id = 0;  // set by the store
   RunKind kind = RunKind::sweep;
-  std::string source = "dvfslab";   // a sweep table's source column for imports
-  std::string started_at;           // ISO 8601 UTC, set by the store
-  std::string finished_at;          // "" while the run is unfinished
-  std::string host;                 // "" in begin_run: this machine's host name
-  std::string dvfslab_version;      // set by the store
+  std::string source = "dvfslab";  // a sweep table's source column for imports
+  std::string started_at;          // ISO 8601 UTC, set by the store
+  std::string finished_at;         // "" while the run is unfinished
+  std::string host;                // "" in begin_run: this machine's host name
+  std::string dvfslab_version;     // set by the store
   GpuIdentity gpu;
-  std::string plan_text;            // the full plan as the user wrote it
-  std::string plan_hash;            // what --resume and merge compare
-  int shard_index = 0;              // 0-based shard of shard_count (plan.hpp's Shard)
+  std::string plan_text;  // the full plan as the user wrote it
+  std::string plan_hash;  // what --resume and merge compare
+  int shard_index = 0;    // 0-based shard of shard_count (plan.hpp's Shard)
   int shard_count = 1;
   RunStatus status = RunStatus::running;  // set by the store
 };
@@ -77,10 +77,10 @@ std::string_view to_string(RecordRole role);
 struct PointRecord {
   Point point;
   RecordRole role = RecordRole::grid;
-  int order_index = 0;                 // position in the run's measuring order
-  bool is_default = false;             // the setting is the vendor default
-  std::string item_unit;               // "images", "tokens"; "" when unknown
-  std::optional<int> effective_sm_mhz;   // clocks read back after applying the setting
+  int order_index = 0;                  // position in the run's measuring order
+  bool is_default = false;              // the setting is the vendor default
+  std::string item_unit;                // "images", "tokens"; "" when unknown
+  std::optional<int> effective_sm_mhz;  // clocks read back after applying the setting
   std::optional<int> effective_mem_mhz;
 };
 

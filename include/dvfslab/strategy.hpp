@@ -31,13 +31,13 @@ namespace dvfslab {
 // figures. Strategies read it to choose what comes next; progress reports print it.
 struct PointOutcome {
   ScheduledPoint point;
-  int repetitions = 0;               // measured now (0: skipped, already in the store)
+  int repetitions = 0;                           // measured now (0: skipped, already in the store)
   std::vector<double> energy_per_item_j_series;  // every repetition of the point in this run, stored ones too
   std::optional<double> energy_per_item_j;       // the last window's
   std::optional<double> items_per_s;
   std::optional<double> mean_power_w;
   std::string item_unit;
-  MeasurementFlags flags;            // any repetition's
+  MeasurementFlags flags;  // any repetition's
 };
 
 // Where a strategy may search: the plan's cases and the settings its knobs name on
@@ -58,7 +58,8 @@ class SearchStrategy {
   // returned points were measured. The runner numbers the points (sequence) in the
   // order measured; a point's role says whether it is a grid point (repeated under
   // the stop rule) or a drift check (measured once).
-  virtual std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) = 0;
+  virtual std::vector<ScheduledPoint> propose(const SearchSpace& space,
+                                              std::span<const PointOutcome> measured) = 0;
   // The points it will measure when known up front (for progress and dry runs);
   // empty for an adaptive search.
   virtual Schedule planned(const SearchSpace&) const { return {}; }

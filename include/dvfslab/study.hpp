@@ -37,19 +37,19 @@ std::unique_ptr<Gpu> open_study_gpu(const std::string& device, std::optional<std
 std::string study_plan_text(const GpuIdentity& gpu, const ClockTable& clocks, bool sweep_clocks);
 
 struct StudyOptions {
-  std::string device;                    // "" = the first NVIDIA GPU, else sim:v100
+  std::string device;  // "" = the first NVIDIA GPU, else sim:v100
   std::filesystem::path out_dir = "out/study";
   bool allow_clock_changes = false;
-  std::filesystem::path state_dir;       // ClockGuard's; empty = default
-  OpenOptions open;                      // NVML library, read-only mode
+  std::filesystem::path state_dir;  // ClockGuard's; empty = default
+  OpenOptions open;                 // NVML library, read-only mode
   WorkloadOptions workload_options;
 };
 
 struct StudyOutcome {
   GpuIdentity gpu;
-  std::optional<std::string> simulated_because;   // why a simulated GPU was used
-  std::optional<std::string> default_only_because; // why only the default setting was measured
-  bool reused_finished_run = false;       // the database already held this plan's finished run
+  std::optional<std::string> simulated_because;     // why a simulated GPU was used
+  std::optional<std::string> default_only_because;  // why only the default setting was measured
+  bool reused_finished_run = false;                 // the database already held this plan's finished run
   SweepResult sweep;
   std::filesystem::path database;
   std::filesystem::path analysis_json;
@@ -63,7 +63,7 @@ using NoticeSink = std::function<void(const std::string&)>;
 // Runs the study: chooses the GPU, sweeps (resuming an unfinished run of the same
 // plan in OUT/dvfslab.sqlite, reusing a finished one), analyses, and writes
 // OUT/analysis.json and OUT/report.html (unless the build has no report runtimes).
-StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& registry, ProgressReporter& progress,
-                       const NoticeSink& notice);
+StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& registry,
+                       ProgressReporter& progress, const NoticeSink& notice);
 
 }  // namespace dvfslab

@@ -54,8 +54,8 @@ std::unique_ptr<ProgressReporter> make_silent_progress_reporter();
 struct SweepOptions {
   bool allow_clock_changes = false;
   Shard shard;
-  bool resume = false;                  // continue the newest unfinished run of this plan on this GPU
-  std::filesystem::path state_dir;      // ClockGuard journal and lock; empty = default
+  bool resume = false;              // continue the newest unfinished run of this plan on this GPU
+  std::filesystem::path state_dir;  // ClockGuard journal and lock; empty = default
   WorkloadOptions workload_options;
 };
 
@@ -63,20 +63,21 @@ struct SweepResult {
   std::int64_t run_id = 0;
   bool resumed = false;
   std::size_t points_measured = 0;
-  std::size_t points_skipped = 0;       // finished before a resume
-  std::size_t measurements = 0;         // windows recorded now (repetitions included)
-  std::size_t clock_mismatches = 0;     // points whose effective clock differed from the request
+  std::size_t points_skipped = 0;    // finished before a resume
+  std::size_t measurements = 0;      // windows recorded now (repetitions included)
+  std::size_t clock_mismatches = 0;  // points whose effective clock differed from the request
   // Energy per item of the drift reference (first case, default setting), last
   // against first check, in %; absent with fewer than two checks.
   std::optional<double> drift_pct;
-  double gpu_seconds = 0;               // on the GPU's clock (virtual for simulated GPUs)
+  double gpu_seconds = 0;  // on the GPU's clock (virtual for simulated GPUs)
 };
 
 // Expands the plan for `gpu` and checks the settings against it (supported clocks,
 // power range) and that every workload exists for it; throws ConfigError. Touches
 // nothing: a dry run stops here. run_sweep also checks, before anything runs, that
 // clock changes are allowed (--allow-clock-changes, the GPU's read-only mode).
-Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, const SweepOptions& options);
+Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry,
+                       const SweepOptions& options);
 
 // Whether this sweep may change clocks: allow_clock_changes was given, or the GPU is
 // simulated (nothing real changes). Read-only mode refuses changes even then.

@@ -78,10 +78,10 @@ std::vector<std::string> throttle_reason_names(std::uint64_t mask);
 // One reading of the GPU. Every field the device cannot report is absent, never a
 // sentinel.
 struct Telemetry {
-  double time_s = 0.0;                       // on the Gpu's clock (wall or virtual)
-  std::optional<double> power_instant_w;     // NVML_FI_DEV_POWER_INSTANT
-  std::optional<double> power_average_w;     // nvmlDeviceGetPowerUsage (~1 s average)
-  std::optional<double> energy_j;            // cumulative counter since driver load
+  double time_s = 0.0;                    // on the Gpu's clock (wall or virtual)
+  std::optional<double> power_instant_w;  // NVML_FI_DEV_POWER_INSTANT
+  std::optional<double> power_average_w;  // nvmlDeviceGetPowerUsage (~1 s average)
+  std::optional<double> energy_j;         // cumulative counter since driver load
   std::optional<int> sm_mhz;
   std::optional<int> mem_mhz;
   std::optional<double> gpu_temperature_c;
@@ -93,9 +93,9 @@ struct Telemetry {
 
 // Validity of one measurement window.
 struct MeasurementFlags {
-  bool short_window = false;       // shorter than two sensor periods
-  bool energy_estimated = false;   // counter did not move or is missing: from power
-  bool clock_mismatch = false;     // effective clock differs from the requested one
+  bool short_window = false;      // shorter than two sensor periods
+  bool energy_estimated = false;  // counter did not move or is missing: from power
+  bool clock_mismatch = false;    // effective clock differs from the requested one
   bool thermal_throttle = false;
   bool power_throttle = false;
 

@@ -13,14 +13,14 @@
 namespace dvfslab {
 
 struct WorkloadOptions {
-  int image_size = 0;          // 0 = the model's default
-  int sequence_length = 0;     // 0 = the model's default
+  int image_size = 0;       // 0 = the model's default
+  int sequence_length = 0;  // 0 = the model's default
   bool channels_last = true;
   bool cudnn_benchmark = true;
-  bool cuda_graph = true;      // capture the step when shapes are static
-  bool fused_layers = true;    // CNNs: fused convolution kernels, batch norm folded for inference
+  bool cuda_graph = true;    // capture the step when shapes are static
+  bool fused_layers = true;  // CNNs: fused convolution kernels, batch norm folded for inference
   std::uint64_t seed = 1234;
-  std::string torch_device;    // "" = cuda when available, else cpu
+  std::string torch_device;  // "" = cuda when available, else cpu
 };
 
 // Iterations that completed in some span of time, with the items they processed.
@@ -33,7 +33,7 @@ class Workload {
  public:
   virtual ~Workload() = default;
   virtual const Case& workload_case() const = 0;
-  virtual std::string item_unit() const = 0;        // "images", "tokens", "items"
+  virtual std::string item_unit() const = 0;  // "images", "tokens", "items"
   virtual double items_per_iteration() const = 0;
   // Allocation, compilation, graph capture: done once, never measured.
   virtual void prepare() {}

@@ -101,7 +101,8 @@ void aggregate(Analysis& analysis) {
     auto& [workload, mean] = entry;
     std::sort(workload.batches.begin(), workload.batches.end());
     workload.across_batches = mean.means(mean.count());
-    SummaryBuilder& builder = summaries[GpuModeKey{workload.source, workload.gpu, workload.simulated, workload.mode}];
+    SummaryBuilder& builder =
+        summaries[GpuModeKey{workload.source, workload.gpu, workload.simulated, workload.mode}];
     builder.across_workloads.add(mean.ratios());
     analysis.workloads.push_back(std::move(workload));
   }

@@ -6,7 +6,9 @@ namespace dvfslab {
 
 Analysis analyze(const std::vector<ResultRow>& rows, const Objective& objective) {
   if (rows.empty()) {
-    throw ConfigError("nothing to analyze: the input holds no measurement rows (run a sweep or import a sweep table first)");
+    throw ConfigError(
+        "nothing to analyze: the input holds no measurement rows (run a sweep or import a sweep table "
+        "first)");
   }
   Analysis analysis;
   analysis.objective = objective;

@@ -2,8 +2,8 @@
 // not controlled and values that do not exist are null, never 0 or -1.
 #include <nlohmann/json.hpp>
 
-#include "dvfslab/json_optional.hpp"
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/json_optional.hpp"
 
 namespace dvfslab {
 namespace {

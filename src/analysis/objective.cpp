@@ -45,7 +45,8 @@ constexpr std::array<ObjectiveDefinition, 5> registry = {{
      }},
     {Kind::energy_within_slowdown, "energy-within-slowdown", "%", "energy-within-slowdown:PCT%",
      "least energy at most PCT % slower than the baseline",
-     "the allowed slowdown must be a percentage >= 0, e.g. energy-within-slowdown:5%", "energy-within-slowdown:5%",
+     "the allowed slowdown must be a percentage >= 0, e.g. energy-within-slowdown:5%",
+     "energy-within-slowdown:5%",
      [](double limit) { return fmt::format("least energy at most {} % slower than the baseline", limit); },
      [](double limit, const PointSummary& point, const PointSummary& baseline) -> std::optional<double> {
        const double allowed = baseline.time_per_iteration_s.mean * (1.0 + limit / 100.0);
@@ -54,7 +55,8 @@ constexpr std::array<ObjectiveDefinition, 5> registry = {{
      }},
     {Kind::time_within_power, "time-within-power", "W", "time-within-power:WATTS W",
      "shortest time at a mean power of at most WATTS",
-     "the power budget must be a positive number of watts, e.g. time-within-power:300W", "time-within-power:300W",
+     "the power budget must be a positive number of watts, e.g. time-within-power:300W",
+     "time-within-power:300W",
      [](double limit) { return fmt::format("shortest time at a mean power of at most {} W", limit); },
      [](double limit, const PointSummary& point, const PointSummary&) -> std::optional<double> {
        if (point.mean_power_w.mean > limit) return std::nullopt;
@@ -97,7 +99,8 @@ std::string objective_help() {
 Objective parse_objective(std::string_view text) {
   const auto colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
-  const std::string_view argument = colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
+  const std::string_view argument =
+      colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
   for (const auto& definition : registry) {
     if (definition.name != name) continue;
     if (definition.unit.empty()) {
@@ -119,7 +122,9 @@ std::string to_string(const Objective& objective) {
   return fmt::format("{}:{}{}", definition.name, objective.limit, definition.unit);
 }
 
-std::string describe(const Objective& objective) { return definition_of(objective).describe(objective.limit); }
+std::string describe(const Objective& objective) {
+  return definition_of(objective).describe(objective.limit);
+}
 
 std::optional<double> objective_value(const Objective& objective, const PointSummary& point,
                                       const PointSummary& baseline) {

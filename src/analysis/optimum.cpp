@@ -47,8 +47,10 @@ void choose_optimum(CaseAnalysis& analysis, const Objective& objective) {
   const PointSummary& optimum = points[*analysis.optimum];
   const auto change_pct = [](double to, double from) { return from > 0 ? (to - from) / from * 100.0 : 0.0; };
   const double base_energy = baseline.energy_per_item_j.mean;
-  analysis.energy_saving_pct = base_energy > 0 ? (base_energy - optimum.energy_per_item_j.mean) / base_energy * 100.0 : 0.0;
-  analysis.time_change_pct = change_pct(optimum.time_per_iteration_s.mean, baseline.time_per_iteration_s.mean);
+  analysis.energy_saving_pct =
+      base_energy > 0 ? (base_energy - optimum.energy_per_item_j.mean) / base_energy * 100.0 : 0.0;
+  analysis.time_change_pct =
+      change_pct(optimum.time_per_iteration_s.mean, baseline.time_per_iteration_s.mean);
   analysis.power_change_pct = change_pct(optimum.mean_power_w.mean, baseline.mean_power_w.mean);
 }
 

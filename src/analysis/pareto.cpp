@@ -21,7 +21,8 @@ std::vector<std::size_t> pareto_frontier(const std::vector<PointSummary>& points
   // than every faster (or equally fast) point before it.
   std::vector<std::size_t> frontier;
   for (std::size_t i : order) {
-    if (frontier.empty() || points[i].energy_per_iteration_j.mean < points[frontier.back()].energy_per_iteration_j.mean) {
+    if (frontier.empty() ||
+        points[i].energy_per_iteration_j.mean < points[frontier.back()].energy_per_iteration_j.mean) {
       frontier.push_back(i);
     }
   }

@@ -38,7 +38,9 @@ CaseKeyRef key_of(const ResultRow& row) {
 struct CaseKeyRefHash {
   std::size_t operator()(const CaseKeyRef& key) const noexcept {
     std::size_t hash = std::hash<std::string_view>{}(key.source);
-    const auto mix = [&hash](std::size_t value) { hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2); };
+    const auto mix = [&hash](std::size_t value) {
+      hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+    };
     mix(std::hash<std::string_view>{}(key.gpu));
     mix(std::hash<std::string_view>{}(key.workload));
     mix(static_cast<std::size_t>(key.batch));
@@ -64,18 +66,24 @@ struct SortEntry {
 
   auto tie() const { return std::tie(case_rank, sm, mem, power_limit, repetition, row); }
   bool same_point(const SortEntry& other) const {
-    return case_rank == other.case_rank && sm == other.sm && mem == other.mem && power_limit == other.power_limit;
+    return case_rank == other.case_rank && sm == other.sm && mem == other.mem &&
+           power_limit == other.power_limit;
   }
 };
 
 void validate(const ResultRow& row, std::size_t index) {
-  const auto where = [&] { return fmt::format("row {} ({} on {}, {})", index + 1, to_string(row.workload_case), row.gpu, to_string(row.setting)); };
+  const auto where = [&] {
+    return fmt::format("row {} ({} on {}, {})", index + 1, to_string(row.workload_case), row.gpu,
+                       to_string(row.setting));
+  };
   if (!(row.time_per_iteration_s > 0) || !std::isfinite(row.time_per_iteration_s)) {
-    throw ConfigError(fmt::format("{}: time per iteration is {} s; it must be a positive number — fix or drop the row",
-                                  where(), row.time_per_iteration_s));
+    throw ConfigError(
+        fmt::format("{}: time per iteration is {} s; it must be a positive number — fix or drop the row",
+                    where(), row.time_per_iteration_s));
   }
   if (!(row.items_per_iteration > 0) || !std::isfinite(row.items_per_iteration)) {
-    throw ConfigError(fmt::format("{}: items per iteration is {}; it must be positive", where(), row.items_per_iteration));
+    throw ConfigError(
+        fmt::format("{}: items per iteration is {}; it must be positive", where(), row.items_per_iteration));
   }
   if (!(row.mean_power_w >= 0) || !std::isfinite(row.mean_power_w) || !(row.energy_per_iteration_j >= 0) ||
       !std::isfinite(row.energy_per_iteration_j)) {
@@ -89,7 +97,8 @@ struct Samples {
   std::vector<double> time, throughput, power, energy, energy_per_item, edp, ed2p;
 
   void clear() {
-    for (auto* samples : {&time, &throughput, &power, &energy, &energy_per_item, &edp, &ed2p}) samples->clear();
+    for (auto* samples : {&time, &throughput, &power, &energy, &energy_per_item, &edp, &ed2p})
+      samples->clear();
   }
   void add(const ResultRow& row) {
     const double t = row.time_per_iteration_s;
@@ -148,7 +157,8 @@ std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows) {
     validate(rows[i], i);
     const CaseKeyRef key = key_of(rows[i]);
     if (!last_key || !(key == *last_key)) {
-      const auto [it, inserted] = case_ids.try_emplace(key, static_cast<std::uint32_t>(first_row_of_case.size()));
+      const auto [it, inserted] =
+          case_ids.try_emplace(key, static_cast<std::uint32_t>(first_row_of_case.size()));
       if (inserted) first_row_of_case.push_back(static_cast<std::uint32_t>(i));
       last_key = key;
       last_id = it->second;
@@ -173,10 +183,11 @@ std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows) {
   std::vector<SortEntry> entries(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Setting& s = rows[i].setting;
-    entries[i] = {rank_of_id[case_of_row[i]], order_value(s.sm_mhz), order_value(s.mem_mhz),
-                  order_value(s.power_limit_w), rows[i].repetition, static_cast<std::uint32_t>(i)};
+    entries[i] = {rank_of_id[case_of_row[i]],   order_value(s.sm_mhz), order_value(s.mem_mhz),
+                  order_value(s.power_limit_w), rows[i].repetition,    static_cast<std::uint32_t>(i)};
   }
-  std::sort(entries.begin(), entries.end(), [](const SortEntry& a, const SortEntry& b) { return a.tie() < b.tie(); });
+  std::sort(entries.begin(), entries.end(),
+            [](const SortEntry& a, const SortEntry& b) { return a.tie() < b.tie(); });
 
   std::vector<CaseAnalysis> cases(ids.size());
   for (std::uint32_t rank = 0; rank < ids.size(); ++rank) {

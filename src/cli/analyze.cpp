@@ -31,7 +31,9 @@ void run_analyze(const AnalyzeOptions& options) {
   if (!options.emit.empty()) {
     fmt::print("{}", slurm::format_optimum_commands(analysis, slurm::parse_optimum_commands(options.emit)));
   } else if (options.json) {
-    fmt::print("{}\n", to_json(analysis, options.points).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print(
+        "{}\n",
+        to_json(analysis, options.points).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("{}", format_analysis_tables(analysis));
   }
@@ -46,16 +48,20 @@ void add_analyze_command(CLI::App& app) {
       "Find, for every case (GPU × workload × batch × mode × precision), the baseline setting, the "
       "optimal setting for an objective and the change in energy, time and power between them; "
       "then the geometric means across batch sizes and networks and the range of savings per GPU × mode.");
-  command->add_option("input", options->input, "dvfslab database (SQLite) to analyze, or a sweep-table CSV file (read directly)")->required();
-  command->add_option("--objective", options->objective, objective_help())
-      ->capture_default_str();
+  command
+      ->add_option("input", options->input,
+                   "dvfslab database (SQLite) to analyze, or a sweep-table CSV file (read directly)")
+      ->required();
+  command->add_option("--objective", options->objective, objective_help())->capture_default_str();
   command->add_flag("--json", options->json,
                     "print the analysis as JSON on stdout instead of tables (contract in docs/analysis.md)");
   command->add_flag("--points", options->points,
                     "with --json: include every setting's metrics and 95 % confidence intervals");
-  command->add_option("--emit", options->emit,
-                      "print, per GPU model × workload case, what applies the optimum: slurm (the --gpu-freq option "
-                      "of sbatch/srun) or nvidia-smi (an administrator's commands); docs/slurm.md")
+  command
+      ->add_option(
+          "--emit", options->emit,
+          "print, per GPU model × workload case, what applies the optimum: slurm (the --gpu-freq option "
+          "of sbatch/srun) or nvidia-smi (an administrator's commands); docs/slurm.md")
       ->check(CLI::IsMember({"slurm", "nvidia-smi"}))
       ->excludes("--json");
   command->callback([options] { run_analyze(*options); });

@@ -28,8 +28,9 @@ inline int& requested_exit_status() {
 // than taken as "not given", which would silently pick a GPU.
 inline const CLI::Validator non_empty_device(
     [](const std::string& value) {
-      return value.empty() ? std::string("empty: give auto, a GPU index, UUID or PCI bus id, sim:NAME or "
-                                         "replay:FILE.csv")
+      return value.empty() ? std::string(
+                                 "empty: give auto, a GPU index, UUID or PCI bus id, sim:NAME or "
+                                 "replay:FILE.csv")
                            : std::string();
     },
     "");

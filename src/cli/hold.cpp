@@ -52,7 +52,8 @@ void run_hold(const HoldOptions& options) {
   if (options.seconds) {
     std::this_thread::sleep_for(std::chrono::duration<double>(*options.seconds));
   } else {
-    fmt::print(stderr, "dvfslab: press Ctrl-C or send SIGTERM to restore {} and stop\n", gpu->identity().name);
+    fmt::print(stderr, "dvfslab: press Ctrl-C or send SIGTERM to restore {} and stop\n",
+               gpu->identity().name);
     while (true) ::pause();  // the signal thread restores and exits
   }
   const RestoreReport report = guard.restore();
@@ -70,15 +71,18 @@ void add_hold_command(CLI::App& app) {
       "Apply one setting (SM clock, memory clock, power limit) and keep it until --seconds pass or the "
       "process gets Ctrl-C / SIGTERM; then put the GPU back as it was found. Use it to run another "
       "program at a chosen setting. Knobs left out stay as they are.");
-  command->add_option("--device", options->device,
-                      device_spec_help())
+  command->add_option("--device", options->device, device_spec_help())
       ->capture_default_str()
       ->check(non_empty_device);
-  command->add_option("--sm", options->sm_mhz, "SM (graphics) clock to lock, in MHz; must be a supported clock");
+  command->add_option("--sm", options->sm_mhz,
+                      "SM (graphics) clock to lock, in MHz; must be a supported clock");
   command->add_option("--mem", options->mem_mhz, "memory clock to lock, in MHz; must be a supported clock");
-  command->add_option("--power-limit", options->power_limit_w, "board power limit in W, within the GPU's range");
-  command->add_option("--seconds", options->seconds, "hold for this long, then restore and exit 0 "
-                                                     "(default: until Ctrl-C or SIGTERM, exit 130 or 143)")
+  command->add_option("--power-limit", options->power_limit_w,
+                      "board power limit in W, within the GPU's range");
+  command
+      ->add_option("--seconds", options->seconds,
+                   "hold for this long, then restore and exit 0 "
+                   "(default: until Ctrl-C or SIGTERM, exit 130 or 143)")
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--allow-clock-changes", options->allow_clock_changes,
                     "allow changing clocks and power limit (needed for any of --sm, --mem, --power-limit)");

@@ -11,7 +11,8 @@ void add_import_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "import",
       "Load a sweep table (CSV: source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default) "
-      "into the database, as one run of kind 'import' per GPU of the file, so that analyze and report work on "
+      "into the database, as one run of kind 'import' per GPU of the file, so that analyze and report work "
+      "on "
       "measurements published by others.");
   auto file = std::make_shared<std::string>();
   auto database = std::make_shared<std::string>(default_database_file);

@@ -21,7 +21,8 @@ namespace {
 // switch to a simulated GPU instead, so the hint is added here.
 std::string simulated_gpu_hint() {
   std::string keys;
-  for (const std::string& key : dvfslab::sim_gpu_keys()) keys += fmt::format("{}sim:{}", keys.empty() ? "" : ", ", key);
+  for (const std::string& key : dvfslab::sim_gpu_keys())
+    keys += fmt::format("{}sim:{}", keys.empty() ? "" : ", ", key);
   return fmt::format("to work without an NVIDIA GPU, use a simulated one with --device sim:NAME ({})", keys);
 }
 
@@ -47,7 +48,8 @@ std::string one_line(std::string_view message) {
 }
 
 int report_internal_error(const std::exception& e) {
-  fmt::print(stderr, "dvfslab: internal error: {} (please report it with the command you ran)\n", one_line(e.what()));
+  fmt::print(stderr, "dvfslab: internal error: {} (please report it with the command you ran)\n",
+             one_line(e.what()));
   return static_cast<int>(dvfslab::ExitCode::failure);
 }
 

@@ -36,16 +36,18 @@ std::string optional_number(const std::optional<double>& value, const char* form
 
 void print_window_line(std::FILE* out, const Measurement& m, const char* suffix) {
   fmt::print(out, "  {:<20} {:>10.3f} s {:>12} {:>10} {:>8} iter  {}{}\n", m.name, m.duration_s,
-             optional_number(m.energy_j, "{:.2f} J"), optional_number(m.mean_power_w, "{:.1f} W"), m.iterations,
-             fmt::join(m.flags.names(), ","), suffix);
+             optional_number(m.energy_j, "{:.2f} J"), optional_number(m.mean_power_w, "{:.1f} W"),
+             m.iterations, fmt::join(m.flags.names(), ","), suffix);
 }
 
 void print_report(std::FILE* out, const CommandMeasurement& r) {
   const Measurement& t = r.total;
-  if (r.simulated) fmt::print(out, "SIMULATED GPU: every figure below comes from the simulator, not hardware\n");
+  if (r.simulated)
+    fmt::print(out, "SIMULATED GPU: every figure below comes from the simulator, not hardware\n");
   fmt::print(out, "device       {}{}\n", r.device, r.simulated ? " (SIMULATED)" : "");
   fmt::print(out, "command      {}: {}\n", fmt::join(r.command, " "), r.exit.describe());
-  if (r.interrupted_by != 0) fmt::print(out, "interrupted  by signal {} (passed on to the program)\n", r.interrupted_by);
+  if (r.interrupted_by != 0)
+    fmt::print(out, "interrupted  by signal {} (passed on to the program)\n", r.interrupted_by);
   fmt::print(out, "duration     {:.3f} s ({} samples every {:.0f} ms)\n", t.duration_s, t.samples,
              r.sample_period_s * 1000.0);
   const auto difference = energy_difference_pct(t);
@@ -60,8 +62,10 @@ void print_report(std::FILE* out, const CommandMeasurement& r) {
                t.energy_j ? fmt::format("{:.2f} J", *t.energy_j - *r.idle_power_w * t.duration_s) : "n/a");
   }
   fmt::print(out, "\n");
-  fmt::print(out, "clocks       SM mean {} (min {})   memory mean {}\n", optional_number(t.sm_mhz_mean, "{:.0f} MHz"),
-             t.sm_mhz_min ? fmt::format("{} MHz", *t.sm_mhz_min) : "n/a", optional_number(t.mem_mhz_mean, "{:.0f} MHz"));
+  fmt::print(out, "clocks       SM mean {} (min {})   memory mean {}\n",
+             optional_number(t.sm_mhz_mean, "{:.0f} MHz"),
+             t.sm_mhz_min ? fmt::format("{} MHz", *t.sm_mhz_min) : "n/a",
+             optional_number(t.mem_mhz_mean, "{:.0f} MHz"));
   fmt::print(out, "temperature  max {}\n", optional_number(t.temperature_c_max, "{:.0f} °C"));
   for (const auto& [reason, fraction] : t.throttle_fraction) {
     fmt::print(out, "throttle     {:<28} {:5.1f} % of the time\n", reason, fraction * 100.0);
@@ -77,7 +81,8 @@ void print_report(std::FILE* out, const CommandMeasurement& r) {
       fmt::print(out, ", {:.4f} J/iteration", *s.energy_j / iterations);
       if (s.items > 0) fmt::print(out, ", {:.6f} J/item", *s.energy_j / s.items);
     }
-    fmt::print(out, "{}\n", s.flags.names().empty() ? "" : fmt::format(" [{}]", fmt::join(s.flags.names(), ", ")));
+    fmt::print(out, "{}\n",
+               s.flags.names().empty() ? "" : fmt::format(" [{}]", fmt::join(s.flags.names(), ", ")));
     if (r.tail) {
       fmt::print(out, "after loop   {:.3f} s, {} after the last iteration marker (not in the steady state)\n",
                  r.tail->duration_s, optional_number(r.tail->energy_j, "{:.2f} J"));
@@ -87,13 +92,13 @@ void print_report(std::FILE* out, const CommandMeasurement& r) {
                r.total.iterations, r.skip_iterations);
   }
   if (!r.windows.empty()) {
-    fmt::print(out, "windows      {:<20} {:>12} {:>12} {:>10} {:>13}  flags\n", "name", "duration", "energy", "power",
-               "iterations");
+    fmt::print(out, "windows      {:<20} {:>12} {:>12} {:>10} {:>13}  flags\n", "name", "duration", "energy",
+               "power", "iterations");
     for (const auto& w : r.windows) print_window_line(out, w.measurement, w.complete ? "" : " (not ended)");
   }
   if (r.marker_lines > 0) {
-    fmt::print(out, "markers      {} lines, {} malformed, {} out of place\n", r.marker_lines, r.malformed_markers,
-               r.rejected_markers);
+    fmt::print(out, "markers      {} lines, {} malformed, {} out of place\n", r.marker_lines,
+               r.malformed_markers, r.rejected_markers);
   }
 }
 
@@ -115,9 +120,10 @@ void run_measure(const MeasureArguments& args) {
   }
   auto gpu = open_gpu(args.device, open_options(SimTimeMode::wall_time));
   if (is_replay_gpu(*gpu)) {
-    throw ConfigError(fmt::format("{} is a replayed sweep table ({}): it has no live sensors to measure a program "
-                                  "with; sweep the table's workloads instead (docs/replay.md)",
-                                  gpu->identity().name, args.device));
+    throw ConfigError(
+        fmt::format("{} is a replayed sweep table ({}): it has no live sensors to measure a program "
+                    "with; sweep the table's workloads instead (docs/replay.md)",
+                    gpu->identity().name, args.device));
   }
 
   MeasureCommandOptions options;
@@ -157,23 +163,27 @@ void add_measure_command(CLI::App& app) {
       "The program may report progress on the descriptor in $DVFSLAB_MARK_FD with lines 'dvfslab:iter N "
       "[items M]', 'dvfslab:begin NAME', 'dvfslab:end NAME' (docs/measure.md).\n"
       "Example: dvfslab measure --device sim:h200 --json -- python3 train.py");
-  measure->add_option("--device", args->device,
-                      device_spec_help() + ". A simulated GPU here follows the wall clock (idle unless a load "
-                      "is attached)")
+  measure
+      ->add_option("--device", args->device,
+                   device_spec_help() +
+                       ". A simulated GPU here follows the wall clock (idle unless a load "
+                       "is attached)")
       ->capture_default_str()
       ->check(non_empty_device);
   measure->add_flag("--json", args->json, "Print the measurement as one JSON document on stdout");
   measure->add_option("--trace", args->trace_path,
                       "Write every telemetry sample to FILE, as CSV (FILE.csv) or JSON (FILE.json)");
-  measure->add_option("--skip-iters", args->skip_iterations,
-                      "Warm-up iterations (reported by 'dvfslab:iter' markers) left out of the steady-state "
-                      "figures: time per iteration, items/s, energy per iteration and per item")
+  measure
+      ->add_option("--skip-iters", args->skip_iterations,
+                   "Warm-up iterations (reported by 'dvfslab:iter' markers) left out of the steady-state "
+                   "figures: time per iteration, items/s, energy per iteration and per item")
       ->capture_default_str();
   measure->add_option("--sample-ms", args->sample_ms,
                       "Sampling period in milliseconds (default: half the sensor's update period)");
-  measure->add_option("--idle-seconds", args->idle_seconds,
-                      "Measure idle power for S seconds before starting the program, to report dynamic energy "
-                      "(energy above idle)")
+  measure
+      ->add_option("--idle-seconds", args->idle_seconds,
+                   "Measure idle power for S seconds before starting the program, to report dynamic energy "
+                   "(energy above idle)")
       ->capture_default_str();
   measure->add_option("command", args->command, "The program and its arguments, after --")->required();
   measure->callback([args] { run_measure(*args); });

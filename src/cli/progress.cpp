@@ -21,7 +21,8 @@ std::optional<long> kill_after_points_from_environment() {
 // Passes everything on, then kills the process after `limit` measured points.
 class KillingReporter final : public ProgressReporter {
  public:
-  KillingReporter(std::unique_ptr<ProgressReporter> inner, long limit) : inner_(std::move(inner)), limit_(limit) {}
+  KillingReporter(std::unique_ptr<ProgressReporter> inner, long limit)
+      : inner_(std::move(inner)), limit_(limit) {}
   void start(const Schedule& schedule, const GpuIdentity& gpu, std::size_t already_done) override {
     inner_->start(schedule, gpu, already_done);
   }

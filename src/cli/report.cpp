@@ -45,18 +45,25 @@ void add_report_command(CLI::App& app) {
       "Write one self-contained HTML file (works offline) with, per GPU × workload, power, throughput and "
       "energy per item against the varied clock or power limit, memory-clock figures and a core × memory "
       "heatmap when the memory clock varied, the Pareto plot, and the optimum/savings tables.");
-  command->add_option("input", options->input, "dvfslab database (SQLite) to report on, or a sweep-table CSV file (read directly)")->required();
-  command->add_option("-o,--output", options->output,
-                      "HTML file to write (replaced if it exists, atomically; never one of the inputs)")
+  command
+      ->add_option("input", options->input,
+                   "dvfslab database (SQLite) to report on, or a sweep-table CSV file (read directly)")
+      ->required();
+  command
+      ->add_option("-o,--output", options->output,
+                   "HTML file to write (replaced if it exists, atomically; never one of the inputs)")
       ->capture_default_str();
-  command->add_option("--objective", options->objective,
-                      "objective for the optimum, as in `dvfslab analyze` (energy, edp, ed2p, "
-                      "energy-within-slowdown:PCT%, time-within-power:WATTS W)")
+  command
+      ->add_option("--objective", options->objective,
+                   "objective for the optimum, as in `dvfslab analyze` (energy, edp, ed2p, "
+                   "energy-within-slowdown:PCT%, time-within-power:WATTS W)")
       ->capture_default_str();
-  command->add_option("--raw-rows", options->raw_rows,
-                      fmt::format("also show the first N measured rows as they are, in a table and in the page's "
-                                  "data (at most {}; `dvfslab export` writes them all)",
-                                  max_report_raw_rows))
+  command
+      ->add_option(
+          "--raw-rows", options->raw_rows,
+          fmt::format("also show the first N measured rows as they are, in a table and in the page's "
+                      "data (at most {}; `dvfslab export` writes them all)",
+                      max_report_raw_rows))
       ->check(CLI::Range(std::size_t{0}, max_report_raw_rows))
       ->capture_default_str();
   command->callback([options] { run_report(*options); });

@@ -33,12 +33,13 @@ void print_result(Gpu& gpu, const RecoveryResult& result) {
 }
 
 [[noreturn]] void throw_missing_gpu(const JournalSummary& journal, const std::string& why, ExitCode code) {
-  throw Error(fmt::format("the restore journal {} (written by dvfslab process {} at {}) is for {} ({}), but {}; "
-                          "if the GPU was removed or reset, or the machine rebooted, its settings went with it: "
-                          "delete the journal; otherwise run `dvfslab restore` where the GPU is visible",
-                          journal.file.string(), journal.pid, journal.created_utc, journal.gpu_name,
-                          journal.gpu_uuid, why),
-              code);
+  throw Error(
+      fmt::format("the restore journal {} (written by dvfslab process {} at {}) is for {} ({}), but {}; "
+                  "if the GPU was removed or reset, or the machine rebooted, its settings went with it: "
+                  "delete the journal; otherwise run `dvfslab restore` where the GPU is visible",
+                  journal.file.string(), journal.pid, journal.created_utc, journal.gpu_name, journal.gpu_uuid,
+                  why),
+      code);
 }
 
 // The GPU a journal names, reopened through the backend table. A GPU that is not
@@ -56,7 +57,8 @@ std::unique_ptr<Gpu> open_journaled_gpu(const JournalSummary& journal) {
 void run_restore(const RestoreOptions& options) {
   const std::filesystem::path dir = state_dir(options.state_dir);
   if (!options.device.empty()) {
-    for (auto& gpu : open_gpus(options.device, open_options())) print_result(*gpu, restore_from_journal(*gpu, dir));
+    for (auto& gpu : open_gpus(options.device, open_options()))
+      print_result(*gpu, restore_from_journal(*gpu, dir));
     return;
   }
   const std::vector<JournalSummary> journals = find_journals(dir);
@@ -88,9 +90,11 @@ void add_restore_command(CLI::App& app) {
       "power limit), from the journal it wrote before its first change, then remove the journal. "
       "Without a journal there is nothing to do and it says so. A running dvfslab process restores by "
       "itself on Ctrl-C or SIGTERM; its GPU is refused here while it runs.");
-  command->add_option("--device", options->device,
-                      device_spec_help() + ". Only the GPUs it names; with auto every GPU found (default: "
-                      "every GPU that has a journal)")
+  command
+      ->add_option("--device", options->device,
+                   device_spec_help() +
+                       ". Only the GPUs it names; with auto every GPU found (default: "
+                       "every GPU that has a journal)")
       ->check(non_empty_device);
   command->add_option("--state-dir,--journal-dir", options->state_dir,
                       "Directory of the restore journals (default: $DVFSLAB_STATE_DIR, else /run/dvfslab "

@@ -50,7 +50,8 @@ class MarkerChannel {
     const char* end = value + std::strlen(value);
     const auto [last, error] = std::from_chars(value, end, fd);
     if (error != std::errc() || last != end || fd < 0) {
-      throw ConfigError(fmt::format("DVFSLAB_MARK_FD='{}' is not a file descriptor number; unset it or fix it", value));
+      throw ConfigError(
+          fmt::format("DVFSLAB_MARK_FD='{}' is not a file descriptor number; unset it or fix it", value));
     }
     fd_ = fd;
   }
@@ -65,7 +66,8 @@ class MarkerChannel {
       const auto result = ::write(*fd_, text.data() + written, text.size() - written);
       if (result < 0 && errno == EINTR) continue;
       if (result < 0) {
-        throw Error(fmt::format("cannot write progress markers to DVFSLAB_MARK_FD={}: {}", *fd_, std::strerror(errno)));
+        throw Error(fmt::format("cannot write progress markers to DVFSLAB_MARK_FD={}: {}", *fd_,
+                                std::strerror(errno)));
       }
       written += static_cast<std::size_t>(result);
     }
@@ -81,7 +83,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // Runs `count` iterations; with markers on, in chunks of `mark_every`, each
 // reported once the device has finished it (run_iterations waits for it).
-void run_marked(TorchWorkload& workload, std::int64_t count, std::int64_t mark_every, MarkerChannel& markers) {
+void run_marked(TorchWorkload& workload, std::int64_t count, std::int64_t mark_every,
+                MarkerChannel& markers) {
   if (!markers.active()) {
     workload.run_iterations(count);
     return;
@@ -100,7 +103,9 @@ void print_list(bool json) {
   if (json) {
     auto list = nlohmann::json::array();
     for (const auto& info : infos) {
-      list.push_back({{"name", info.name}, {"unit", info.item_unit}, {"default_batch", info.default_batch},
+      list.push_back({{"name", info.name},
+                      {"unit", info.item_unit},
+                      {"default_batch", info.default_batch},
                       {"description", info.description}});
     }
     fmt::print("{}\n", list.dump(2));
@@ -188,7 +193,8 @@ void run_workload(RunWorkloadArgs args) {
   if (info.fused_layers > 0) how.push_back(fmt::format("{} fused convolution units", info.fused_layers));
   fmt::print("{} on {}{}: {} iterations in {:.3f} s\n", to_string(workload_case), info.device,
              how.empty() ? "" : fmt::format(" ({})", fmt::join(how, ", ")), args.iterations, seconds);
-  fmt::print("  {:.3f} ms per iteration, {:.1f} {}/s", per_iteration_s * 1e3, items_per_s, workload->item_unit());
+  fmt::print("  {:.3f} ms per iteration, {:.1f} {}/s", per_iteration_s * 1e3, items_per_s,
+             workload->item_unit());
   if (loss) fmt::print(", final loss {:.4f}", *loss);
   fmt::print("\n");
 }
@@ -206,11 +212,13 @@ void add_run_workload_command(CLI::App& app) {
   command->add_flag("--list", args->list, "List the workloads with their default batch and unit, then exit");
   command->add_option("--batch,-b", args->batch, "Batch size (default: the workload's, see --list)")
       ->check(CLI::PositiveNumber);
-  command->add_option("--mode", args->mode,
-                      "train (forward, loss, backward, optimizer step) or infer (forward only)")
+  command
+      ->add_option("--mode", args->mode,
+                   "train (forward, loss, backward, optimizer step) or infer (forward only)")
       ->capture_default_str();
-  command->add_option("--precision", args->precision,
-                      "fp32 (TF32 off), tf32, bf16 (autocast) or fp16 (autocast with loss scaling)")
+  command
+      ->add_option("--precision", args->precision,
+                   "fp32 (TF32 off), tf32, bf16 (autocast) or fp16 (autocast with loss scaling)")
       ->capture_default_str();
   command->add_option("--iters,-n", args->iterations, "Measured iterations")->capture_default_str();
   command->add_option("--warmup", args->warmup, "Iterations run before measuring (after graph capture)")
@@ -232,9 +240,10 @@ void add_run_workload_command(CLI::App& app) {
                       "cpu, cuda or cuda:N (default: cuda:0 when available, else cpu)");
   command->add_option("--seed", args->options.seed, "Seed of the weights and the synthetic batch")
       ->capture_default_str();
-  command->add_option("--mark-every", args->mark_every,
-                      "With DVFSLAB_MARK_FD set: iterations per marker; each marker waits for the device, "
-                      "so raise it when iterations take well under a millisecond")
+  command
+      ->add_option("--mark-every", args->mark_every,
+                   "With DVFSLAB_MARK_FD set: iterations per marker; each marker waits for the device, "
+                   "so raise it when iterations take well under a millisecond")
       ->capture_default_str();
   command->add_flag("--json", args->json, "Print the result (or the list) as JSON on stdout");
   command->callback([args] { run_workload(*args); });

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/slurm_commands.hpp"
 #include "cli/environment.hpp"
+#include "cli/slurm_commands.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
@@ -44,8 +44,9 @@ std::optional<std::size_t> count_points(const Plan& plan, const std::string& dev
   try {
     for (const auto& spec : devices) gpus.push_back(open_gpu(spec, open_options()));
   } catch (const DriverNotFoundError&) {
-    fmt::print(stderr, "dvfslab: notice: no GPU here to expand the plan's settings on; each shard checks them on its "
-                       "node (to check here, pass --device sim:NAME of the fleet's GPU model)\n");
+    fmt::print(stderr,
+               "dvfslab: notice: no GPU here to expand the plan's settings on; each shard checks them on its "
+               "node (to check here, pass --device sim:NAME of the fleet's GPU model)\n");
     return std::nullopt;
   }
   const WorkloadRegistry registry = make_default_workload_registry(plan_commands(plan), gpus);
@@ -77,10 +78,11 @@ std::string submit_job(const std::vector<std::string>& sbatch_argv) {
 
 void print_dry_run(const slurm::SubmitSpec& spec) {
   const fs::path array = spec.dir / slurm::array_script_name, merge = spec.dir / slurm::merge_script_name;
-  fmt::print("# Dry run: nothing written or submitted. `dvfslab slurm submit` would copy the plan to {}, write\n"
-             "# the two scripts below and run:\n#   sbatch --parsable {}\n#   sbatch --parsable "
-             "--dependency=afterok:<array job id> {}\n",
-             (spec.dir / slurm::plan_file_name).string(), array.string(), merge.string());
+  fmt::print(
+      "# Dry run: nothing written or submitted. `dvfslab slurm submit` would copy the plan to {}, write\n"
+      "# the two scripts below and run:\n#   sbatch --parsable {}\n#   sbatch --parsable "
+      "--dependency=afterok:<array job id> {}\n",
+      (spec.dir / slurm::plan_file_name).string(), array.string(), merge.string());
   fmt::print("\n# ---- {}\n{}\n# ---- {}\n{}", array.string(), slurm::array_script(spec), merge.string(),
              slurm::merge_script(spec));
 }
@@ -88,8 +90,9 @@ void print_dry_run(const slurm::SubmitSpec& spec) {
 void run_submit(const SubmitArguments& args) {
   if (args.shards < 1) throw UsageError(fmt::format("--shards {}: give at least 1 shard", args.shards));
   if (!args.dry_run && !slurm::on_path("sbatch")) {
-    throw SlurmError("sbatch is not on PATH: run `dvfslab slurm submit` on a Slurm login node (or load Slurm's "
-                     "module), or preview the jobs with --dry-run");
+    throw SlurmError(
+        "sbatch is not on PATH: run `dvfslab slurm submit` on a Slurm login node (or load Slurm's "
+        "module), or preview the jobs with --dry-run");
   }
   slurm::SubmitSpec spec;
   spec.command = args.command;
@@ -107,17 +110,20 @@ void run_submit(const SubmitArguments& args) {
   }
   spec.dir = fs::absolute(args.out.empty() ? "slurm-" + fs::path(args.plan_path).stem().string() : args.out);
   if (fs::exists(spec.dir / slurm::jobs_file_name)) {
-    throw ConfigError(fmt::format("{} holds an earlier submission ({}): follow it with `dvfslab slurm status {}`, or "
-                                  "choose another --out",
-                                  spec.dir.string(), slurm::jobs_file_name, spec.dir.string()));
+    throw ConfigError(
+        fmt::format("{} holds an earlier submission ({}): follow it with `dvfslab slurm status {}`, or "
+                    "choose another --out",
+                    spec.dir.string(), slurm::jobs_file_name, spec.dir.string()));
   }
 
   // The shards would fail on a plan the sweep refuses: find out now, not on the nodes.
   const Plan plan = load_plan_file(args.plan_path);
-  if (const auto points = count_points(plan, args.device); points && static_cast<std::size_t>(args.shards) > *points) {
-    throw UsageError(fmt::format("--shards {}: the plan has only {} points (case × setting), so some shards would "
-                                 "have nothing to measure; give at most {}",
-                                 args.shards, *points, *points));
+  if (const auto points = count_points(plan, args.device);
+      points && static_cast<std::size_t>(args.shards) > *points) {
+    throw UsageError(
+        fmt::format("--shards {}: the plan has only {} points (case × setting), so some shards would "
+                    "have nothing to measure; give at most {}",
+                    args.shards, *points, *points));
   }
   if (args.dry_run) {
     print_dry_run(spec);
@@ -139,17 +145,19 @@ void run_submit(const SubmitArguments& args) {
   submission.shards = spec.shards;
   std::vector<int> all_shards;
   for (int shard = 1; shard <= spec.shards; ++shard) all_shards.push_back(shard);
-  const std::string array_id = submit_job({"sbatch", "--parsable", (spec.dir / slurm::array_script_name).string()});
+  const std::string array_id =
+      submit_job({"sbatch", "--parsable", (spec.dir / slurm::array_script_name).string()});
   submission.arrays.push_back({array_id, all_shards});
   // Recorded before the merge is submitted, so a refused merge still leaves the shards' ids.
   write_slurm_file(spec.dir / slurm::jobs_file_name, slurm::to_json(submission).dump(2) + "\n");
   submission.merges.push_back(submit_job({"sbatch", "--parsable", "--dependency=afterok:" + array_id,
                                           (spec.dir / slurm::merge_script_name).string()}));
   write_slurm_file(spec.dir / slurm::jobs_file_name, slurm::to_json(submission).dump(2) + "\n");
-  fmt::print("Submitted {} shard{} of {} as array job {} and the merge into {} as job {} (after every shard "
-             "succeeded).\nFollow with: dvfslab slurm status {}\n",
-             spec.shards, spec.shards == 1 ? "" : "s", args.plan_path, array_id,
-             (spec.dir / slurm::merged_database_name).string(), submission.merges.back(), spec.dir.string());
+  fmt::print(
+      "Submitted {} shard{} of {} as array job {} and the merge into {} as job {} (after every shard "
+      "succeeded).\nFollow with: dvfslab slurm status {}\n",
+      spec.shards, spec.shards == 1 ? "" : "s", args.plan_path, array_id,
+      (spec.dir / slurm::merged_database_name).string(), submission.merges.back(), spec.dir.string());
 }
 
 }  // namespace
@@ -172,27 +180,34 @@ void add_slurm_command(CLI::App& app) {
       "slurm", "Run a sweep on a Slurm cluster: one array job of shards plus a merge job (docs/slurm.md).");
   slurm->require_subcommand(1);
   auto args = std::make_shared<SubmitArguments>();
-  auto* submit = slurm->add_subcommand(
-      "submit",
-      "Write and submit an sbatch array job whose task i runs shard i/N of the plan, and a merge job that runs "
-      "after every shard succeeded; the job ids go to DIR/jobs.json.");
+  auto* submit = slurm->add_subcommand("submit",
+                                       "Write and submit an sbatch array job whose task i runs shard i/N of "
+                                       "the plan, and a merge job that runs "
+                                       "after every shard succeeded; the job ids go to DIR/jobs.json.");
   submit->add_option("PLAN", args->plan_path, "The plan file (docs/plans.md)")->required();
   submit->add_option("--shards", args->shards, "N: the number of shards (array tasks)")->required();
-  submit->add_option("--command", args->command, "The dvfslab subcommand each shard runs (only sweep for now)")
+  submit
+      ->add_option("--command", args->command, "The dvfslab subcommand each shard runs (only sweep for now)")
       ->check(CLI::IsMember({"sweep"}))
       ->capture_default_str();
   submit->add_option("--partition", args->partition, "Slurm partition (sbatch --partition)");
-  submit->add_option("--gres", args->gres, "Generic resources per shard, e.g. gpu:1 or gpu:a100:1 (sbatch --gres)");
-  submit->add_option("--constraint", args->constraint, "Node features, e.g. a GPU model (sbatch --constraint)");
+  submit->add_option("--gres", args->gres,
+                     "Generic resources per shard, e.g. gpu:1 or gpu:a100:1 (sbatch --gres)");
+  submit->add_option("--constraint", args->constraint,
+                     "Node features, e.g. a GPU model (sbatch --constraint)");
   submit->add_option("--time", args->time_limit, "Time limit per shard and for the merge (sbatch --time)");
   submit->add_option("--account", args->account, "Account to charge (sbatch --account)");
-  submit->add_option("--out", args->out, "Directory for the scripts, logs and databases (default: slurm-<plan name>)");
-  submit->add_option("--device", args->device, "GPU each shard runs on, replacing the plan's devices (sweep --device)");
-  submit->add_flag("--allow-clock-changes", args->allow_clock_changes,
-                   "Let the shards change clocks and power limits on real GPUs (sweep --allow-clock-changes)");
+  submit->add_option("--out", args->out,
+                     "Directory for the scripts, logs and databases (default: slurm-<plan name>)");
+  submit->add_option("--device", args->device,
+                     "GPU each shard runs on, replacing the plan's devices (sweep --device)");
+  submit->add_flag(
+      "--allow-clock-changes", args->allow_clock_changes,
+      "Let the shards change clocks and power limits on real GPUs (sweep --allow-clock-changes)");
   submit->add_option("--dvfslab", args->dvfslab_binary,
                      "The dvfslab binary the jobs run, as the nodes see it (default: this one)");
-  submit->add_flag("--dry-run", args->dry_run, "Print the scripts and sbatch commands; write and submit nothing");
+  submit->add_flag("--dry-run", args->dry_run,
+                   "Print the scripts and sbatch commands; write and submit nothing");
   submit->callback([args] { run_submit(*args); });
   add_slurm_status_commands(*slurm);
 }

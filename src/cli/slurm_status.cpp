@@ -33,11 +33,12 @@ slurm::Submission read_submission(const fs::path& dir) {
   const fs::path path = dir / slurm::jobs_file_name;
   std::ifstream file(path);
   if (!file) {
-    throw ConfigError(fmt::format("{} has no {}: give the --out directory of `dvfslab slurm submit`", dir.string(),
-                                  slurm::jobs_file_name));
+    throw ConfigError(fmt::format("{} has no {}: give the --out directory of `dvfslab slurm submit`",
+                                  dir.string(), slurm::jobs_file_name));
   }
   const auto json = nlohmann::json::parse(file, nullptr, false);
-  if (json.is_discarded()) throw SlurmError(fmt::format("{} is not valid JSON: submit again into a new directory", path.string()));
+  if (json.is_discarded())
+    throw SlurmError(fmt::format("{} is not valid JSON: submit again into a new directory", path.string()));
   return slurm::submission_from_json(json);
 }
 
@@ -46,16 +47,19 @@ slurm::Submission read_submission(const fs::path& dir) {
 std::vector<SlurmTask> query_slurm(const std::vector<std::string>& job_ids) {
   std::vector<SlurmTask> tasks;
   if (slurm::on_path("sacct")) {
-    const auto accounted = slurm::run_command({"sacct", "-j", fmt::format("{}", fmt::join(job_ids, ",")),
-                                               "--parsable2", "--noheader", "--format=JobID,State,ExitCode,Reason"});
+    const auto accounted =
+        slurm::run_command({"sacct", "-j", fmt::format("{}", fmt::join(job_ids, ",")), "--parsable2",
+                            "--noheader", "--format=JobID,State,ExitCode,Reason"});
     if (accounted.exit_status == 0) tasks = slurm::parse_sacct(accounted.out);
   }
   const bool have_scontrol = slurm::on_path("scontrol");
   if (!have_scontrol && !slurm::on_path("sacct")) {
-    throw SlurmError("neither sacct nor scontrol is on PATH: run this on a Slurm login node (or load Slurm's module)");
+    throw SlurmError(
+        "neither sacct nor scontrol is on PATH: run this on a Slurm login node (or load Slurm's module)");
   }
   for (const std::string& id : job_ids) {
-    const bool known = std::any_of(tasks.begin(), tasks.end(), [&](const SlurmTask& t) { return t.job_id == id; });
+    const bool known =
+        std::any_of(tasks.begin(), tasks.end(), [&](const SlurmTask& t) { return t.job_id == id; });
     if (known || !have_scontrol) continue;
     // A job Slurm has forgotten answers "Invalid job id": the exit markers tell the rest.
     const auto shown = slurm::run_command({"scontrol", "show", "job", "-o", id});
@@ -125,8 +129,10 @@ Fleet read_fleet(const fs::path& dir) {
 }
 
 nlohmann::json to_json(const ShardStatus& status) {
-  nlohmann::json json = {{"job_id", status.job_id}, {"state", slurm::to_string(status.state)},
-                         {"exit_code", nullptr}, {"reason", status.reason}};
+  nlohmann::json json = {{"job_id", status.job_id},
+                         {"state", slurm::to_string(status.state)},
+                         {"exit_code", nullptr},
+                         {"reason", status.reason}};
   if (status.exit_code) json["exit_code"] = *status.exit_code;
   return json;
 }
@@ -140,8 +146,10 @@ void print_fleet(const Fleet& fleet, bool json) {
       entry["shard"] = status.shard;
       shards.push_back(entry);
     }
-    nlohmann::json out = {{"dir", fleet.dir.string()},  {"command", fleet.submission.command},
-                          {"shards", shards},           {"merge", to_json(fleet.merge)},
+    nlohmann::json out = {{"dir", fleet.dir.string()},
+                          {"command", fleet.submission.command},
+                          {"shards", shards},
+                          {"merge", to_json(fleet.merge)},
                           {"merged_database", nullptr}};
     if (fs::exists(merged)) out["merged_database"] = merged.string();
     fmt::print("{}\n", out.dump(2));
@@ -150,7 +158,8 @@ void print_fleet(const Fleet& fleet, bool json) {
   std::map<TaskState, int> counts;
   for (const auto& status : fleet.shards) ++counts[status.state];
   std::vector<std::string> summary;
-  for (const auto& [state, count] : counts) summary.push_back(fmt::format("{} {}", count, slurm::to_string(state)));
+  for (const auto& [state, count] : counts)
+    summary.push_back(fmt::format("{} {}", count, slurm::to_string(state)));
   fmt::print("{} in {}: {} shard{}, {}\n", fleet.submission.command, fleet.dir.string(), fleet.shards.size(),
              fleet.shards.size() == 1 ? "" : "s", fmt::join(summary, ", "));
   fmt::print("{:>5}  {:<9}  {:>4}  {:<12}  {}\n", "shard", "state", "exit", "job", "reason");
@@ -160,7 +169,8 @@ void print_fleet(const Fleet& fleet, bool json) {
   };
   for (const auto& status : fleet.shards) row(std::to_string(status.shard), status);
   row("merge", fleet.merge);
-  if (counts[TaskState::failed] + counts[TaskState::cancelled] > 0 || fleet.merge.state == TaskState::failed) {
+  if (counts[TaskState::failed] + counts[TaskState::cancelled] > 0 ||
+      fleet.merge.state == TaskState::failed) {
     fmt::print("Run the failed shards again (after removing the cause) with: dvfslab slurm resubmit {}\n",
                fleet.dir.string());
   } else if (fleet.merge.state == TaskState::done && fs::exists(merged)) {
@@ -183,8 +193,9 @@ std::string submit(const std::vector<std::string>& argv) {
 
 void run_resubmit(const fs::path& dir) {
   if (!slurm::on_path("sbatch")) {
-    throw SlurmError("sbatch is not on PATH: run `dvfslab slurm resubmit` on a Slurm login node (or load Slurm's "
-                     "module)");
+    throw SlurmError(
+        "sbatch is not on PATH: run `dvfslab slurm resubmit` on a Slurm login node (or load Slurm's "
+        "module)");
   }
   Fleet fleet = read_fleet(dir);
   std::vector<int> rerun;
@@ -232,16 +243,18 @@ void add_slurm_status_commands(CLI::App& slurm) {
   auto dir = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto* status = slurm.add_subcommand(
-      "status", "Per shard of a submitted sweep: pending, running, done, failed or cancelled, with the exit code "
-                "and the reason of a failure; and the merge job's state.");
+      "status",
+      "Per shard of a submitted sweep: pending, running, done, failed or cancelled, with the exit code "
+      "and the reason of a failure; and the merge job's state.");
   status->add_option("DIR", *dir, "The --out directory of `dvfslab slurm submit`")->required();
   status->add_flag("--json", *json, "Print the states as JSON on stdout (contract in docs/slurm.md)");
   status->callback([dir, json] { print_fleet(read_fleet(fs::absolute(*dir)), *json); });
 
   auto resubmit_dir = std::make_shared<std::string>();
   auto* resubmit = slurm.add_subcommand(
-      "resubmit", "Submit again only the failed or cancelled shards of a submission, then a new merge job after "
-                  "them (the old merge, which can never run, is cancelled).");
+      "resubmit",
+      "Submit again only the failed or cancelled shards of a submission, then a new merge job after "
+      "them (the old merge, which can never run, is cancelled).");
   resubmit->add_option("DIR", *resubmit_dir, "The --out directory of `dvfslab slurm submit`")->required();
   resubmit->callback([resubmit_dir] { run_resubmit(fs::absolute(*resubmit_dir)); });
 }

@@ -56,8 +56,9 @@ void run(const StudyArguments& args) {
   if (!outcome.reused_finished_run) {
     fmt::print("  {} points measured ({} windows) in {:.1f} s{}\n", outcome.sweep.points_measured,
                outcome.sweep.measurements, seconds,
-               outcome.gpu.simulated ? fmt::format(" ({:.0f} s of simulated GPU time)", outcome.sweep.gpu_seconds)
-                                     : "");
+               outcome.gpu.simulated
+                   ? fmt::format(" ({:.0f} s of simulated GPU time)", outcome.sweep.gpu_seconds)
+                   : "");
   }
   fmt::print("  database: {}\n  analysis: {}\n", outcome.database.string(), outcome.analysis_json.string());
   if (outcome.report_html) fmt::print("  report:   {}\n", outcome.report_html->string());
@@ -70,11 +71,13 @@ void add_study_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "study",
       "Reproduce the e-Energy'19 GPU DVFS study on this machine: AlexNet, VGG-16, GoogLeNet and ResNet-50, "
-      "training and inference, across the core clock range; then the optimum and the energy it saves per case. "
+      "training and inference, across the core clock range; then the optimum and the energy it saves per "
+      "case. "
       "Without an NVIDIA GPU it runs on a simulated V100 (SIMULATED). Running it again resumes or reuses the "
       "database in --out.");
-  command->add_option("--device", args->device,
-                      device_spec_help() + " (default: the first NVIDIA GPU, else sim:v100)")
+  command
+      ->add_option("--device", args->device,
+                   device_spec_help() + " (default: the first NVIDIA GPU, else sim:v100)")
       ->check(non_empty_device);
   command->add_option("--out", args->out_dir, "Directory for dvfslab.sqlite, analysis.json and report.html")
       ->capture_default_str();

@@ -37,7 +37,9 @@ void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const S
   const auto& identity = gpu.identity();
   fmt::print("Plan \"{}\" on {}{}{}: {} points ({} of the grid, {} drift checks)\n", plan.name, identity.name,
              identity.simulated ? " (SIMULATED)" : "",
-             options.shard.count > 1 ? fmt::format(", shard {}/{}", options.shard.index + 1, options.shard.count) : "",
+             options.shard.count > 1
+                 ? fmt::format(", shard {}/{}", options.shard.index + 1, options.shard.count)
+                 : "",
              schedule.points.size(), schedule.grid_points, schedule.drift_points);
   const int width = static_cast<int>(std::to_string(schedule.points.size()).size());
   for (const auto& point : schedule.points) {
@@ -49,7 +51,8 @@ void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const S
   fmt::print("Estimated time: {} with {} repetition(s) per point", format_duration(estimate.typical_s),
              std::max(plan.measure.repetitions, plan.measure.ci_target_pct ? 2 : 1));
   if (estimate.worst_s > estimate.typical_s) {
-    fmt::print(", up to {} if every point needs {}", format_duration(estimate.worst_s), plan.measure.max_repetitions);
+    fmt::print(", up to {} if every point needs {}", format_duration(estimate.worst_s),
+               plan.measure.max_repetitions);
   }
   fmt::print(", plus loading the workloads{}.\n",
              identity.simulated ? " (on the simulated GPU's virtual clock: a real run takes about this long, "
@@ -76,15 +79,17 @@ void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule) {
   std::vector<std::string> missing;
   for (const auto& point : schedule.points) {
     const std::string& workload = point.workload_case.workload;
-    if (!checked.emplace(workload, point.setting).second || replay_holds(gpu, workload, point.setting)) continue;
+    if (!checked.emplace(workload, point.setting).second || replay_holds(gpu, workload, point.setting))
+      continue;
     missing.push_back(fmt::format("'{}' at {}", workload, to_string(point.setting)));
   }
   if (missing.empty()) return;
   const std::size_t count = missing.size();
   if (count > shown) missing.resize(shown);
-  throw ConfigError(fmt::format("the replayed table of {} has no measurement for {} point(s) of the plan: {}{}; sweep "
-                                "only settings the table holds (`dvfslab info --device replay:...` lists them)",
-                                gpu.identity().name, count, fmt::join(missing, ", "), count > shown ? ", ..." : ""));
+  throw ConfigError(
+      fmt::format("the replayed table of {} has no measurement for {} point(s) of the plan: {}{}; sweep "
+                  "only settings the table holds (`dvfslab info --device replay:...` lists them)",
+                  gpu.identity().name, count, fmt::join(missing, ", "), count > shown ? ", ..." : ""));
 }
 
 void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const WorkloadRegistry& registry,
@@ -148,18 +153,20 @@ void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const Workload
     auto progress = make_stderr_progress_reporter();
     const SweepResult result = run_sweep_of_plan(*gpu, plan, registry, store, options, *progress);
     const auto& identity = gpu->identity();
-    fmt::print("{}: run {} in {}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n", identity.name,
-               result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "", result.points_measured,
-               result.measurements, result.gpu_seconds, identity.simulated ? "simulated " : "",
-               result.points_skipped ? fmt::format(", {} already measured before the resume", result.points_skipped)
-                                     : "",
-               result.clock_mismatches
-                   ? fmt::format(", {} with the clock differing from the request", result.clock_mismatches)
-                   : "");
+    fmt::print(
+        "{}: run {} in {}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n", identity.name,
+        result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "", result.points_measured,
+        result.measurements, result.gpu_seconds, identity.simulated ? "simulated " : "",
+        result.points_skipped ? fmt::format(", {} already measured before the resume", result.points_skipped)
+                              : "",
+        result.clock_mismatches
+            ? fmt::format(", {} with the clock differing from the request", result.clock_mismatches)
+            : "");
     if (result.drift_pct) {
-      fmt::print("  drift: energy per item at the default setting changed by {:+.2f} % from the first to the last "
-                 "check\n",
-                 *result.drift_pct);
+      fmt::print(
+          "  drift: energy per item at the default setting changed by {:+.2f} % from the first to the last "
+          "check\n",
+          *result.drift_pct);
     }
   }
 }
@@ -173,17 +180,19 @@ void add_sweep_command(CLI::App& app) {
       "Measure every setting × case of a plan file (TOML, docs/plans.md) and store each measurement in a "
       "SQLite database. Clocks and power limits are restored afterwards, also on Ctrl-C.");
   command->add_option("PLAN", args->plan_path, "The plan file (see docs/plan-example.toml)")->required();
-  command->add_option("--db", args->db, "SQLite database to write (created if missing)")->capture_default_str();
-  command->add_option("--device", args->device,
-                      device_spec_help() + ". Replaces the plan's devices")
+  command->add_option("--db", args->db, "SQLite database to write (created if missing)")
+      ->capture_default_str();
+  command->add_option("--device", args->device, device_spec_help() + ". Replaces the plan's devices")
       ->check(non_empty_device);
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,
                     "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
-  command->add_option("--shard", args->shard,
-                      "Measure only shard i of N (e.g. 2/4): a deterministic part of the plan; merge the shards' "
-                      "databases with dvfslab merge");
-  command->add_flag("--resume", args->resume,
-                    "Continue the newest unfinished run of this plan on this GPU in --db, skipping finished points");
+  command->add_option(
+      "--shard", args->shard,
+      "Measure only shard i of N (e.g. 2/4): a deterministic part of the plan; merge the shards' "
+      "databases with dvfslab merge");
+  command->add_flag(
+      "--resume", args->resume,
+      "Continue the newest unfinished run of this plan on this GPU in --db, skipping finished points");
   command->add_flag("--dry-run", args->dry_run,
                     "Print the points in measuring order and the estimated time; change and measure nothing");
   command->callback([args] { run(*args); });

@@ -30,8 +30,8 @@ bool CsvReader::next(std::vector<std::string>& fields) {
 
   fields.assign(1, std::string());
   std::size_t i = 0;
-  bool quoted = false;        // inside a quoted field
-  bool after_quote = false;   // a quoted field just closed
+  bool quoted = false;       // inside a quoted field
+  bool after_quote = false;  // a quoted field just closed
   while (true) {
     if (i == line.size()) {
       if (!quoted) return true;
@@ -60,9 +60,10 @@ bool CsvReader::next(std::vector<std::string>& fields) {
       fields.emplace_back();
       after_quote = false;
     } else if (after_quote) {
-      throw ConfigError(where(), fmt::format("text after the closing quote of field {}: quote the whole field, "
-                                             "doubling quotes inside it (\"\")",
-                                             fields.size()));
+      throw ConfigError(where(),
+                        fmt::format("text after the closing quote of field {}: quote the whole field, "
+                                    "doubling quotes inside it (\"\")",
+                                    fields.size()));
     } else if (c == '"' && fields.back().empty()) {
       quoted = true;
     } else {

@@ -15,8 +15,9 @@ void require_regular_file(const std::filesystem::path& path, std::string_view wh
     throw ConfigError(fmt::format("{} '{}' is a directory: give the path of a file", what, path.string()));
   }
   if (!S_ISREG(info.st_mode)) {
-    throw ConfigError(fmt::format("{} '{}' is not a regular file (a device, pipe or socket): give the path of a file",
-                                  what, path.string()));
+    throw ConfigError(
+        fmt::format("{} '{}' is not a regular file (a device, pipe or socket): give the path of a file", what,
+                    path.string()));
   }
 }
 

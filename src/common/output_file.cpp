@@ -103,25 +103,28 @@ void refuse_standard_output_over(const std::vector<std::filesystem::path>& input
   for (const auto& input : inputs) {
     const auto info = stat_of(input);
     if (info && info->st_dev == output.st_dev && info->st_ino == output.st_ino) {
-      throw ConfigError(fmt::format("standard output is the input '{}': writing it would destroy the input, so "
-                                    "redirect the output to another file",
-                                    input.string()));
+      throw ConfigError(
+          fmt::format("standard output is the input '{}': writing it would destroy the input, so "
+                      "redirect the output to another file",
+                      input.string()));
     }
   }
 }
 
 OutputFile::OutputFile(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs)
     : path_(path), target_path_(path) {
-  if (path.empty()) throw ConfigError("the output file name is empty (an unset variable?): name a file to write");
+  if (path.empty())
+    throw ConfigError("the output file name is empty (an unset variable?): name a file to write");
   const auto existing = stat_of(path);
   if (existing && S_ISDIR(existing->st_mode)) {
     throw ConfigError(fmt::format("'{}' is a directory: name a file to write", path.string()));
   }
   for (const auto& input : inputs) {
     if (same_file(path, input)) {
-      throw ConfigError(fmt::format("'{}' is the input '{}': writing it would destroy the input, so name another "
-                                   "output file",
-                                   path.string(), input.string()));
+      throw ConfigError(
+          fmt::format("'{}' is the input '{}': writing it would destroy the input, so name another "
+                      "output file",
+                      path.string(), input.string()));
     }
   }
   int fd = -1;
@@ -136,10 +139,11 @@ OutputFile::OutputFile(const std::filesystem::path& path, const std::vector<std:
     const auto directory_info = stat_of(directory);
     if (!directory_info || !S_ISDIR(directory_info->st_mode)) {
       throw ConfigError(fmt::format("cannot write '{}': the directory '{}' does not exist", path.string(),
-                                   directory.string()));
+                                    directory.string()));
     }
     static std::atomic<int> counter{0};
-    temp_path_ = directory / fmt::format(".{}.tmp-{}-{}", target_path_.filename().string(), ::getpid(), counter++);
+    temp_path_ =
+        directory / fmt::format(".{}.tmp-{}-{}", target_path_.filename().string(), ::getpid(), counter++);
     fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) {
       const int error = errno;
@@ -168,7 +172,8 @@ void OutputFile::commit() {
   if (!stream_->good()) fail_write(path_, EIO);
   if (!temp_path_.empty()) {
     if (::rename(temp_path_.c_str(), target_path_.c_str()) != 0) fail_write(path_, errno);
-    fsync_directory(target_path_.parent_path().empty() ? std::filesystem::path(".") : target_path_.parent_path());
+    fsync_directory(target_path_.parent_path().empty() ? std::filesystem::path(".")
+                                                       : target_path_.parent_path());
   }
   committed_ = true;
 }

@@ -8,16 +8,27 @@
 #include <map>
 #include <tuple>
 
-#include "dvfslab/error.hpp"
 #include "dvfslab/csv.hpp"
+#include "dvfslab/error.hpp"
 #include "dvfslab/input_file.hpp"
 
 namespace dvfslab {
 namespace {
 
-constexpr const char* columns[] = {"source", "gpu",     "workload", "core_mhz", "mem_mhz",
-                                   "power_limit_w", "time_s", "power_w", "default"};
-enum Column { source, gpu, workload, core_mhz, mem_mhz, power_limit_w, time_s, power_w, is_default, column_count };
+constexpr const char* columns[] = {"source",        "gpu",    "workload", "core_mhz", "mem_mhz",
+                                   "power_limit_w", "time_s", "power_w",  "default"};
+enum Column {
+  source,
+  gpu,
+  workload,
+  core_mhz,
+  mem_mhz,
+  power_limit_w,
+  time_s,
+  power_w,
+  is_default,
+  column_count
+};
 
 std::string_view trim(std::string_view text) {
   const auto first = text.find_first_not_of(" \t");
@@ -76,8 +87,9 @@ class RowParser {
     std::string value(trim(field(column)));
     if (value.empty()) fail(column, "is empty: every row names its " + std::string(columns[column]));
     if (!is_utf8(value)) {
-      fail(column, "is not UTF-8 text (a Latin-1 or Windows file?): convert the file to UTF-8, e.g. with "
-                   "iconv -f latin1 -t utf-8");
+      fail(column,
+           "is not UTF-8 text (a Latin-1 or Windows file?): convert the file to UTF-8, e.g. with "
+           "iconv -f latin1 -t utf-8");
     }
     return value;
   }
@@ -127,16 +139,18 @@ std::vector<int> column_positions(const CsvReader& reader, const std::vector<std
   for (std::size_t position = 0; position < header.size(); ++position) {
     for (int column = 0; column < column_count; ++column) {
       if (trim(header[position]) != columns[column]) continue;
-      if (index[column] >= 0) throw ConfigError(reader.where(), fmt::format("column {} appears twice", columns[column]));
+      if (index[column] >= 0)
+        throw ConfigError(reader.where(), fmt::format("column {} appears twice", columns[column]));
       index[column] = static_cast<int>(position);
     }
   }
   for (int column = 0; column < column_count; ++column) {
     if (index[column] < 0) {
-      throw ConfigError(reader.where(),
-                        fmt::format("missing column {}: a sweep table's header is "
-                                    "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default",
-                                    columns[column]));
+      throw ConfigError(
+          reader.where(),
+          fmt::format("missing column {}: a sweep table's header is "
+                      "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default",
+                      columns[column]));
     }
   }
   return index;
@@ -144,14 +158,17 @@ std::vector<int> column_positions(const CsvReader& reader, const std::vector<std
 
 std::string number_text(double value) { return fmt::format("{}", value); }
 
-std::string knob_text(const std::optional<int>& value) { return value ? std::to_string(*value) : std::string(); }
+std::string knob_text(const std::optional<int>& value) {
+  return value ? std::to_string(*value) : std::string();
+}
 
 }  // namespace
 
 std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& name) {
   CsvReader reader(in, name);
   std::vector<std::string> fields;
-  if (!reader.next(fields)) throw ConfigError(name + ":1", "the file is empty: a sweep table starts with its header");
+  if (!reader.next(fields))
+    throw ConfigError(name + ":1", "the file is empty: a sweep table starts with its header");
   const std::vector<int> index = column_positions(reader, fields);
   const std::size_t width = fields.size();
 
@@ -160,8 +177,9 @@ std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& nam
   std::vector<ResultRow> rows;
   while (reader.next(fields)) {
     if (fields.size() != width) {
-      throw ConfigError(reader.where(), fmt::format("{} fields where the header has {}: quote fields that hold a comma",
-                                                    fields.size(), width));
+      throw ConfigError(reader.where(),
+                        fmt::format("{} fields where the header has {}: quote fields that hold a comma",
+                                    fields.size(), width));
     }
     const RowParser parse(reader, fields, index);
     ResultRow row;
@@ -183,8 +201,9 @@ std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& nam
 std::vector<ResultRow> read_sweep_table(const std::filesystem::path& path) {
   require_regular_file(path, "sweep table");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("cannot read sweep table {}: check that the file exists and is readable",
-                                         path.string()));
+  if (!in)
+    throw ConfigError(
+        fmt::format("cannot read sweep table {}: check that the file exists and is readable", path.string()));
   return read_sweep_table(in, path.string());
 }
 

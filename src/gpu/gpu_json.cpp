@@ -1,5 +1,5 @@
-#include "dvfslab/json_optional.hpp"
 #include "dvfslab/gpu_json.hpp"
+#include "dvfslab/json_optional.hpp"
 
 #include <optional>
 #include <string>
@@ -36,7 +36,8 @@ void to_json(nlohmann::json& out, const ClockTable& table) {
   out = {{"memory_mhz", table.memory_mhz},
          {"graphics_mhz", graphics},
          {"default_applications",
-          {{"graphics_mhz", or_null(table.default_graphics_mhz)}, {"memory_mhz", or_null(table.default_memory_mhz)}}}};
+          {{"graphics_mhz", or_null(table.default_graphics_mhz)},
+           {"memory_mhz", or_null(table.default_memory_mhz)}}}};
 }
 
 void to_json(nlohmann::json& out, const PowerLimits& limits) {

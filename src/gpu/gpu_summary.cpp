@@ -55,7 +55,8 @@ std::string format_clock_list(const std::vector<int>& clocks_mhz) {
     }
     // Tables such as the V100's step by 7.5 MHz, rounded to alternating 7 and 8.
     if (*smallest > 0 && *largest - *smallest == 1) {
-      const double mean = static_cast<double>(sorted.back() - sorted.front()) / static_cast<double>(steps.size());
+      const double mean =
+          static_cast<double>(sorted.back() - sorted.front()) / static_cast<double>(steps.size());
       return fmt::format("{}, step ≈{:.3g} ({} clocks)", range, mean, sorted.size());
     }
   }
@@ -82,13 +83,16 @@ std::string describe_gpu_text(Gpu& gpu) {
     line(fmt::format("Graphics @ {} MHz", memory),
          format_clock_list(found == table.graphics_mhz.end() ? std::vector<int>{} : found->second));
   }
-  line("Default app clocks", fmt::format("graphics {}, memory {}", reading(table.default_graphics_mhz, "{} MHz"),
-                                         reading(table.default_memory_mhz, "{} MHz")));
+  line("Default app clocks",
+       fmt::format("graphics {}, memory {}", reading(table.default_graphics_mhz, "{} MHz"),
+                   reading(table.default_memory_mhz, "{} MHz")));
   line("Power limit", format_power_limits(gpu.power_limits()));
   line(id.simulated ? "Now (SIMULATED)" : "Now", format_live(telemetry));
   std::string reasons = "n/a";
   if (telemetry.throttle_reasons) {
-    reasons = *telemetry.throttle_reasons == 0 ? "none" : join(throttle_reason_names(*telemetry.throttle_reasons), ", ");
+    reasons = *telemetry.throttle_reasons == 0
+                  ? "none"
+                  : join(throttle_reason_names(*telemetry.throttle_reasons), ", ");
   }
   line("Clock events", reasons);
   return text;

@@ -52,11 +52,14 @@ GpuList open_simulated(std::string_view name, const OpenOptions& options) {
 
 std::string simulated_spec_help() {
   std::string keys;
-  for (const std::string& key : sim_gpu_keys()) keys += fmt::format("{}sim:{}", keys.empty() ? "" : ", ", key);
+  for (const std::string& key : sim_gpu_keys())
+    keys += fmt::format("{}sim:{}", keys.empty() ? "" : ", ", key);
   return fmt::format("sim:NAME for a simulated GPU ({})", keys);
 }
 
-GpuList open_replayed(std::string_view table, const OpenOptions& /*options*/) { return one(open_replay_gpu(table)); }
+GpuList open_replayed(std::string_view table, const OpenOptions& /*options*/) {
+  return one(open_replay_gpu(table));
+}
 
 std::string replay_spec_help() {
   return "replay:FILE.csv to answer from a published sweep table (docs/replay.md)";
@@ -71,7 +74,8 @@ const GpuBackend backends[] = {
 
 // "auto (...), <the unprefixed backend's forms>, <each prefixed backend's form>".
 std::string device_spec_forms() {
-  std::string forms = "auto (every GPU found, e.g. the NVIDIA GPUs; a command that uses one GPU takes the first)";
+  std::string forms =
+      "auto (every GPU found, e.g. the NVIDIA GPUs; a command that uses one GPU takes the first)";
   for (const GpuBackend& backend : backends) {
     if (backend.prefix.empty()) forms += ", " + backend.spec_help();
   }

@@ -46,14 +46,15 @@ int graphics_clock_near(const ClockTable& table, int memory, int wanted) {
 bool knob_as_found(Knob knob, const ControlState& now, const ControlState& found) {
   switch (knob) {
     case Knob::sm_lock:
-      return now.locked_sm_min_mhz == found.locked_sm_min_mhz && now.locked_sm_max_mhz == found.locked_sm_max_mhz;
+      return now.locked_sm_min_mhz == found.locked_sm_min_mhz &&
+             now.locked_sm_max_mhz == found.locked_sm_max_mhz;
     case Knob::memory_lock:
-      return now.locked_mem_min_mhz == found.locked_mem_min_mhz && now.locked_mem_max_mhz == found.locked_mem_max_mhz;
+      return now.locked_mem_min_mhz == found.locked_mem_min_mhz &&
+             now.locked_mem_max_mhz == found.locked_mem_max_mhz;
     case Knob::application_clocks:
       return now.application_graphics_mhz == found.application_graphics_mhz &&
              now.application_memory_mhz == found.application_memory_mhz;
-    case Knob::power_limit:
-      return now.power_limit_w == found.power_limit_w;
+    case Knob::power_limit: return now.power_limit_w == found.power_limit_w;
   }
   return false;
 }
@@ -63,7 +64,7 @@ bool knob_as_found(Knob knob, const ControlState& now, const ControlState& found
 struct ClockGuard::Impl {
   Gpu& gpu;
   GuardOptions options;
-  std::optional<GpuLock> lock;                      // absent unless gpu.persists_settings()
+  std::optional<GpuLock> lock;                        // absent unless gpu.persists_settings()
   std::optional<std::filesystem::path> journal_file;  // absent unless gpu.persists_settings()
   std::unique_ptr<InterruptAction> interrupt;
 
@@ -90,7 +91,8 @@ struct ClockGuard::Impl {
     if (application_sm || application_mem) {
       const ControlState& found = journal->original;
       const int base_memory = found.application_memory_mhz.value_or(table->default_memory_mhz.value_or(0));
-      const int base_graphics = found.application_graphics_mhz.value_or(table->default_graphics_mhz.value_or(0));
+      const int base_graphics =
+          found.application_graphics_mhz.value_or(table->default_graphics_mhz.value_or(0));
       const int memory = application_mem ? *setting.mem_mhz : base_memory;
       const int graphics =
           application_sm ? *setting.sm_mhz : graphics_clock_near(*table, memory, base_graphics);
@@ -109,8 +111,13 @@ struct ClockGuard::Impl {
     if (journal) return;
     const GpuIdentity& identity = gpu.identity();
     const std::string& device_spec = identity.device_spec.empty() ? identity.uuid : identity.device_spec;
-    journal = Journal{identity.uuid, identity.name, device_spec, static_cast<int>(::getpid()),
-                      guard_detail::utc_now_iso8601(), gpu.control_state(), {}};
+    journal = Journal{identity.uuid,
+                      identity.name,
+                      device_spec,
+                      static_cast<int>(::getpid()),
+                      guard_detail::utc_now_iso8601(),
+                      gpu.control_state(),
+                      {}};
   }
 
   // Runs the control call `change` of `knob`, adding the knob to the journal on
@@ -159,9 +166,10 @@ struct ClockGuard::Impl {
   }
 
   std::string advice_after_failure() const {
-    return journal_file ? fmt::format("the journal {} is kept; run `dvfslab restore` once this is fixed",
-                                      journal_file->string())
-                        : std::string("the simulated or replayed GPU keeps the setting until the process ends");
+    return journal_file
+               ? fmt::format("the journal {} is kept; run `dvfslab restore` once this is fixed",
+                             journal_file->string())
+               : std::string("the simulated or replayed GPU keeps the setting until the process ends");
   }
 
   void apply_sm(const Targets& targets) {
@@ -286,19 +294,22 @@ struct ClockGuard::Impl {
   void recover_stale_journal() {
     if (!std::filesystem::exists(*journal_file)) return;
     if (gpu.read_only()) {
-      fmt::print(stderr,
-                 "dvfslab: warning: {} may still run with settings a killed dvfslab process left (journal {}); "
-                 "run `dvfslab restore` without DVFSLAB_READ_ONLY to put it back\n",
-                 gpu.identity().name, journal_file->string());
+      fmt::print(
+          stderr,
+          "dvfslab: warning: {} may still run with settings a killed dvfslab process left (journal {}); "
+          "run `dvfslab restore` without DVFSLAB_READ_ONLY to put it back\n",
+          gpu.identity().name, journal_file->string());
       return;
     }
     const RecoveryResult recovered = guard_detail::recover_journal(gpu, *journal_file);
-    fmt::print(stderr, "dvfslab: restored {} as dvfslab process {} found it at {} ({})\n", gpu.identity().name,
-               recovered.journal_pid, recovered.journal_created_utc, fmt::join(recovered.report.actions, ", "));
+    fmt::print(stderr, "dvfslab: restored {} as dvfslab process {} found it at {} ({})\n",
+               gpu.identity().name, recovered.journal_pid, recovered.journal_created_utc,
+               fmt::join(recovered.report.actions, ", "));
   }
 };
 
-ClockGuard::ClockGuard(Gpu& gpu, GuardOptions options) : impl_(std::make_unique<Impl>(gpu, std::move(options))) {
+ClockGuard::ClockGuard(Gpu& gpu, GuardOptions options)
+    : impl_(std::make_unique<Impl>(gpu, std::move(options))) {
   if (gpu.persists_settings()) {
     const std::filesystem::path dir = guard_detail::resolve_state_dir(impl_->options.state_dir);
     impl_->lock.emplace(gpu.identity());

@@ -58,17 +58,20 @@ GpuLock::GpuLock(const GpuIdentity& gpu) : name_("dvfslab-gpu-" + gpu.uuid) {
   const AbstractAddress address = abstract_address(name_);
   // Close-on-exec: a child program must not keep the GPU locked after we exit.
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) throw Error(fmt::format("cannot create the lock socket for {}: {}", gpu.name, std::strerror(errno)));
+  if (fd_ < 0)
+    throw Error(fmt::format("cannot create the lock socket for {}: {}", gpu.name, std::strerror(errno)));
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&address.address), address.length) != 0) {
     const int error = errno;
     ::close(fd_);
     fd_ = -1;
     if (error == EADDRINUSE) {
-      throw BusyError(fmt::format("{} ({}) is in use by dvfslab process {}; wait for it to finish or stop it "
-                                  "(it restores the GPU on SIGINT/SIGTERM)",
-                                  gpu.name, gpu.uuid, holder_pid(address)));
+      throw BusyError(
+          fmt::format("{} ({}) is in use by dvfslab process {}; wait for it to finish or stop it "
+                      "(it restores the GPU on SIGINT/SIGTERM)",
+                      gpu.name, gpu.uuid, holder_pid(address)));
     }
-    throw Error(fmt::format("cannot lock {} (abstract socket @{}): {}", gpu.name, name_, std::strerror(error)));
+    throw Error(
+        fmt::format("cannot lock {} (abstract socket @{}): {}", gpu.name, name_, std::strerror(error)));
   }
   // Listening is what lets a refused process learn our PID; the connections it
   // makes are never accepted and vanish with the socket.
@@ -76,7 +79,8 @@ GpuLock::GpuLock(const GpuIdentity& gpu) : name_("dvfslab-gpu-" + gpu.uuid) {
     const int error = errno;
     ::close(fd_);
     fd_ = -1;
-    throw Error(fmt::format("cannot lock {} (abstract socket @{}): {}", gpu.name, name_, std::strerror(error)));
+    throw Error(
+        fmt::format("cannot lock {} (abstract socket @{}): {}", gpu.name, name_, std::strerror(error)));
   }
 }
 

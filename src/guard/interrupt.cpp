@@ -160,7 +160,8 @@ InterruptScope::InterruptScope() {
 InterruptScope::~InterruptScope() {
   std::lock_guard hold(install_mutex);
   if (--scope_depth > 0) return;
-  for (std::size_t i = 0; i < std::size(handled_signals); ++i) ::sigaction(handled_signals[i], &host_actions[i], nullptr);
+  for (std::size_t i = 0; i < std::size(handled_signals); ++i)
+    ::sigaction(handled_signals[i], &host_actions[i], nullptr);
   exit_after_actions.store(host_exit_after_actions);
 }
 

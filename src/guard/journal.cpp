@@ -44,7 +44,9 @@ void write_all(int fd, const std::string& text, const std::filesystem::path& fil
   while (written < text.size()) {
     const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error(fmt::format("cannot write the restore journal {}: {}", file.string(), std::strerror(errno)));
+    if (n <= 0)
+      throw Error(
+          fmt::format("cannot write the restore journal {}: {}", file.string(), std::strerror(errno)));
     written += static_cast<std::size_t>(n);
   }
 }
@@ -70,13 +72,14 @@ std::string utc_now_iso8601() {
 void write_journal(const std::filesystem::path& file, const Journal& journal) {
   json touched = json::array();
   for (Knob knob : journal.touched) touched.push_back(knob_name(knob));
-  const json document{{"format", journal_format},
-                      {"version", journal_version},
-                      {"gpu", {{"uuid", journal.gpu_uuid}, {"name", journal.gpu_name}, {"device", journal.device_spec}}},
-                      {"pid", journal.pid},
-                      {"created_utc", journal.created_utc},
-                      {"original_state", journal.original},
-                      {"touched", touched}};
+  const json document{
+      {"format", journal_format},
+      {"version", journal_version},
+      {"gpu", {{"uuid", journal.gpu_uuid}, {"name", journal.gpu_name}, {"device", journal.device_spec}}},
+      {"pid", journal.pid},
+      {"created_utc", journal.created_utc},
+      {"original_state", journal.original},
+      {"touched", touched}};
   const std::string text = document.dump(2) + "\n";
 
   const std::filesystem::path temp = file.string() + fmt::format(".tmp.{}", ::getpid());
@@ -88,7 +91,8 @@ void write_journal(const std::filesystem::path& file, const Journal& journal) {
   try {
     write_all(fd, text, temp);
     if (::fsync(fd) != 0) {
-      throw Error(fmt::format("cannot flush the restore journal {}: {}", temp.string(), std::strerror(errno)));
+      throw Error(
+          fmt::format("cannot flush the restore journal {}: {}", temp.string(), std::strerror(errno)));
     }
   } catch (...) {
     ::close(fd);
@@ -99,7 +103,8 @@ void write_journal(const std::filesystem::path& file, const Journal& journal) {
   if (::rename(temp.c_str(), file.c_str()) != 0) {
     const int error = errno;
     ::unlink(temp.c_str());
-    throw Error(fmt::format("cannot install the restore journal {}: {}", file.string(), std::strerror(error)));
+    throw Error(
+        fmt::format("cannot install the restore journal {}: {}", file.string(), std::strerror(error)));
   }
   fsync_directory(file.parent_path());
 }
@@ -124,12 +129,14 @@ std::optional<Journal> read_journal(const std::filesystem::path& file) {
     journal.pid = document.at("pid").get<int>();
     journal.created_utc = document.at("created_utc").get<std::string>();
     journal.original = document.at("original_state").get<ControlState>();
-    for (const json& knob : document.at("touched")) journal.touched.insert(parse_knob(knob.get<std::string>()));
+    for (const json& knob : document.at("touched"))
+      journal.touched.insert(parse_knob(knob.get<std::string>()));
     return journal;
   } catch (const std::exception& e) {
-    throw Error(fmt::format("the restore journal {} is unreadable ({}); check the GPU with `dvfslab info` "
-                            "and remove the file by hand",
-                            file.string(), e.what()));
+    throw Error(
+        fmt::format("the restore journal {} is unreadable ({}); check the GPU with `dvfslab info` "
+                    "and remove the file by hand",
+                    file.string(), e.what()));
   }
 }
 

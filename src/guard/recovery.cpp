@@ -28,9 +28,9 @@ RecoveryResult recover_journal(Gpu& gpu, const std::filesystem::path& file) {
   result.journal_created_utc = journal->created_utc;
   const KnobRestore restored = restore_knobs(gpu, journal->original, journal->touched);
   if (!restored.failures.empty()) {
-    throw_restore_failure(gpu.identity().name, restored,
-                          fmt::format("the journal {} is kept; run `dvfslab restore` again once this is fixed",
-                                      file.string()));
+    throw_restore_failure(
+        gpu.identity().name, restored,
+        fmt::format("the journal {} is kept; run `dvfslab restore` again once this is fixed", file.string()));
   }
   remove_journal(file);
   result.report.actions = restored.actions;
@@ -55,8 +55,8 @@ std::vector<JournalSummary> find_journals(const std::filesystem::path& state_dir
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     if (!entry.is_regular_file() || !guard_detail::is_journal_file(entry.path())) continue;
     if (const auto journal = guard_detail::read_journal(entry.path())) {
-      journals.push_back(JournalSummary{entry.path(), journal->gpu_uuid, journal->gpu_name, journal->device_spec,
-                                        journal->pid, journal->created_utc});
+      journals.push_back(JournalSummary{entry.path(), journal->gpu_uuid, journal->gpu_name,
+                                        journal->device_spec, journal->pid, journal->created_utc});
     }
   }
   std::sort(journals.begin(), journals.end(),

@@ -39,10 +39,11 @@ KnobRestore restore_knobs(Gpu& gpu, const ControlState& original, const std::set
         break;
       case Knob::memory_lock:
         if (original.locked_mem_min_mhz && original.locked_mem_max_mhz) {
-          attempt(result,
-                  fmt::format("memory clocks locked again to {}–{} MHz", *original.locked_mem_min_mhz,
-                              *original.locked_mem_max_mhz),
-                  [&] { gpu.lock_memory_clocks(*original.locked_mem_min_mhz, *original.locked_mem_max_mhz); });
+          attempt(
+              result,
+              fmt::format("memory clocks locked again to {}–{} MHz", *original.locked_mem_min_mhz,
+                          *original.locked_mem_max_mhz),
+              [&] { gpu.lock_memory_clocks(*original.locked_mem_min_mhz, *original.locked_mem_max_mhz); });
         } else {
           attempt(result, "memory clock lock reset", [&] { gpu.reset_memory_clocks(); });
         }
@@ -73,7 +74,8 @@ KnobRestore restore_knobs(Gpu& gpu, const ControlState& original, const std::set
   return result;
 }
 
-void throw_restore_failure(const std::string& gpu_name, const KnobRestore& result, const std::string& advice) {
+void throw_restore_failure(const std::string& gpu_name, const KnobRestore& result,
+                           const std::string& advice) {
   std::string failures;
   for (const std::string& failure : result.failures) failures += (failures.empty() ? "" : "; ") + failure;
   const std::string message = fmt::format("could not restore {}: {}; {}", gpu_name, failures, advice);

@@ -12,8 +12,8 @@
 namespace dvfslab::guard_detail {
 
 struct KnobRestore {
-  std::vector<std::string> actions;   // what was done, one line each
-  std::vector<std::string> failures;  // what could not be done
+  std::vector<std::string> actions;           // what was done, one line each
+  std::vector<std::string> failures;          // what could not be done
   ExitCode failure_code = ExitCode::failure;  // of the first failure
 };
 

@@ -54,14 +54,16 @@ void ensure_state_dir(const std::filesystem::path& dir) {
   if (!error) ::chmod(dir.c_str(), 0700);  // a new directory; an existing one keeps its mode
   struct stat info {};
   if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    throw Error(fmt::format("cannot create the dvfslab state directory {} ({}); set DVFSLAB_STATE_DIR "
-                            "to a writable directory",
-                            dir.string(), error ? error.message() : std::strerror(errno)));
+    throw Error(
+        fmt::format("cannot create the dvfslab state directory {} ({}); set DVFSLAB_STATE_DIR "
+                    "to a writable directory",
+                    dir.string(), error ? error.message() : std::strerror(errno)));
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    throw Error(fmt::format("the dvfslab state directory {} is not writable; set DVFSLAB_STATE_DIR to a "
-                            "directory of your own",
-                            dir.string()));
+    throw Error(
+        fmt::format("the dvfslab state directory {} is not writable; set DVFSLAB_STATE_DIR to a "
+                    "directory of your own",
+                    dir.string()));
   }
 }
 

@@ -49,7 +49,8 @@ bool changes_control(const Setting& setting) { return !setting.is_default(); }
 
 }  // namespace
 
-void check_clock_changes_allowed(std::span<const Setting> settings, bool allow_clock_changes, bool read_only) {
+void check_clock_changes_allowed(std::span<const Setting> settings, bool allow_clock_changes,
+                                 bool read_only) {
   const auto changing = std::find_if(settings.begin(), settings.end(), changes_control);
   if (changing == settings.end()) return;
   if (read_only) {
@@ -59,10 +60,10 @@ void check_clock_changes_allowed(std::span<const Setting> settings, bool allow_c
         to_string(*changing)));
   }
   if (!allow_clock_changes) {
-    throw PermissionError(fmt::format(
-        "the plan changes clocks or power limits ({}); pass --allow-clock-changes to allow it "
-        "(dvfslab restores the GPU afterwards), or measure the default setting only",
-        to_string(*changing)));
+    throw PermissionError(
+        fmt::format("the plan changes clocks or power limits ({}); pass --allow-clock-changes to allow it "
+                    "(dvfslab restores the GPU afterwards), or measure the default setting only",
+                    to_string(*changing)));
   }
 }
 
@@ -71,10 +72,9 @@ void validate_setting(const std::string& gpu_name, const ClockTable& table, cons
   if (setting.mem_mhz && !table.memory_mhz.empty() &&
       std::find(table.memory_mhz.begin(), table.memory_mhz.end(), *setting.mem_mhz) ==
           table.memory_mhz.end()) {
-    throw ConfigError(fmt::format("memory clock {} MHz is not supported by {}; nearest supported: {} ({})",
-                                  *setting.mem_mhz, gpu_name,
-                                  nearest_clocks_text(table.memory_mhz, *setting.mem_mhz),
-                                  range_text(table.memory_mhz)));
+    throw ConfigError(fmt::format(
+        "memory clock {} MHz is not supported by {}; nearest supported: {} ({})", *setting.mem_mhz, gpu_name,
+        nearest_clocks_text(table.memory_mhz, *setting.mem_mhz), range_text(table.memory_mhz)));
   }
   if (setting.sm_mhz) {
     std::string context;
@@ -90,8 +90,9 @@ void validate_setting(const std::string& gpu_name, const ClockTable& table, cons
     const bool too_low = limits.min_w && watts < *limits.min_w;
     const bool too_high = limits.max_w && watts > *limits.max_w;
     if (too_low || too_high) {
-      throw ConfigError(fmt::format("power limit {} W is outside the range of {}: {}–{} W", *setting.power_limit_w,
-                                    gpu_name, limits.min_w ? fmt::format("{:g}", *limits.min_w) : "?",
+      throw ConfigError(fmt::format("power limit {} W is outside the range of {}: {}–{} W",
+                                    *setting.power_limit_w, gpu_name,
+                                    limits.min_w ? fmt::format("{:g}", *limits.min_w) : "?",
                                     limits.max_w ? fmt::format("{:g}", *limits.max_w) : "?"));
     }
   }

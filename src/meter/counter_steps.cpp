@@ -89,7 +89,8 @@ EnergyEstimate CounterSteps::estimate(const CounterReading& reading) const {
   estimate.energy_j = reading.counter_j + reading.power_w * since_update_s;
   // The update instant is known to +-half_width; the power since the update is
   // taken to be the latest reading, which moved by power_change at the update.
-  estimate.error_j = reading.power_w * half_width_s + reading.power_change_w * (since_update_s + half_width_s);
+  estimate.error_j =
+      reading.power_w * half_width_s + reading.power_change_w * (since_update_s + half_width_s);
   return estimate;
 }
 

@@ -110,14 +110,9 @@ void MarkerParser::complete_line(std::vector<Marker>& out) {
   }
   if (auto marker = parse_marker_line(line)) {
     switch (accept(*marker)) {
-      case Verdict::pass:
-        out.push_back(std::move(*marker));
-        break;
-      case Verdict::drop:
-        break;
-      case Verdict::reject:
-        ++rejected_;
-        break;
+      case Verdict::pass: out.push_back(std::move(*marker)); break;
+      case Verdict::drop: break;
+      case Verdict::reject: ++rejected_; break;
     }
   } else {
     ++malformed_;

@@ -15,7 +15,8 @@ void put(nlohmann::json& object, const char* key, const std::optional<T>& value)
 }  // namespace
 
 std::optional<double> energy_difference_pct(const Measurement& m) {
-  if (!m.energy_j || !m.energy_integrated_j || m.flags.energy_estimated || *m.energy_j <= 0) return std::nullopt;
+  if (!m.energy_j || !m.energy_integrated_j || m.flags.energy_estimated || *m.energy_j <= 0)
+    return std::nullopt;
   return 100.0 * (*m.energy_integrated_j - *m.energy_j) / *m.energy_j;
 }
 

@@ -33,7 +33,8 @@ double sensor_period_s(Gpu& gpu, double budget_s) {
   }
   if (change_times.size() < changes_needed + 1) return fallback_sensor_period_s;
   std::vector<double> intervals;
-  for (std::size_t i = 1; i < change_times.size(); ++i) intervals.push_back(change_times[i] - change_times[i - 1]);
+  for (std::size_t i = 1; i < change_times.size(); ++i)
+    intervals.push_back(change_times[i] - change_times[i - 1]);
   std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
   return intervals[intervals.size() / 2];
 }

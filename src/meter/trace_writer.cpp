@@ -30,8 +30,8 @@ void write_csv(std::ostream& out, const std::vector<Telemetry>& samples, bool si
          "memory_temperature_c,gpu_utilization_pct,memory_utilization_pct,throttle_reasons,simulated\n";
   for (const auto& s : samples) {
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", s.time_s, csv_cell(s.power_instant_w),
-                       csv_cell(s.power_average_w), csv_cell(s.energy_j), csv_cell(s.sm_mhz), csv_cell(s.mem_mhz),
-                       csv_cell(s.gpu_temperature_c), csv_cell(s.memory_temperature_c),
+                       csv_cell(s.power_average_w), csv_cell(s.energy_j), csv_cell(s.sm_mhz),
+                       csv_cell(s.mem_mhz), csv_cell(s.gpu_temperature_c), csv_cell(s.memory_temperature_c),
                        csv_cell(s.gpu_utilization_pct), csv_cell(s.memory_utilization_pct),
                        throttle_cell(s.throttle_reasons), simulated ? 1 : 0);
   }
@@ -66,8 +66,8 @@ void write_json(std::ostream& out, const std::vector<Telemetry>& samples, bool s
 void write_trace(const std::filesystem::path& path, const std::vector<Telemetry>& samples, bool simulated) {
   const std::string extension = path.extension().string();
   if (extension != ".csv" && extension != ".json") {
-    throw ConfigError(fmt::format("cannot write trace '{}': name it *.csv or *.json to choose the format",
-                                  path.string()));
+    throw ConfigError(
+        fmt::format("cannot write trace '{}': name it *.csv or *.json to choose the format", path.string()));
   }
   OutputFile out(path);
   if (extension == ".csv") {

@@ -6,7 +6,8 @@
 namespace dvfslab::meter {
 
 void WindowBook::open(const std::string& name) {
-  if (is_open(name) || is_waiting(name)) throw std::logic_error("meter window '" + name + "' is already open");
+  if (is_open(name) || is_waiting(name))
+    throw std::logic_error("meter window '" + name + "' is already open");
   const std::uint64_t order = next_order_++;
   open_.emplace(name, Window{order, totals_.now(), std::nullopt, std::nullopt});
   order_.emplace(order, name);
@@ -17,7 +18,8 @@ void WindowBook::open_after(const std::string& name, std::int64_t warmup_iterati
     open(name);
     return;
   }
-  if (is_open(name) || is_waiting(name)) throw std::logic_error("meter window '" + name + "' is already open");
+  if (is_open(name) || is_waiting(name))
+    throw std::logic_error("meter window '" + name + "' is already open");
   const std::int64_t done = totals_.now().iterations;
   const std::int64_t most = std::numeric_limits<std::int64_t>::max();
   const std::int64_t opens_at = warmup_iterations > most - done ? most : done + warmup_iterations;

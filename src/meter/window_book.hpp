@@ -60,7 +60,7 @@ class WindowBook {
   RunningTotals totals_;
   std::uint64_t next_order_ = 0;
   std::unordered_map<std::string, Window> open_;
-  std::map<std::uint64_t, std::string> order_;            // open windows by age
+  std::map<std::uint64_t, std::string> order_;             // open windows by age
   std::unordered_map<std::string, std::int64_t> waiting_;  // name -> iteration total that opens it
   std::multimap<std::int64_t, std::string> due_at_;
 };

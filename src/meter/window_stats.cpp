@@ -25,7 +25,8 @@ std::optional<double> held_mean(double weighted, double seconds, std::optional<d
 
 void RunningTotals::SuffixExtreme::add(std::size_t index, std::optional<double> value) {
   if (!value) return;
-  while (!entries_.empty() && (largest_ ? entries_.back().second <= *value : entries_.back().second >= *value)) {
+  while (!entries_.empty() &&
+         (largest_ ? entries_.back().second <= *value : entries_.back().second >= *value)) {
     entries_.pop_back();
   }
   entries_.emplace_back(index, *value);
@@ -110,7 +111,8 @@ Measurement RunningTotals::since(const Snapshot& from) const {
   }
   if (now_.integrated_s > from.integrated_s) m.energy_integrated_j = now_.integrated_j - from.integrated_j;
   m.peak_power_w = peak_power_.since(from.index);
-  m.sm_mhz_mean = held_mean(now_.sm_weighted - from.sm_weighted, now_.sm_seconds - from.sm_seconds, now_.sm_mhz);
+  m.sm_mhz_mean =
+      held_mean(now_.sm_weighted - from.sm_weighted, now_.sm_seconds - from.sm_seconds, now_.sm_mhz);
   if (const auto sm_min = sm_min_.since(from.index)) m.sm_mhz_min = static_cast<int>(*sm_min);
   m.mem_mhz_mean =
       held_mean(now_.mem_weighted - from.mem_weighted, now_.mem_seconds - from.mem_seconds, now_.mem_mhz);
@@ -124,7 +126,8 @@ Measurement RunningTotals::since(const Snapshot& from) const {
     const auto before = from.throttle_seconds.find(reason);
     const double active = seconds - (before == from.throttle_seconds.end() ? 0.0 : before->second);
     if (active > 0) {
-      m.throttle_fraction[throttle_reason_names(reason).front()] = m.duration_s > 0 ? active / m.duration_s : 0.0;
+      m.throttle_fraction[throttle_reason_names(reason).front()] =
+          m.duration_s > 0 ? active / m.duration_s : 0.0;
     }
   }
   // A reason seen only in the last reading held for no time but still happened.

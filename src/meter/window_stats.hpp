@@ -17,11 +17,11 @@ struct Snapshot {
   std::size_t index = 0;  // of the reading, counting from 0
   double time_s = 0;
   std::optional<CounterReading> counter;  // what the counter said, for the energy
-  double integrated_j = 0;               // trapezoid over power
+  double integrated_j = 0;                // trapezoid over power
   double integrated_s = 0;
   double sm_weighted = 0, sm_seconds = 0;
   double mem_weighted = 0, mem_seconds = 0;
-  std::optional<double> sm_mhz, mem_mhz;  // held from this reading on
+  std::optional<double> sm_mhz, mem_mhz;             // held from this reading on
   std::map<std::uint64_t, double> throttle_seconds;  // reason bit -> seconds active
   std::int64_t iterations = 0;
   double items = 0;

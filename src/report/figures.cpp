@@ -52,9 +52,12 @@ GroupShape shape_of(const std::vector<const CaseAnalysis*>& cases) {
   // The first knob that varies; else the first that was controlled at all.
   for (std::size_t minimum : {std::size_t{2}, std::size_t{1}}) {
     if (shape.primary != Knob::none) break;
-    if (shape.sm.size() >= minimum) shape.primary = Knob::sm;
-    else if (shape.power_limit.size() >= minimum) shape.primary = Knob::power_limit;
-    else if (shape.mem.size() >= minimum) shape.primary = Knob::mem;
+    if (shape.sm.size() >= minimum)
+      shape.primary = Knob::sm;
+    else if (shape.power_limit.size() >= minimum)
+      shape.primary = Knob::power_limit;
+    else if (shape.mem.size() >= minimum)
+      shape.primary = Knob::mem;
   }
   shape.memory_figures = shape.primary == Knob::sm && shape.sm.size() >= 2 && shape.mem.size() >= 2;
   return shape;
@@ -69,9 +72,12 @@ std::string series_label(const GroupShape& shape, int batch, const Setting& s, K
   if (shape.batches.size() > 1) add("batch " + batch_label(batch));
   if (x != Knob::sm && shape.sm.size() > 1) add("core " + knob_text(s.sm_mhz) + " MHz");
   if (x != Knob::mem && shape.mem.size() > 1) add("mem " + knob_text(s.mem_mhz) + " MHz");
-  if (x != Knob::power_limit && shape.power_limit.size() > 1) add("limit " + knob_text(s.power_limit_w) + " W");
-  return label.empty() ? (shape.batches.size() == 1 && batch_label(batch) != "-" ? "batch " + batch_label(batch) : "measured")
-                       : label;
+  if (x != Knob::power_limit && shape.power_limit.size() > 1)
+    add("limit " + knob_text(s.power_limit_w) + " W");
+  return label.empty()
+             ? (shape.batches.size() == 1 && batch_label(batch) != "-" ? "batch " + batch_label(batch)
+                                                                       : "measured")
+             : label;
 }
 
 json optional_json(const std::optional<int>& value) { return value ? json(*value) : json(nullptr); }
@@ -102,8 +108,8 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
   Labels labels;
   json batch = json::array(), series = json::array(), memory_series = json::array(), sm = json::array(),
        mem = json::array(), power_limit = json::array(), time = json::array(), power = json::array(),
-       throughput = json::array(), energy = json::array(), repetitions = json::array(), pareto = json::array(),
-       baseline = json::array(), optimum = json::array();
+       throughput = json::array(), energy = json::array(), repetitions = json::array(),
+       pareto = json::array(), baseline = json::array(), optimum = json::array();
   for (const CaseAnalysis* c : cases) {
     const int batch_size = c->key.workload_case.batch;
     std::vector<bool> on_frontier(c->points.size(), false);
@@ -174,10 +180,7 @@ json axis(const char* field, const std::string& title, bool ordinal = false) {
 
 // The title names the quantity (and SIMULATED data); the subtitle the GPU and workload.
 json base_spec(const std::string& title, const std::string& data_name) {
-  return {{"title", title},
-          {"width", 340},
-          {"height", 220},
-          {"data", {{"name", data_name}}}};
+  return {{"title", title}, {"width", 340}, {"height", 220}, {"data", {{"name", data_name}}}};
 }
 
 json line_chart(const std::string& title, const std::string& data_name, Knob x, const char* y_field,
@@ -192,19 +195,26 @@ json line_chart(const std::string& title, const std::string& data_name, Knob x, 
   spec["layer"] = json::array(
       {{{"mark", {{"type", "line"}, {"point", true}}}, {"encoding", encoding}},
        {{"transform", json::array({{{"filter", "datum.optimum"}}})},
-        {"mark", {{"type", "point"}, {"shape", "diamond"}, {"size", 110}, {"filled", true}, {"color", "black"}}},
+        {"mark",
+         {{"type", "point"}, {"shape", "diamond"}, {"size", 110}, {"filled", true}, {"color", "black"}}},
         {"encoding", {{"x", encoding["x"]}, {"y", encoding["y"]}, {"tooltip", tooltip()}}}}});
   return spec;
 }
 
-json heatmap(const std::string& title, const std::string& data_name, const GroupShape& shape, const Units& units) {
+json heatmap(const std::string& title, const std::string& data_name, const GroupShape& shape,
+             const Units& units) {
   json spec = base_spec(title, data_name);
   spec["mark"] = "rect";
-  spec["encoding"] = {{"x", axis("sm_mhz", "core clock (MHz)", true)},
-                      {"y", {{"field", "mem_mhz"}, {"type", "ordinal"}, {"title", "memory clock (MHz)"}, {"sort", "descending"}}},
-                      {"color", {{"field", "energy_per_item_j"}, {"type", "quantitative"},
-                                 {"title", "J per " + units.item}, {"scale", {{"scheme", "viridis"}}}}},
-                      {"tooltip", tooltip()}};
+  spec["encoding"] = {
+      {"x", axis("sm_mhz", "core clock (MHz)", true)},
+      {"y",
+       {{"field", "mem_mhz"}, {"type", "ordinal"}, {"title", "memory clock (MHz)"}, {"sort", "descending"}}},
+      {"color",
+       {{"field", "energy_per_item_j"},
+        {"type", "quantitative"},
+        {"title", "J per " + units.item},
+        {"scale", {{"scheme", "viridis"}}}}},
+      {"tooltip", tooltip()}};
   if (shape.batches.size() > 1) {
     spec["encoding"]["facet"] = {{"field", "batch"}, {"type", "nominal"}, {"columns", 3}, {"title", "batch"}};
     spec["width"] = 200;
@@ -217,14 +227,21 @@ json pareto_chart(const std::string& title, const std::string& data_name, const 
   json spec = base_spec(title, data_name);
   const json x = axis("time_s", "time per iteration (s)");
   const json y = axis("energy_per_item_j", "energy per " + units.item + " (J)");
-  spec["layer"] = json::array(
-      {{{"mark", {{"type", "point"}, {"opacity", 0.6}}},
-        {"encoding", {{"x", x}, {"y", y}, {"color", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}}},
+  spec["layer"] =
+      json::array({{{"mark", {{"type", "point"}, {"opacity", 0.6}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"color", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}}},
                       {"tooltip", tooltip()}}}},
-       {{"transform", json::array({{{"filter", "datum.pareto"}}})},
-        {"mark", {{"type", "line"}, {"point", true}, {"color", "black"}, {"strokeWidth", 1.5}}},
-        {"encoding", {{"x", x}, {"y", y}, {"detail", {{"field", "batch"}, {"type", "nominal"}}},
-                      {"order", {{"field", "time_s"}, {"type", "quantitative"}}}, {"tooltip", tooltip()}}}}});
+                   {{"transform", json::array({{{"filter", "datum.pareto"}}})},
+                    {"mark", {{"type", "line"}, {"point", true}, {"color", "black"}, {"strokeWidth", 1.5}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"detail", {{"field", "batch"}, {"type", "nominal"}}},
+                      {"order", {{"field", "time_s"}, {"type", "quantitative"}}},
+                      {"tooltip", tooltip()}}}}});
   return spec;
 }
 
@@ -243,7 +260,8 @@ std::vector<FigureGroup> build_figure_groups(const Analysis& analysis) {
   for (const CaseAnalysis& c : analysis.cases) {
     if (c.points.empty()) continue;
     const Case& wc = c.key.workload_case;
-    grouped[GroupKey{c.key.source, c.key.gpu, c.key.simulated, wc.workload, wc.mode, wc.precision}].push_back(&c);
+    grouped[GroupKey{c.key.source, c.key.gpu, c.key.simulated, wc.workload, wc.mode, wc.precision}].push_back(
+        &c);
   }
 
   std::vector<FigureGroup> groups;
@@ -266,8 +284,10 @@ std::vector<FigureGroup> build_figure_groups(const Analysis& analysis) {
       group.figures.push_back({fmt::format("figure-{}", next_id++), std::move(spec)});
     };
 
-    add(line_chart("mean power" + versus, group.data_name, shape.primary, "power_w", "mean power (W)", "series"));
-    add(line_chart("throughput" + versus, group.data_name, shape.primary, "throughput", units.rate, "series"));
+    add(line_chart("mean power" + versus, group.data_name, shape.primary, "power_w", "mean power (W)",
+                   "series"));
+    add(line_chart("throughput" + versus, group.data_name, shape.primary, "throughput", units.rate,
+                   "series"));
     add(line_chart("energy per " + units.item + versus, group.data_name, shape.primary, "energy_per_item_j",
                    "energy per " + units.item + " (J)", "series"));
     if (shape.memory_figures) {

@@ -10,13 +10,13 @@
 namespace dvfslab::report_detail {
 
 struct Figure {
-  std::string id;        // unique in the page: "figure-12"
-  nlohmann::json spec;   // Vega-Lite; its data is the group's named data set
+  std::string id;       // unique in the page: "figure-12"
+  nlohmann::json spec;  // Vega-Lite; its data is the group's named data set
 };
 
 // One GPU × workload (× mode × precision): its cases (one per batch size) and charts.
 struct FigureGroup {
-  std::string heading;   // "NVIDIA H200 · resnet50 train fp32"
+  std::string heading;  // "NVIDIA H200 · resnet50 train fp32"
   bool simulated = false;
   std::vector<const CaseAnalysis*> cases;
   // The group's charts all plot the same points, one per setting of each case (the

@@ -95,24 +95,31 @@ std::string setting_text(const Setting& s) {
   return fmt::format("{}/{}/{}", knob_text(s.sm_mhz), knob_text(s.mem_mhz), knob_text(s.power_limit_w));
 }
 
-std::string percent_text(const std::optional<double>& value) { return value ? fmt::format("{:+.1f} %", *value) : "-"; }
+std::string percent_text(const std::optional<double>& value) {
+  return value ? fmt::format("{:+.1f} %", *value) : "-";
+}
 
 std::string summary_table(const Analysis& analysis) {
   std::string html =
-      "<table><tr><th>GPU</th><th>Source</th><th>Mode</th><th>Cases</th><th>Networks</th><th>Energy saving range</th>"
+      "<table><tr><th>GPU</th><th>Source</th><th>Mode</th><th>Cases</th><th>Networks</th><th>Energy saving "
+      "range</th>"
       "<th>Geomean saving</th><th>Geomean time change</th><th>Geomean power change</th></tr>\n";
   for (const GpuModeSummary& s : analysis.summary) {
     const auto& means = s.across_workloads;
     html += fmt::format(
-        "<tr><td>{}{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<tr><td>{}{}</td><td class=\"text\">{}</td><td "
+        "class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
         s.simulated ? "<span class=\"tag\">SIMULATED</span> " : "", html_escape(s.gpu), html_escape(s.source),
         to_string(s.mode),
         s.cases_without_optimum > 0 ? fmt::format("{} ({} without optimum)", s.cases, s.cases_without_optimum)
                                     : std::to_string(s.cases),
         s.workloads,
-        s.energy_saving_min_pct ? fmt::format("{:.1f}–{:.1f} %", *s.energy_saving_min_pct, *s.energy_saving_max_pct) : "-",
-        means ? percent_text(means->energy_saving_pct) : "-", means ? percent_text(means->time_change_pct) : "-",
+        s.energy_saving_min_pct
+            ? fmt::format("{:.1f}–{:.1f} %", *s.energy_saving_min_pct, *s.energy_saving_max_pct)
+            : "-",
+        means ? percent_text(means->energy_saving_pct) : "-",
+        means ? percent_text(means->time_change_pct) : "-",
         means ? percent_text(means->power_change_pct) : "-");
   }
   return html + "</table>\n";
@@ -125,10 +132,13 @@ std::string cases_table(const report_detail::FigureGroup& group) {
   for (const CaseAnalysis* c : group.cases) {
     const int batch = c->key.workload_case.batch;
     html += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        batch > 0 ? std::to_string(batch) : "-", c->points.size(), setting_text(c->points[c->baseline].setting),
-        to_string(c->baseline_kind), c->optimum ? setting_text(c->points[*c->optimum].setting) : "none meets the objective",
-        percent_text(c->energy_saving_pct), percent_text(c->time_change_pct), percent_text(c->power_change_pct),
+        "<tr><td>{}</td><td>{}</td><td>{} "
+        "({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        batch > 0 ? std::to_string(batch) : "-", c->points.size(),
+        setting_text(c->points[c->baseline].setting), to_string(c->baseline_kind),
+        c->optimum ? setting_text(c->points[*c->optimum].setting) : "none meets the objective",
+        percent_text(c->energy_saving_pct), percent_text(c->time_change_pct),
+        percent_text(c->power_change_pct),
         c->optimum ? fmt::format("{:.4g}", c->points[*c->optimum].energy_per_item_j.mean) : "-");
   }
   return html + "</table>\n";
@@ -136,7 +146,8 @@ std::string cases_table(const report_detail::FigureGroup& group) {
 
 // The figures' specifications as a few shared templates (those of one kind of
 // chart differ only in title and data), so a page of thousands of charts stays small.
-nlohmann::json figures_json(const std::vector<report_detail::FigureGroup>& groups, nlohmann::json& templates) {
+nlohmann::json figures_json(const std::vector<report_detail::FigureGroup>& groups,
+                            nlohmann::json& templates) {
   std::map<std::string, std::size_t> template_of;
   nlohmann::json figures = nlohmann::json::array();
   for (const auto& group : groups) {
@@ -158,7 +169,8 @@ nlohmann::json figures_json(const std::vector<report_detail::FigureGroup>& group
 nlohmann::json groups_json(const std::vector<report_detail::FigureGroup>& groups) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& group : groups) {
-    out.push_back({{"name", group.data_name}, {"labels", group.data["labels"]}, {"columns", group.data["columns"]}});
+    out.push_back(
+        {{"name", group.data_name}, {"labels", group.data["labels"]}, {"columns", group.data["columns"]}});
   }
   return out;
 }
@@ -183,19 +195,22 @@ nlohmann::json raw_row_json(const ResultRow& row) {
 
 std::string raw_rows_section(const HtmlReportOptions& options) {
   std::string html = fmt::format(
-      "<section>\n<details id=\"raw-rows\"><summary>Measured rows: the first {} of {} (the charts and tables use "
+      "<section>\n<details id=\"raw-rows\"><summary>Measured rows: the first {} of {} (the charts and tables "
+      "use "
       "every row)</summary>\n<table><tr><th>GPU</th><th>Workload</th><th>Batch</th><th>Setting</th>"
-      "<th>Repetition</th><th>Time per iteration (s)</th><th>Mean power (W)</th><th>Energy per iteration (J)</th>"
+      "<th>Repetition</th><th>Time per iteration (s)</th><th>Mean power (W)</th><th>Energy per iteration "
+      "(J)</th>"
       "</tr>\n",
       options.raw_rows.size(), std::max(options.measured_rows, options.raw_rows.size()));
   for (const ResultRow& row : options.raw_rows) {
-    html += fmt::format("<tr><td>{}{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.6g}</td>"
-                        "<td>{:.6g}</td><td>{:.6g}</td></tr>\n",
-                        row.simulated ? "<span class=\"tag\">SIMULATED</span> " : "", html_escape(row.gpu),
-                        html_escape(row.workload_case.workload),
-                        row.workload_case.batch > 0 ? std::to_string(row.workload_case.batch) : "-",
-                        setting_text(row.setting), row.repetition, row.time_per_iteration_s, row.mean_power_w,
-                        row.energy_per_iteration_j);
+    html += fmt::format(
+        "<tr><td>{}{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.6g}</td>"
+        "<td>{:.6g}</td><td>{:.6g}</td></tr>\n",
+        row.simulated ? "<span class=\"tag\">SIMULATED</span> " : "", html_escape(row.gpu),
+        html_escape(row.workload_case.workload),
+        row.workload_case.batch > 0 ? std::to_string(row.workload_case.batch) : "-",
+        setting_text(row.setting), row.repetition, row.time_per_iteration_s, row.mean_power_w,
+        row.energy_per_iteration_j);
   }
   return html + "</table>\n</details>\n</section>\n";
 }
@@ -219,8 +234,10 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
   std::size_t figure_count = 0;
   for (const auto& group : groups) figure_count += group.figures.size();
   nlohmann::json templates = nlohmann::json::array();
-  nlohmann::json data = {{"figures", figures_json(groups, templates)}, {"templates", std::move(templates)},
-                         {"groups", groups_json(groups)}, {"analysis", to_json(analysis, detailed)}};
+  nlohmann::json data = {{"figures", figures_json(groups, templates)},
+                         {"templates", std::move(templates)},
+                         {"groups", groups_json(groups)},
+                         {"analysis", to_json(analysis, detailed)}};
   if (!options.raw_rows.empty()) {
     nlohmann::json raw = nlohmann::json::array();
     for (const ResultRow& row : options.raw_rows) raw.push_back(raw_row_json(row));
@@ -236,23 +253,32 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
   }
   html += "</head>\n<body>\n<h1>dvfslab report</h1>\n";
   html += fmt::format(
-      "<p class=\"meta\">dvfslab {} · objective <b>{}</b> · {} cases · {} settings · {} charts. Each point is one "
-      "setting, the mean of its repetitions. Settings are written core MHz / memory MHz / power limit W; '-' = not "
+      "<p class=\"meta\">dvfslab {} · objective <b>{}</b> · {} cases · {} settings · {} charts. Each point "
+      "is one "
+      "setting, the mean of its repetitions. Settings are written core MHz / memory MHz / power limit W; '-' "
+      "= not "
       "controlled. Each chart's menu exports SVG or PNG.{}</p>\n",
-      DVFSLAB_VERSION, html_escape(to_string(analysis.objective)), analysis.cases.size(), settings, figure_count,
-      detailed ? "" : fmt::format(" The page's data lists no per-setting statistics above {} settings: `dvfslab "
-                                  "analyze --json --points` gives them.", max_report_detailed_points));
+      DVFSLAB_VERSION, html_escape(to_string(analysis.objective)), analysis.cases.size(), settings,
+      figure_count,
+      detailed ? ""
+               : fmt::format(" The page's data lists no per-setting statistics above {} settings: `dvfslab "
+                             "analyze --json --points` gives them.",
+                             max_report_detailed_points));
   if (any_simulated) {
-    html += "<p class=\"simulated-banner\">This report contains SIMULATED data: numbers from a simulated GPU, not "
-            "measurements. Those charts and rows say SIMULATED.</p>\n";
+    html +=
+        "<p class=\"simulated-banner\">This report contains SIMULATED data: numbers from a simulated GPU, "
+        "not "
+        "measurements. Those charts and rows say SIMULATED.</p>\n";
   }
   html += fmt::format("<div id=\"dvfslab-status\" data-expected=\"{}\"></div>\n", figure_count);
   html += "<h2>Summary per GPU × mode</h2>\n" + summary_table(analysis);
   for (const auto& group : groups) {
-    html += fmt::format("<section>\n<h2>{}{}</h2>\n", group.simulated ? "<span class=\"tag\">SIMULATED</span> " : "",
+    html += fmt::format("<section>\n<h2>{}{}</h2>\n",
+                        group.simulated ? "<span class=\"tag\">SIMULATED</span> " : "",
                         html_escape(group.heading));
     html += cases_table(group) + "<div class=\"figures\">\n";
-    for (const auto& figure : group.figures) html += fmt::format("<div class=\"figure\" id=\"{}\"></div>\n", figure.id);
+    for (const auto& figure : group.figures)
+      html += fmt::format("<div class=\"figure\" id=\"{}\"></div>\n", figure.id);
     html += "</div>\n</section>\n";
   }
   if (!options.raw_rows.empty()) html += raw_rows_section(options);

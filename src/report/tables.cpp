@@ -43,8 +43,8 @@ class TextTable {
  private:
   // Counts UTF-8 code points, so "–" and "×" take one column.
   static std::size_t display_width(const std::string& text) {
-    return static_cast<std::size_t>(
-        std::count_if(text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+    return static_cast<std::size_t>(std::count_if(
+        text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
   }
   std::vector<std::vector<std::string>> rows_;
 };
@@ -52,21 +52,26 @@ class TextTable {
 std::string knob_text(const std::optional<int>& value) { return value ? std::to_string(*value) : "-"; }
 
 std::string setting_text(const Setting& setting) {
-  return fmt::format("{}/{}/{}", knob_text(setting.sm_mhz), knob_text(setting.mem_mhz), knob_text(setting.power_limit_w));
+  return fmt::format("{}/{}/{}", knob_text(setting.sm_mhz), knob_text(setting.mem_mhz),
+                     knob_text(setting.power_limit_w));
 }
 
 std::string percent_text(const std::optional<double>& value) {
   return value ? fmt::format("{:+.1f} %", *value) : "-";
 }
 
-std::string gpu_text(const std::string& gpu, bool simulated) { return simulated ? gpu + " [SIMULATED]" : gpu; }
+std::string gpu_text(const std::string& gpu, bool simulated) {
+  return simulated ? gpu + " [SIMULATED]" : gpu;
+}
 
 }  // namespace
 
 std::string format_analysis_tables(const Analysis& analysis) {
-  std::string out = fmt::format("Objective: {} ({}). Settings are SM/memory MHz / power limit W; '-' = not controlled.\n",
-                                to_string(analysis.objective), describe(analysis.objective));
-  if (std::any_of(analysis.cases.begin(), analysis.cases.end(), [](const CaseAnalysis& c) { return c.key.simulated; })) {
+  std::string out =
+      fmt::format("Objective: {} ({}). Settings are SM/memory MHz / power limit W; '-' = not controlled.\n",
+                  to_string(analysis.objective), describe(analysis.objective));
+  if (std::any_of(analysis.cases.begin(), analysis.cases.end(),
+                  [](const CaseAnalysis& c) { return c.key.simulated; })) {
     out += "Rows marked [SIMULATED] come from a simulated GPU, not from a measurement.\n";
   }
 
@@ -74,12 +79,15 @@ std::string format_analysis_tables(const Analysis& analysis) {
                    "Time change", "Power change"});
   for (const CaseAnalysis& c : analysis.cases) {
     const Case& wc = c.key.workload_case;
-    const std::string baseline = setting_text(c.points[c.baseline].setting) +
-                                 (c.baseline_kind == BaselineKind::vendor_default ? " (default)" : " (highest)");
-    cases.add({gpu_text(c.key.gpu, c.key.simulated), wc.workload, wc.batch > 0 ? std::to_string(wc.batch) : "-",
-               fmt::format("{} {}", to_string(wc.mode), to_string(wc.precision)), std::to_string(c.points.size()),
-               baseline, c.optimum ? setting_text(c.points[*c.optimum].setting) : "none meets the objective",
-               percent_text(c.energy_saving_pct), percent_text(c.time_change_pct), percent_text(c.power_change_pct)});
+    const std::string baseline =
+        setting_text(c.points[c.baseline].setting) +
+        (c.baseline_kind == BaselineKind::vendor_default ? " (default)" : " (highest)");
+    cases.add(
+        {gpu_text(c.key.gpu, c.key.simulated), wc.workload, wc.batch > 0 ? std::to_string(wc.batch) : "-",
+         fmt::format("{} {}", to_string(wc.mode), to_string(wc.precision)), std::to_string(c.points.size()),
+         baseline, c.optimum ? setting_text(c.points[*c.optimum].setting) : "none meets the objective",
+         percent_text(c.energy_saving_pct), percent_text(c.time_change_pct),
+         percent_text(c.power_change_pct)});
   }
   out += "\nPer case: optimum against baseline\n" + cases.render();
 
@@ -88,25 +96,29 @@ std::string format_analysis_tables(const Analysis& analysis) {
     std::vector<std::string> batch_texts;
     for (int batch : w.batches) batch_texts.push_back(batch > 0 ? std::to_string(batch) : "-");
     const std::string batches = fmt::format("{}", fmt::join(batch_texts, ","));
-    networks.add({gpu_text(w.gpu, w.simulated), w.workload, fmt::format("{} {}", to_string(w.mode), to_string(w.precision)),
-                  batches, percent_text(w.across_batches.energy_saving_pct),
-                  percent_text(w.across_batches.time_change_pct), percent_text(w.across_batches.power_change_pct)});
+    networks.add({gpu_text(w.gpu, w.simulated), w.workload,
+                  fmt::format("{} {}", to_string(w.mode), to_string(w.precision)), batches,
+                  percent_text(w.across_batches.energy_saving_pct),
+                  percent_text(w.across_batches.time_change_pct),
+                  percent_text(w.across_batches.power_change_pct)});
   }
   out += "\nPer network: geometric mean across batch sizes\n" + networks.render();
 
   TextTable summary({"GPU", "Mode", "Cases", "Networks", "Saving range", "Geomean saving", "Geomean time",
                      "Geomean power"});
   for (const GpuModeSummary& s : analysis.summary) {
-    const std::string range = s.energy_saving_min_pct
-                                  ? fmt::format("{:.1f}–{:.1f} %", *s.energy_saving_min_pct, *s.energy_saving_max_pct)
-                                  : "-";
-    const std::string cases_text = s.cases_without_optimum > 0
-                                       ? fmt::format("{} ({} without optimum)", s.cases, s.cases_without_optimum)
-                                       : std::to_string(s.cases);
+    const std::string range =
+        s.energy_saving_min_pct
+            ? fmt::format("{:.1f}–{:.1f} %", *s.energy_saving_min_pct, *s.energy_saving_max_pct)
+            : "-";
+    const std::string cases_text =
+        s.cases_without_optimum > 0 ? fmt::format("{} ({} without optimum)", s.cases, s.cases_without_optimum)
+                                    : std::to_string(s.cases);
     const auto& means = s.across_workloads;
-    summary.add({gpu_text(s.gpu, s.simulated), std::string(to_string(s.mode)), cases_text, std::to_string(s.workloads),
-                 range, means ? percent_text(means->energy_saving_pct) : "-",
-                 means ? percent_text(means->time_change_pct) : "-", means ? percent_text(means->power_change_pct) : "-"});
+    summary.add({gpu_text(s.gpu, s.simulated), std::string(to_string(s.mode)), cases_text,
+                 std::to_string(s.workloads), range, means ? percent_text(means->energy_saving_pct) : "-",
+                 means ? percent_text(means->time_change_pct) : "-",
+                 means ? percent_text(means->power_change_pct) : "-"});
   }
   out += "\nSummary per GPU × mode: range over cases, geometric mean across networks\n" + summary.render();
   return out;

@@ -73,17 +73,18 @@ std::string_view to_string(TaskState state) {
 
 TaskState task_state_from_slurm(std::string_view slurm_state) {
   const std::string_view word = slurm_state.substr(0, slurm_state.find(' '));  // "CANCELLED by 0"
-  for (std::string_view pending : {"PENDING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", "CONFIGURING",
-                                   "RESIZING", "SPECIAL_EXIT"}) {
+  for (std::string_view pending : {"PENDING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD",
+                                   "CONFIGURING", "RESIZING", "SPECIAL_EXIT"}) {
     if (word == pending) return TaskState::pending;
   }
-  for (std::string_view running : {"RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT"}) {
+  for (std::string_view running :
+       {"RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT"}) {
     if (word == running) return TaskState::running;
   }
   if (word == "COMPLETED") return TaskState::done;
   if (word == "CANCELLED" || word == "REVOKED") return TaskState::cancelled;
-  for (std::string_view failed : {"FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
-                                  "PREEMPTED"}) {
+  for (std::string_view failed :
+       {"FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED"}) {
     if (word == failed) return TaskState::failed;
   }
   return TaskState::unknown;
@@ -104,7 +105,8 @@ std::vector<SlurmTask> parse_sacct(std::string_view text) {
     if (fields.size() > 3) task.reason = reason_of(fields[3]);
     const auto underscore = job.find('_');
     task.job_id = std::string(job.substr(0, underscore));
-    std::string_view ids = underscore == std::string_view::npos ? std::string_view() : job.substr(underscore + 1);
+    std::string_view ids =
+        underscore == std::string_view::npos ? std::string_view() : job.substr(underscore + 1);
     if (ids.starts_with('[') && ids.ends_with(']')) ids = ids.substr(1, ids.size() - 2);
     add_tasks(tasks, std::move(task), ids);
   }
@@ -122,12 +124,18 @@ std::vector<SlurmTask> parse_scontrol_jobs(std::string_view text) {
       const auto equals = field.find('=');
       if (equals == std::string_view::npos) continue;
       const std::string_view key = field.substr(0, equals), value = field.substr(equals + 1);
-      if (key == "JobId") job_id = value;
-      else if (key == "ArrayJobId") array_job_id = value;
-      else if (key == "ArrayTaskId") array_task_ids = value;
-      else if (key == "JobState") task.slurm_state = std::string(value);
-      else if (key == "Reason") task.reason = reason_of(value);
-      else if (key == "ExitCode") read_exit_code(value, task);
+      if (key == "JobId")
+        job_id = value;
+      else if (key == "ArrayJobId")
+        array_job_id = value;
+      else if (key == "ArrayTaskId")
+        array_task_ids = value;
+      else if (key == "JobState")
+        task.slurm_state = std::string(value);
+      else if (key == "Reason")
+        task.reason = reason_of(value);
+      else if (key == "ExitCode")
+        read_exit_code(value, task);
     }
     if (job_id.empty() || task.slurm_state.empty()) {
       throw SlurmError(fmt::format("unexpected scontrol output line '{}'", line.substr(0, 80)));
@@ -162,8 +170,9 @@ ShardStatus shard_status(int shard, const std::string& array_job_id, const std::
     return status;
   }
   status.state = TaskState::failed;
-  status.reason = task ? fmt::format("Slurm state {} and no exit status written", task->slurm_state)
-                       : "Slurm no longer knows the task and it left no exit status (killed, timed out or lost)";
+  status.reason =
+      task ? fmt::format("Slurm state {} and no exit status written", task->slurm_state)
+           : "Slurm no longer knows the task and it left no exit status (killed, timed out or lost)";
   return status;
 }
 

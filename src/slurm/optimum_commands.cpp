@@ -8,8 +8,9 @@ namespace dvfslab::slurm {
 namespace {
 
 std::string case_heading(const CaseAnalysis& analysis) {
-  std::string heading = fmt::format("# {}{} · {}", analysis.key.gpu, analysis.key.simulated ? " (SIMULATED)" : "",
-                                    to_string(analysis.key.workload_case));
+  std::string heading =
+      fmt::format("# {}{} · {}", analysis.key.gpu, analysis.key.simulated ? " (SIMULATED)" : "",
+                  to_string(analysis.key.workload_case));
   if (!analysis.optimum) return heading + ": no measured setting satisfies the objective\n";
   if (analysis.energy_saving_pct && analysis.time_change_pct) {
     heading += fmt::format(": {:.1f} % less energy, time {:+.1f} %", *analysis.energy_saving_pct,
@@ -30,7 +31,8 @@ std::string slurm_lines(const Setting& optimum) {
   }
   if (optimum.power_limit_w) {
     lines += fmt::format(
-        "# note: the optimum's power limit of {0} W is not a clock: --gpu-freq cannot set it; an administrator "
+        "# note: the optimum's power limit of {0} W is not a clock: --gpu-freq cannot set it; an "
+        "administrator "
         "sets it on the node with: nvidia-smi -i \"$GPU\" -pl {0}\n",
         *optimum.power_limit_w);
   }
@@ -52,7 +54,9 @@ std::string nvidia_smi_lines(const Setting& optimum) {
   }
   if (optimum.power_limit_w) lines += fmt::format("nvidia-smi -i \"$GPU\" -pl {}\n", *optimum.power_limit_w);
   if (!undo.empty()) lines += fmt::format("# undo the clocks: nvidia-smi -i \"$GPU\"{}\n", undo);
-  if (optimum.power_limit_w) lines += "# undo the power limit: nvidia-smi -i \"$GPU\" -pl <its default, from nvidia-smi -q -d POWER>\n";
+  if (optimum.power_limit_w)
+    lines +=
+        "# undo the power limit: nvidia-smi -i \"$GPU\" -pl <its default, from nvidia-smi -q -d POWER>\n";
   return lines;
 }
 
@@ -69,7 +73,8 @@ std::string format_optimum_commands(const Analysis& analysis, OptimumCommands ki
   if (kind == OptimumCommands::slurm) {
     text = fmt::format(
         "# Slurm's --gpu-freq for the {} optimum of each GPU model × workload case (sbatch/srun option).\n"
-        "# The values are measured settings, so clocks the GPU model supports; Slurm rounds any other value to "
+        "# The values are measured settings, so clocks the GPU model supports; Slurm rounds any other value "
+        "to "
         "the nearest supported clock.\n",
         to_string(analysis.objective));
   } else {

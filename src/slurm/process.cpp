@@ -82,8 +82,9 @@ bool on_path(std::string_view program) {
 
 CommandOutput run_command(const std::vector<std::string>& argv) {
   if (argv.empty() || !on_path(argv.front())) {
-    throw SlurmError(fmt::format("'{}' is not on PATH: run this on a Slurm login node (or load Slurm's module)",
-                                 argv.empty() ? "" : argv.front()));
+    throw SlurmError(
+        fmt::format("'{}' is not on PATH: run this on a Slurm login node (or load Slurm's module)",
+                    argv.empty() ? "" : argv.front()));
   }
   Pipe out_pipe, err_pipe;
   posix_spawn_file_actions_t actions;
@@ -98,14 +99,16 @@ CommandOutput run_command(const std::vector<std::string>& argv) {
   pid_t pid = 0;
   const int spawned = ::posix_spawnp(&pid, args.front(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw SlurmError(fmt::format("cannot start {}: {}", argv.front(), std::strerror(spawned)));
+  if (spawned != 0)
+    throw SlurmError(fmt::format("cannot start {}: {}", argv.front(), std::strerror(spawned)));
   out_pipe.close_write();
   err_pipe.close_write();
   CommandOutput output;
   drain(out_pipe, err_pipe, output);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw SlurmError(fmt::format("cannot wait for {}: {}", argv.front(), std::strerror(errno)));
+    if (errno != EINTR)
+      throw SlurmError(fmt::format("cannot wait for {}: {}", argv.front(), std::strerror(errno)));
   }
   output.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return output;

@@ -10,7 +10,9 @@
 namespace dvfslab::slurm {
 namespace {
 
-std::string in_dir(const SubmitSpec& spec, std::string_view name) { return shell_quote((spec.dir / name).string()); }
+std::string in_dir(const SubmitSpec& spec, std::string_view name) {
+  return shell_quote((spec.dir / name).string());
+}
 
 // The #SBATCH lines both scripts share; the GPU request only the shards need.
 std::string common_directives(const SubmitSpec& spec) {
@@ -38,7 +40,8 @@ std::string shard_exit_name(int shard) { return fmt::format("shard-{}.exit", sha
 
 std::string shell_quote(std::string_view word) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("/._-+:=,@%").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("/._-+:=,@%").find(c) != std::string_view::npos;
   });
   if (plain) return std::string(word);
   std::string quoted = "'";
@@ -60,9 +63,10 @@ std::string array_script(const SubmitSpec& spec) {
       "shard=${{SLURM_ARRAY_TASK_ID:?submit this script with sbatch --array}}\n"
       "rm -f {1}/shard-\"$shard\".exit\n",
       spec.shards, shell_quote(spec.dir.string()));
-  std::string command = fmt::format("{} {} {} --shard \"$shard/{}\" --db {}/shard-\"$shard\".sqlite --resume",
-                                    shell_quote(spec.dvfslab_binary.string()), spec.command,
-                                    in_dir(spec, plan_file_name), spec.shards, shell_quote(spec.dir.string()));
+  std::string command =
+      fmt::format("{} {} {} --shard \"$shard/{}\" --db {}/shard-\"$shard\".sqlite --resume",
+                  shell_quote(spec.dvfslab_binary.string()), spec.command, in_dir(spec, plan_file_name),
+                  spec.shards, shell_quote(spec.dir.string()));
   if (!spec.device.empty()) command += " --device " + shell_quote(spec.device);
   if (spec.allow_clock_changes) command += " --allow-clock-changes";
   script += command + "\n";
@@ -85,9 +89,11 @@ std::string merge_script(const SubmitSpec& spec) {
       in_dir(spec, merge_exit_name));
   std::string command = fmt::format("{} merge {}", shell_quote(spec.dvfslab_binary.string()),
                                     in_dir(spec, merged_database_name));
-  for (int shard = 1; shard <= spec.shards; ++shard) command += " " + in_dir(spec, shard_database_name(shard));
+  for (int shard = 1; shard <= spec.shards; ++shard)
+    command += " " + in_dir(spec, shard_database_name(shard));
   script += command + "\n";
-  script += fmt::format("status=$?\necho \"$status\" > {}\nexit \"$status\"\n", in_dir(spec, merge_exit_name));
+  script +=
+      fmt::format("status=$?\necho \"$status\" > {}\nexit \"$status\"\n", in_dir(spec, merge_exit_name));
   return script;
 }
 

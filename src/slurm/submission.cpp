@@ -12,12 +12,14 @@ const ArraySubmission& Submission::array_of(int shard) const {
   for (auto array = arrays.rbegin(); array != arrays.rend(); ++array) {
     if (std::find(array->shards.begin(), array->shards.end(), shard) != array->shards.end()) return *array;
   }
-  throw SlurmError(fmt::format("{} names no array job for shard {}: was it edited by hand?", jobs_file_name, shard));
+  throw SlurmError(
+      fmt::format("{} names no array job for shard {}: was it edited by hand?", jobs_file_name, shard));
 }
 
 nlohmann::json to_json(const Submission& submission) {
   nlohmann::json arrays = nlohmann::json::array();
-  for (const auto& array : submission.arrays) arrays.push_back({{"job_id", array.job_id}, {"shards", array.shards}});
+  for (const auto& array : submission.arrays)
+    arrays.push_back({{"job_id", array.job_id}, {"shards", array.shards}});
   return {{"format", 1},
           {"command", submission.command},
           {"shards", submission.shards},
@@ -32,15 +34,17 @@ Submission submission_from_json(const nlohmann::json& json) {
     submission.command = json.at("command").get<std::string>();
     submission.shards = json.at("shards").get<int>();
     for (const auto& array : json.at("arrays")) {
-      submission.arrays.push_back({array.at("job_id").get<std::string>(), array.at("shards").get<std::vector<int>>()});
+      submission.arrays.push_back(
+          {array.at("job_id").get<std::string>(), array.at("shards").get<std::vector<int>>()});
     }
     submission.merges = json.at("merges").get<std::vector<std::string>>();
     if (submission.shards < 1 || submission.arrays.empty()) throw SlurmError("no array job");
     return submission;
   } catch (const std::exception& e) {
-    throw SlurmError(fmt::format("{} is not a submission record of `dvfslab slurm submit` ({}): submit again into a "
-                                 "new directory",
-                                 jobs_file_name, e.what()));
+    throw SlurmError(
+        fmt::format("{} is not a submission record of `dvfslab slurm submit` ({}): submit again into a "
+                    "new directory",
+                    jobs_file_name, e.what()));
   }
 }
 

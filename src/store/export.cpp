@@ -8,9 +8,9 @@
 #include <ostream>
 #include <set>
 
-#include "dvfslab/json_optional.hpp"
 #include "dvfslab/csv.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/json_optional.hpp"
 #include "dvfslab/store_tools.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "store/pretty_json.hpp"
@@ -164,12 +164,41 @@ void write_csv(Store& store, std::ostream& out) {
   for (RunInfo& run : store.runs()) runs.emplace(run.id, std::move(run));
   // One column per throttle reason seen anywhere, so every row has the same columns.
   const std::set<std::string> reasons = store_detail::select_throttle_reasons(store.connection());
-  std::vector<std::string> header = {
-      "run_id", "run_kind", "source", "gpu", "gpu_uuid", "simulated", "workload", "batch", "mode", "precision",
-      "sm_mhz", "mem_mhz", "power_limit_w", "repetition", "role", "order_index", "is_default", "item_unit",
-      "effective_sm_mhz", "effective_mem_mhz", "recorded_at", "duration_s", "iterations", "items", "energy_j",
-      "energy_integrated_j", "mean_power_w", "peak_power_w", "sm_mhz_mean", "sm_mhz_min", "mem_mhz_mean",
-      "temperature_c_min", "temperature_c_max", "samples", "flags"};
+  std::vector<std::string> header = {"run_id",
+                                     "run_kind",
+                                     "source",
+                                     "gpu",
+                                     "gpu_uuid",
+                                     "simulated",
+                                     "workload",
+                                     "batch",
+                                     "mode",
+                                     "precision",
+                                     "sm_mhz",
+                                     "mem_mhz",
+                                     "power_limit_w",
+                                     "repetition",
+                                     "role",
+                                     "order_index",
+                                     "is_default",
+                                     "item_unit",
+                                     "effective_sm_mhz",
+                                     "effective_mem_mhz",
+                                     "recorded_at",
+                                     "duration_s",
+                                     "iterations",
+                                     "items",
+                                     "energy_j",
+                                     "energy_integrated_j",
+                                     "mean_power_w",
+                                     "peak_power_w",
+                                     "sm_mhz_mean",
+                                     "sm_mhz_min",
+                                     "mem_mhz_mean",
+                                     "temperature_c_min",
+                                     "temperature_c_max",
+                                     "samples",
+                                     "flags"};
   for (const std::string& reason : reasons) header.push_back("throttle_" + reason);
   out << csv_line(header);
 
@@ -179,18 +208,41 @@ void write_csv(Store& store, std::ostream& out) {
     const RunInfo& run = runs.at(stored.run_id);
     const PointRecord& p = stored.point;
     const Measurement& m = stored.measurement;
-    std::vector<std::string> fields = {
-        std::to_string(run.id), std::string(to_string(run.kind)), run.source, run.gpu.name, run.gpu.uuid,
-        run.gpu.simulated ? "1" : "0", p.point.workload_case.workload, std::to_string(p.point.workload_case.batch),
-        std::string(to_string(p.point.workload_case.mode)), std::string(to_string(p.point.workload_case.precision)),
-        or_blank(p.point.setting.sm_mhz), or_blank(p.point.setting.mem_mhz), or_blank(p.point.setting.power_limit_w),
-        std::to_string(p.point.repetition), std::string(to_string(p.role)), std::to_string(p.order_index),
-        p.is_default ? "1" : "0", p.item_unit, or_blank(p.effective_sm_mhz), or_blank(p.effective_mem_mhz),
-        stored.recorded_at, fmt::format("{}", m.duration_s), std::to_string(m.iterations),
-        fmt::format("{}", m.items), or_blank(m.energy_j), or_blank(m.energy_integrated_j), or_blank(m.mean_power_w),
-        or_blank(m.peak_power_w), or_blank(m.sm_mhz_mean), or_blank(m.sm_mhz_min), or_blank(m.mem_mhz_mean),
-        or_blank(m.temperature_c_min), or_blank(m.temperature_c_max), std::to_string(m.samples),
-        joined(m.flags.names())};
+    std::vector<std::string> fields = {std::to_string(run.id),
+                                       std::string(to_string(run.kind)),
+                                       run.source,
+                                       run.gpu.name,
+                                       run.gpu.uuid,
+                                       run.gpu.simulated ? "1" : "0",
+                                       p.point.workload_case.workload,
+                                       std::to_string(p.point.workload_case.batch),
+                                       std::string(to_string(p.point.workload_case.mode)),
+                                       std::string(to_string(p.point.workload_case.precision)),
+                                       or_blank(p.point.setting.sm_mhz),
+                                       or_blank(p.point.setting.mem_mhz),
+                                       or_blank(p.point.setting.power_limit_w),
+                                       std::to_string(p.point.repetition),
+                                       std::string(to_string(p.role)),
+                                       std::to_string(p.order_index),
+                                       p.is_default ? "1" : "0",
+                                       p.item_unit,
+                                       or_blank(p.effective_sm_mhz),
+                                       or_blank(p.effective_mem_mhz),
+                                       stored.recorded_at,
+                                       fmt::format("{}", m.duration_s),
+                                       std::to_string(m.iterations),
+                                       fmt::format("{}", m.items),
+                                       or_blank(m.energy_j),
+                                       or_blank(m.energy_integrated_j),
+                                       or_blank(m.mean_power_w),
+                                       or_blank(m.peak_power_w),
+                                       or_blank(m.sm_mhz_mean),
+                                       or_blank(m.sm_mhz_min),
+                                       or_blank(m.mem_mhz_mean),
+                                       or_blank(m.temperature_c_min),
+                                       or_blank(m.temperature_c_max),
+                                       std::to_string(m.samples),
+                                       joined(m.flags.names())};
     for (const std::string& reason : reasons) {
       const auto found = m.throttle_fraction.find(reason);
       fields.push_back(found == m.throttle_fraction.end() ? "0" : fmt::format("{}", found->second));

@@ -21,8 +21,8 @@ using store_detail::Statement;
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw ConfigError(fmt::format("cannot read sweep table {}: check that the file exists and is readable",
-                                  path.string()));
+    throw ConfigError(
+        fmt::format("cannot read sweep table {}: check that the file exists and is readable", path.string()));
   }
   std::ostringstream content;
   content << in.rdbuf();
@@ -75,8 +75,9 @@ ImportSummary import_sweep_table(Store& store, const SweepTableFile& table) {
   Connection& connection = store.connection();
   store_detail::Transaction transaction(connection);
   if (const auto earlier = run_with_hash(connection, hash)) {
-    throw StoreError(fmt::format("{} is already in {} (run {}): importing it again would count every row twice",
-                                 csv_path.string(), store.path().string(), *earlier));
+    throw StoreError(
+        fmt::format("{} is already in {} (run {}): importing it again would count every row twice",
+                    csv_path.string(), store.path().string(), *earlier));
   }
   const std::string now = store_detail::utc_now();
   store_detail::MeasurementInserter inserter(connection);

@@ -39,9 +39,10 @@ void refuse_different_plans(const std::vector<Input>& inputs) {
         first = &run;
         first_path = &input.path;
       } else if (run.plan_hash != first->plan_hash) {
-        throw StoreError(fmt::format("{} (plan {}) and {} (plan {}) hold different plans: merge only the shards of "
-                                     "one plan",
-                                     first_path->string(), first->plan_hash, input.path.string(), run.plan_hash));
+        throw StoreError(
+            fmt::format("{} (plan {}) and {} (plan {}) hold different plans: merge only the shards of "
+                        "one plan",
+                        first_path->string(), first->plan_hash, input.path.string(), run.plan_hash));
       }
     }
   }
@@ -55,13 +56,15 @@ void refuse_duplicate_points(const std::vector<Input>& inputs) {
     for (const RunInfo& run : input.runs) gpu_of.emplace(run.id, run.gpu.name);
     for (const StoredMeasurement& stored : input.measurements) {
       if (stored.point.role != RecordRole::grid) continue;
-      const auto [slot, is_new] = owner.try_emplace(Key{gpu_of.at(stored.run_id), stored.point.point}, &input.path);
+      const auto [slot, is_new] =
+          owner.try_emplace(Key{gpu_of.at(stored.run_id), stored.point.point}, &input.path);
       if (!is_new) {
         const Point& p = stored.point.point;
-        throw StoreError(fmt::format("{} {} repetition {} is in both {} and {}: each point must come from one "
-                                     "shard (was a shard merged twice, or run twice?)",
-                                     to_string(p.workload_case), to_string(p.setting), p.repetition,
-                                     slot->second->string(), input.path.string()));
+        throw StoreError(
+            fmt::format("{} {} repetition {} is in both {} and {}: each point must come from one "
+                        "shard (was a shard merged twice, or run twice?)",
+                        to_string(p.workload_case), to_string(p.setting), p.repetition,
+                        slot->second->string(), input.path.string()));
       }
     }
   }
@@ -76,10 +79,10 @@ void write(const std::filesystem::path& output, const std::vector<Input>& inputs
     for (const RunInfo& run : input.runs) new_id.emplace(run.id, store_detail::insert_run(connection, run));
     for (const StoredMeasurement& stored : input.measurements) {
       const auto trace = input.samples.find(stored.id);
-      store_detail::insert_measurement(connection, new_id.at(stored.run_id), stored.recorded_at, stored.point,
-                                       stored.measurement,
-                                       trace == input.samples.end() ? std::span<const Telemetry>()
-                                                                    : std::span<const Telemetry>(trace->second));
+      store_detail::insert_measurement(
+          connection, new_id.at(stored.run_id), stored.recorded_at, stored.point, stored.measurement,
+          trace == input.samples.end() ? std::span<const Telemetry>()
+                                       : std::span<const Telemetry>(trace->second));
     }
   }
   transaction.commit();
@@ -91,9 +94,10 @@ void merge_stores(const std::filesystem::path& output, const std::vector<std::fi
   if (inputs.empty()) throw StoreError("nothing to merge: name the shard databases after the output");
   refuse_special_database_name(output);
   if (std::filesystem::exists(output)) {
-    throw StoreError(fmt::format("{} already exists: merge writes a new database, so choose another name or "
-                                 "remove it",
-                                 output.string()));
+    throw StoreError(
+        fmt::format("{} already exists: merge writes a new database, so choose another name or "
+                    "remove it",
+                    output.string()));
   }
   std::vector<Input> loaded;
   for (const auto& path : inputs) loaded.push_back(load(path));

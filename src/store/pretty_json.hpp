@@ -21,13 +21,21 @@ class PrettyObject {
   // A member whose value is already JSON text.
   PrettyObject& text(std::string_view key, std::string_view json_text);
   PrettyObject& value(std::string_view key, std::string_view string);
-  PrettyObject& value(std::string_view key, const std::string& string) { return value(key, std::string_view(string)); }
-  PrettyObject& value(std::string_view key, const char* string) { return value(key, std::string_view(string)); }
+  PrettyObject& value(std::string_view key, const std::string& string) {
+    return value(key, std::string_view(string));
+  }
+  PrettyObject& value(std::string_view key, const char* string) {
+    return value(key, std::string_view(string));
+  }
   PrettyObject& value(std::string_view key, bool flag) { return text(key, flag ? "true" : "false"); }
   PrettyObject& value(std::string_view key, std::int64_t number);
-  PrettyObject& value(std::string_view key, int number) { return value(key, static_cast<std::int64_t>(number)); }
+  PrettyObject& value(std::string_view key, int number) {
+    return value(key, static_cast<std::int64_t>(number));
+  }
   PrettyObject& value(std::string_view key, std::size_t number);
-  PrettyObject& value(std::string_view key, double number) { return text(key, nlohmann::json(number).dump()); }
+  PrettyObject& value(std::string_view key, double number) {
+    return text(key, nlohmann::json(number).dump());
+  }
   template <typename T>
   PrettyObject& value(std::string_view key, const std::optional<T>& maybe) {
     return maybe ? value(key, *maybe) : text(key, "null");

@@ -53,14 +53,15 @@ std::vector<ResultRow> Store::result_rows() {
   }
   // Only the columns a ResultRow needs, one measurement at a time, in the order of
   // measurements(): a million rows are read in a few seconds.
-  store_detail::Statement query(*connection_,
-                                "SELECT p.run_id, p.workload, p.batch, p.mode, p.precision, p.sm_mhz, p.mem_mhz, "
-                                "p.power_limit_w, p.repetition, p.is_default, p.item_unit, m.duration_s, "
-                                "m.iterations, m.items, m.energy_j, m.energy_integrated_j, m.mean_power_w, "
-                                "m.sm_mhz_mean, m.short_window, m.energy_estimated, m.clock_mismatch, "
-                                "m.thermal_throttle, m.power_throttle "
-                                "FROM measurements m JOIN points p ON p.id = m.point_id WHERE p.role = 'grid' "
-                                "ORDER BY p.run_id, p.order_index, m.id");
+  store_detail::Statement query(
+      *connection_,
+      "SELECT p.run_id, p.workload, p.batch, p.mode, p.precision, p.sm_mhz, p.mem_mhz, "
+      "p.power_limit_w, p.repetition, p.is_default, p.item_unit, m.duration_s, "
+      "m.iterations, m.items, m.energy_j, m.energy_integrated_j, m.mean_power_w, "
+      "m.sm_mhz_mean, m.short_window, m.energy_estimated, m.clock_mismatch, "
+      "m.thermal_throttle, m.power_throttle "
+      "FROM measurements m JOIN points p ON p.id = m.point_id WHERE p.role = 'grid' "
+      "ORDER BY p.run_id, p.order_index, m.id");
   StoredMeasurement stored;
   while (query.step()) {
     stored.run_id = query.int64(0);

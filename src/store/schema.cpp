@@ -126,9 +126,10 @@ bool is_empty(Connection& connection) {
 }
 
 [[noreturn]] void refuse_foreign(Connection& connection) {
-  throw StoreError(fmt::format("{} is an SQLite database but not a dvfslab database: check the path (dvfslab "
-                               "reads and writes only its own databases, and leaves this one as it is)",
-                               connection.path().string()));
+  throw StoreError(
+      fmt::format("{} is an SQLite database but not a dvfslab database: check the path (dvfslab "
+                  "reads and writes only its own databases, and leaves this one as it is)",
+                  connection.path().string()));
 }
 
 // The tables every schema version has; a dvfslab database lacking one is damaged.
@@ -147,7 +148,8 @@ int checked_version(Connection& connection, int known) {
     throw StoreError(fmt::format(
         "{} uses store schema version {}, newer than version {} that dvfslab {} understands: open it with "
         "dvfslab {} or newer",
-        connection.path().string(), found, known, DVFSLAB_VERSION, needed.empty() ? "a newer release" : needed));
+        connection.path().string(), found, known, DVFSLAB_VERSION,
+        needed.empty() ? "a newer release" : needed));
   }
   return found;
 }
@@ -155,9 +157,10 @@ int checked_version(Connection& connection, int known) {
 void require_tables(Connection& connection) {
   for (const char* table : required_tables) {
     if (!has_table(connection, table)) {
-      throw StoreError(fmt::format("{} is damaged: its table '{}' is missing; restore it from a copy, or export "
-                                   "what is readable and start a new database",
-                                   connection.path().string(), table));
+      throw StoreError(
+          fmt::format("{} is damaged: its table '{}' is missing; restore it from a copy, or export "
+                      "what is readable and start a new database",
+                      connection.path().string(), table));
     }
   }
 }
@@ -176,9 +179,10 @@ void check_before_writing(Connection& connection, std::span<const Migration> ste
     std::string result = check.text(0);
     if (result == "ok") continue;
     std::replace(result.begin(), result.end(), '\n', ' ');
-    throw StoreError(fmt::format("{} is damaged ({}): restore it from a copy, or export what is readable and start "
-                                 "a new database",
-                                 connection.path().string(), result));
+    throw StoreError(
+        fmt::format("{} is damaged ({}): restore it from a copy, or export what is readable and start "
+                    "a new database",
+                    connection.path().string(), result));
   }
 }
 
@@ -186,14 +190,16 @@ void check_readable(Connection& connection, std::span<const Migration> steps) {
   const int known = known_version(steps);
   const int found = checked_version(connection, known);
   if (found == 0) {
-    throw StoreError(fmt::format("{} is an empty database with no measurements: check the path (a sweep or import "
-                                 "fills it)",
-                                 connection.path().string()));
+    throw StoreError(
+        fmt::format("{} is an empty database with no measurements: check the path (a sweep or import "
+                    "fills it)",
+                    connection.path().string()));
   }
   if (found < known) {
-    throw StoreError(fmt::format("{} uses the older store schema version {}: let this dvfslab upgrade it by "
-                                 "writing to it once (e.g. dvfslab sweep --resume), then read it again",
-                                 connection.path().string(), found));
+    throw StoreError(
+        fmt::format("{} uses the older store schema version {}: let this dvfslab upgrade it by "
+                    "writing to it once (e.g. dvfslab sweep --resume), then read it again",
+                    connection.path().string(), found));
   }
   require_tables(connection);
 }

@@ -9,8 +9,8 @@
 namespace dvfslab::store_detail {
 
 struct Migration {
-  int version;                 // the schema version this step produces
-  const char* dvfslab_version; // the first dvfslab release that writes this version
+  int version;                  // the schema version this step produces
+  const char* dvfslab_version;  // the first dvfslab release that writes this version
   const char* sql;
 };
 

@@ -14,19 +14,22 @@ std::string advice(int code, const std::string& path) {
   switch (code & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return fmt::format("{} is locked by another process (another dvfslab writing to it?): "
-                         "wait for it to finish or use another --db",
-                         path);
+      return fmt::format(
+          "{} is locked by another process (another dvfslab writing to it?): "
+          "wait for it to finish or use another --db",
+          path);
     case SQLITE_FULL:
       return fmt::format("the disk holding {} is full: free some space, then continue with --resume", path);
     case SQLITE_NOTADB:
-      return fmt::format("{} is not a dvfslab database (not an SQLite file): check the path or choose "
-                         "another --db",
-                         path);
+      return fmt::format(
+          "{} is not a dvfslab database (not an SQLite file): check the path or choose "
+          "another --db",
+          path);
     case SQLITE_CORRUPT:
-      return fmt::format("{} is damaged: restore it from a copy, or export what is readable and start "
-                         "a new database",
-                         path);
+      return fmt::format(
+          "{} is damaged: restore it from a copy, or export what is readable and start "
+          "a new database",
+          path);
     case SQLITE_READONLY:
     case SQLITE_PERM:
       return fmt::format("{} cannot be written: check the file's and its directory's permissions", path);
@@ -34,8 +37,7 @@ std::string advice(int code, const std::string& path) {
       return fmt::format("cannot open {}: check that its directory exists and is writable", path);
     case SQLITE_IOERR:
       return fmt::format("input/output error on {}: check the disk and the file system", path);
-    default:
-      return fmt::format("database error on {}", path);
+    default: return fmt::format("database error on {}", path);
   }
 }
 
@@ -104,8 +106,8 @@ void Connection::fail(int code, std::string_view action) const {
 std::int64_t Connection::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
 
 Statement::Statement(Connection& connection, std::string_view sql) : connection_(connection) {
-  const int code = sqlite3_prepare_v2(connection.handle(), sql.data(), static_cast<int>(sql.size()),
-                                      &statement_, nullptr);
+  const int code =
+      sqlite3_prepare_v2(connection.handle(), sql.data(), static_cast<int>(sql.size()), &statement_, nullptr);
   if (code != SQLITE_OK) connection_.fail(code, "preparing a statement");
 }
 
@@ -124,8 +126,8 @@ Statement& Statement::bind(int index, double value) {
 }
 
 Statement& Statement::bind(int index, std::string_view value) {
-  const int code = sqlite3_bind_text(statement_, index, value.data(), static_cast<int>(value.size()),
-                                     SQLITE_TRANSIENT);
+  const int code =
+      sqlite3_bind_text(statement_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
   if (code != SQLITE_OK) connection_.fail(code, "binding a value");
   return *this;
 }

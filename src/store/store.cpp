@@ -27,9 +27,10 @@ void refuse_special_database_name(const std::filesystem::path& path) {
     throw UsageError("the database name is empty (an unset variable?): give the path of a database file");
   }
   if (name == ":memory:" || name.starts_with("file:")) {
-    throw UsageError(fmt::format("'{}' is an SQLite in-memory or URI name, not a file, and would keep nothing: "
-                                 "give the path of a database file (./{} for a file of that name)",
-                                 name, name));
+    throw UsageError(
+        fmt::format("'{}' is an SQLite in-memory or URI name, not a file, and would keep nothing: "
+                    "give the path of a database file (./{} for a file of that name)",
+                    name, name));
   }
 }
 
@@ -37,7 +38,8 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path), r
   refuse_special_database_name(path);
   if (read_only) {
     if (!std::filesystem::exists(path)) {
-      throw StoreError(fmt::format("no database at {}: check the path (a sweep or import creates it)", path.string()));
+      throw StoreError(
+          fmt::format("no database at {}: check the path (a sweep or import creates it)", path.string()));
     }
     // Read-only: no journal-mode switch, no migration, no side files to create, so
     // reading needs only read access and never changes the file.
@@ -75,8 +77,9 @@ Store& Store::operator=(Store&&) noexcept = default;
 
 std::int64_t Store::begin_run(const RunInfo& run) {
   if (run.shard_count < 1 || run.shard_index < 0 || run.shard_index >= run.shard_count) {
-    throw StoreError(fmt::format("shard index {} of {} is not a valid shard: the index is 0-based and below the count",
-                                 run.shard_index, run.shard_count));
+    throw StoreError(
+        fmt::format("shard index {} of {} is not a valid shard: the index is 0-based and below the count",
+                    run.shard_index, run.shard_count));
   }
   RunInfo stored = run;
   stored.started_at = store_detail::utc_now();
@@ -93,7 +96,8 @@ std::int64_t Store::begin_run(const RunInfo& run) {
 void Store::record(std::int64_t run_id, const PointRecord& point, const Measurement& measurement,
                    std::span<const Telemetry> samples) {
   Transaction transaction(*connection_);
-  store_detail::insert_measurement(*connection_, run_id, store_detail::utc_now(), point, measurement, samples);
+  store_detail::insert_measurement(*connection_, run_id, store_detail::utc_now(), point, measurement,
+                                   samples);
   transaction.commit();
 }
 
@@ -108,9 +112,10 @@ void Store::reopen_run(std::int64_t run_id) { finish_run(run_id, RunStatus::runn
 
 std::optional<RunInfo> Store::find_unfinished_run(const std::string& hash, const std::string& gpu_uuid,
                                                   int shard_index, int shard_count) {
-  Statement query(*connection_,
-                  "SELECT id FROM runs WHERE kind = 'sweep' AND plan_hash = ? AND gpu_uuid = ? AND shard_index = ? "
-                  "AND shard_count = ? AND status <> 'finished' ORDER BY id DESC LIMIT 1");
+  Statement query(
+      *connection_,
+      "SELECT id FROM runs WHERE kind = 'sweep' AND plan_hash = ? AND gpu_uuid = ? AND shard_index = ? "
+      "AND shard_count = ? AND status <> 'finished' ORDER BY id DESC LIMIT 1");
   query.bind(1, hash).bind(2, gpu_uuid).bind(3, shard_index).bind(4, shard_count);
   if (!query.step()) return std::nullopt;
   return run(query.int64(0));
@@ -128,7 +133,9 @@ std::optional<RunInfo> Store::run(std::int64_t run_id) {
   return found.front();
 }
 
-std::vector<StoredMeasurement> Store::measurements() { return store_detail::select_measurements(*connection_); }
+std::vector<StoredMeasurement> Store::measurements() {
+  return store_detail::select_measurements(*connection_);
+}
 
 std::vector<Telemetry> Store::samples(std::int64_t measurement_id) {
   return store_detail::select_samples(*connection_, measurement_id);

@@ -17,13 +17,16 @@ namespace {
 RunKind parse_kind(const std::string& text) { return text == "import" ? RunKind::import : RunKind::sweep; }
 
 RunStatus parse_status(const std::string& text) {
-  for (RunStatus status : {RunStatus::running, RunStatus::finished, RunStatus::interrupted, RunStatus::failed}) {
+  for (RunStatus status :
+       {RunStatus::running, RunStatus::finished, RunStatus::interrupted, RunStatus::failed}) {
     if (text == to_string(status)) return status;
   }
   return RunStatus::failed;
 }
 
-RecordRole parse_role(const std::string& text) { return text == "drift" ? RecordRole::drift : RecordRole::grid; }
+RecordRole parse_role(const std::string& text) {
+  return text == "drift" ? RecordRole::drift : RecordRole::grid;
+}
 
 constexpr const char* run_columns =
     "id, kind, source, started_at, ifnull(finished_at, ''), host, dvfslab_version, gpu_index, gpu_name, "
@@ -89,13 +92,15 @@ constexpr const char* point_recorded_sql =
     "AND repetition = ?9";
 
 constexpr const char* insert_point_sql =
-    "INSERT INTO points(run_id, workload, batch, mode, precision, sm_mhz, mem_mhz, power_limit_w, repetition, "
+    "INSERT INTO points(run_id, workload, batch, mode, precision, sm_mhz, mem_mhz, power_limit_w, "
+    "repetition, "
     "order_index, role, is_default, item_unit, effective_sm_mhz, effective_mem_mhz) "
     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 constexpr const char* insert_measurement_sql =
     "INSERT INTO measurements(point_id, recorded_at, name, duration_s, energy_j, energy_integrated_j, "
-    "mean_power_w, peak_power_w, sm_mhz_mean, sm_mhz_min, mem_mhz_mean, temperature_c_min, temperature_c_max, "
+    "mean_power_w, peak_power_w, sm_mhz_mean, sm_mhz_min, mem_mhz_mean, temperature_c_min, "
+    "temperature_c_max, "
     "throttle_fraction, iterations, items, samples, short_window, energy_estimated, clock_mismatch, "
     "thermal_throttle, power_throttle) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
@@ -122,11 +127,12 @@ std::string host_name() {
 }
 
 std::int64_t insert_run(Connection& connection, const RunInfo& run) {
-  Statement insert(connection,
-                   "INSERT INTO runs(kind, source, started_at, finished_at, host, dvfslab_version, gpu_index, "
-                   "gpu_name, gpu_uuid, gpu_pci_bus_id, gpu_architecture, gpu_driver_version, gpu_nvml_version, "
-                   "gpu_simulated, gpu_backend, plan_text, plan_hash, shard_index, shard_count, status) "
-                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Statement insert(
+      connection,
+      "INSERT INTO runs(kind, source, started_at, finished_at, host, dvfslab_version, gpu_index, "
+      "gpu_name, gpu_uuid, gpu_pci_bus_id, gpu_architecture, gpu_driver_version, gpu_nvml_version, "
+      "gpu_simulated, gpu_backend, plan_text, plan_hash, shard_index, shard_count, status) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   std::optional<std::string> finished;
   if (!run.finished_at.empty()) finished = run.finished_at;
   insert.bind(1, to_string(run.kind))
@@ -188,9 +194,10 @@ std::int64_t MeasurementInserter::insert(std::int64_t run_id, const std::string&
     const bool recorded = point_recorded_.step();
     point_recorded_.reset();
     if (recorded) {
-      throw StoreError(fmt::format("{}: run {} already holds {} {} repetition {}: a point is measured once per run",
-                                   connection_.path().string(), run_id, to_string(record.point.workload_case),
-                                   to_string(record.point.setting), record.point.repetition));
+      throw StoreError(
+          fmt::format("{}: run {} already holds {} {} repetition {}: a point is measured once per run",
+                      connection_.path().string(), run_id, to_string(record.point.workload_case),
+                      to_string(record.point.setting), record.point.repetition));
     }
   }
   insert_point_.bind(1, run_id);
@@ -254,13 +261,13 @@ std::int64_t MeasurementInserter::insert(std::int64_t run_id, const std::string&
 }
 
 std::vector<RunInfo> select_runs(Connection& connection, std::optional<std::int64_t> run_id) {
-  Statement query(connection, fmt::format("SELECT {} FROM runs WHERE ?1 IS NULL OR id = ?1 ORDER BY id", run_columns));
+  Statement query(connection,
+                  fmt::format("SELECT {} FROM runs WHERE ?1 IS NULL OR id = ?1 ORDER BY id", run_columns));
   query.bind(1, run_id);
   std::vector<RunInfo> runs;
   while (query.step()) runs.push_back(run_from(query));
   return runs;
 }
-
 
 MeasurementCursor::MeasurementCursor(Connection& connection)
     : query_(connection,
@@ -334,10 +341,11 @@ std::set<std::string> select_throttle_reasons(Connection& connection) {
 }
 
 std::vector<Telemetry> select_samples(Connection& connection, std::int64_t measurement_id) {
-  Statement query(connection,
-                  "SELECT time_s, power_instant_w, power_average_w, energy_j, sm_mhz, mem_mhz, gpu_temperature_c, "
-                  "memory_temperature_c, gpu_utilization_pct, memory_utilization_pct, throttle_reasons "
-                  "FROM samples WHERE measurement_id = ? ORDER BY seq");
+  Statement query(
+      connection,
+      "SELECT time_s, power_instant_w, power_average_w, energy_j, sm_mhz, mem_mhz, gpu_temperature_c, "
+      "memory_temperature_c, gpu_utilization_pct, memory_utilization_pct, throttle_reasons "
+      "FROM samples WHERE measurement_id = ? ORDER BY seq");
   query.bind(1, measurement_id);
   std::vector<Telemetry> samples;
   while (query.step()) {
@@ -352,7 +360,8 @@ std::vector<Telemetry> select_samples(Connection& connection, std::int64_t measu
     sample.memory_temperature_c = query.optional_real(7);
     sample.gpu_utilization_pct = query.optional_int(8);
     sample.memory_utilization_pct = query.optional_int(9);
-    if (auto reasons = query.optional_int64(10)) sample.throttle_reasons = static_cast<std::uint64_t>(*reasons);
+    if (auto reasons = query.optional_int64(10))
+      sample.throttle_reasons = static_cast<std::uint64_t>(*reasons);
     samples.push_back(sample);
   }
   return samples;

@@ -19,13 +19,15 @@ constexpr const char* plan_source_name = "<built-in study plan>";
 
 std::optional<std::string> why_default_only(const Gpu& gpu, const SweepOptions& options) {
   if (gpu.read_only()) {
-    return std::string("DVFSLAB_READ_ONLY is set, so no clock may change: measuring the default setting only "
-                       "(unset it to sweep the clocks)");
+    return std::string(
+        "DVFSLAB_READ_ONLY is set, so no clock may change: measuring the default setting only "
+        "(unset it to sweep the clocks)");
   }
   if (!clock_changes_allowed(gpu, options)) {
-    return std::string("clock changes were not allowed: measuring the default setting only. To sweep the clocks, "
-                       "run `dvfslab study --allow-clock-changes` as root or with the driver's clock-control "
-                       "permission; dvfslab restores every clock and power limit afterwards");
+    return std::string(
+        "clock changes were not allowed: measuring the default setting only. To sweep the clocks, "
+        "run `dvfslab study --allow-clock-changes` as root or with the driver's clock-control "
+        "permission; dvfslab restores every clock and power limit afterwards");
   }
   return std::nullopt;
 }
@@ -35,8 +37,8 @@ void prepare_out_dir(const std::filesystem::path& dir) {
   if (dir.empty()) throw ConfigError("--out is empty: name the directory for the study's files");
   std::error_code error;
   if (std::filesystem::exists(dir, error) && !std::filesystem::is_directory(dir, error)) {
-    throw ConfigError(fmt::format("--out '{}' is a file, not a directory: name a directory for the study's files",
-                                 dir.string()));
+    throw ConfigError(fmt::format(
+        "--out '{}' is a file, not a directory: name a directory for the study's files", dir.string()));
   }
   std::filesystem::create_directories(dir, error);
   if (error) {
@@ -66,14 +68,15 @@ std::unique_ptr<Gpu> open_study_gpu(const std::string& device, std::optional<std
     // The first clause ("no NVIDIA driver found"); the rest is how to install one.
     why = std::string(e.what()).substr(0, std::string(e.what()).find(':'));
   }
-  simulated_because = fmt::format("{}: the study runs on a simulated GPU ({}) instead, and every result is "
-                                  "SIMULATED; choose another with --device",
-                                  why, study_fallback_device);
+  simulated_because = fmt::format(
+      "{}: the study runs on a simulated GPU ({}) instead, and every result is "
+      "SIMULATED; choose another with --device",
+      why, study_fallback_device);
   return open_gpu(study_fallback_device, open);
 }
 
-StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& registry, ProgressReporter& progress,
-                       const NoticeSink& notice) {
+StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& registry,
+                       ProgressReporter& progress, const NoticeSink& notice) {
   StudyOutcome outcome;
   std::unique_ptr<Gpu> gpu = open_study_gpu(options.device, outcome.simulated_because, options.open);
   if (outcome.simulated_because) notice(*outcome.simulated_because);
@@ -81,8 +84,9 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
 
   for (const auto& study_case : study_cases()) {
     const auto available = registry.list(gpu.get());
-    const bool found = std::any_of(available.begin(), available.end(),
-                                   [&](const WorkloadInfo& info) { return info.name == study_case.workload; });
+    const bool found = std::any_of(available.begin(), available.end(), [&](const WorkloadInfo& info) {
+      return info.name == study_case.workload;
+    });
     if (!found) {
       throw NotSupportedError(fmt::format(
           "this dvfslab has no '{}' workload for {}: the study on a real GPU needs the LibTorch workloads "
@@ -108,9 +112,10 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
     const Plan plan = parse_plan_text(study_plan_text(outcome.gpu, clocks, sweep_clocks), plan_source_name);
     if (has_finished_run(store, plan_hash(plan.source_text), outcome.gpu.uuid)) {
       outcome.reused_finished_run = true;
-      notice(fmt::format("{} already holds this study's finished run on {}: analysing it again (delete {} to "
-                         "measure anew)",
-                         outcome.database.string(), outcome.gpu.name, options.out_dir.string()));
+      notice(
+          fmt::format("{} already holds this study's finished run on {}: analysing it again (delete {} to "
+                      "measure anew)",
+                      outcome.database.string(), outcome.gpu.name, options.out_dir.string()));
       return;
     }
     outcome.sweep = run_sweep(*gpu, plan, registry, store, sweep_options, progress);
@@ -121,9 +126,10 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
     // The driver refused the first clock change: the guard has restored what it
     // could; the default setting needs no permission.
     if (outcome.default_only_because) throw;
-    outcome.default_only_because = fmt::format("the driver refused a clock change ({}): measuring the default "
-                                               "setting only",
-                                               e.what());
+    outcome.default_only_because = fmt::format(
+        "the driver refused a clock change ({}): measuring the default "
+        "setting only",
+        e.what());
     notice(*outcome.default_only_because);
     measure(false);
   }
@@ -131,7 +137,8 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
   outcome.analysis = analyze(store.result_rows());
   outcome.analysis_json = options.out_dir / "analysis.json";
   OutputFile json(outcome.analysis_json, database_files(outcome.database));
-  json.stream() << to_json(outcome.analysis).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  json.stream() << to_json(outcome.analysis).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
   json.commit();
   try {
     const auto report = options.out_dir / "report.html";

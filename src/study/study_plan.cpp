@@ -77,9 +77,10 @@ std::string study_plan_text(const GpuIdentity& gpu, const ClockTable& clocks, bo
     const int lowest = all.empty() ? 0 : static_cast<int>(lowest_clock_fraction * all.front());
     text += "[knobs]\n";
     if (!all.empty()) {
-      text += fmt::format("# {} core clocks spread evenly from a third of the highest supported clock up\n"
-                          "sm_mhz = {{ count = {}, min = {} }}\n",
-                          core_clock_points, core_clock_points, lowest);
+      text += fmt::format(
+          "# {} core clocks spread evenly from a third of the highest supported clock up\n"
+          "sm_mhz = {{ count = {}, min = {} }}\n",
+          core_clock_points, core_clock_points, lowest);
     }
     if (const auto memory = study_memory_clocks(clocks, lowest); memory.size() > 1) {
       text += fmt::format("# the memory clocks of this GPU (at least half the highest)\nmem_mhz = [{}]\n",
@@ -88,8 +89,9 @@ std::string study_plan_text(const GpuIdentity& gpu, const ClockTable& clocks, bo
     text += "\n";
   }
   for (const auto& study_case : study_cases()) {
-    text += fmt::format("[[cases]]\nworkloads = [\"{}\"]\nmodes = [\"{}\"]\nbatch_sizes = [{}]\n\n",
-                        study_case.workload, to_string(study_case.mode), fmt::join(study_case.batch_sizes, ", "));
+    text +=
+        fmt::format("[[cases]]\nworkloads = [\"{}\"]\nmodes = [\"{}\"]\nbatch_sizes = [{}]\n\n",
+                    study_case.workload, to_string(study_case.mode), fmt::join(study_case.batch_sizes, ", "));
   }
   text +=
       "[measure]\n"

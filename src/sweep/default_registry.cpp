@@ -17,7 +17,8 @@ std::vector<std::string> substitute(std::vector<std::string> argv, const Case& w
   };
   for (auto& argument : argv) {
     for (const auto& [field, value] : fields) {
-      for (auto at = argument.find(field); at != std::string::npos; at = argument.find(field, at + value.size())) {
+      for (auto at = argument.find(field); at != std::string::npos;
+           at = argument.find(field, at + value.size())) {
         argument.replace(at, field.size(), value);
       }
     }

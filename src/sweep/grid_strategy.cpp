@@ -22,7 +22,8 @@ void shuffle(std::vector<Setting>& settings, std::uint64_t seed, std::size_t cas
 const std::array<SettingOrder, 2>& orders() {
   static const std::array<SettingOrder, 2> registered = {
       SettingOrder{"random", "a shuffle by the plan's seed, different for each case", shuffle},
-      SettingOrder{"ascending", "lowest setting first", [](std::vector<Setting>&, std::uint64_t, std::size_t) {}},
+      SettingOrder{"ascending", "lowest setting first",
+                   [](std::vector<Setting>&, std::uint64_t, std::size_t) {}},
   };
   return registered;
 }
@@ -31,7 +32,8 @@ class GridStrategy final : public SearchStrategy {
  public:
   std::string name() const override { return "grid"; }
 
-  std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) override {
+  std::vector<ScheduledPoint> propose(const SearchSpace& space,
+                                      std::span<const PointOutcome> measured) override {
     if (!measured.empty()) return {};
     return planned(space).points;
   }

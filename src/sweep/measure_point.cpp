@@ -22,7 +22,8 @@ bool differs(std::optional<int> requested, std::optional<double> measured) {
 }
 
 void throw_if_interrupted(const ClockGuard& guard) {
-  if (guard.interrupted()) throw InterruptedError("interrupted: the GPU was restored and dvfslab is stopping");
+  if (guard.interrupted())
+    throw InterruptedError("interrupted: the GPU was restored and dvfslab is stopping");
 }
 
 }  // namespace
@@ -64,7 +65,8 @@ PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vect
     m.flags.clock_mismatch = m.flags.clock_mismatch || differs(point.setting.sm_mhz, m.sm_mhz_mean) ||
                              differs(point.setting.mem_mhz, m.mem_mhz_mean);
     PointRecord record;
-    record.point = Point{point.workload_case, point.setting, grid ? static_cast<int>(series.size()) : point.sequence};
+    record.point =
+        Point{point.workload_case, point.setting, grid ? static_cast<int>(series.size()) : point.sequence};
     record.role = grid ? RecordRole::grid : RecordRole::drift;
     record.order_index = point.sequence;
     record.is_default = point.setting.is_default();

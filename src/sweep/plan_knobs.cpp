@@ -63,8 +63,9 @@ std::vector<std::optional<int>> resolve_clock(const KnobSpec& spec, const std::v
   using Kind = KnobSpec::Kind;
   if (spec.kind == Kind::unset) return {std::nullopt};
   if (supported.empty()) {
-    throw NotSupportedError(fmt::format("{}: {} lists no supported {} values, so it cannot be swept; remove the knob",
-                                        spec.where, gpu_where, what));
+    throw NotSupportedError(
+        fmt::format("{}: {} lists no supported {} values, so it cannot be swept; remove the knob", spec.where,
+                    gpu_where, what));
   }
   std::vector<int> values;
   switch (spec.kind) {
@@ -72,8 +73,8 @@ std::vector<std::optional<int>> resolve_clock(const KnobSpec& spec, const std::v
     case Kind::list:
       for (int value : spec.values) {
         if (!std::binary_search(supported.begin(), supported.end(), value)) {
-          throw ConfigError(spec.where, fmt::format("{} {} MHz is not supported by {}: {} MHz", what, value, gpu_where,
-                                                    nearest_text(supported, value)));
+          throw ConfigError(spec.where, fmt::format("{} {} MHz is not supported by {}: {} MHz", what, value,
+                                                    gpu_where, nearest_text(supported, value)));
         }
         values.push_back(value);
       }
@@ -81,9 +82,10 @@ std::vector<std::optional<int>> resolve_clock(const KnobSpec& spec, const std::v
     case Kind::range:
       // A range wholly outside the table would snap every value to one end.
       if (spec.stop < supported.front() || spec.start > supported.back()) {
-        throw ConfigError(spec.where, fmt::format("{} range {}–{} MHz lies outside the clocks {} supports ({}–{} MHz)",
-                                                  what, spec.start, spec.stop, gpu_where, supported.front(),
-                                                  supported.back()));
+        throw ConfigError(
+            spec.where,
+            fmt::format("{} range {}–{} MHz lies outside the clocks {} supports ({}–{} MHz)", what,
+                        spec.start, spec.stop, gpu_where, supported.front(), supported.back()));
       }
       for (long value = spec.start; value <= spec.stop; value += spec.step) {
         values.push_back(nearest(supported, static_cast<int>(value)));
@@ -94,14 +96,17 @@ std::vector<std::optional<int>> resolve_clock(const KnobSpec& spec, const std::v
     case Kind::count: {
       const auto candidates = within(supported, spec);
       if (candidates.empty()) {
-        throw ConfigError(spec.where, fmt::format("no supported {} of {} lies within the bounds given (it supports {}–{} MHz)",
-                                                  what, gpu_where, supported.front(), supported.back()));
+        throw ConfigError(
+            spec.where,
+            fmt::format("no supported {} of {} lies within the bounds given (it supports {}–{} MHz)", what,
+                        gpu_where, supported.front(), supported.back()));
       }
       if (spec.kind == Kind::all) {
         values = candidates;
       } else if (spec.kind == Kind::every) {
         // Counted from the highest clock, so the fastest setting is always included.
-        for (long i = static_cast<long>(candidates.size()) - 1; i >= 0; i -= spec.n) values.push_back(candidates[i]);
+        for (long i = static_cast<long>(candidates.size()) - 1; i >= 0; i -= spec.n)
+          values.push_back(candidates[i]);
       } else {
         values = spread(candidates, spec.n);
       }
@@ -126,18 +131,22 @@ std::vector<std::optional<int>> resolve_power(const KnobSpec& spec, const PowerL
     values = spec.values;
   } else if (spec.kind == Kind::range) {
     // Checked before expanding: the ends decide whether any value is out of range.
-    if ((limits.min_w && spec.start < std::ceil(*limits.min_w)) || (limits.max_w && spec.stop > std::floor(*limits.max_w))) {
-      throw ConfigError(spec.where, fmt::format("power limit range {}–{} W goes outside {}'s range {}: choose a range "
-                                                "inside it",
-                                                spec.start, spec.stop, gpu_name, range_text()));
+    if ((limits.min_w && spec.start < std::ceil(*limits.min_w)) ||
+        (limits.max_w && spec.stop > std::floor(*limits.max_w))) {
+      throw ConfigError(spec.where,
+                        fmt::format("power limit range {}–{} W goes outside {}'s range {}: choose a range "
+                                    "inside it",
+                                    spec.start, spec.stop, gpu_name, range_text()));
     }
-    for (long value = spec.start; value <= spec.stop; value += spec.step) values.push_back(static_cast<int>(value));
+    for (long value = spec.start; value <= spec.stop; value += spec.step)
+      values.push_back(static_cast<int>(value));
   } else {
     const auto lo = spec.min ? std::optional<double>(*spec.min) : limits.min_w;
     const auto hi = spec.max ? std::optional<double>(*spec.max) : limits.max_w;
     if (!lo || !hi) {
-      throw NotSupportedError(fmt::format("{}: {} does not report its power-limit range; give power_limit_w as a list",
-                                          spec.where, gpu_name));
+      throw NotSupportedError(
+          fmt::format("{}: {} does not report its power-limit range; give power_limit_w as a list",
+                      spec.where, gpu_name));
     }
     for (int k = 0; k < spec.n; ++k) {
       const double value = spec.n == 1 ? *hi : *lo + (*hi - *lo) * k / (spec.n - 1);
@@ -146,9 +155,11 @@ std::vector<std::optional<int>> resolve_power(const KnobSpec& spec, const PowerL
   }
   for (int value : values) {
     // The driver takes whole milliwatts; a limit rounded inside the range is accepted.
-    if ((limits.min_w && value < std::ceil(*limits.min_w)) || (limits.max_w && value > std::floor(*limits.max_w))) {
-      throw ConfigError(spec.where, fmt::format("power limit {} W is outside {}'s range {}: choose a value inside it",
-                                                value, gpu_name, range_text()));
+    if ((limits.min_w && value < std::ceil(*limits.min_w)) ||
+        (limits.max_w && value > std::floor(*limits.max_w))) {
+      throw ConfigError(spec.where,
+                        fmt::format("power limit {} W is outside {}'s range {}: choose a value inside it",
+                                    value, gpu_name, range_text()));
     }
   }
   std::vector<std::optional<int>> out;
@@ -162,7 +173,8 @@ std::vector<int> ascending(std::vector<int> values) { return unique_sorted(std::
 
 std::vector<Setting> expand_settings(const Knobs& knobs, const ClockTable& clocks, const PowerLimits& limits,
                                      const std::string& gpu_name) {
-  const auto memory_options = resolve_clock(knobs.mem_mhz, ascending(clocks.memory_mhz), "memory clock", gpu_name);
+  const auto memory_options =
+      resolve_clock(knobs.mem_mhz, ascending(clocks.memory_mhz), "memory clock", gpu_name);
   const auto power_options = resolve_power(knobs.power_limit_w, limits, gpu_name);
   // The SM clocks per memory clock, resolved first so the grid is counted before it
   // is built.
@@ -183,9 +195,10 @@ std::vector<Setting> expand_settings(const Knobs& knobs, const ClockTable& clock
     combinations += sm_options.back().size() * power_options.size();
   }
   if (combinations > plan_limits::max_grid_points) {
-    throw ConfigError(fmt::format("the knobs select {} settings on {}, more than the {} a plan may hold: choose fewer "
-                                  "values (a list, a coarser step or {{ count = N }})",
-                                  combinations, gpu_name, plan_limits::max_grid_points));
+    throw ConfigError(
+        fmt::format("the knobs select {} settings on {}, more than the {} a plan may hold: choose fewer "
+                    "values (a list, a coarser step or {{ count = N }})",
+                    combinations, gpu_name, plan_limits::max_grid_points));
   }
   std::set<Setting> settings;
   for (std::size_t m = 0; m < memory_options.size(); ++m) {

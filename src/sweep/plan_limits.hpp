@@ -10,7 +10,7 @@ namespace dvfslab {
 struct NumberRange {
   double lo;
   double hi;
-  bool lo_exclusive = false;   // (lo, hi] instead of [lo, hi]
+  bool lo_exclusive = false;  // (lo, hi] instead of [lo, hi]
 };
 
 struct IntegerRange {
@@ -21,14 +21,14 @@ struct IntegerRange {
 namespace plan_limits {
 
 inline constexpr double hour_s = 3600.0;
-inline constexpr NumberRange wait_s{0.0, hour_s};                       // settle_s, cooldown_s, warmup_s
+inline constexpr NumberRange wait_s{0.0, hour_s};  // settle_s, cooldown_s, warmup_s
 inline constexpr NumberRange duration_s{0.0, hour_s, true};
 inline constexpr NumberRange ci_target_pct{0.0, 100.0, true};
 inline constexpr IntegerRange warmup_iterations{0, 1'000'000};
-inline constexpr IntegerRange repetitions{1, 1000};                      // repetitions, max_repetitions
+inline constexpr IntegerRange repetitions{1, 1000};  // repetitions, max_repetitions
 inline constexpr IntegerRange batch_size{1, 1'000'000};
-inline constexpr IntegerRange knob_value{1, 100'000};                   // MHz or W, also range ends and bounds
-inline constexpr IntegerRange knob_count{1, 100'000};                   // every, count
+inline constexpr IntegerRange knob_value{1, 100'000};  // MHz or W, also range ends and bounds
+inline constexpr IntegerRange knob_count{1, 100'000};  // every, count
 // Points of a plan's grid (cases × settings, per GPU): even at 2 s per point, more
 // would take over four days.
 inline constexpr std::size_t max_grid_points = 100'000;

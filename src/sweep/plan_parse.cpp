@@ -76,7 +76,8 @@ const toml::table& as_table(const toml::value& value, std::string_view name) {
 
 // Rejects any key of `table` not in `valid`, naming the first offending key (in file
 // order) and the valid ones.
-void check_keys(const toml::value& table, std::string_view table_name, const std::vector<std::string_view>& valid) {
+void check_keys(const toml::value& table, std::string_view table_name,
+                const std::vector<std::string_view>& valid) {
   const toml::value* first_unknown = nullptr;
   std::string unknown_name;
   for (const auto& [key, value] : table.as_table()) {
@@ -91,8 +92,8 @@ void check_keys(const toml::value& table, std::string_view table_name, const std
   }
   if (first_unknown != nullptr) {
     const std::string scope = table_name.empty() ? "at the top level" : fmt::format("in [{}]", table_name);
-    fail(*first_unknown, fmt::format("unknown key '{}' {}: valid keys are {}", unknown_name, scope,
-                                     fmt::join(valid, ", ")));
+    fail(*first_unknown,
+         fmt::format("unknown key '{}' {}: valid keys are {}", unknown_name, scope, fmt::join(valid, ", ")));
   }
 }
 
@@ -153,8 +154,8 @@ int int_in(const toml::value& value, std::string_view key, const IntegerRange& r
   const std::int64_t number = to_integer(value, key);
   const auto narrowed = checked_narrow<int>(number);
   if (!narrowed || *narrowed < range.lo || *narrowed > range.hi) {
-    fail(value, fmt::format("'{}' = {} is outside its range: give an integer from {} to {}", key, number, range.lo,
-                            range.hi));
+    fail(value, fmt::format("'{}' = {} is outside its range: give an integer from {} to {}", key, number,
+                            range.lo, range.hi));
   }
   return *narrowed;
 }
@@ -174,8 +175,8 @@ KnobSpec parse_range_text(const toml::value& value, const std::string& text, std
   const auto limits = plan_limits::knob_value;
   for (const std::int64_t part : {start, stop, step}) {
     if (part < limits.lo || part > limits.hi) {
-      fail(value, fmt::format("'{}' range \"{}\": {} is outside {}–{}; start, stop and step must lie in it", key, text,
-                              part, limits.lo, limits.hi));
+      fail(value, fmt::format("'{}' range \"{}\": {} is outside {}–{}; start, stop and step must lie in it",
+                              key, text, part, limits.lo, limits.hi));
     }
   }
   if (start > stop) fail(value, fmt::format("'{}' range \"{}\" needs start <= stop", key, text));
@@ -198,8 +199,10 @@ KnobSpec parse_knob(const toml::value& value, std::string_view key, bool continu
     if (text == "default") {
       spec.kind = KnobSpec::Kind::unset;
     } else if (text == "all") {
-      if (continuous) fail(value, fmt::format("'{}' = \"all\" is not possible: power limits are continuous; "
-                                              "use a list, \"start:stop:step\" or {{ count = N }}", key));
+      if (continuous)
+        fail(value, fmt::format("'{}' = \"all\" is not possible: power limits are continuous; "
+                                "use a list, \"start:stop:step\" or {{ count = N }}",
+                                key));
       spec.kind = KnobSpec::Kind::all;
     } else {
       spec = parse_range_text(value, text, key);
@@ -232,7 +235,8 @@ Knobs parse_knobs(const toml::value& table) {
   Knobs knobs;
   if (const auto* v = member(table, "sm_mhz")) knobs.sm_mhz = parse_knob(*v, "sm_mhz", false);
   if (const auto* v = member(table, "mem_mhz")) knobs.mem_mhz = parse_knob(*v, "mem_mhz", false);
-  if (const auto* v = member(table, "power_limit_w")) knobs.power_limit_w = parse_knob(*v, "power_limit_w", true);
+  if (const auto* v = member(table, "power_limit_w"))
+    knobs.power_limit_w = parse_knob(*v, "power_limit_w", true);
   return knobs;
 }
 
@@ -242,8 +246,10 @@ CaseSpec parse_case(const toml::value& table) {
   CaseSpec spec;
   const auto* workloads = member(table, "workloads");
   const auto* command = member(table, "command");
-  if (workloads && command) fail(*command, "a case takes either 'workloads' or 'command' (with 'name'), not both");
-  if (!workloads && !command) fail(table, "a case needs 'workloads' (built-in names) or 'command' and 'name'");
+  if (workloads && command)
+    fail(*command, "a case takes either 'workloads' or 'command' (with 'name'), not both");
+  if (!workloads && !command)
+    fail(table, "a case needs 'workloads' (built-in names) or 'command' and 'name'");
   if (workloads) {
     spec.workloads = one_or_many(*workloads, "workloads", to_string_value);
     if (member(table, "name")) fail(*member(table, "name"), "'name' belongs to a 'command' case");
@@ -295,19 +301,24 @@ CaseSpec parse_case(const toml::value& table) {
 
 MeasurePolicy parse_measure(const toml::value& table) {
   as_table(table, "measure");
-  check_keys(table, "measure",
-             {"warmup_iterations", "warmup_s", "duration_s", "repetitions", "max_repetitions", "ci_target_pct",
-              "settle_s", "cooldown_s", "order", "seed", "include_default", "drift_check", "drift_every"});
+  check_keys(
+      table, "measure",
+      {"warmup_iterations", "warmup_s", "duration_s", "repetitions", "max_repetitions", "ci_target_pct",
+       "settle_s", "cooldown_s", "order", "seed", "include_default", "drift_check", "drift_every"});
   MeasurePolicy policy;
   const auto* warmup_iterations = member(table, "warmup_iterations");
   const auto* warmup_s = member(table, "warmup_s");
-  if (warmup_iterations && warmup_s) fail(*warmup_s, "give either 'warmup_iterations' or 'warmup_s', not both");
+  if (warmup_iterations && warmup_s)
+    fail(*warmup_s, "give either 'warmup_iterations' or 'warmup_s', not both");
   if (warmup_iterations) {
-    policy.warmup_iterations = int_in(*warmup_iterations, "warmup_iterations", plan_limits::warmup_iterations);
+    policy.warmup_iterations =
+        int_in(*warmup_iterations, "warmup_iterations", plan_limits::warmup_iterations);
   }
   if (warmup_s) policy.warmup_s = number_in(*warmup_s, "warmup_s", plan_limits::wait_s);
-  if (const auto* v = member(table, "duration_s")) policy.duration_s = number_in(*v, "duration_s", plan_limits::duration_s);
-  if (const auto* v = member(table, "repetitions")) policy.repetitions = int_in(*v, "repetitions", plan_limits::repetitions);
+  if (const auto* v = member(table, "duration_s"))
+    policy.duration_s = number_in(*v, "duration_s", plan_limits::duration_s);
+  if (const auto* v = member(table, "repetitions"))
+    policy.repetitions = int_in(*v, "repetitions", plan_limits::repetitions);
   if (const auto* v = member(table, "ci_target_pct")) {
     policy.ci_target_pct = number_in(*v, "ci_target_pct", plan_limits::ci_target_pct);
   }
@@ -315,10 +326,13 @@ MeasurePolicy parse_measure(const toml::value& table) {
   policy.max_repetitions = policy.ci_target_pct ? std::max(policy.repetitions, 10) : policy.repetitions;
   if (const auto* v = member(table, "max_repetitions")) {
     policy.max_repetitions = int_in(*v, "max_repetitions", plan_limits::repetitions);
-    if (policy.max_repetitions < policy.repetitions) fail(*v, "'max_repetitions' must be at least 'repetitions'");
+    if (policy.max_repetitions < policy.repetitions)
+      fail(*v, "'max_repetitions' must be at least 'repetitions'");
   }
-  if (const auto* v = member(table, "settle_s")) policy.settle_s = number_in(*v, "settle_s", plan_limits::wait_s);
-  if (const auto* v = member(table, "cooldown_s")) policy.cooldown_s = number_in(*v, "cooldown_s", plan_limits::wait_s);
+  if (const auto* v = member(table, "settle_s"))
+    policy.settle_s = number_in(*v, "settle_s", plan_limits::wait_s);
+  if (const auto* v = member(table, "cooldown_s"))
+    policy.cooldown_s = number_in(*v, "cooldown_s", plan_limits::wait_s);
   if (const auto* v = member(table, "order")) {
     const auto text = to_string_value(*v, "order");
     const auto order = parse_order(text);
@@ -332,11 +346,13 @@ MeasurePolicy parse_measure(const toml::value& table) {
   if (const auto* v = member(table, "seed")) {
     const auto seed = to_integer(*v, "seed");
     if (seed < 0 || seed > plan_limits::max_seed) {
-      fail(*v, fmt::format("'seed' = {} is outside its range: give an integer from 0 to {}", seed, plan_limits::max_seed));
+      fail(*v, fmt::format("'seed' = {} is outside its range: give an integer from 0 to {}", seed,
+                           plan_limits::max_seed));
     }
     policy.seed = static_cast<std::uint64_t>(seed);
   }
-  if (const auto* v = member(table, "include_default")) policy.include_default = to_bool(*v, "include_default");
+  if (const auto* v = member(table, "include_default"))
+    policy.include_default = to_bool(*v, "include_default");
   if (const auto* v = member(table, "drift_check")) policy.drift_check = to_bool(*v, "drift_check");
   if (const auto* v = member(table, "drift_every")) {
     policy.drift_every = int_in(*v, "drift_every", plan_limits::drift_every);
@@ -379,7 +395,8 @@ Plan parse_plan_text(const std::string& text, const std::string& source_name) {
   if (const auto* v = member(root, "measure")) plan.measure = parse_measure(*v);
   const auto* cases = member(root, "cases");
   if (!cases) {
-    throw ConfigError(source_name, "the plan has no cases: add a [[cases]] table with 'workloads' and 'batch_sizes'");
+    throw ConfigError(source_name,
+                      "the plan has no cases: add a [[cases]] table with 'workloads' and 'batch_sizes'");
   }
   if (cases->is_array()) {
     for (const auto& entry : cases->as_array()) plan.cases.push_back(parse_case(entry));
@@ -394,7 +411,8 @@ Plan parse_plan_text(const std::string& text, const std::string& source_name) {
 Plan load_plan_file(const std::string& path) {
   require_regular_file(path, "plan file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("cannot read plan file '{}': check the path and its permissions", path));
+  if (!in)
+    throw ConfigError(fmt::format("cannot read plan file '{}': check the path and its permissions", path));
   std::string text(plan_limits::max_plan_bytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw ConfigError(fmt::format("cannot read plan file '{}': read error", path));

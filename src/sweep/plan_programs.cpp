@@ -37,10 +37,11 @@ void check_plan_programs(const Plan& plan) {
   for (const CommandSpec& command : plan_commands(plan)) {
     const std::string& program = command.argv.front();
     if (program.empty() || !findable(program)) {
-      throw ConfigError(command.where, fmt::format("the program '{}' of command case '{}' is not found or not "
-                                                   "executable: check the name, or give its path (PATH is searched, "
-                                                   "no shell runs it)",
-                                                   program, command.name));
+      throw ConfigError(command.where,
+                        fmt::format("the program '{}' of command case '{}' is not found or not "
+                                    "executable: check the name, or give its path (PATH is searched, "
+                                    "no shell runs it)",
+                                    program, command.name));
     }
   }
 }

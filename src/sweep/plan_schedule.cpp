@@ -26,9 +26,10 @@ double case_count_upper_bound(const Plan& plan) {
 }
 
 [[noreturn]] void refuse_grid(const Plan& plan, double points, const std::string& what) {
-  throw ConfigError(plan.source_name, fmt::format("the plan's grid has {:.0f} points ({}), more than the {} a plan may "
-                                                  "hold: split it into several plans or choose fewer values",
-                                                  points, what, plan_limits::max_grid_points));
+  throw ConfigError(plan.source_name,
+                    fmt::format("the plan's grid has {:.0f} points ({}), more than the {} a plan may "
+                                "hold: split it into several plans or choose fewer values",
+                                points, what, plan_limits::max_grid_points));
 }
 
 }  // namespace
@@ -61,7 +62,9 @@ std::vector<CommandSpec> plan_commands(const Plan& plan) {
     if (!spec.command) continue;
     const bool known = std::any_of(commands.begin(), commands.end(),
                                    [&](const CommandSpec& c) { return c.name == spec.command->name; });
-    if (known) throw ConfigError(fmt::format("two command cases are named '{}': give each its own name", spec.command->name));
+    if (known)
+      throw ConfigError(
+          fmt::format("two command cases are named '{}': give each its own name", spec.command->name));
     commands.push_back(*spec.command);
   }
   return commands;
@@ -87,12 +90,14 @@ Shard parse_shard(const std::string& text) {
 }
 
 bool Schedule::changes_clocks() const {
-  return std::any_of(points.begin(), points.end(), [](const ScheduledPoint& p) { return !p.setting.is_default(); });
+  return std::any_of(points.begin(), points.end(),
+                     [](const ScheduledPoint& p) { return !p.setting.is_default(); });
 }
 
 Schedule make_schedule(const Plan& plan, const std::vector<Setting>& settings, const Shard& shard) {
   if (settings.empty() && !plan.measure.include_default) {
-    throw ConfigError(plan.source_name, "the plan selects no setting: add knobs or set include_default = true");
+    throw ConfigError(plan.source_name,
+                      "the plan selects no setting: add knobs or set include_default = true");
   }
   const std::vector<Case> cases = expand_cases(plan);
   const std::size_t settings_per_case = settings.size() + (plan.measure.include_default ? 1 : 0);
@@ -117,11 +122,13 @@ Schedule make_schedule(const std::vector<Case>& cases, const std::vector<Setting
     std::vector<Setting> mine;
     for (std::size_t s = 0; s < per_case.size(); ++s) {
       const std::size_t pair_index = case_index * per_case.size() + s;
-      if (static_cast<int>(pair_index % static_cast<std::size_t>(shard.count)) == shard.index) mine.push_back(per_case[s]);
+      if (static_cast<int>(pair_index % static_cast<std::size_t>(shard.count)) == shard.index)
+        mine.push_back(per_case[s]);
     }
     std::sort(mine.begin(), mine.end());
     setting_order(policy.order).arrange(mine, policy.seed, case_index);
-    for (const auto& setting : mine) grid.push_back(ScheduledPoint{cases[case_index], setting, PointRole::grid, 0});
+    for (const auto& setting : mine)
+      grid.push_back(ScheduledPoint{cases[case_index], setting, PointRole::grid, 0});
   }
 
   const bool drift = policy.drift_check && !cases.empty() && !grid.empty();

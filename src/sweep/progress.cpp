@@ -12,7 +12,8 @@ namespace dvfslab {
 namespace {
 
 std::string describe(const PointOutcome& outcome) {
-  std::string text = fmt::format("{} | {}", to_string(outcome.point.workload_case), to_string(outcome.point.setting));
+  std::string text =
+      fmt::format("{} | {}", to_string(outcome.point.workload_case), to_string(outcome.point.setting));
   if (outcome.point.role == PointRole::drift) text += " (drift check)";
   return text;
 }
@@ -24,7 +25,8 @@ std::string figures(const PointOutcome& outcome) {
   if (!singular.empty() && singular.back() == 's') singular.pop_back();
   std::string text;
   if (outcome.items_per_s) text += fmt::format("{:.1f} {}/s", *outcome.items_per_s, unit);
-  if (outcome.mean_power_w) text += fmt::format("{}{:.1f} W", text.empty() ? "" : ", ", *outcome.mean_power_w);
+  if (outcome.mean_power_w)
+    text += fmt::format("{}{:.1f} W", text.empty() ? "" : ", ", *outcome.mean_power_w);
   if (outcome.energy_per_item_j) {
     text += fmt::format("{}{:.4g} J/{}", text.empty() ? "" : ", ", *outcome.energy_per_item_j, singular);
   }
@@ -41,8 +43,9 @@ class BaseReporter : public ProgressReporter {
   void start(const Schedule& schedule, const GpuIdentity& gpu, std::size_t already_done) override {
     started_ = std::chrono::steady_clock::now();
     resumed_from_ = already_done;
-    write_(fmt::format("sweep: {} points ({} of the grid, {} drift checks) on {}{}{}\n", schedule.points.size(),
-                       schedule.grid_points, schedule.drift_points, gpu.name, gpu.simulated ? " (SIMULATED)" : "",
+    write_(fmt::format("sweep: {} points ({} of the grid, {} drift checks) on {}{}{}\n",
+                       schedule.points.size(), schedule.grid_points, schedule.drift_points, gpu.name,
+                       gpu.simulated ? " (SIMULATED)" : "",
                        already_done ? fmt::format(", resuming: {} already measured", already_done) : ""));
   }
 
@@ -115,6 +118,8 @@ std::unique_ptr<ProgressReporter> make_text_progress_reporter(std::function<void
   return std::make_unique<LineReporter>(std::move(write));
 }
 
-std::unique_ptr<ProgressReporter> make_silent_progress_reporter() { return std::make_unique<SilentReporter>(); }
+std::unique_ptr<ProgressReporter> make_silent_progress_reporter() {
+  return std::make_unique<SilentReporter>();
+}
 
 }  // namespace dvfslab

@@ -53,7 +53,8 @@ void check_sweep_allowed(const Gpu& gpu, const Schedule& schedule, const SweepOp
   check_clock_changes_allowed(used, clock_changes_allowed(gpu, options), gpu.read_only());
 }
 
-Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, const SweepOptions& options) {
+Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry,
+                       const SweepOptions& options) {
   const auto& identity = gpu.identity();
   const auto clocks = gpu.clock_table();
   const auto limits = gpu.power_limits();
@@ -65,11 +66,11 @@ Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& regis
   for (const auto& info : registry.list(&gpu)) available.insert(info.name);
   for (const auto& workload_case : expand_cases(plan)) {
     if (!available.count(workload_case.workload)) {
-      throw ConfigError(plan.source_name,
-                        fmt::format("unknown workload '{}' for {}: choose one of {}", workload_case.workload,
-                                    identity.name,
-                                    available.empty() ? std::string("(none available)")
-                                                      : fmt::format("{}", fmt::join(available, ", "))));
+      throw ConfigError(
+          plan.source_name,
+          fmt::format("unknown workload '{}' for {}: choose one of {}", workload_case.workload, identity.name,
+                      available.empty() ? std::string("(none available)")
+                                        : fmt::format("{}", fmt::join(available, ", "))));
     }
   }
   return schedule;
@@ -85,7 +86,8 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
   const Schedule grid_schedule = prepare_sweep(gpu, plan, registry, options);
   const SearchSpace space = search_space(gpu, plan, options);
   check_sweep_allowed(gpu, grid_schedule, options);
-  if (any_setting) check_clock_changes_allowed(space.settings, clock_changes_allowed(gpu, options), gpu.read_only());
+  if (any_setting)
+    check_clock_changes_allowed(space.settings, clock_changes_allowed(gpu, options), gpu.read_only());
   const MeasurePolicy& policy = plan.measure;
   const StopRule stop_rule = make_stop_rule(policy);
   // The guard takes the GPU's lock before the run is recorded, so a busy GPU
@@ -138,7 +140,8 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
 
   try {
     progress.start(planned, gpu.identity(), already_done);
-    for (auto batch = strategy.propose(space, outcomes); !batch.empty(); batch = strategy.propose(space, outcomes)) {
+    for (auto batch = strategy.propose(space, outcomes); !batch.empty();
+         batch = strategy.propose(space, outcomes)) {
       for (ScheduledPoint point : batch) {
         point.sequence = sequence++;
         PointOutcome outcome;
@@ -148,8 +151,8 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
           ++result.points_skipped;
         } else {
           std::vector<double> drift_energy;
-          auto& series =
-              point.role == PointRole::grid ? repetitions[{point.workload_case, point.setting}] : drift_energy;
+          auto& series = point.role == PointRole::grid ? repetitions[{point.workload_case, point.setting}]
+                                                       : drift_energy;
           outcome = measurer.measure_point(point, series);
           if (point.role == PointRole::drift && !series.empty()) drift_energies.push_back(series.front());
           result.measurements += static_cast<std::size_t>(outcome.repetitions);

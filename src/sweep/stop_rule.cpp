@@ -41,7 +41,8 @@ class ConfidenceTarget final : public StopCriterion {
     if (energy.size() < 2) return Verdict::another;
     const Estimate estimated = estimate(std::vector<double>(energy.begin(), energy.end()));
     if (!estimated.ci95_half_width || estimated.mean <= 0) return Verdict::enough;
-    return 100.0 * *estimated.ci95_half_width / estimated.mean > target_pct_ ? Verdict::another : Verdict::enough;
+    return 100.0 * *estimated.ci95_half_width / estimated.mean > target_pct_ ? Verdict::another
+                                                                             : Verdict::enough;
   }
 
  private:

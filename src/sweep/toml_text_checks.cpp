@@ -15,7 +15,8 @@ namespace {
 
 class NestingScanner {
  public:
-  NestingScanner(const std::string& text, const std::string& source_name) : text_(text), source_name_(source_name) {}
+  NestingScanner(const std::string& text, const std::string& source_name)
+      : text_(text), source_name_(source_name) {}
 
   void scan() {
     while (position_ < text_.size()) {
@@ -34,7 +35,9 @@ class NestingScanner {
   }
 
  private:
-  bool starts_with(std::string_view prefix) const { return text_.compare(position_, prefix.size(), prefix) == 0; }
+  bool starts_with(std::string_view prefix) const {
+    return text_.compare(position_, prefix.size(), prefix) == 0;
+  }
 
   void advance() {
     if (text_[position_] == '\n') {
@@ -58,11 +61,15 @@ class NestingScanner {
     } else if (c == '=' && in_key_) {
       in_key_ = false;
     } else if (c == '.' && in_key_) {
-      if (++key_dots_ >= max_toml_nesting) refuse("a dotted key of more than {} parts: a plan needs at most 2", '.');
+      if (++key_dots_ >= max_toml_nesting)
+        refuse("a dotted key of more than {} parts: a plan needs at most 2", '.');
     } else if (c == '[' || c == '{') {
       open_.push_back(c);
       if (open_.size() > static_cast<std::size_t>(max_toml_nesting)) {
-        refuse("arrays or inline tables nested deeper than {} levels: a plan needs at most 3; remove the extra '{}'", c);
+        refuse(
+            "arrays or inline tables nested deeper than {} levels: a plan needs at most 3; remove the extra "
+            "'{}'",
+            c);
       }
       if (c == '{') start_key();
     } else if (c == ',' && !open_.empty() && open_.back() == '{') {
@@ -122,7 +129,7 @@ class NestingScanner {
   std::size_t position_ = 0;
   std::size_t line_ = 1;
   std::size_t line_start_ = 0;
-  std::string open_;        // the '[' and '{' of values open at this point
+  std::string open_;  // the '[' and '{' of values open at this point
   bool in_key_ = true;
   bool in_header_ = false;
   int key_dots_ = 0;
@@ -180,10 +187,11 @@ void check_line_lengths(const std::string& text, const std::string& source_name,
   for (std::size_t start = 0; start < text.size(); ++line) {
     const std::size_t end = std::min(text.find('\n', start), text.size());
     if (end - start > max_bytes) {
-      throw ConfigError(fmt::format("{}:{}", source_name, line),
-                        fmt::format("the line is {} bytes long, more than {}: split it (an array may span several "
-                                    "lines)",
-                                    end - start, max_bytes));
+      throw ConfigError(
+          fmt::format("{}:{}", source_name, line),
+          fmt::format("the line is {} bytes long, more than {}: split it (an array may span several "
+                      "lines)",
+                      end - start, max_bytes));
     }
     start = end + 1;
   }

@@ -9,7 +9,8 @@ namespace {
 // Runs iterations until `duration_s` has passed on `clock`, reporting each call to
 // `on_iterations`.
 template <typename OnIterations>
-void run_for(Workload& workload, Clock& clock, double duration_s, IterationPace& pace, OnIterations on_iterations) {
+void run_for(Workload& workload, Clock& clock, double duration_s, IterationPace& pace,
+             OnIterations on_iterations) {
   const double start = clock.now_s();
   for (double elapsed = 0; elapsed < duration_s; elapsed = clock.now_s() - start) {
     const std::int64_t count = pace.iterations_for(duration_s - elapsed);

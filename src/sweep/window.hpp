@@ -13,8 +13,8 @@ namespace dvfslab::sweep_detail {
 // What the runner has learnt about a workload's iteration time, to size the calls
 // that fill a window (a few large calls rather than one per iteration).
 struct IterationPace {
-  double seconds_per_iteration = 0;   // of the last call; 0: not known yet
-  std::int64_t largest_call = 0;      // iterations of the largest call so far
+  double seconds_per_iteration = 0;  // of the last call; 0: not known yet
+  std::int64_t largest_call = 0;     // iterations of the largest call so far
 
   void observe(double seconds, std::int64_t iterations);
   // Iterations expected to fill `remaining_s`: at least one, and at most twice the

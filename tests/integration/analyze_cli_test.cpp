@@ -56,7 +56,11 @@ class AnalyzeCli : public ::testing::Test {
     run.plan_hash = plan_hash(run.plan_text);
     const std::int64_t id = store.begin_run(run);
     // Energy per iteration 1.0·300 = 300, 1.1·220 = 242, 1.5·150 = 225 J: optimum 945 MHz.
-    const struct { int sm; double seconds; double watts; } settings[] = {{1380, 1.0, 300}, {1155, 1.1, 220}, {945, 1.5, 150}};
+    const struct {
+      int sm;
+      double seconds;
+      double watts;
+    } settings[] = {{1380, 1.0, 300}, {1155, 1.1, 220}, {945, 1.5, 150}};
     int order = 0;
     for (const auto& s : settings) {
       for (int repetition = 0; repetition < 3; ++repetition) {

@@ -1,8 +1,8 @@
 #pragma once
 // A program (usually dvfslab) started in the background, so that a test can wait
 // for a line it prints, then signal it and collect its exit code.
-#include <string>
 #include <sys/types.h>
+#include <string>
 #include <vector>
 
 #include "run_process.hpp"

@@ -31,7 +31,8 @@ class FakeNvmlState : public ::testing::Test {
                                   {"application_graphics_mhz", application_graphics_mhz},
                                   {"application_memory_mhz", 3201},
                                   {"power_limit_w", power_limit_w}};
-    std::ofstream(dir / "gpu-state.json") << nlohmann::json{{"devices", {{{"index", 0}, {"controls", controls}}}}};
+    std::ofstream(dir / "gpu-state.json")
+        << nlohmann::json{{"devices", {{{"index", 0}, {"controls", controls}}}}};
   }
 
   nlohmann::json saved_controls() const {
@@ -42,7 +43,12 @@ class FakeNvmlState : public ::testing::Test {
   double power_limit_read_by_dvfslab() {
     const ProcessResult info = run_dvfslab({"info", "--device", "0", "--json"}, environment);
     EXPECT_EQ(info.exit_code, 0) << info.err;
-    return nlohmann::json::parse(info.out).at("devices").at(0).at("power_limit_w").at("current").get<double>();
+    return nlohmann::json::parse(info.out)
+        .at("devices")
+        .at(0)
+        .at("power_limit_w")
+        .at("current")
+        .get<double>();
   }
 };
 
@@ -57,13 +63,14 @@ TEST_F(FakeNvmlState, APowerLimitSetBeforeDvfslabStartsIsWhatDvfslabReads) {
 TEST_F(FakeNvmlState, WhatAKilledProcessLeftIsWhatTheNextProcessReads) {
   write_state(450.0, 1500);
   BackgroundProcess hold(DVFSLAB_BINARY,
-                         {"hold", "--device", "0", "--power-limit", "320", "--allow-clock-changes"}, environment,
-                         (dir / "hold.err").string());
+                         {"hold", "--device", "0", "--power-limit", "320", "--allow-clock-changes"},
+                         environment, (dir / "hold.err").string());
   ASSERT_TRUE(hold.wait_for_line("holding"));
   hold.send(SIGKILL);
   EXPECT_EQ(hold.wait(), 128 + SIGKILL);
 
-  EXPECT_EQ(power_limit_read_by_dvfslab(), 320.0) << "the killed process's limit outlives it, as on a real driver";
+  EXPECT_EQ(power_limit_read_by_dvfslab(), 320.0)
+      << "the killed process's limit outlives it, as on a real driver";
   EXPECT_EQ(saved_controls().at("power_limit_w"), 320.0);
 }
 

@@ -18,25 +18,29 @@
 namespace dvfslab::testing {
 namespace {
 
-const std::vector<std::string> kHold1200 = {"hold", "--device", "0", "--sm", "1200", "--mem", "2201",
-                                            "--power-limit", "400", "--allow-clock-changes"};
+const std::vector<std::string> kHold1200 = {"hold", "--device",
+                                            "0",    "--sm",
+                                            "1200", "--mem",
+                                            "2201", "--power-limit",
+                                            "400",  "--allow-clock-changes"};
 
 class GuardCli : public ::testing::Test {
  protected:
   ScratchDir dir;
-  EnvironmentChanges environment = fake_nvml_environment(
-      "h200", {{"DVFSLAB_FAKE_NVML_LOG", (dir / "setters.log").string()},
-               {"DVFSLAB_FAKE_NVML_STATE", (dir / "gpu-state.json").string()},
-               {"DVFSLAB_STATE_DIR", (dir / "state").string()}});
+  EnvironmentChanges environment =
+      fake_nvml_environment("h200", {{"DVFSLAB_FAKE_NVML_LOG", (dir / "setters.log").string()},
+                                     {"DVFSLAB_FAKE_NVML_STATE", (dir / "gpu-state.json").string()},
+                                     {"DVFSLAB_STATE_DIR", (dir / "state").string()}});
 
   // The GPU is found as an administrator left it, not as a fresh one: a restore
   // must put back 450 W, not the 700 W default.
   void SetUp() override {
-    const nlohmann::json controls{{"locked_sm_min_mhz", nullptr}, {"locked_sm_max_mhz", nullptr},
-                                  {"locked_mem_min_mhz", nullptr}, {"locked_mem_max_mhz", nullptr},
-                                  {"application_graphics_mhz", 1980}, {"application_memory_mhz", 3201},
-                                  {"power_limit_w", 450.0}};
-    std::ofstream(dir / "gpu-state.json") << nlohmann::json{{"devices", {{{"index", 0}, {"controls", controls}}}}};
+    const nlohmann::json controls{
+        {"locked_sm_min_mhz", nullptr},  {"locked_sm_max_mhz", nullptr},     {"locked_mem_min_mhz", nullptr},
+        {"locked_mem_max_mhz", nullptr}, {"application_graphics_mhz", 1980}, {"application_memory_mhz", 3201},
+        {"power_limit_w", 450.0}};
+    std::ofstream(dir / "gpu-state.json")
+        << nlohmann::json{{"devices", {{{"index", 0}, {"controls", controls}}}}};
   }
 
   // The fake GPU's control state as the last process left it.
@@ -60,8 +64,9 @@ class GuardCli : public ::testing::Test {
 
   bool has_journal() const {
     return std::filesystem::exists(dir / "state") && !std::filesystem::is_empty(dir / "state") &&
-           std::any_of(std::filesystem::directory_iterator(dir / "state"), std::filesystem::directory_iterator(),
-                       [](const auto& entry) { return entry.path().filename().string().starts_with("journal-"); });
+           std::any_of(
+               std::filesystem::directory_iterator(dir / "state"), std::filesystem::directory_iterator(),
+               [](const auto& entry) { return entry.path().filename().string().starts_with("journal-"); });
   }
 
   std::string stderr_of(const std::string& name) const {
@@ -140,9 +145,12 @@ TEST_F(GuardCli, AJournalOfAGpuThatIsNotHereSaysWhichJournalAndWhatToDo) {
   std::filesystem::create_directories(dir / "state");
   const std::filesystem::path journal = dir / "state" / "journal-GPU-gone.json";
   std::ofstream(journal) << nlohmann::json{
-      {"format", "dvfslab-restore-journal"}, {"version", 1},
-      {"gpu", {{"uuid", "GPU-0badc0de-0000-0000-0000-000000000000"}, {"name", "NVIDIA H100"}}}, {"pid", 4242},
-      {"created_utc", "2026-11-29T17:09:43Z"}, {"original_state", {{"power_limit_w", 700.0}}},
+      {"format", "dvfslab-restore-journal"},
+      {"version", 1},
+      {"gpu", {{"uuid", "GPU-0badc0de-0000-0000-0000-000000000000"}, {"name", "NVIDIA H100"}}},
+      {"pid", 4242},
+      {"created_utc", "2026-11-29T17:09:43Z"},
+      {"original_state", {{"power_limit_w", 700.0}}},
       {"touched", {"power_limit"}}};
   const ProcessResult restore = run_dvfslab({"restore"}, environment);
   EXPECT_NE(restore.exit_code, 0);
@@ -235,34 +243,40 @@ TEST_F(GuardCli, TheNextRunRestoresWhatAKilledOneLeft) {
 TEST_F(GuardCli, HoldForSomeSecondsRestoresAndExits0) {
   const nlohmann::json found = found_state();
   const ProcessResult held = run_dvfslab(
-      {"hold", "--device", "0", "--power-limit", "500", "--allow-clock-changes", "--seconds", "0"}, environment);
+      {"hold", "--device", "0", "--power-limit", "500", "--allow-clock-changes", "--seconds", "0"},
+      environment);
   EXPECT_EQ(held.exit_code, 0) << held.err;
   EXPECT_NE(held.out.find("power limit 500 W"), std::string::npos) << held.out;
-  EXPECT_NE(held.out.find("restored NVIDIA H200 (power limit set back to 450 W)"), std::string::npos) << held.out;
+  EXPECT_NE(held.out.find("restored NVIDIA H200 (power limit set back to 450 W)"), std::string::npos)
+      << held.out;
   EXPECT_EQ(controls(), found);
-  EXPECT_EQ(setter_log(), (std::vector<std::string>{"nvmlDeviceSetPowerManagementLimit device=0 limit_mw=500000",
-                                                    "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000"}));
+  EXPECT_EQ(setter_log(),
+            (std::vector<std::string>{"nvmlDeviceSetPowerManagementLimit device=0 limit_mw=500000",
+                                      "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000"}));
 }
 
 TEST_F(GuardCli, BadSettingsAndMissingPermissionChangeNothing) {
-  const ProcessResult unsupported =
-      run_dvfslab({"hold", "--device", "0", "--sm", "1234", "--allow-clock-changes", "--seconds", "0"}, environment);
+  const ProcessResult unsupported = run_dvfslab(
+      {"hold", "--device", "0", "--sm", "1234", "--allow-clock-changes", "--seconds", "0"}, environment);
   EXPECT_EQ(unsupported.exit_code, 3);
-  EXPECT_NE(unsupported.err.find("nearest supported: 1230 MHz or 1245 MHz"), std::string::npos) << unsupported.err;
+  EXPECT_NE(unsupported.err.find("nearest supported: 1230 MHz or 1245 MHz"), std::string::npos)
+      << unsupported.err;
 
   const ProcessResult too_high = run_dvfslab(
-      {"hold", "--device", "0", "--power-limit", "800", "--allow-clock-changes", "--seconds", "0"}, environment);
+      {"hold", "--device", "0", "--power-limit", "800", "--allow-clock-changes", "--seconds", "0"},
+      environment);
   EXPECT_EQ(too_high.exit_code, 3);
   EXPECT_NE(too_high.err.find("200–700 W"), std::string::npos) << too_high.err;
 
-  const ProcessResult not_allowed = run_dvfslab({"hold", "--device", "0", "--sm", "1200", "--seconds", "0"}, environment);
+  const ProcessResult not_allowed =
+      run_dvfslab({"hold", "--device", "0", "--sm", "1200", "--seconds", "0"}, environment);
   EXPECT_EQ(not_allowed.exit_code, 5);
   EXPECT_NE(not_allowed.err.find("--allow-clock-changes"), std::string::npos) << not_allowed.err;
 
   EnvironmentChanges read_only = environment;
   read_only["DVFSLAB_READ_ONLY"] = "1";
-  const ProcessResult refused =
-      run_dvfslab({"hold", "--device", "0", "--sm", "1200", "--allow-clock-changes", "--seconds", "0"}, read_only);
+  const ProcessResult refused = run_dvfslab(
+      {"hold", "--device", "0", "--sm", "1200", "--allow-clock-changes", "--seconds", "0"}, read_only);
   EXPECT_EQ(refused.exit_code, 5);
   EXPECT_NE(refused.err.find("DVFSLAB_READ_ONLY=1"), std::string::npos) << refused.err;
 

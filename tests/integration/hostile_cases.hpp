@@ -13,7 +13,7 @@
 namespace dvfslab::testing {
 
 struct HostileCase {
-  std::string name;   // unique; letters, digits and '_' (a gtest parameter name)
+  std::string name;  // unique; letters, digits and '_' (a gtest parameter name)
   // Creates the case's input files in `in` (an empty directory); every regular file
   // there must be unchanged after the run.
   std::function<void(const std::filesystem::path& in)> prepare;

@@ -26,7 +26,8 @@ const char* const valid_table =
     "hostile,Tesla V100 PCIe,vgg16,1380,877,,0.0026,240.0,1\n";
 
 const char* const valid_plan =
-    "[plan]\nname = \"valid\"\n[knobs]\nsm_mhz = [1380]\n[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [1]\n"
+    "[plan]\nname = \"valid\"\n[knobs]\nsm_mhz = [1380]\n[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes "
+    "= [1]\n"
     "[measure]\nduration_s = 0.2\nsettle_s = 0\nwarmup_iterations = 1\n";
 
 void write_file(const fs::path& path, const std::string& bytes) {
@@ -44,11 +45,13 @@ std::string seeded_bytes(unsigned seed, std::size_t size) {
 
 namespace {
 
-const std::string table_header = "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n";
+const std::string table_header =
+    "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n";
 
 std::string table_row(const std::string& workload, const std::string& core, const std::string& time,
                       const std::string& power, const std::string& is_default = "0") {
-  return "hostile,Tesla V100 PCIe," + workload + "," + core + ",877,," + time + "," + power + "," + is_default + "\n";
+  return "hostile,Tesla V100 PCIe," + workload + "," + core + ",877,," + time + "," + power + "," +
+         is_default + "\n";
 }
 
 struct NamedBytes {
@@ -63,25 +66,39 @@ std::vector<NamedBytes> hostile_tables() {
   return {
       {"truncated_mid_row", valid.substr(0, valid.size() - 20)},
       {"truncated_mid_quote", valid + "\"hostile,Tesla V100 PCIe,resnet50,12"},
-      {"nan_time", table_header + table_row("resnet50", "1237", "nan", "180") + table_row("resnet50", "1380", "0.001", "200", "1")},
-      {"nan_power", table_header + table_row("resnet50", "1237", "0.001", "NaN") + table_row("resnet50", "1380", "0.001", "200", "1")},
-      {"inf_power", table_header + table_row("resnet50", "1237", "0.001", "inf") + table_row("resnet50", "1380", "0.001", "200", "1")},
-      {"negative_time", table_header + table_row("resnet50", "1237", "-0.001", "180") + table_row("resnet50", "1380", "0.001", "200", "1")},
-      {"negative_power", table_header + table_row("resnet50", "1237", "0.001", "-180") + table_row("resnet50", "1380", "0.001", "200", "1")},
-      {"zero_time", table_header + table_row("resnet50", "1237", "0", "180") + table_row("resnet50", "1380", "0", "200", "1")},
-      {"huge_numbers", table_header + table_row("resnet50", "1237", "1e308", "1e308") + table_row("resnet50", "1380", "1e-308", "1e308", "1")},
-      {"numbers_beyond_double", table_header + table_row("resnet50", "1237", "1e400", "180") + table_row("resnet50", "1380", "0.001", "200", "1")},
-      {"clock_beyond_int", table_header + table_row("resnet50", "4294968617", "0.001", "180") + table_row("resnet50", "1380", "0.001", "200", "1")},
-      {"clock_negative", table_header + table_row("resnet50", "-1237", "0.001", "180") + table_row("resnet50", "1380", "0.001", "200", "1")},
+      {"nan_time", table_header + table_row("resnet50", "1237", "nan", "180") +
+                       table_row("resnet50", "1380", "0.001", "200", "1")},
+      {"nan_power", table_header + table_row("resnet50", "1237", "0.001", "NaN") +
+                        table_row("resnet50", "1380", "0.001", "200", "1")},
+      {"inf_power", table_header + table_row("resnet50", "1237", "0.001", "inf") +
+                        table_row("resnet50", "1380", "0.001", "200", "1")},
+      {"negative_time", table_header + table_row("resnet50", "1237", "-0.001", "180") +
+                            table_row("resnet50", "1380", "0.001", "200", "1")},
+      {"negative_power", table_header + table_row("resnet50", "1237", "0.001", "-180") +
+                             table_row("resnet50", "1380", "0.001", "200", "1")},
+      {"zero_time", table_header + table_row("resnet50", "1237", "0", "180") +
+                        table_row("resnet50", "1380", "0", "200", "1")},
+      {"huge_numbers", table_header + table_row("resnet50", "1237", "1e308", "1e308") +
+                           table_row("resnet50", "1380", "1e-308", "1e308", "1")},
+      {"numbers_beyond_double", table_header + table_row("resnet50", "1237", "1e400", "180") +
+                                    table_row("resnet50", "1380", "0.001", "200", "1")},
+      {"clock_beyond_int", table_header + table_row("resnet50", "4294968617", "0.001", "180") +
+                               table_row("resnet50", "1380", "0.001", "200", "1")},
+      {"clock_negative", table_header + table_row("resnet50", "-1237", "0.001", "180") +
+                             table_row("resnet50", "1380", "0.001", "200", "1")},
       {"duplicated_rows", duplicated},
       {"duplicated_header", table_header + valid},
-      {"latin1_workload", table_header + table_row("r\xe9snet", "1237", "0.001", "180") + table_row("r\xe9snet", "1380", "0.001", "200", "1")},
-      {"latin1_gpu", "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\nx,GPU \xb5,w,1237,877,,0.001,180,1\n"},
+      {"latin1_workload", table_header + table_row("r\xe9snet", "1237", "0.001", "180") +
+                              table_row("r\xe9snet", "1380", "0.001", "200", "1")},
+      {"latin1_gpu",
+       "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\nx,GPU "
+       "\xb5,w,1237,877,,0.001,180,1\n"},
       {"missing_columns", "source,gpu,workload,time_s\nx,y,z,1\n"},
       {"empty_file", ""},
       {"header_only", table_header},
       {"binary_garbage", seeded_bytes(11, 8'192)},
-      {"nul_bytes", table_header + std::string("\0\0\0\n", 4) + table_row("resnet50", "1380", "0.001", "200", "1")},
+      {"nul_bytes",
+       table_header + std::string("\0\0\0\n", 4) + table_row("resnet50", "1380", "0.001", "200", "1")},
       {"long_field_300k", table_header + table_row(std::string(300'000, 'w'), "1380", "0.001", "200", "1")},
       {"ten_thousand_columns", std::string(20'000, ',') + "\n" + valid},
       {"crlf_and_bom", "\xef\xbb\xbf" + table_header.substr(0, table_header.size() - 1) + "\r\n" +
@@ -90,7 +107,8 @@ std::vector<NamedBytes> hostile_tables() {
 }
 
 // Tables need not be refused: a malformed row may be skipped with a notice.
-HostileCase table_case(const std::string& name, const std::string& bytes, std::vector<std::string> arguments) {
+HostileCase table_case(const std::string& name, const std::string& bytes,
+                       std::vector<std::string> arguments) {
   return HostileCase{.name = name,
                      .prepare = [bytes](const fs::path& in) { write_file(in / "table.csv", bytes); },
                      .arguments = std::move(arguments),
@@ -107,7 +125,8 @@ void make_valid_database(const fs::path& in, const std::string& name = "db.sqlit
 
 void run_sql(const fs::path& path, const char* sql) {
   sqlite3* db = nullptr;
-  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot create " + path.string());
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK)
+    throw std::runtime_error("cannot create " + path.string());
   const int status = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
   sqlite3_close(db);
   if (status != SQLITE_OK) throw std::runtime_error("cannot fill " + path.string());
@@ -144,8 +163,9 @@ std::vector<std::pair<std::string, Prepare>> hostile_databases() {
        }},
       {"another_programs_sqlite",
        [](const fs::path& in) {
-         run_sql(in / "db.sqlite", "CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT);"
-                                   "INSERT INTO notes(text) VALUES ('mine, not dvfslab''s');");
+         run_sql(in / "db.sqlite",
+                 "CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT);"
+                 "INSERT INTO notes(text) VALUES ('mine, not dvfslab''s');");
        }},
       {"directory", [](const fs::path& in) { fs::create_directories(in / "db.sqlite"); }},
   };
@@ -155,17 +175,23 @@ std::vector<std::pair<std::string, Prepare>> hostile_databases() {
 std::vector<std::string> measure_markers(const std::string& device, std::vector<std::string> options = {}) {
   std::vector<std::string> arguments = {"measure", "--device", device};
   arguments.insert(arguments.end(), options.begin(), options.end());
-  arguments.insert(arguments.end(), {"--", "/bin/sh", "-c", "cat \"$0\" >&\"$DVFSLAB_MARK_FD\"", "{in}/markers.txt"});
+  arguments.insert(arguments.end(),
+                   {"--", "/bin/sh", "-c", "cat \"$0\" >&\"$DVFSLAB_MARK_FD\"", "{in}/markers.txt"});
   return arguments;
 }
 
 std::vector<NamedBytes> hostile_marker_streams() {
   std::string many_windows;
-  for (int i = 0; i < 2'000; ++i) many_windows += "dvfslab:begin w" + std::to_string(i) + "\ndvfslab:iter 1\ndvfslab:end w" + std::to_string(i) + "\n";
+  for (int i = 0; i < 2'000; ++i)
+    many_windows +=
+        "dvfslab:begin w" + std::to_string(i) + "\ndvfslab:iter 1\ndvfslab:end w" + std::to_string(i) + "\n";
   return {
-      {"garbage_lines", "hello\ndvfslab:\ndvfslab:iter\ndvfslab:iter x\ndvfslab:iter 1 items\ndvfslab:frobnicate 3\n:::\n"},
-      {"iteration_sum_overflows", "dvfslab:iter 9223372036854775807\ndvfslab:iter 9223372036854775807\ndvfslab:iter 5\n"},
-      {"items_overflow", "dvfslab:iter 1 items 9223372036854775807\ndvfslab:iter 1 items 9223372036854775807\n"},
+      {"garbage_lines",
+       "hello\ndvfslab:\ndvfslab:iter\ndvfslab:iter x\ndvfslab:iter 1 items\ndvfslab:frobnicate 3\n:::\n"},
+      {"iteration_sum_overflows",
+       "dvfslab:iter 9223372036854775807\ndvfslab:iter 9223372036854775807\ndvfslab:iter 5\n"},
+      {"items_overflow",
+       "dvfslab:iter 1 items 9223372036854775807\ndvfslab:iter 1 items 9223372036854775807\n"},
       {"numbers_beyond_int64", "dvfslab:iter 99999999999999999999\ndvfslab:iter 1 items 1e400\n"},
       {"negative_and_zero", "dvfslab:iter -5\ndvfslab:iter 0\ndvfslab:iter 1 items -3\n"},
       {"binary", seeded_bytes(31, 8'192)},
@@ -186,9 +212,12 @@ std::vector<NamedBytes> hostile_marker_streams() {
 std::vector<HostileCase> hostile_table_cases() {
   std::vector<HostileCase> cases;
   for (const auto& table : hostile_tables()) {
-    cases.push_back(table_case("analyze_" + table.name, table.bytes, {"analyze", "{in}/table.csv", "--json"}));
-    cases.push_back(table_case("import_" + table.name, table.bytes, {"import", "{in}/table.csv", "--db", "{out}/t.sqlite"}));
-    cases.push_back(table_case("replay_" + table.name, table.bytes, {"info", "--device", "replay:{in}/table.csv"}));
+    cases.push_back(
+        table_case("analyze_" + table.name, table.bytes, {"analyze", "{in}/table.csv", "--json"}));
+    cases.push_back(table_case("import_" + table.name, table.bytes,
+                               {"import", "{in}/table.csv", "--db", "{out}/t.sqlite"}));
+    cases.push_back(
+        table_case("replay_" + table.name, table.bytes, {"info", "--device", "replay:{in}/table.csv"}));
   }
   for (const std::string path : {"/dev/zero", "/dev/null", "{in}"}) {
     const std::string name = path == "{in}" ? "directory" : path.substr(5);
@@ -201,7 +230,8 @@ std::vector<HostileCase> hostile_table_cases() {
 std::vector<HostileCase> hostile_database_cases() {
   std::vector<HostileCase> cases;
   for (const auto& [name, prepare] : hostile_databases()) {
-    const auto database_case = [&, prepare = prepare](const std::string& command, std::vector<std::string> arguments) {
+    const auto database_case = [&, prepare = prepare](const std::string& command,
+                                                      std::vector<std::string> arguments) {
       // A damaged page that the reader never visits need not fail it.
       cases.push_back(HostileCase{.name = command + "_" + name,
                                   .prepare = prepare,
@@ -214,13 +244,14 @@ std::vector<HostileCase> hostile_database_cases() {
     database_case("merge", {"merge", "{out}/merged.sqlite", "{in}/db.sqlite"});
     // An empty file is a fine new database for a sweep; the others must be refused.
     if (name == "empty_file") continue;
-    cases.push_back(HostileCase{.name = "sweep_into_" + name,
-                                .prepare =
-                                    [prepare = prepare](const fs::path& in) {
-                                      prepare(in);
-                                      write_file(in / "plan.toml", valid_plan);
-                                    },
-                                .arguments = {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", "{in}/db.sqlite"}});
+    cases.push_back(HostileCase{
+        .name = "sweep_into_" + name,
+        .prepare =
+            [prepare = prepare](const fs::path& in) {
+              prepare(in);
+              write_file(in / "plan.toml", valid_plan);
+            },
+        .arguments = {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", "{in}/db.sqlite"}});
   }
   return cases;
 }
@@ -232,11 +263,12 @@ std::vector<HostileCase> hostile_marker_cases() {
     // Alternate the simulated GPU and the fake NVML, which also checks the GPU state.
     const bool fake_gpu = index++ % 2 == 1;
     // measure exits with its program's status: 0 here, whatever the markers said.
-    cases.push_back(HostileCase{.name = "measure_" + stream.name,
-                                .prepare = [bytes = stream.bytes](const fs::path& in) { write_file(in / "markers.txt", bytes); },
-                                .arguments = measure_markers(fake_gpu ? "0" : "sim:v100", {"--json"}),
-                                .fake_gpu = fake_gpu,
-                                .must_fail = false});
+    cases.push_back(HostileCase{
+        .name = "measure_" + stream.name,
+        .prepare = [bytes = stream.bytes](const fs::path& in) { write_file(in / "markers.txt", bytes); },
+        .arguments = measure_markers(fake_gpu ? "0" : "sim:v100", {"--json"}),
+        .fake_gpu = fake_gpu,
+        .must_fail = false});
   }
   return cases;
 }
@@ -256,9 +288,12 @@ std::vector<HostileCase> hostile_output_cases() {
   return {
       output_case("export_o_empty", database, {"export", "{in}/db.sqlite", "-o", ""}),
       output_case("export_o_dev_full", database, {"export", "{in}/db.sqlite", "-o", "/dev/full"}),
-      output_case("export_csv_onto_input", database, {"export", "{in}/db.sqlite", "--format", "csv", "-o", "{in}/db.sqlite"}),
-      output_case("export_json_onto_input", database, {"export", "{in}/db.sqlite", "--format", "json", "-o", "{in}/db.sqlite"}),
-      output_case("export_into_missing_directory", database, {"export", "{in}/db.sqlite", "-o", "{out}/missing/x.csv"}),
+      output_case("export_csv_onto_input", database,
+                  {"export", "{in}/db.sqlite", "--format", "csv", "-o", "{in}/db.sqlite"}),
+      output_case("export_json_onto_input", database,
+                  {"export", "{in}/db.sqlite", "--format", "json", "-o", "{in}/db.sqlite"}),
+      output_case("export_into_missing_directory", database,
+                  {"export", "{in}/db.sqlite", "-o", "{out}/missing/x.csv"}),
       output_case("export_stdout_dev_full", database, {"export", "{in}/db.sqlite", "--format", "json"}, true),
       output_case("report_o_empty", database, {"report", "{in}/db.sqlite", "-o", ""}),
       output_case("report_o_dev_full", database, {"report", "{in}/db.sqlite", "-o", "/dev/full"}),
@@ -266,19 +301,26 @@ std::vector<HostileCase> hostile_output_cases() {
       output_case("report_onto_table_input", table, {"report", "{in}/table.csv", "-o", "{in}/table.csv"}),
       output_case("analyze_json_stdout_dev_full", table, {"analyze", "{in}/table.csv", "--json"}, true),
       output_case("analyze_text_stdout_dev_full", table, {"analyze", "{in}/table.csv"}, true),
-      output_case("import_into_missing_directory", table, {"import", "{in}/table.csv", "--db", "{out}/missing/t.sqlite"}),
+      output_case("import_into_missing_directory", table,
+                  {"import", "{in}/table.csv", "--db", "{out}/missing/t.sqlite"}),
       output_case("import_onto_input", table, {"import", "{in}/table.csv", "--db", "{in}/table.csv"}),
       output_case("merge_onto_input", database, {"merge", "{in}/db.sqlite", "{in}/db.sqlite"}),
       output_case("sweep_db_empty", plan, {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", ""}),
-      output_case("sweep_db_memory", plan, {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", ":memory:"}),
-      output_case("sweep_db_memory_uri", plan, {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", "file:x?mode=memory"}),
-      output_case("sweep_db_onto_plan", plan, {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", "{in}/plan.toml"}),
-      output_case("sweep_stdout_dev_full", plan, {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--dry-run"}, true),
+      output_case("sweep_db_memory", plan,
+                  {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", ":memory:"}),
+      output_case("sweep_db_memory_uri", plan,
+                  {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", "file:x?mode=memory"}),
+      output_case("sweep_db_onto_plan", plan,
+                  {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--db", "{in}/plan.toml"}),
+      output_case("sweep_stdout_dev_full", plan,
+                  {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--dry-run"}, true),
       output_case("measure_json_stdout_dev_full", markers, measure_markers("sim:v100", {"--json"}), true),
-      output_case("measure_trace_dev_full", markers, measure_markers("sim:v100", {"--json", "--trace", "/dev/full"})),
+      output_case("measure_trace_dev_full", markers,
+                  measure_markers("sim:v100", {"--json", "--trace", "/dev/full"})),
       output_case("measure_trace_missing_directory", markers,
                   measure_markers("sim:v100", {"--json", "--trace", "{out}/missing/trace.csv"})),
-      output_case("measure_trace_onto_input", markers, measure_markers("sim:v100", {"--json", "--trace", "{in}/markers.txt"})),
+      output_case("measure_trace_onto_input", markers,
+                  measure_markers("sim:v100", {"--json", "--trace", "{in}/markers.txt"})),
   };
 }
 

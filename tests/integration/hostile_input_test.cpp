@@ -78,7 +78,8 @@ TEST_P(HostileInput, FailsCleanlyAndChangesNothing) {
   fs::create_directories(gpu / "state");
   if (hostile.prepare) hostile.prepare(in);
 
-  EnvironmentChanges environment = {{"DVFSLAB_STATE_DIR", (gpu / "state").string()}, {"DVFSLAB_READ_ONLY", std::nullopt}};
+  EnvironmentChanges environment = {{"DVFSLAB_STATE_DIR", (gpu / "state").string()},
+                                    {"DVFSLAB_READ_ONLY", std::nullopt}};
   const fs::path gpu_state = gpu / "fake-state.json", setter_log = gpu / "setters.log";
   std::string gpu_state_before;
   if (hostile.fake_gpu) {
@@ -111,14 +112,17 @@ TEST_P(HostileInput, FailsCleanlyAndChangesNothing) {
   const auto violated = [&](const std::string& what) { violations.push_back(what); };
   if (result.timed_out) violated("still running after the time limit (a hang)");
   if (!documented_exit_codes.contains(result.exit_code)) {
-    violated("exit code " + std::to_string(result.exit_code) + " is not documented" +
-             (result.exit_code > 128 ? " (killed by signal " + std::to_string(result.exit_code - 128) + ")" : ""));
+    violated(
+        "exit code " + std::to_string(result.exit_code) + " is not documented" +
+        (result.exit_code > 128 ? " (killed by signal " + std::to_string(result.exit_code - 128) + ")" : ""));
   }
   const auto lines = stderr_lines(result.err);
   if (result.err.find("internal error") != std::string::npos) violated("stderr says \"internal error\"");
-  if (hostile.must_fail && result.exit_code == 0) violated("exit 0: the input was accepted or the output lost");
+  if (hostile.must_fail && result.exit_code == 0)
+    violated("exit 0: the input was accepted or the output lost");
   if (result.exit_code != 0) {
-    if (lines.size() != 1) violated("a failure printed " + std::to_string(lines.size()) + " lines on stderr, not 1");
+    if (lines.size() != 1)
+      violated("a failure printed " + std::to_string(lines.size()) + " lines on stderr, not 1");
     if (lines.empty() || lines.front().rfind("dvfslab: error: ", 0) != 0) {
       violated("a failure's stderr does not start with \"dvfslab: error: \"");
     }
@@ -133,8 +137,8 @@ TEST_P(HostileInput, FailsCleanlyAndChangesNothing) {
     if (after == inputs_after.end()) {
       violated("input " + path.filename().string() + " was removed");
     } else if (after->second != bytes) {
-      violated("input " + path.filename().string() + " was changed (" + std::to_string(bytes.size()) + " -> " +
-               std::to_string(after->second.size()) + " bytes)");
+      violated("input " + path.filename().string() + " was changed (" + std::to_string(bytes.size()) +
+               " -> " + std::to_string(after->second.size()) + " bytes)");
     }
   }
   if (hostile.fake_gpu) {
@@ -144,7 +148,8 @@ TEST_P(HostileInput, FailsCleanlyAndChangesNothing) {
 
   for (const auto& violation : violations) ADD_FAILURE() << violation;
   if (!violations.empty()) {
-    ADD_FAILURE() << "exit " << result.exit_code << " after " << seconds << " s; stderr: " << result.err.substr(0, 2000);
+    ADD_FAILURE() << "exit " << result.exit_code << " after " << seconds
+                  << " s; stderr: " << result.err.substr(0, 2000);
   }
 }
 

@@ -24,8 +24,9 @@ const std::string plan_case = "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_size
 std::string plan_with(const std::string& knobs, const std::string& measure) {
   const bool has_duration = measure.find("duration_s") != std::string::npos;
   const bool has_settle = measure.find("settle_s") != std::string::npos;
-  return plan_head + "[knobs]\n" + (knobs.empty() ? "sm_mhz = [1380]\n" : knobs + "\n") + plan_case + "[measure]\n" +
-         (has_duration ? "" : "duration_s = 0.2\n") + (has_settle ? "" : "settle_s = 0\n") + measure + "\n";
+  return plan_head + "[knobs]\n" + (knobs.empty() ? "sm_mhz = [1380]\n" : knobs + "\n") + plan_case +
+         "[measure]\n" + (has_duration ? "" : "duration_s = 0.2\n") + (has_settle ? "" : "settle_s = 0\n") +
+         measure + "\n";
 }
 
 std::string repeated(const std::string& part, int times) {
@@ -39,7 +40,10 @@ std::string repeated(const std::string& part, int times) {
 std::string comma_list(int count, const std::string& prefix) {
   std::string out;
   for (int i = 1; i <= count; ++i) {
-    out += (i == 1 ? "" : i % 100 == 0 ? ",\n" : ", ") + prefix + std::to_string(i) + (prefix.empty() ? "" : "\"");
+    out += (i == 1         ? ""
+            : i % 100 == 0 ? ",\n"
+                           : ", ") +
+           prefix + std::to_string(i) + (prefix.empty() ? "" : "\"");
   }
   return out;
 }
@@ -60,13 +64,15 @@ std::vector<PlanText> nesting_plans() {
       {"nested_arrays_10000", plan_head + "[knobs]\nsm_mhz = " + std::string(10'000, '[') + "1380" +
                                   std::string(10'000, ']') + "\n" + plan_case},
       {"nested_inline_tables_10000", plan_head + "x = " + inline_tables + "\n" + plan_case},
-      {"nested_mixed_5000", plan_head + "x = " + repeated("[{a=", 5'000) + "1" + repeated("}]", 5'000) + "\n" + plan_case},
+      {"nested_mixed_5000",
+       plan_head + "x = " + repeated("[{a=", 5'000) + "1" + repeated("}]", 5'000) + "\n" + plan_case},
       {"unclosed_arrays_100000", plan_head + "x = " + std::string(100'000, '[') + "\n"},
-      {"nested_33_levels", plan_head + "[knobs]\nsm_mhz = " + std::string(33, '[') + "1380" + std::string(33, ']') +
-                               "\n" + plan_case},
+      {"nested_33_levels", plan_head + "[knobs]\nsm_mhz = " + std::string(33, '[') + "1380" +
+                               std::string(33, ']') + "\n" + plan_case},
       {"dotted_key_10000_deep", plan_head + repeated("a.", 10'000) + "a = 1\n" + plan_case},
       {"dotted_table_header_5000_deep", plan_case + "[" + repeated("a.", 5'000) + "a]\nx = 1\n"},
-      {"brackets_in_strings", plan_head + "description = \"" + std::string(50'000, '[') + "\"\n" + plan_case, false},
+      {"brackets_in_strings", plan_head + "description = \"" + std::string(50'000, '[') + "\"\n" + plan_case,
+       false},
   };
 }
 
@@ -93,8 +99,10 @@ std::vector<PlanText> number_plans() {
   plans.push_back({"sm_mhz_negative", plan_with("sm_mhz = [-1380]", "")});
   plans.push_back({"mem_mhz_wraps", plan_with("mem_mhz = [4294968173]", "")});
   plans.push_back({"power_limit_wraps_to_200", plan_with("power_limit_w = [4294967496]", "")});
-  plans.push_back({"batch_wraps_to_1", plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [4294967297]\n"});
-  plans.push_back({"batch_2_pow_31", plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [2147483648]\n"});
+  plans.push_back({"batch_wraps_to_1",
+                   plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [4294967297]\n"});
+  plans.push_back(
+      {"batch_2_pow_31", plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [2147483648]\n"});
   plans.push_back({"batch_zero", plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [0]\n"});
   return plans;
 }
@@ -102,7 +110,8 @@ std::vector<PlanText> number_plans() {
 std::vector<PlanText> range_and_grid_plans() {
   std::string many_cases;
   for (int i = 0; i < 100; ++i) {
-    many_cases += "[[cases]]\nworkloads = [" + comma_list(40, "\"w") + "]\nbatch_sizes = [" + comma_list(30, "") + "]\n";
+    many_cases += "[[cases]]\nworkloads = [" + comma_list(40, "\"w") + "]\nbatch_sizes = [" +
+                  comma_list(30, "") + "]\n";
   }
   return {
       {"sm_range_to_int_max", plan_with("sm_mhz = \"1:2147483647:1\"", "")},
@@ -116,9 +125,9 @@ std::vector<PlanText> range_and_grid_plans() {
       {"sm_count_2_pow_31", plan_with("sm_mhz = { count = 2147483648 }", "")},
       {"sm_every_zero", plan_with("sm_mhz = { every = 0 }", "")},
       {"sm_min_above_table", plan_with("sm_mhz = { min = 99999 }", "")},
-      {"grid_1000_workloads_x_1000_batches",
-       plan_head + "[[cases]]\nworkloads = [" + comma_list(1'000, "\"w") + "]\nbatch_sizes = [" + comma_list(1'000, "") +
-           "]\n"},
+      {"grid_1000_workloads_x_1000_batches", plan_head + "[[cases]]\nworkloads = [" +
+                                                 comma_list(1'000, "\"w") + "]\nbatch_sizes = [" +
+                                                 comma_list(1'000, "") + "]\n"},
       {"grid_100_case_tables_x_40_workloads_x_30_batches", plan_head + many_cases},
       {"grid_all_clocks_x_2000_batches",
        plan_head + "[knobs]\nsm_mhz = \"all\"\n[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [" +
@@ -144,9 +153,10 @@ std::vector<PlanText> type_plans() {
       {"duplicate_table", plan_head + "[plan]\n" + plan_case},
       {"key_with_newline_escape", plan_head + "\"a\\nb\\nc\" = 1\n" + plan_case},
       {"order_with_newlines", plan_with("", "order = \"x\\ny\\nz\"")},
-      {"mode_with_control_chars", plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [32]\nmodes = [\"\\u0007\\r\"]\n"},
-      {"unknown_workload_huge_name", plan_head + "[[cases]]\nworkloads = [\"" + std::string(100'000, 'w') +
-                                         "\"]\nbatch_sizes = [32]\n"},
+      {"mode_with_control_chars",
+       plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [32]\nmodes = [\"\\u0007\\r\"]\n"},
+      {"unknown_workload_huge_name",
+       plan_head + "[[cases]]\nworkloads = [\"" + std::string(100'000, 'w') + "\"]\nbatch_sizes = [32]\n"},
   };
 }
 
@@ -185,20 +195,24 @@ std::vector<PlanText> file_plans() {
       {"invalid_utf8_in_comment", "# \xff\xfe\n" + plan_head + plan_case},
       {"invalid_utf8_in_key", plan_head + "\"\xc0\xaf\" = 1\n" + plan_case},
       {"utf8_bom", "\xef\xbb\xbf" + plan_with("", ""), false},
-      {"crlf_lines", [] {
+      {"crlf_lines",
+       [] {
          std::string text = plan_with("", "");
-         for (auto at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2)) text.insert(at, "\r");
+         for (auto at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2))
+           text.insert(at, "\r");
          return text;
-       }(), false},
+       }(),
+       false},
       {"long_string_500k", "[plan]\nname = \"" + std::string(500'000, 'x') + "\"\n" + plan_case},
       {"over_64_kib", repeated("# " + std::string(100, 'x') + "\n", 700) + plan_with("", "")},
       {"line_over_4096_bytes", plan_head + "# " + std::string(5'000, 'x') + "\n" + plan_case},
-      {"five_thousand_values_on_a_line", plan_head + "description = [" + repeated("1, ", 5'000) + "1]\n" + plan_case},
+      {"five_thousand_values_on_a_line",
+       plan_head + "description = [" + repeated("1, ", 5'000) + "1]\n" + plan_case},
   };
 }
 
-HostileCase plan_file_case(const std::string& name, const std::string& text, std::vector<std::string> arguments,
-                           bool fake_gpu, bool must_fail) {
+HostileCase plan_file_case(const std::string& name, const std::string& text,
+                           std::vector<std::string> arguments, bool fake_gpu, bool must_fail) {
   return HostileCase{.name = name,
                      .prepare = [text](const fs::path& in) { write_file(in / "plan.toml", text); },
                      .arguments = std::move(arguments),
@@ -228,30 +242,32 @@ std::vector<HostileCase> hostile_plan_cases() {
                                    {"sweep", "{in}/plan.toml", "--device", "sim:v100", "--dry-run"}, false,
                                    plan.refused_before_any_change));
     if (plan.also_on_nvml) {
-      cases.push_back(plan_file_case(plan.name + "_on_nvml", plan.text,
-                                     {"sweep", "{in}/plan.toml", "--device", "0", "--allow-clock-changes", "--db",
-                                      "{out}/db.sqlite"},
-                                     true, true));
+      cases.push_back(plan_file_case(
+          plan.name + "_on_nvml", plan.text,
+          {"sweep", "{in}/plan.toml", "--device", "0", "--allow-clock-changes", "--db", "{out}/db.sqlite"},
+          true, true));
     }
   }
   // Plan paths that are not plan files.
   const auto path_case = [](const std::string& name, const std::string& path) {
-    return HostileCase{.name = name, .prepare = nullptr, .arguments = {"sweep", path, "--device", "sim:v100", "--dry-run"}};
+    return HostileCase{
+        .name = name, .prepare = nullptr, .arguments = {"sweep", path, "--device", "sim:v100", "--dry-run"}};
   };
   cases.push_back(path_case("plan_is_a_directory", "{in}"));
   cases.push_back(path_case("plan_is_dev_zero", "/dev/zero"));
   cases.push_back(path_case("plan_is_dev_null", "/dev/null"));
   cases.push_back(path_case("plan_is_missing", "{in}/missing.toml"));
-  cases.push_back(HostileCase{.name = "plan_is_a_fifo",
-                              .prepare = [](const fs::path& in) { ::mkfifo((in / "fifo.toml").c_str(), 0600); },
-                              .arguments = {"sweep", "{in}/fifo.toml", "--device", "sim:v100", "--dry-run"}});
+  cases.push_back(
+      HostileCase{.name = "plan_is_a_fifo",
+                  .prepare = [](const fs::path& in) { ::mkfifo((in / "fifo.toml").c_str(), 0600); },
+                  .arguments = {"sweep", "{in}/fifo.toml", "--device", "sim:v100", "--dry-run"}});
   // A command case whose program does not exist: a plan error, not measure's 127.
-  cases.push_back(plan_file_case("command_program_missing",
-                                 plan_head + "[knobs]\nsm_mhz = [1380]\n[[cases]]\nname = \"train\"\n"
-                                             "command = [\"dvfslab-no-such-program\"]\n[measure]\nsettle_s = 0\n",
-                                 {"sweep", "{in}/plan.toml", "--device", "0", "--allow-clock-changes", "--db",
-                                  "{out}/db.sqlite"},
-                                 true, true));
+  cases.push_back(plan_file_case(
+      "command_program_missing",
+      plan_head + "[knobs]\nsm_mhz = [1380]\n[[cases]]\nname = \"train\"\n"
+                  "command = [\"dvfslab-no-such-program\"]\n[measure]\nsettle_s = 0\n",
+      {"sweep", "{in}/plan.toml", "--device", "0", "--allow-clock-changes", "--db", "{out}/db.sqlite"}, true,
+      true));
   return cases;
 }
 
@@ -263,25 +279,31 @@ std::vector<HostileCase> hostile_option_cases() {
                        .fake_gpu = true};
   };
   return {
-      option_case("sweep_empty_device", {"sweep", "{in}/plan.toml", "--device", "", "--allow-clock-changes", "--db",
-                                         "{out}/db.sqlite"}),
+      option_case("sweep_empty_device", {"sweep", "{in}/plan.toml", "--device", "", "--allow-clock-changes",
+                                         "--db", "{out}/db.sqlite"}),
       option_case("info_empty_device", {"info", "--device", ""}),
       option_case("measure_empty_device", {"measure", "--device", "", "--", "true"}),
-      option_case("hold_empty_device", {"hold", "--device", "", "--sm", "1980", "--allow-clock-changes", "--seconds", "0"}),
+      option_case("hold_empty_device",
+                  {"hold", "--device", "", "--sm", "1980", "--allow-clock-changes", "--seconds", "0"}),
       option_case("restore_empty_device", {"restore", "--device", ""}),
       option_case("study_empty_device", {"study", "--device", "", "--out", "{out}/study"}),
-      option_case("hold_sm_wraps", {"hold", "--device", "0", "--sm", "4294968676", "--allow-clock-changes", "--seconds", "0"}),
-      option_case("hold_power_wraps", {"hold", "--device", "0", "--power-limit", "4294967496", "--allow-clock-changes",
-                                       "--seconds", "0"}),
-      option_case("hold_seconds_inf", {"hold", "--device", "0", "--sm", "1980", "--allow-clock-changes", "--seconds", "inf"}),
-      option_case("measure_skip_iters_beyond_int64", {"measure", "--device", "0", "--skip-iters", "99999999999999999999",
-                                                      "--", "true"}),
-      option_case("measure_idle_seconds_inf", {"measure", "--device", "0", "--idle-seconds", "inf", "--", "true"}),
-      option_case("measure_idle_seconds_nan", {"measure", "--device", "0", "--idle-seconds", "nan", "--", "true"}),
+      option_case("hold_sm_wraps",
+                  {"hold", "--device", "0", "--sm", "4294968676", "--allow-clock-changes", "--seconds", "0"}),
+      option_case("hold_power_wraps", {"hold", "--device", "0", "--power-limit", "4294967496",
+                                       "--allow-clock-changes", "--seconds", "0"}),
+      option_case("hold_seconds_inf",
+                  {"hold", "--device", "0", "--sm", "1980", "--allow-clock-changes", "--seconds", "inf"}),
+      option_case("measure_skip_iters_beyond_int64",
+                  {"measure", "--device", "0", "--skip-iters", "99999999999999999999", "--", "true"}),
+      option_case("measure_idle_seconds_inf",
+                  {"measure", "--device", "0", "--idle-seconds", "inf", "--", "true"}),
+      option_case("measure_idle_seconds_nan",
+                  {"measure", "--device", "0", "--idle-seconds", "nan", "--", "true"}),
       option_case("measure_sample_ms_inf", {"measure", "--device", "0", "--sample-ms", "inf", "--", "true"}),
-      option_case("sweep_shard_beyond_int", {"sweep", "{in}/plan.toml", "--device", "0", "--shard", "1/4294967297",
-                                             "--dry-run"}),
-      option_case("sweep_shard_zero", {"sweep", "{in}/plan.toml", "--device", "0", "--shard", "0/0", "--dry-run"}),
+      option_case("sweep_shard_beyond_int",
+                  {"sweep", "{in}/plan.toml", "--device", "0", "--shard", "1/4294967297", "--dry-run"}),
+      option_case("sweep_shard_zero",
+                  {"sweep", "{in}/plan.toml", "--device", "0", "--shard", "0/0", "--dry-run"}),
       option_case("unknown_option", {"sweep", "{in}/plan.toml", "--no-such-option"}),
       option_case("missing_argument", {"sweep"}),
   };

@@ -13,7 +13,8 @@
 namespace dvfslab::testing {
 namespace {
 
-nlohmann::json info_json(const std::vector<std::string>& extra_arguments, const EnvironmentChanges& environment) {
+nlohmann::json info_json(const std::vector<std::string>& extra_arguments,
+                         const EnvironmentChanges& environment) {
   std::vector<std::string> arguments = {"info", "--json"};
   arguments.insert(arguments.end(), extra_arguments.begin(), extra_arguments.end());
   const ProcessResult result = run_dvfslab(arguments, environment);
@@ -22,14 +23,17 @@ nlohmann::json info_json(const std::vector<std::string>& extra_arguments, const 
   return nlohmann::json::parse(result.out);
 }
 
-int count_lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+int count_lines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
 
 TEST(InfoCli, JsonContractOnTheFakeH200) {
   const auto document = info_json({}, fake_nvml_environment("h200"));
   ASSERT_EQ(document["devices"].size(), 1u);
   const auto& device = document["devices"][0];
-  for (const char* key : {"index", "name", "uuid", "pci_bus_id", "architecture", "driver_version", "library_version",
-                          "nvml_version", "simulated", "device", "clocks", "power_limit_w", "telemetry"}) {
+  for (const char* key :
+       {"index", "name", "uuid", "pci_bus_id", "architecture", "driver_version", "library_version",
+        "nvml_version", "simulated", "device", "clocks", "power_limit_w", "telemetry"}) {
     EXPECT_TRUE(device.contains(key)) << key;
   }
   EXPECT_EQ(device["device"], device["uuid"]) << "an NVIDIA GPU is reopened by its UUID";
@@ -53,9 +57,9 @@ TEST(InfoCli, JsonContractOnTheFakeH200) {
   EXPECT_EQ(device["sensor_period_s"], 0.1);
 
   const auto& telemetry = device["telemetry"];
-  for (const char* key : {"time_s", "power_instant_w", "power_average_w", "energy_j", "sm_mhz", "mem_mhz",
-                          "gpu_temperature_c", "memory_temperature_c", "gpu_utilization_pct",
-                          "memory_utilization_pct", "throttle_reasons"}) {
+  for (const char* key :
+       {"time_s", "power_instant_w", "power_average_w", "energy_j", "sm_mhz", "mem_mhz", "gpu_temperature_c",
+        "memory_temperature_c", "gpu_utilization_pct", "memory_utilization_pct", "throttle_reasons"}) {
     EXPECT_TRUE(telemetry.contains(key)) << key;
   }
   EXPECT_TRUE(telemetry["power_instant_w"].is_number());
@@ -86,10 +90,11 @@ TEST(InfoCli, SelectsOneGpuByIndexUuidOrPciBusId) {
   std::transform(uuid_lower_without_prefix.begin(), uuid_lower_without_prefix.end(),
                  uuid_lower_without_prefix.begin(), [](unsigned char c) { return std::tolower(c); });
   std::string pci_short = pci.substr(4);  // "0000:38:00.0"
-  std::transform(pci_short.begin(), pci_short.end(), pci_short.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(pci_short.begin(), pci_short.end(), pci_short.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
 
-  for (const std::string& selector : {std::string("2"), uuid, uuid_lower_without_prefix, pci, pci_short,
-                                      pci.substr(9)}) {
+  for (const std::string& selector :
+       {std::string("2"), uuid, uuid_lower_without_prefix, pci, pci_short, pci.substr(9)}) {
     const auto devices = info_json({"--device", selector}, environment)["devices"];
     ASSERT_EQ(devices.size(), 1u) << selector;
     EXPECT_EQ(devices[0]["uuid"], uuid) << selector;
@@ -108,7 +113,8 @@ TEST(InfoCli, UnknownSelectorListsTheGpus) {
 }
 
 TEST(InfoCli, NoLibrarySaysHowToUseASimulatedGpu) {
-  const auto result = run_dvfslab({"info"}, fake_nvml_environment("h200", {}, "/nonexistent/libnvidia-ml.so.1"));
+  const auto result =
+      run_dvfslab({"info"}, fake_nvml_environment("h200", {}, "/nonexistent/libnvidia-ml.so.1"));
   EXPECT_EQ(result.exit_code, 4);
   EXPECT_NE(result.err.find("no NVIDIA driver found"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("--device sim:NAME"), std::string::npos) << result.err;
@@ -148,7 +154,7 @@ TEST(InfoCli, MissingEnergyCounterIsNullNotZero) {
 TEST(InfoCli, OlderDriverFallsBackToOlderSymbols) {
   const auto document = info_json({}, fake_nvml_environment("v100", {}, DVFSLAB_FAKE_NVML_OLD_DRIVER));
   const auto& device = document["devices"][0];
-  EXPECT_EQ(device["pci_bus_id"], "00000000:18:00.0");            // via nvmlDeviceGetPciInfo_v2
+  EXPECT_EQ(device["pci_bus_id"], "00000000:18:00.0");              // via nvmlDeviceGetPciInfo_v2
   EXPECT_TRUE(device["telemetry"]["throttle_reasons"].is_array());  // via ...ThrottleReasons
 }
 

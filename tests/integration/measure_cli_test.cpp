@@ -97,7 +97,9 @@ Finished measure(std::vector<std::string> command, std::vector<std::string> opti
   return DvfslabProcess(arguments).finish();
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 class MeasureCli : public ::testing::Test {
  protected:
@@ -127,8 +129,9 @@ TEST_F(MeasureCli, JsonOwnsStdoutAndTheProgramsStdoutMovesToStderr) {
   EXPECT_EQ(r.exit_code, 0);
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_TRUE(contains(r.err, "chatter"));
-  for (const char* key : {"duration_s", "energy_j", "energy_integrated_j", "mean_power_w", "peak_power_w",
-                          "sm_mhz_mean", "mem_mhz_mean", "temperature_c_max", "throttle", "flags", "windows"}) {
+  for (const char* key :
+       {"duration_s", "energy_j", "energy_integrated_j", "mean_power_w", "peak_power_w", "sm_mhz_mean",
+        "mem_mhz_mean", "temperature_c_max", "throttle", "flags", "windows"}) {
     EXPECT_TRUE(json.contains(key)) << key << " missing from " << r.out;
   }
   EXPECT_TRUE(json["simulated"].get<bool>());
@@ -137,7 +140,8 @@ TEST_F(MeasureCli, JsonOwnsStdoutAndTheProgramsStdoutMovesToStderr) {
 }
 
 TEST_F(MeasureCli, CrashingProgramStillGetsItsReport) {
-  const auto r = measure({"sh", "-c", "echo 'dvfslab:iter 4 items 8' >&$DVFSLAB_MARK_FD; kill -SEGV $$"}, {"--json"});
+  const auto r =
+      measure({"sh", "-c", "echo 'dvfslab:iter 4 items 8' >&$DVFSLAB_MARK_FD; kill -SEGV $$"}, {"--json"});
   EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_EQ(json["exit"]["signal"], SIGSEGV);
@@ -165,7 +169,8 @@ TEST_F(MeasureCli, InterruptIsForwardedAndPartialResultsArePrinted) {
       "except KeyboardInterrupt:\n"
       "    print('child got SIGINT', file=sys.stderr)\n"
       "    sys.exit(42)\n";
-  DvfslabProcess process({"measure", "--device", "sim:h200", "--json", "--", "python3", "-c", script, ready.string()});
+  DvfslabProcess process(
+      {"measure", "--device", "sim:h200", "--json", "--", "python3", "-c", script, ready.string()});
   // Wait until the program runs and has reported; generous, it only bounds a hang.
   for (int i = 0; i < 3000 && !std::filesystem::exists(ready); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -199,7 +204,8 @@ TEST_F(MeasureCli, MarkersGiveSteadyStateFiguresAndWindows) {
   EXPECT_EQ(json["skip_iterations"], 3);
   EXPECT_EQ(json["iterations"], 7);
   EXPECT_DOUBLE_EQ(json["items"].get<double>(), 7 * 32.0);
-  for (const char* key : {"time_per_iteration_s", "items_per_s", "energy_per_iteration_j", "energy_per_item_j"}) {
+  for (const char* key :
+       {"time_per_iteration_s", "items_per_s", "energy_per_iteration_j", "energy_per_item_j"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
   ASSERT_EQ(json["windows"].size(), 1u);
@@ -231,8 +237,8 @@ TEST_F(MeasureCli, TearDownAfterTheLastMarkerIsReportedApartAndAStepIndexGetsOne
 
 TEST_F(MeasureCli, IdleBaselineAndTraceFile) {
   const auto trace = dir_ / "trace.csv";
-  const auto r = measure({"sleep", "0.3"}, {"--json", "--idle-seconds", "0.3", "--sample-ms", "20", "--trace",
-                                             trace.string()});
+  const auto r = measure({"sleep", "0.3"},
+                         {"--json", "--idle-seconds", "0.3", "--sample-ms", "20", "--trace", trace.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_GT(json["idle_power_w"].get<double>(), 0.0);
@@ -252,7 +258,8 @@ TEST_F(MeasureCli, BadOptionsAreUsageErrors) {
   EXPECT_EQ(DvfslabProcess({"measure", "--device", "sim:h200"}).finish().exit_code, 2);  // no command
   const auto help = DvfslabProcess({"measure", "--help"}).finish();
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* option : {"--device", "--json", "--trace", "--skip-iters", "--sample-ms", "--idle-seconds"}) {
+  for (const char* option :
+       {"--device", "--json", "--trace", "--skip-iters", "--sample-ms", "--idle-seconds"}) {
     EXPECT_TRUE(contains(help.out, option)) << option;
   }
 }
@@ -266,8 +273,8 @@ TEST_F(MeasureCli, AReplayedTableCannotMeasureAProgram) {
 }
 
 TEST_F(MeasureCli, PythonExampleFromTheDocsReportsIterations) {
-  const auto r = measure({"python3", DVFSLAB_MARKERS_EXAMPLE_PY, "--steps", "6"},
-                         {"--json", "--skip-iters", "1"});
+  const auto r =
+      measure({"python3", DVFSLAB_MARKERS_EXAMPLE_PY, "--steps", "6"}, {"--json", "--skip-iters", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_EQ(json["iterations"], 5);

@@ -17,7 +17,6 @@ namespace {
 
 class NvmlBackend : public ::testing::Test {
  protected:
-
   EnvironmentChanges environment(const std::string& gpus, EnvironmentChanges extra = {},
                                  const std::string& library = DVFSLAB_FAKE_NVML) {
     extra["DVFSLAB_FAKE_NVML_LOG"] = log_path_.string();
@@ -76,12 +75,15 @@ TEST_F(NvmlBackend, ReadOnlyModeRefusesEveryControlCallBeforeTheDriver) {
   ScopedEnvironment scoped(environment("h200", {{"DVFSLAB_READ_ONLY", "1"}}));
   auto gpu = open_gpu("0", testing::open_options_from_environment());
   const ControlState state = gpu->control_state();
-  const std::vector<std::function<void()>> control_calls = {
-      [&] { gpu->lock_sm_clocks(1200, 1200); },      [&] { gpu->reset_sm_clocks(); },
-      [&] { gpu->lock_memory_clocks(2201, 2201); },  [&] { gpu->reset_memory_clocks(); },
-      [&] { gpu->set_application_clocks(3201, 1500); }, [&] { gpu->reset_application_clocks(); },
-      [&] { gpu->set_power_limit(500); },            [&] { gpu->reset_power_limit(); },
-      [&] { gpu->restore(state); }};
+  const std::vector<std::function<void()>> control_calls = {[&] { gpu->lock_sm_clocks(1200, 1200); },
+                                                            [&] { gpu->reset_sm_clocks(); },
+                                                            [&] { gpu->lock_memory_clocks(2201, 2201); },
+                                                            [&] { gpu->reset_memory_clocks(); },
+                                                            [&] { gpu->set_application_clocks(3201, 1500); },
+                                                            [&] { gpu->reset_application_clocks(); },
+                                                            [&] { gpu->set_power_limit(500); },
+                                                            [&] { gpu->reset_power_limit(); },
+                                                            [&] { gpu->restore(state); }};
   for (const auto& call : control_calls) {
     EXPECT_NE(error_message<PermissionError>(call).find("DVFSLAB_READ_ONLY=1"), std::string::npos);
   }
@@ -124,7 +126,8 @@ TEST_F(NvmlBackend, EnergyCounterNotSupportedLeavesTheReadingAbsent) {
 
 TEST_F(NvmlBackend, LostGpuThrowsGpuLostError) {
   ScopedEnvironment scoped(environment("h200", {{"DVFSLAB_FAKE_NVML_LOST_AFTER", "4"}}));
-  auto gpu = open_gpu("0", testing::open_options_from_environment());  // name, UUID, PCI info and architecture: 4 calls
+  auto gpu = open_gpu(
+      "0", testing::open_options_from_environment());  // name, UUID, PCI info and architecture: 4 calls
   const std::string message = error_message<GpuLostError>([&] { gpu->read_telemetry(); });
   EXPECT_NE(message.find("NVML_ERROR_GPU_IS_LOST"), std::string::npos) << message;
   EXPECT_THROW(gpu->lock_sm_clocks(1200, 1200), GpuLostError);
@@ -159,7 +162,8 @@ TEST_F(NvmlBackend, VersionedSymbolsComeFirstAndOlderOnesAreTheFallback) {
 
 TEST_F(NvmlBackend, ALibraryWithoutNvmlInitIsNoDriver) {
   ScopedEnvironment scoped(environment("h200", {}, "libm.so.6"));
-  const std::string message = error_message<DriverNotFoundError>([] { open_gpus("auto", testing::open_options_from_environment()); });
+  const std::string message =
+      error_message<DriverNotFoundError>([] { open_gpus("auto", testing::open_options_from_environment()); });
   EXPECT_NE(message.find("exports neither nvmlInit_v2 nor nvmlInit"), std::string::npos) << message;
   // The hint to use a simulated GPU is the command line's (InfoCli tests); the
   // NVML backend knows nothing of the simulator.
@@ -184,7 +188,8 @@ TEST_F(NvmlBackend, TelemetryIsConvertedToWattsJoulesAndMegahertz) {
   const ClockTable table = gpu->clock_table();
   const Telemetry first = gpu->read_telemetry();
   const Telemetry second = gpu->read_telemetry();
-  ASSERT_TRUE(first.power_instant_w && first.power_average_w && first.energy_j && first.sm_mhz && first.mem_mhz);
+  ASSERT_TRUE(first.power_instant_w && first.power_average_w && first.energy_j && first.sm_mhz &&
+              first.mem_mhz);
   EXPECT_GT(*first.power_instant_w, 20.0);  // watts, not milliwatts
   EXPECT_LT(*first.power_instant_w, 700.0);
   EXPECT_GE(*second.energy_j, *first.energy_j);

@@ -69,7 +69,8 @@ void damage_table(const fs::path& db, const std::string& table) {
 class DirectoryWatch {
  public:
   explicit DirectoryWatch(const fs::path& dir) : fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
-    inotify_add_watch(fd_, dir.c_str(), IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM);
+    inotify_add_watch(fd_, dir.c_str(),
+                      IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM);
   }
   ~DirectoryWatch() { ::close(fd_); }
   DirectoryWatch(const DirectoryWatch&) = delete;
@@ -155,7 +156,8 @@ TEST_F(OutputSafetyCli, ReportOntoItsOwnDatabaseIsRefusedBeforeAnythingIsWritten
                          "writing it would destroy the input");
   EXPECT_TRUE(read_bytes(db_) == original_) << "the database changed";
   const fs::path table = dir_ / "table.csv";
-  ASSERT_EQ(run_dvfslab({"export", db_.string(), "--format", "sweep-table", "-o", table.string()}).exit_code, 0);
+  ASSERT_EQ(run_dvfslab({"export", db_.string(), "--format", "sweep-table", "-o", table.string()}).exit_code,
+            0);
   const std::string table_bytes = read_bytes(table);
   expect_one_clear_error(run_dvfslab({"report", table.string(), "-o", table.string()}), 3,
                          "writing it would destroy the input");
@@ -166,8 +168,8 @@ TEST_F(OutputSafetyCli, BadOutputPathsAreOneClearErrorEachAndLeaveNothingBehind)
   fs::create_directory(dir_ / "a_directory");
   const auto before = entries();
   expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", ""}), 3, "output file name is empty");
-  expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", (dir_ / "missing" / "x.csv").string()}), 3,
-                         "does not exist");
+  expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", (dir_ / "missing" / "x.csv").string()}),
+                         3, "does not exist");
   expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", (dir_ / "a_directory").string()}), 3,
                          "is a directory");
   expect_one_clear_error(run_dvfslab({"export", db_.string(), "-o", "/dev/full"}), 1,
@@ -194,7 +196,8 @@ TEST_F(OutputSafetyCli, ResumeIntoADamagedDatabaseWritesNothing) {
   std::ofstream(plan) << "[[cases]]\nworkloads = [\"resnet50\"]\nmodes = [\"train\"]\nbatch_sizes = [16]\n"
                          "[measure]\nduration_s = 1.0\n";
   const fs::path sweep_db = dir_ / "sweep.sqlite";
-  ASSERT_EQ(run_dvfslab({"sweep", plan.string(), "--device", "sim:v100", "--db", sweep_db.string()}).exit_code, 0);
+  ASSERT_EQ(
+      run_dvfslab({"sweep", plan.string(), "--device", "sim:v100", "--db", sweep_db.string()}).exit_code, 0);
   {
     Connection connection(sweep_db, false);
     connection.execute("DROP TABLE samples");
@@ -206,7 +209,8 @@ TEST_F(OutputSafetyCli, ResumeIntoADamagedDatabaseWritesNothing) {
   EXPECT_TRUE(read_bytes(sweep_db) == dropped) << "no failed run may be added";
 
   // A damaged page: quick_check finds it before the first write.
-  ASSERT_EQ(run_dvfslab({"sweep", plan.string(), "--device", "sim:v100", "--db", db_.string() + "2"}).exit_code, 0);
+  ASSERT_EQ(
+      run_dvfslab({"sweep", plan.string(), "--device", "sim:v100", "--db", db_.string() + "2"}).exit_code, 0);
   const fs::path damaged = db_.string() + "2";
   damage_table(damaged, "points");
   const std::string corrupted = read_bytes(damaged);
@@ -242,7 +246,8 @@ TEST_F(OutputSafetyCli, LatinOneSweepTableIsRefusedNamingTheLine) {
 TEST_F(OutputSafetyCli, JsonOfInvalidUtf8StoredByAnotherToolDoesNotFail) {
   {
     Connection connection(db_, false);
-    connection.execute("UPDATE runs SET gpu_name = CAST(X'5465736C6120E9' AS TEXT), source = CAST(X'FF' AS TEXT)");
+    connection.execute(
+        "UPDATE runs SET gpu_name = CAST(X'5465736C6120E9' AS TEXT), source = CAST(X'FF' AS TEXT)");
   }
   const ProcessResult exported = run_dvfslab({"export", db_.string(), "--format", "json"});
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
@@ -264,9 +269,10 @@ TEST_F(OutputSafetyCli, AnalyzeOfAnotherProgramsSqliteFileLeavesItByteForByteUnc
   ASSERT_EQ(bytes[18], 1) << "a rollback-journal database to begin with";
   expect_one_clear_error(run_dvfslab({"analyze", other.string()}), 8, "not a dvfslab database");
   expect_one_clear_error(run_dvfslab({"export", other.string()}), 8, "not a dvfslab database");
-  expect_one_clear_error(run_dvfslab({"import", (fs::path(DVFSLAB_SHARED_DATA_DIR) / "p100-dnn-power-limit.csv").string(),
-                                      "--db", other.string()}),
-                         8, "not a dvfslab database");
+  expect_one_clear_error(
+      run_dvfslab({"import", (fs::path(DVFSLAB_SHARED_DATA_DIR) / "p100-dnn-power-limit.csv").string(),
+                   "--db", other.string()}),
+      8, "not a dvfslab database");
   EXPECT_TRUE(read_bytes(other) == bytes) << "changed (header bytes 18-19 hold the journal mode)";
 }
 
@@ -287,7 +293,8 @@ TEST_F(OutputSafetyCli, ReadingADatabaseCreatesNoFileAndChangesNothingInItsDirec
     const ProcessResult exported = run_dvfslab({"export", db_.string(), "--format", "json"});
     EXPECT_EQ(analyzed.exit_code, 0) << analyzed.err;
     EXPECT_EQ(exported.exit_code, 0) << exported.err;
-    EXPECT_TRUE(watch.changes().empty()) << "a reader created, changed or removed a file next to the database";
+    EXPECT_TRUE(watch.changes().empty())
+        << "a reader created, changed or removed a file next to the database";
     EXPECT_EQ(entries(), before);
     EXPECT_TRUE(read_bytes(db_) == bytes) << "the database changed";
     EXPECT_EQ(fs::last_write_time(db_), mtime);
@@ -296,7 +303,8 @@ TEST_F(OutputSafetyCli, ReadingADatabaseCreatesNoFileAndChangesNothingInItsDirec
 
 TEST_F(OutputSafetyCli, StandardOutputThatCannotBeWrittenIsAnErrorNotSuccess) {
   const std::string db = quoted(db_.string());
-  const std::vector<std::string> commands = {"analyze " + db, "analyze --json " + db, "export --format json " + db,
+  const std::vector<std::string> commands = {"analyze " + db, "analyze --json " + db,
+                                             "export --format json " + db,
                                              "measure --device sim:h200 --json -- true", "--help"};
   for (const std::string& arguments : commands) {
     SCOPED_TRACE(arguments);
@@ -331,10 +339,11 @@ TEST_F(OutputSafetyCli, ADirectoryOrADeviceAsPlanOrReplayTableIsNamedAsSuch) {
                          "is a directory");
   expect_one_clear_error(run_dvfslab({"sweep", "/dev/zero", "--device", "sim:v100", "--dry-run"}), 3,
                          "is not a regular file");
-  expect_one_clear_error(run_dvfslab({"sweep", plan.string(), "--device", "replay:/dev/zero", "--dry-run"}), 3,
-                         "is not a regular file");
-  expect_one_clear_error(run_dvfslab({"sweep", plan.string(), "--device", "replay:" + dir_.string(), "--dry-run"}),
-                         3, "is a directory");
+  expect_one_clear_error(run_dvfslab({"sweep", plan.string(), "--device", "replay:/dev/zero", "--dry-run"}),
+                         3, "is not a regular file");
+  expect_one_clear_error(
+      run_dvfslab({"sweep", plan.string(), "--device", "replay:" + dir_.string(), "--dry-run"}), 3,
+      "is a directory");
   expect_one_clear_error(run_dvfslab({"import", dir_.string(), "--db", (dir_ / "x.sqlite").string()}), 3,
                          "is a directory");
 }
@@ -345,10 +354,11 @@ TEST_F(OutputSafetyCli, ASweepRefusedBeforeItBeganLeavesNoDatabase) {
                          "[measure]\nduration_s = 0.3\nsettle_s = 0\ndrift_check = false\n";
   std::ofstream(dir_ / "state_is_a_file") << "";
   const fs::path db = dir_ / "refused.sqlite";
-  const ProcessResult refused = run_dvfslab(
-      {"sweep", plan.string(), "--device", "0", "--db", db.string()},
-      testing::fake_nvml_environment("h200", {{"DVFSLAB_STATE_DIR", (dir_ / "state_is_a_file").string()},
-                                              {"DVFSLAB_FAKE_NVML_STATE", (dir_ / "fake_state.json").string()}}));
+  const ProcessResult refused =
+      run_dvfslab({"sweep", plan.string(), "--device", "0", "--db", db.string()},
+                  testing::fake_nvml_environment(
+                      "h200", {{"DVFSLAB_STATE_DIR", (dir_ / "state_is_a_file").string()},
+                               {"DVFSLAB_FAKE_NVML_STATE", (dir_ / "fake_state.json").string()}}));
   EXPECT_NE(refused.exit_code, 0) << refused.err;
   for (const auto& file : {db, fs::path(db.string() + "-wal"), fs::path(db.string() + "-shm")}) {
     EXPECT_FALSE(fs::exists(file)) << file;

@@ -37,7 +37,8 @@ class PlanInputCli : public ::testing::Test {
   }
   fs::path setter_log() const { return scratch_ / "setters.log"; }
 
-  ProcessResult run(const std::vector<std::string>& arguments, const testing::EnvironmentChanges& environment) {
+  ProcessResult run(const std::vector<std::string>& arguments,
+                    const testing::EnvironmentChanges& environment) {
     return testing::run_process_with_limit(DVFSLAB_BINARY, arguments, environment, time_limit);
   }
 
@@ -55,8 +56,9 @@ void expect_one_error_line(const ProcessResult& result, const std::string& expec
 
 TEST_F(PlanInputCli, DeeplyNestedPlanExitsThreeNamingTheLineNotASegfault) {
   // The 20 KB plan of issue 11: 10,000 nested '['.
-  const std::string plan = write_plan("[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [32]\n[knobs]\nsm_mhz = " +
-                                      std::string(10'000, '[') + "1380" + std::string(10'000, ']') + "\n");
+  const std::string plan =
+      write_plan("[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [32]\n[knobs]\nsm_mhz = " +
+                 std::string(10'000, '[') + "1380" + std::string(10'000, ']') + "\n");
   const auto result = run({"sweep", plan, "--device", "sim:v100", "--dry-run"}, {});
   EXPECT_EQ(result.exit_code, 3);
   expect_one_error_line(result, "plan.toml:5:42: arrays or inline tables nested deeper than 32 levels");
@@ -65,38 +67,45 @@ TEST_F(PlanInputCli, DeeplyNestedPlanExitsThreeNamingTheLineNotASegfault) {
 TEST_F(PlanInputCli, InfiniteDurationIsRefusedNotAHang) {
   for (const std::string key : {"duration_s", "settle_s", "cooldown_s"}) {
     SCOPED_TRACE(key);
-    const std::string plan = write_plan("[knobs]\nsm_mhz = [1980]\n[[cases]]\nworkloads = [\"resnet50\"]\n"
-                                        "batch_sizes = [32]\n[measure]\n" + key + " = inf\n");
-    const auto result = run({"sweep", plan, "--device", "0", "--allow-clock-changes", "--db",
-                             (scratch_ / "db.sqlite").string()},
-                            fake_gpu());
+    const std::string plan = write_plan(
+        "[knobs]\nsm_mhz = [1980]\n[[cases]]\nworkloads = [\"resnet50\"]\n"
+        "batch_sizes = [32]\n[measure]\n" +
+        key + " = inf\n");
+    const auto result = run(
+        {"sweep", plan, "--device", "0", "--allow-clock-changes", "--db", (scratch_ / "db.sqlite").string()},
+        fake_gpu());
     EXPECT_EQ(result.exit_code, 3);
-    expect_one_error_line(result, "plan.toml:7:" );
+    expect_one_error_line(result, "plan.toml:7:");
     EXPECT_NE(result.err.find("'" + key + "' = inf is outside its range"), std::string::npos) << result.err;
     EXPECT_FALSE(fs::exists(setter_log()));
   }
 }
 
 TEST_F(PlanInputCli, HugeWarmupIterationsAreRefusedNotAHang) {
-  const std::string plan = write_plan("[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [32]\n[measure]\n"
-                                      "warmup_iterations = 9223372036854775807\n");
+  const std::string plan = write_plan(
+      "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [32]\n[measure]\n"
+      "warmup_iterations = 9223372036854775807\n");
   const auto result = run({"sweep", plan, "--device", "sim:v100", "--dry-run"}, {});
   EXPECT_EQ(result.exit_code, 3);
-  expect_one_error_line(result, "plan.toml:5:21: 'warmup_iterations' = 9223372036854775807 is outside its range");
+  expect_one_error_line(result,
+                        "plan.toml:5:21: 'warmup_iterations' = 9223372036854775807 is outside its range");
 }
 
 TEST_F(PlanInputCli, WrappingClockIsRefusedNotRunAt1380) {
-  const std::string plan = write_plan("[knobs]\nsm_mhz = [4294968676]\n[[cases]]\nworkloads = [\"resnet50\"]\n"
-                                      "batch_sizes = [32]\n");
+  const std::string plan = write_plan(
+      "[knobs]\nsm_mhz = [4294968676]\n[[cases]]\nworkloads = [\"resnet50\"]\n"
+      "batch_sizes = [32]\n");
   const auto result = run({"sweep", plan, "--device", "sim:v100", "--dry-run"}, {});
   EXPECT_EQ(result.exit_code, 3);
-  expect_one_error_line(result, "'sm_mhz' = 4294968676 is outside its range: give an integer from 1 to 100000");
+  expect_one_error_line(result,
+                        "'sm_mhz' = 4294968676 is outside its range: give an integer from 1 to 100000");
   EXPECT_EQ(result.out.find("1380"), std::string::npos) << result.out;
 }
 
 TEST_F(PlanInputCli, HugePowerRangeIsRefusedNotBadAlloc) {
-  const std::string plan = write_plan("[knobs]\npower_limit_w = \"100:2147483647:1\"\n[[cases]]\n"
-                                      "workloads = [\"resnet50\"]\nbatch_sizes = [32]\n");
+  const std::string plan = write_plan(
+      "[knobs]\npower_limit_w = \"100:2147483647:1\"\n[[cases]]\n"
+      "workloads = [\"resnet50\"]\nbatch_sizes = [32]\n");
   const auto result = run({"sweep", plan, "--device", "sim:v100", "--dry-run"}, {});
   EXPECT_EQ(result.exit_code, 3);
   expect_one_error_line(result, "2147483647 is outside 1–100000");
@@ -125,13 +134,17 @@ TEST_F(PlanInputCli, EmptyDeviceIsRefusedNotTakenAsAuto) {
 }
 
 TEST_F(PlanInputCli, MissingCommandProgramExitsThreeNot127) {
-  const std::string plan = write_plan("[knobs]\nsm_mhz = [1980]\n[[cases]]\nname = \"train\"\n"
-                                      "command = [\"dvfslab-no-such-program\", \"--epochs\", \"1\"]\n");
+  const std::string plan = write_plan(
+      "[knobs]\nsm_mhz = [1980]\n[[cases]]\nname = \"train\"\n"
+      "command = [\"dvfslab-no-such-program\", \"--epochs\", \"1\"]\n");
   const fs::path db = scratch_ / "db.sqlite";
-  const auto result = run({"sweep", plan, "--device", "0", "--allow-clock-changes", "--db", db.string()}, fake_gpu());
+  const auto result =
+      run({"sweep", plan, "--device", "0", "--allow-clock-changes", "--db", db.string()}, fake_gpu());
   EXPECT_EQ(result.exit_code, 3);
-  expect_one_error_line(result, "plan.toml:5:11: the program 'dvfslab-no-such-program' of command case 'train' is not "
-                                "found");
+  expect_one_error_line(
+      result,
+      "plan.toml:5:11: the program 'dvfslab-no-such-program' of command case 'train' is not "
+      "found");
   EXPECT_FALSE(fs::exists(db));
   EXPECT_FALSE(fs::exists(setter_log()));
 }

@@ -19,13 +19,13 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run_dvfslab;
 
-std::string shared_table(const std::string& name) { return std::string(DVFSLAB_SHARED_DATA_DIR) + "/" + name; }
+std::string shared_table(const std::string& name) {
+  return std::string(DVFSLAB_SHARED_DATA_DIR) + "/" + name;
+}
 
 class ReplaySweepCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    fs::create_directories(dir_ / "state");
-  }
+  void SetUp() override { fs::create_directories(dir_ / "state"); }
 
   std::string write_plan(const std::string& text) {
     const fs::path path = dir_ / "plan.toml";
@@ -36,8 +36,9 @@ class ReplaySweepCli : public ::testing::Test {
   // Runs the sweep of `plan` on `table` with no --allow-clock-changes and a private
   // state directory, so a lock or journal would show up there.
   testing::ProcessResult sweep(const std::string& plan, const std::string& table) {
-    return run_dvfslab({"sweep", plan, "--device", "replay:" + table, "--db", db()},
-                       {{"DVFSLAB_READ_ONLY", std::nullopt}, {"DVFSLAB_STATE_DIR", (dir_ / "state").string()}});
+    return run_dvfslab(
+        {"sweep", plan, "--device", "replay:" + table, "--db", db()},
+        {{"DVFSLAB_READ_ONLY", std::nullopt}, {"DVFSLAB_STATE_DIR", (dir_ / "state").string()}});
   }
 
   std::string db() const { return (dir_ / "replay.sqlite").string(); }
@@ -69,8 +70,8 @@ void expect_same_answer(const std::map<std::string, nlohmann::json>& swept,
     EXPECT_TRUE(c.at("baseline").at(knob).is_null());
     EXPECT_NEAR(c.at("baseline").at("time_per_iteration_s").get<double>(),
                 table.at("baseline").at("time_per_iteration_s").get<double>(), 1e-12);
-    EXPECT_NEAR(c.at("baseline").at("mean_power_w").get<double>(), table.at("baseline").at("mean_power_w").get<double>(),
-                1e-9);
+    EXPECT_NEAR(c.at("baseline").at("mean_power_w").get<double>(),
+                table.at("baseline").at("mean_power_w").get<double>(), 1e-9);
     EXPECT_NEAR(c.at("energy_saving_pct").get<double>(), table.at("energy_saving_pct").get<double>(), 1e-6);
     EXPECT_NEAR(c.at("time_change_pct").get<double>(), table.at("time_change_pct").get<double>(), 1e-6);
     EXPECT_EQ(c.at("simulated"), false);

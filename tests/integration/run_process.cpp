@@ -35,7 +35,8 @@ bool drain(int out_fd, int err_fd, ProcessResult& result,
   while (open_count > 0) {
     int wait_ms = -1;
     if (deadline) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return false;
       wait_ms = static_cast<int>(left.count());
     }
@@ -79,7 +80,8 @@ namespace {
 
 // Forks and executes `program`; with a limit, as run_process_with_limit describes.
 ProcessResult run_child(const std::string& program, const std::vector<std::string>& arguments,
-                        const EnvironmentChanges& environment, std::optional<std::chrono::milliseconds> limit) {
+                        const EnvironmentChanges& environment,
+                        std::optional<std::chrono::milliseconds> limit) {
   std::vector<std::string> argv_strings = {program};
   argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
   std::vector<std::string> env_strings = merged_environment(environment);
@@ -112,8 +114,8 @@ ProcessResult run_child(const std::string& program, const std::vector<std::strin
   close(err_pipe[1]);
   if (limit) setpgid(pid, pid);  // also here, so the group exists before any kill
   ProcessResult result;
-  if (!drain(out_pipe[0], err_pipe[0], result, limit ? std::optional(std::chrono::steady_clock::now() + *limit)
-                                                       : std::nullopt)) {
+  if (!drain(out_pipe[0], err_pipe[0], result,
+             limit ? std::optional(std::chrono::steady_clock::now() + *limit) : std::nullopt)) {
     result.timed_out = true;
     kill(-pid, SIGKILL);
     // A descendant that left the group may hold the pipes: give up on them soon.

@@ -34,6 +34,7 @@ ProcessResult run_process_with_limit(const std::string& program, const std::vect
                                      const EnvironmentChanges& environment, std::chrono::milliseconds limit);
 
 // Runs the dvfslab binary built with the tests (DVFSLAB_BINARY).
-ProcessResult run_dvfslab(const std::vector<std::string>& arguments, const EnvironmentChanges& environment = {});
+ProcessResult run_dvfslab(const std::vector<std::string>& arguments,
+                          const EnvironmentChanges& environment = {});
 
 }  // namespace dvfslab::testing

@@ -64,8 +64,8 @@ class SlurmCli : public ::testing::Test {
 };
 
 TEST_F(SlurmCli, MissingSbatchIsOneClearErrorWithExitCode10AndWritesNothing) {
-  const auto result = run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "2", "--out", out_.string()},
-                                  only_stand_ins());
+  const auto result = run_dvfslab(
+      {"slurm", "submit", plan_.string(), "--shards", "2", "--out", out_.string()}, only_stand_ins());
   EXPECT_EQ(result.exit_code, 10) << result.err;
   EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
   EXPECT_NE(result.err.find("sbatch is not on PATH"), std::string::npos) << result.err;
@@ -113,12 +113,13 @@ TEST_F(SlurmCli, SubmitRecordsTheJobIdsAndMakesTheMergeWaitForTheArray) {
   // sbatch's stand-in answers job ids 101, 102 and logs its arguments.
   write_file(bin_ / "sbatch",
              "#!/bin/sh\n"  // builtins only: PATH holds nothing else
-             "echo \"$*\" >> " + (bin_ / "calls").string() + "\nn=0\n[ -f " + (bin_ / "count").string() +
-                 " ] && read n < " + (bin_ / "count").string() + "\nn=$((n + 1))\necho $n > " +
-                 (bin_ / "count").string() + "\necho \"$((100 + n));cluster\"\n",
+             "echo \"$*\" >> " +
+                 (bin_ / "calls").string() + "\nn=0\n[ -f " + (bin_ / "count").string() + " ] && read n < " +
+                 (bin_ / "count").string() + "\nn=$((n + 1))\necho $n > " + (bin_ / "count").string() +
+                 "\necho \"$((100 + n));cluster\"\n",
              true);
-  const auto result =
-      run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "3", "--out", out_.string()}, only_stand_ins());
+  const auto result = run_dvfslab(
+      {"slurm", "submit", plan_.string(), "--shards", "3", "--out", out_.string()}, only_stand_ins());
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto jobs = nlohmann::json::parse(read_file(out_ / "jobs.json"));
   EXPECT_EQ(jobs["arrays"][0]["job_id"], "101");
@@ -126,12 +127,14 @@ TEST_F(SlurmCli, SubmitRecordsTheJobIdsAndMakesTheMergeWaitForTheArray) {
   EXPECT_EQ(jobs["merges"], nlohmann::json({"102"}));
   const std::string calls = read_file(bin_ / "calls");
   EXPECT_NE(calls.find("--parsable " + (out_ / "shards.sbatch").string()), std::string::npos) << calls;
-  EXPECT_NE(calls.find("--dependency=afterok:101 " + (out_ / "merge.sbatch").string()), std::string::npos) << calls;
+  EXPECT_NE(calls.find("--dependency=afterok:101 " + (out_ / "merge.sbatch").string()), std::string::npos)
+      << calls;
   EXPECT_EQ(read_file(out_ / "plan.toml"), small_plan);
 }
 
 TEST_F(SlurmCli, SbatchRefusingTheJobIsExitCode10WithItsMessage) {
-  write_file(bin_ / "sbatch", "#!/bin/sh\necho 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n", true);
+  write_file(bin_ / "sbatch",
+             "#!/bin/sh\necho 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n", true);
   const auto result = run_dvfslab(
       {"slurm", "submit", plan_.string(), "--shards", "2", "--out", out_.string(), "--partition", "nope"},
       only_stand_ins());
@@ -148,8 +151,9 @@ TEST_F(SlurmCli, StatusOfADirectoryWithoutASubmissionSaysWhatToGive) {
 
 TEST_F(SlurmCli, StatusReadsSacctWhereAccountingIsKept) {
   fs::create_directories(out_);
-  write_file(out_ / "jobs.json",
-             R"({"format": 1, "command": "sweep", "shards": 3, "arrays": [{"job_id": "101", "shards": [1, 2, 3]}],
+  write_file(
+      out_ / "jobs.json",
+      R"({"format": 1, "command": "sweep", "shards": 3, "arrays": [{"job_id": "101", "shards": [1, 2, 3]}],
                  "merges": ["102"]})");
   write_file(out_ / "shard-2.log", "progress line\ndvfslab: error: the GPU fell off the bus\n");
   write_file(bin_ / "sacct",
@@ -179,7 +183,8 @@ TEST_F(SlurmCli, MergedFleetOfTwoGpuModelsGetsOneOptimumPerModel) {
   for (const char* device : {"sim:v100", "sim:a100"}) {
     for (const char* shard : {"1/2", "2/2"}) {
       shards.push_back((scratch_ / (std::string(device).substr(4) + "-" + shard[0] + ".sqlite")).string());
-      const auto swept = run_dvfslab({"sweep", plan_.string(), "--device", device, "--shard", shard, "--db", shards.back()});
+      const auto swept =
+          run_dvfslab({"sweep", plan_.string(), "--device", device, "--shard", shard, "--db", shards.back()});
       ASSERT_EQ(swept.exit_code, 0) << swept.err;
     }
   }
@@ -205,7 +210,8 @@ TEST_F(SlurmCli, MergedFleetOfTwoGpuModelsGetsOneOptimumPerModel) {
   int headings = 0, answers = 0;
   for (std::string line; std::getline(lines, line);) {
     headings += line.find(" · resnet50 ") != std::string::npos ? 1 : 0;
-    answers += line.starts_with("--gpu-freq=") || line.find("no --gpu-freq needed") != std::string::npos ? 1 : 0;
+    answers +=
+        line.starts_with("--gpu-freq=") || line.find("no --gpu-freq needed") != std::string::npos ? 1 : 0;
   }
   EXPECT_EQ(headings, 2) << emitted.out;
   EXPECT_EQ(answers, 2) << emitted.out;

@@ -31,7 +31,8 @@ class StoreCli : public ::testing::Test {
   Result dvfslab(const std::string& arguments) const {
     const fs::path out = dir_ / "stdout.txt";
     const fs::path err = dir_ / "stderr.txt";
-    const std::string command = quoted(DVFSLAB_BINARY) + " " + arguments + " >" + quoted(out) + " 2>" + quoted(err);
+    const std::string command =
+        quoted(DVFSLAB_BINARY) + " " + arguments + " >" + quoted(out) + " 2>" + quoted(err);
     const int status = std::system(command.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(out), read(err)};
   }
@@ -113,8 +114,9 @@ TEST_F(StoreCli, ErrorsAreOneLineWithTheirExitCode) {
   EXPECT_TRUE(missing.err.starts_with("dvfslab: error: no database at")) << missing.err;
   EXPECT_TRUE(missing.out.empty());
 
-  std::ofstream(dir_ / "bad.csv") << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
-                                     "s,g,w,700,,,fast,100,0\n";
+  std::ofstream(dir_ / "bad.csv")
+      << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+         "s,g,w,700,,,fast,100,0\n";
   const Result bad = dvfslab("import " + path("bad.csv") + " --db " + path("db.sqlite"));
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_NE(bad.err.find("bad.csv:2: column time_s 'fast'"), std::string::npos) << bad.err;
@@ -149,12 +151,14 @@ TEST_F(StoreCli, MergeCombinesShardsAndRefusesDifferentPlans) {
   make_shard("b.sqlite", "plan", 1, 1380);
   make_shard("c.sqlite", "another plan", 1, 1380);
 
-  const Result merged = dvfslab("merge " + path("all.sqlite") + " " + path("a.sqlite") + " " + path("b.sqlite"));
+  const Result merged =
+      dvfslab("merge " + path("all.sqlite") + " " + path("a.sqlite") + " " + path("b.sqlite"));
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
   EXPECT_NE(merged.err.find("2 runs, 2 measurements"), std::string::npos) << merged.err;
   EXPECT_EQ(Store::open_existing(dir_ / "all.sqlite").result_rows().size(), 2u);
 
-  const Result refused = dvfslab("merge " + path("mixed.sqlite") + " " + path("a.sqlite") + " " + path("c.sqlite"));
+  const Result refused =
+      dvfslab("merge " + path("mixed.sqlite") + " " + path("a.sqlite") + " " + path("c.sqlite"));
   EXPECT_EQ(refused.exit_code, 8);
   EXPECT_NE(refused.err.find("different plans"), std::string::npos) << refused.err;
   EXPECT_FALSE(fs::exists(dir_ / "mixed.sqlite"));
@@ -162,8 +166,9 @@ TEST_F(StoreCli, MergeCombinesShardsAndRefusesDifferentPlans) {
 
 // Issue 11 item 16: raw rows only on request, and never more than the documented cap.
 TEST_F(StoreCli, ReportShowsRawRowsOnlyWhenAskedAndRefusesMoreThanTheCap) {
-  std::ofstream(dir_ / "table.csv") << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
-                                       "s,g,w,700,,,0.5,100,0\ns,g,w,700,,,0.6,100,0\ns,g,w,900,,,0.4,150,1\n";
+  std::ofstream(dir_ / "table.csv")
+      << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+         "s,g,w,700,,,0.5,100,0\ns,g,w,700,,,0.6,100,0\ns,g,w,900,,,0.4,150,1\n";
   const Result too_many = dvfslab("report " + path("table.csv") + " --raw-rows 10001 -o " + path("r.html"));
   EXPECT_EQ(too_many.exit_code, 2) << too_many.err;
   EXPECT_FALSE(fs::exists(dir_ / "r.html"));

@@ -38,7 +38,6 @@ drift_every = 4
 
 class SweepCliTest : public ::testing::Test {
  protected:
-
   std::string write_plan(const std::string& name, const std::string& text) {
     const auto path = dir_ / name;
     std::ofstream(path) << text;
@@ -46,7 +45,8 @@ class SweepCliTest : public ::testing::Test {
   }
   std::string db(const std::string& name) const { return (dir_ / name).string(); }
 
-  testing::ProcessResult sweep(const std::vector<std::string>& extra, const testing::EnvironmentChanges& env = {}) {
+  testing::ProcessResult sweep(const std::vector<std::string>& extra,
+                               const testing::EnvironmentChanges& env = {}) {
     std::vector<std::string> arguments = {"sweep", plan_, "--device", "sim:v100"};
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     testing::EnvironmentChanges environment = {{"DVFSLAB_READ_ONLY", std::nullopt},
@@ -72,7 +72,8 @@ std::map<Key, double> table(const std::string& path) {
   Store store = Store::open_existing(path);
   std::map<Key, double> out;
   for (const auto& row : store.result_rows()) {
-    const bool fresh = out.emplace(Key{row.workload_case, row.setting, row.repetition}, row.energy_per_iteration_j).second;
+    const bool fresh =
+        out.emplace(Key{row.workload_case, row.setting, row.repetition}, row.energy_per_iteration_j).second;
     EXPECT_TRUE(fresh) << "duplicate point " << to_string(row.workload_case) << " " << to_string(row.setting);
   }
   return out;
@@ -91,7 +92,8 @@ TEST_F(SweepCliTest, WholeSweepOnASimulatedGpu) {
   const auto result = sweep({"--db", db("whole.sqlite")});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("SIMULATED"), std::string::npos) << result.out;
-  EXPECT_NE(result.err.find("sweep: 20 points (15 of the grid, 5 drift checks) on Tesla V100"), std::string::npos)
+  EXPECT_NE(result.err.find("sweep: 20 points (15 of the grid, 5 drift checks) on Tesla V100"),
+            std::string::npos)
       << result.err;
   EXPECT_NE(result.err.find("[20/20]"), std::string::npos) << "plain progress lines when not on a terminal";
   // 3 cases × (default + 4 clocks) × 2 repetitions.
@@ -110,7 +112,8 @@ TEST_F(SweepCliTest, KillNineMidSweepThenResumeGivesTheUninterruptedTable) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.err.find("already measured"), std::string::npos) << resumed.err;
   expect_same_table(table(db("whole.sqlite")), table(db("resumed.sqlite")));
-  EXPECT_EQ(Store::open_existing(db("resumed.sqlite")).runs().size(), 1u) << "the resume continues the same run";
+  EXPECT_EQ(Store::open_existing(db("resumed.sqlite")).runs().size(), 1u)
+      << "the resume continues the same run";
 }
 
 TEST_F(SweepCliTest, ShardsMergedEqualTheUnshardedRun) {

@@ -30,7 +30,8 @@ const char* const marker_loop =
 std::string plan_with_knobs(const std::string& knobs) {
   return knobs + "\n[[cases]]\nname = \"loop\"\ncommand = [\"bash\", \"-c\", '" + marker_loop +
          "']\n[measure]\nwarmup_iterations = 1\nduration_s = 0.3\nsettle_s = 0\ndrift_check = false\n"
-         "order = \"ascending\"\ninclude_default = " + (knobs.empty() ? "true" : "false") + "\n";
+         "order = \"ascending\"\ninclude_default = " +
+         (knobs.empty() ? "true" : "false") + "\n";
 }
 
 // The control state a sequence of setter calls leaves, from the fake's log.
@@ -65,7 +66,8 @@ class FakeNvmlSweepTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::filesystem::create_directories(dir_ / "state");
-    changing_plan_ = write("changing.toml", plan_with_knobs("[knobs]\nsm_mhz = [1005, 1500]\npower_limit_w = [500]\n"));
+    changing_plan_ =
+        write("changing.toml", plan_with_knobs("[knobs]\nsm_mhz = [1005, 1500]\npower_limit_w = [500]\n"));
     default_plan_ = write("default.toml", plan_with_knobs(""));
   }
 
@@ -81,8 +83,10 @@ class FakeNvmlSweepTest : public ::testing::Test {
     return testing::fake_nvml_environment("h200", std::move(extra));
   }
 
-  testing::ProcessResult sweep(const std::string& plan, std::vector<std::string> extra, EnvironmentChanges env = {}) {
-    std::vector<std::string> arguments = {"sweep", plan, "--device", "0", "--db", (dir_ / "db.sqlite").string()};
+  testing::ProcessResult sweep(const std::string& plan, std::vector<std::string> extra,
+                               EnvironmentChanges env = {}) {
+    std::vector<std::string> arguments = {"sweep", plan,   "--device",
+                                          "0",     "--db", (dir_ / "db.sqlite").string()};
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     return testing::run_dvfslab(arguments, environment(std::move(env)));
   }
@@ -124,10 +128,12 @@ TEST_F(FakeNvmlSweepTest, AWholeSweepLeavesTheGpuAsFound) {
 TEST_F(FakeNvmlSweepTest, SigintAndSigtermRestoreEveryClockAndPowerLimit) {
   for (const auto& [signal_name, exit_code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
     std::filesystem::remove(log_path());
-    const auto result = sweep(changing_plan_, {"--allow-clock-changes"}, {{"SIGNAL_AT", "8"}, {"SIGNAL_NAME", signal_name}});
+    const auto result =
+        sweep(changing_plan_, {"--allow-clock-changes"}, {{"SIGNAL_AT", "8"}, {"SIGNAL_NAME", signal_name}});
     EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
     const std::string calls = log();
-    EXPECT_NE(calls.find("nvmlDeviceSetGpuLockedClocks device=0 min_mhz=1005 max_mhz=1005"), std::string::npos)
+    EXPECT_NE(calls.find("nvmlDeviceSetGpuLockedClocks device=0 min_mhz=1005 max_mhz=1005"),
+              std::string::npos)
         << "the signal must land after a change: " << calls;
     EXPECT_NE(calls.find("limit_mw=500000"), std::string::npos) << calls;
     const auto state = replay(calls);
@@ -139,7 +145,8 @@ TEST_F(FakeNvmlSweepTest, SigintAndSigtermRestoreEveryClockAndPowerLimit) {
 }
 
 TEST_F(FakeNvmlSweepTest, AfterSigkillTheNextStartRestoresFromTheJournal) {
-  const auto killed = sweep(changing_plan_, {"--allow-clock-changes"}, {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "1"}});
+  const auto killed =
+      sweep(changing_plan_, {"--allow-clock-changes"}, {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "1"}});
   ASSERT_EQ(killed.exit_code, 128 + 9) << killed.err;
   const auto left = replay(log());
   EXPECT_TRUE(left.sm_locked) << "killed with the clock locked";
@@ -172,10 +179,12 @@ TEST_F(FakeNvmlSweepTest, ASecondProcessOnTheSameGpuIsRefusedWithTheHoldersPid) 
 }
 
 TEST_F(FakeNvmlSweepTest, ADriverRefusingEveryChangeGivesOneLineThatSaysWhatToDoAndNoJournal) {
-  const auto refused = sweep(changing_plan_, {"--allow-clock-changes"}, {{"DVFSLAB_FAKE_NVML_NO_PERMISSION", "1"}});
+  const auto refused =
+      sweep(changing_plan_, {"--allow-clock-changes"}, {{"DVFSLAB_FAKE_NVML_NO_PERMISSION", "1"}});
   EXPECT_EQ(refused.exit_code, 5) << refused.err;
   std::size_t error_lines = 0;
-  for (std::size_t at = refused.err.find("error:"); at != std::string::npos; at = refused.err.find("error:", at + 1)) {
+  for (std::size_t at = refused.err.find("error:"); at != std::string::npos;
+       at = refused.err.find("error:", at + 1)) {
     ++error_lines;
   }
   EXPECT_EQ(error_lines, 1u) << "one error line (after the sweep's header): " << refused.err;

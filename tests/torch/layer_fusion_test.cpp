@@ -107,7 +107,8 @@ TEST(LayerFusion, TrainableConvBiasReluMatchesAutograd) {
 
     const auto fused = trainable_conv_bias_relu(input, weight, bias, geometry);
     ASSERT_TRUE(torch::allclose(fused, reference, 1e-5, 1e-6));
-    ASSERT_GT((reference == 0).sum().item<std::int64_t>(), 0) << "the ReLU must cut somewhere for the test to bite";
+    ASSERT_GT((reference == 0).sum().item<std::int64_t>(), 0)
+        << "the ReLU must cut somewhere for the test to bite";
     fused.backward(upstream);
     EXPECT_TRUE(torch::allclose(weight.grad(), reference_gradients[0], 1e-4, 1e-5));
     EXPECT_TRUE(torch::allclose(bias.grad(), reference_gradients[1], 1e-4, 1e-5));
@@ -132,7 +133,8 @@ TEST(LayerFusion, WorkloadsReportTheirFusedUnits) {
   EXPECT_EQ(layer_by_layer->run_info().fused_layers, 0);
 }
 
-std::unique_ptr<ModelWorkload> cuda_workload(const std::string& name, Mode mode, Precision precision, bool fused) {
+std::unique_ptr<ModelWorkload> cuda_workload(const std::string& name, Mode mode, Precision precision,
+                                             bool fused) {
   WorkloadOptions options;
   options.torch_device = "cuda";
   options.image_size = 64;

@@ -86,7 +86,8 @@ void expect_fused_matches_foreach(MakeOptimizer make_optimizer) {
       foreach_parameters[i].mutable_grad() = gradient.clone();
     }
     fused->step();
-    foreach->step();
+    foreach
+      ->step();
   }
   for (std::size_t i = 0; i < fused_parameters.size(); ++i) {
     EXPECT_TRUE(torch::allclose(fused_parameters[i], foreach_parameters[i], 1e-5, 1e-6))

@@ -51,7 +51,8 @@ TEST(TorchWorkloadRegistry, ServesRealGpusOnly) {
   options.image_size = 32;
   auto workload = registry.create(Case{"googlenet", 1, Mode::infer, Precision::fp32}, real, options);
   EXPECT_EQ(workload->item_unit(), "images");
-  EXPECT_THROW(registry.create(Case{"googlenet", 1, Mode::infer, Precision::fp32}, simulated, options), ConfigError);
+  EXPECT_THROW(registry.create(Case{"googlenet", 1, Mode::infer, Precision::fp32}, simulated, options),
+               ConfigError);
 }
 
 }  // namespace

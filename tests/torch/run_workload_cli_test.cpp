@@ -30,13 +30,15 @@ std::string read_file(const std::filesystem::path& path) {
 
 // Runs dvfslab with `arguments`; with markers, descriptor 3 is open on a marker
 // file named by DVFSLAB_MARK_FD, otherwise `environment` prefixes the command.
-CommandResult run_dvfslab(const std::string& arguments, bool with_markers, const std::string& environment = "") {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("dvfslab_run_workload_" + std::to_string(::getpid()));
+CommandResult run_dvfslab(const std::string& arguments, bool with_markers,
+                          const std::string& environment = "") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("dvfslab_run_workload_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto out = dir / "out", err = dir / "err", markers = dir / "markers";
-  std::string command = (with_markers ? std::string("DVFSLAB_MARK_FD=3 ") : environment) + DVFSLAB_BINARY + " " + arguments +
-                        " >" + out.string() + " 2>" + err.string() + (with_markers ? " 3>" + markers.string() : "");
+  std::string command = (with_markers ? std::string("DVFSLAB_MARK_FD=3 ") : environment) + DVFSLAB_BINARY +
+                        " " + arguments + " >" + out.string() + " 2>" + err.string() +
+                        (with_markers ? " 3>" + markers.string() : "");
   const int status = std::system(command.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -71,7 +73,8 @@ TEST(RunWorkloadCli, JsonResultAndOneMarkerPerIteration) {
 
 TEST(RunWorkloadCli, MarkersCanBeBatched) {
   const auto result = run_dvfslab(
-      "run-workload gpt2_small --mode infer --batch 1 --seq-len 4 --iters 5 --warmup 0 --mark-every 2 --torch-device cpu",
+      "run-workload gpt2_small --mode infer --batch 1 --seq-len 4 --iters 5 --warmup 0 --mark-every 2 "
+      "--torch-device cpu",
       true);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("tokens/s"));
@@ -84,8 +87,9 @@ TEST(RunWorkloadCli, MarkersCanBeBatched) {
 }
 
 TEST(RunWorkloadCli, FusionIsReportedAndCanBeTurnedOff) {
-  const std::string inference = "run-workload googlenet --mode infer --batch 1 --image-size 32 --iters 1 --warmup 0 "
-                                "--torch-device cpu";
+  const std::string inference =
+      "run-workload googlenet --mode infer --batch 1 --image-size 32 --iters 1 --warmup 0 "
+      "--torch-device cpu";
   const auto fused = run_dvfslab(inference + " --json", false);
   ASSERT_EQ(fused.exit_code, 0) << fused.err;
   EXPECT_EQ(nlohmann::json::parse(fused.out)["fused_layers"], 57);
@@ -110,15 +114,16 @@ TEST(RunWorkloadCli, ListShowsEveryWorkload) {
 TEST(RunWorkloadCli, ErrorsAreOneLineWithTheChoices) {
   const auto unknown = run_dvfslab("run-workload resnet51 --torch-device cpu", false);
   EXPECT_EQ(unknown.exit_code, 3);
-  EXPECT_THAT(unknown.err, HasSubstr("choose one of alexnet, vgg16, googlenet, resnet50, bert_base, gpt2_small"));
+  EXPECT_THAT(unknown.err,
+              HasSubstr("choose one of alexnet, vgg16, googlenet, resnet50, bert_base, gpt2_small"));
   EXPECT_TRUE(unknown.out.empty());
 
   const auto precision = run_dvfslab("run-workload resnet50 --precision fp8 --torch-device cpu", false);
   EXPECT_EQ(precision.exit_code, 3);
   EXPECT_THAT(precision.err, HasSubstr("fp32"));
 
-  const auto mark_fd =
-      run_dvfslab("run-workload resnet50 --image-size 32 --iters 1 --torch-device cpu", false, "DVFSLAB_MARK_FD=x ");
+  const auto mark_fd = run_dvfslab("run-workload resnet50 --image-size 32 --iters 1 --torch-device cpu",
+                                   false, "DVFSLAB_MARK_FD=x ");
   EXPECT_EQ(mark_fd.exit_code, 3);
   EXPECT_THAT(mark_fd.err, HasSubstr("not a file descriptor number"));
 }

@@ -35,7 +35,8 @@ std::string error_message(const Case& workload_case, const WorkloadOptions& opti
 }
 
 TEST(TorchWorkloadOptions, UnknownNameListsTheChoices) {
-  const auto message = error_message<ConfigError>(Case{"resnet51", 1, Mode::train, Precision::fp32}, cpu_options());
+  const auto message =
+      error_message<ConfigError>(Case{"resnet51", 1, Mode::train, Precision::fp32}, cpu_options());
   for (const char* name : {"alexnet", "vgg16", "googlenet", "resnet50", "bert_base", "gpt2_small"}) {
     EXPECT_THAT(message, HasSubstr(name));
   }

@@ -74,8 +74,8 @@ std::vector<CsvRow> read_csv(const fs::path& path) {
     if (line.empty()) continue;
     const auto f = split_csv_line(line);
     rows.push_back({f[source], f[gpu], f[workload], number_or_top(f[core]), number_or_top(f[mem]),
-                    number_or_top(f[limit]), f[core], f[mem], f[limit], std::stod(f[time]), std::stod(f[power]),
-                    f[is_default] == "1"});
+                    number_or_top(f[limit]), f[core], f[mem], f[limit], std::stod(f[time]),
+                    std::stod(f[power]), f[is_default] == "1"});
   }
   return rows;
 }
@@ -101,7 +101,8 @@ std::map<std::string, Expected> expected_by_case(const std::vector<CsvRow>& rows
   std::map<std::string, Expected> expected;
   for (const auto& [key, group] : groups) {
     Expected e;
-    const bool has_default = std::any_of(group.begin(), group.end(), [](const CsvRow* r) { return r->is_default; });
+    const bool has_default =
+        std::any_of(group.begin(), group.end(), [](const CsvRow* r) { return r->is_default; });
     for (const CsvRow* r : group) {
       if (has_default && !r->is_default) continue;
       if (!e.baseline || higher_setting(*r, *e.baseline)) e.baseline = r;
@@ -112,8 +113,9 @@ std::map<std::string, Expected> expected_by_case(const std::vector<CsvRow>& rows
         continue;
       }
       const double energy = r->time * r->power, best = e.optimum->time * e.optimum->power;
-      if (energy < best || (energy == best && (r->time < e.optimum->time ||
-                                               (r->time == e.optimum->time && higher_setting(*r, *e.optimum))))) {
+      if (energy < best ||
+          (energy == best &&
+           (r->time < e.optimum->time || (r->time == e.optimum->time && higher_setting(*r, *e.optimum))))) {
         e.optimum = r;
       }
     }
@@ -180,7 +182,8 @@ TEST(SharedSweepTables, OptimumAndSavingMatchAnIndependentComputation) {
       EXPECT_NEAR(*s.energy_saving_min_pct, low, 1e-9);
       EXPECT_NEAR(*s.energy_saving_max_pct, high, 1e-9);
     }
-    RecordProperty(file.filename().string(), std::to_string(lowest) + " to " + std::to_string(highest) + " %");
+    RecordProperty(file.filename().string(),
+                   std::to_string(lowest) + " to " + std::to_string(highest) + " %");
   }
 }
 
@@ -194,7 +197,8 @@ TEST(SharedSweepTables, ParetoFrontierMatchesABruteForceDominanceCheck) {
         const double ti = c.points[i].time_per_iteration_s.mean, ei = c.points[i].energy_per_iteration_j.mean;
         bool dominated = false;
         for (std::size_t j = 0; j < c.points.size() && !dominated; ++j) {
-          const double tj = c.points[j].time_per_iteration_s.mean, ej = c.points[j].energy_per_iteration_j.mean;
+          const double tj = c.points[j].time_per_iteration_s.mean,
+                       ej = c.points[j].energy_per_iteration_j.mean;
           const bool better = tj <= ti && ej <= ei && (tj < ti || ej < ei);
           const bool earlier_equal = tj == ti && ej == ei && j < i;
           dominated = better || earlier_equal;

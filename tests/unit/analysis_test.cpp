@@ -11,8 +11,8 @@
 namespace dvfslab {
 namespace {
 
-ResultRow row(std::optional<int> sm, double time_s, double power_w, bool is_default = false, int repetition = 0,
-              std::string workload = "resnet50", int batch = 64) {
+ResultRow row(std::optional<int> sm, double time_s, double power_w, bool is_default = false,
+              int repetition = 0, std::string workload = "resnet50", int batch = 64) {
   ResultRow r;
   r.source = "test";
   r.gpu = "Test GPU";
@@ -31,7 +31,7 @@ ResultRow row(std::optional<int> sm, double time_s, double power_w, bool is_defa
 TEST(Statistics, StudentQuantileMatchesTablesAndApproachesNormal) {
   EXPECT_NEAR(student_t_975(1), 12.7062, 1e-4);
   EXPECT_NEAR(student_t_975(4), 2.7764, 1e-4);
-  EXPECT_NEAR(student_t_975(31), 2.0395, 2e-4);   // first value past the table
+  EXPECT_NEAR(student_t_975(31), 2.0395, 2e-4);  // first value past the table
   EXPECT_NEAR(student_t_975(60), 2.0003, 2e-4);
   EXPECT_NEAR(student_t_975(1000), 1.9623, 2e-4);
   EXPECT_THROW(student_t_975(0), Error);
@@ -52,8 +52,10 @@ TEST(Objective, ParsesEveryFormAndRoundTrips) {
   EXPECT_EQ(parse_objective("energy"), (Objective{Objective::Kind::energy, 0}));
   EXPECT_EQ(parse_objective("edp").kind, Objective::Kind::edp);
   EXPECT_EQ(parse_objective("ed2p").kind, Objective::Kind::ed2p);
-  EXPECT_EQ(parse_objective("energy-within-slowdown:5%"), (Objective{Objective::Kind::energy_within_slowdown, 5}));
-  EXPECT_EQ(parse_objective("energy-within-slowdown:2.5"), (Objective{Objective::Kind::energy_within_slowdown, 2.5}));
+  EXPECT_EQ(parse_objective("energy-within-slowdown:5%"),
+            (Objective{Objective::Kind::energy_within_slowdown, 5}));
+  EXPECT_EQ(parse_objective("energy-within-slowdown:2.5"),
+            (Objective{Objective::Kind::energy_within_slowdown, 2.5}));
   EXPECT_EQ(parse_objective("time-within-power:300W"), (Objective{Objective::Kind::time_within_power, 300}));
   for (const char* text : {"energy", "edp", "ed2p", "energy-within-slowdown:5%", "time-within-power:300W"}) {
     EXPECT_EQ(to_string(parse_objective(text)), text);
@@ -61,8 +63,9 @@ TEST(Objective, ParsesEveryFormAndRoundTrips) {
 }
 
 TEST(Objective, RejectsMalformedTextWithTheAcceptedForms) {
-  for (const char* text : {"", "power", "energy-within-slowdown", "energy-within-slowdown:-1%",
-                           "energy-within-slowdown:five%", "time-within-power:0W", "time-within-power:300kW"}) {
+  for (const char* text :
+       {"", "power", "energy-within-slowdown", "energy-within-slowdown:-1%", "energy-within-slowdown:five%",
+        "time-within-power:0W", "time-within-power:300kW"}) {
     EXPECT_THROW(parse_objective(text), ConfigError) << text;
   }
   try {
@@ -74,7 +77,8 @@ TEST(Objective, RejectsMalformedTextWithTheAcceptedForms) {
 }
 
 TEST(Metrics, DerivedPerPointWithIntervals) {
-  const Analysis a = analyze({row(1000, 0.10, 200, false, 0), row(1000, 0.12, 220, false, 1), row(1000, 0.11, 210, false, 2)});
+  const Analysis a = analyze(
+      {row(1000, 0.10, 200, false, 0), row(1000, 0.12, 220, false, 1), row(1000, 0.11, 210, false, 2)});
   ASSERT_EQ(a.cases.size(), 1u);
   const PointSummary& p = a.cases[0].points[0];
   EXPECT_EQ(p.repetitions, 3);
@@ -134,7 +138,8 @@ TEST(Optimum, TiesGoToTheFasterSettingThenToTheHigherSetting) {
 
 TEST(Objectives, EachPicksItsOwnSetting) {
   // energy: 1.0·300=300, 1.1·220=242, 1.5·150=225, 2.4·100=240 -> 900 MHz.
-  const std::vector<ResultRow> rows = {row(1500, 1.0, 300), row(1200, 1.1, 220), row(900, 1.5, 150), row(600, 2.4, 100)};
+  const std::vector<ResultRow> rows = {row(1500, 1.0, 300), row(1200, 1.1, 220), row(900, 1.5, 150),
+                                       row(600, 2.4, 100)};
   const auto optimum_mhz = [&](const char* objective) -> std::optional<int> {
     const Analysis a = analyze(rows, parse_objective(objective));
     const CaseAnalysis& c = a.cases[0];
@@ -205,7 +210,8 @@ TEST(Grouping, SeparatesGpusSourcesSimulationAndCases) {
   simulated.simulated = true;
   ResultRow other_gpu = row(1500, 1.0, 300);
   other_gpu.gpu = "Other GPU";
-  const Analysis a = analyze({row(1500, 1.0, 300), simulated, other_gpu, row(1500, 1.0, 300, false, 0, "resnet50", 128)});
+  const Analysis a =
+      analyze({row(1500, 1.0, 300), simulated, other_gpu, row(1500, 1.0, 300, false, 0, "resnet50", 128)});
   EXPECT_EQ(a.cases.size(), 4u);
   EXPECT_EQ(a.summary.size(), 3u);
 }
@@ -238,7 +244,8 @@ TEST(Json, ContractHasNullForUncontrolledKnobsAndMissingValues) {
   EXPECT_EQ(j.at("summary").at(0).at("gpu"), "Test GPU");
   EXPECT_EQ(j.at("objective"), "energy");
 
-  const nlohmann::json none = to_json(analyze({row(1500, 1.0, 300)}, parse_objective("time-within-power:10W")));
+  const nlohmann::json none =
+      to_json(analyze({row(1500, 1.0, 300)}, parse_objective("time-within-power:10W")));
   EXPECT_TRUE(none.at("cases").at(0).at("optimum").is_null());
   EXPECT_TRUE(none.at("cases").at(0).at("energy_saving_pct").is_null());
 }

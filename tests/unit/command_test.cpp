@@ -59,9 +59,10 @@ TEST(MarkedChild, ReportsExitCodeAndSignal) {
 
 TEST(MarkedChild, MarkersArriveThroughTheNamedDescriptor) {
   setenv(mark_fd_environment_variable, "999", 1);  // an inherited value is replaced
-  MarkedChild child({"sh", "-c",
-                     "echo 'dvfslab:begin w' >&$DVFSLAB_MARK_FD; echo 'dvfslab:iter 2 items 64' >&$DVFSLAB_MARK_FD;"
-                     "echo 'not a marker' >&$DVFSLAB_MARK_FD; printf 'dvfslab:end w' >&$DVFSLAB_MARK_FD"});
+  MarkedChild child(
+      {"sh", "-c",
+       "echo 'dvfslab:begin w' >&$DVFSLAB_MARK_FD; echo 'dvfslab:iter 2 items 64' >&$DVFSLAB_MARK_FD;"
+       "echo 'not a marker' >&$DVFSLAB_MARK_FD; printf 'dvfslab:end w' >&$DVFSLAB_MARK_FD"});
   unsetenv(mark_fd_environment_variable);
   std::vector<Marker> markers;
   EXPECT_EQ(run_to_end(child, &markers).shell_code(), 0);
@@ -86,7 +87,8 @@ TEST(MarkedChild, DestructorStopsARunningProgram) {
 
 TEST(CommandWorkload, CountsReportedIterationsByArrivalTime) {
   auto workload = make_command_workload(
-      {"sh", "-c", "i=0; while [ $i -lt 12 ]; do echo 'dvfslab:iter 3 items 96' >&$DVFSLAB_MARK_FD; i=$((i+1)); done"},
+      {"sh", "-c",
+       "i=0; while [ $i -lt 12 ]; do echo 'dvfslab:iter 3 items 96' >&$DVFSLAB_MARK_FD; i=$((i+1)); done"},
       Case{"cmd", 32, Mode::train, Precision::bf16}, "images");
   EXPECT_EQ(workload->item_unit(), "images");
   EXPECT_EQ(workload->workload_case().batch, 32);
@@ -106,9 +108,7 @@ TEST(CommandWorkload, CountsReportedIterationsByArrivalTime) {
   EXPECT_EQ(workload->completed_between(1e9, 2e9).iterations, 0);
 }
 
-TEST(CommandWorkload, NeedsACommand) {
-  EXPECT_THROW(make_command_workload({}, Case{}), ConfigError);
-}
+TEST(CommandWorkload, NeedsACommand) { EXPECT_THROW(make_command_workload({}, Case{}), ConfigError); }
 
 }  // namespace
 }  // namespace dvfslab

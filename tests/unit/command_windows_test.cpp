@@ -16,8 +16,12 @@ std::vector<std::string> paced_program(int burst) {
   const std::string script =
       "import os, sys, time\n"
       "fd = int(os.environ['DVFSLAB_MARK_FD'])\n"
-      "if " + std::to_string(burst) + " > 0:\n"
-      "    os.write(fd, b'dvfslab:iter " + std::to_string(burst) + " items " + std::to_string(burst * 8) + "\\n')\n"
+      "if " +
+      std::to_string(burst) +
+      " > 0:\n"
+      "    os.write(fd, b'dvfslab:iter " +
+      std::to_string(burst) + " items " + std::to_string(burst * 8) +
+      "\\n')\n"
       "end = time.monotonic() + 60\n"
       "while time.monotonic() < end:\n"
       "    time.sleep(0.01)\n"
@@ -32,8 +36,8 @@ class CommandWindows : public ::testing::Test {
   sweep_detail::IterationPace pace_;
 
   std::unique_ptr<Workload> start(int burst) {
-    auto workload = make_command_workload(paced_program(burst), Case{"paced", 8, Mode::train, Precision::fp32},
-                                          "items", &gpu_.clock());
+    auto workload = make_command_workload(
+        paced_program(burst), Case{"paced", 8, Mode::train, Precision::fp32}, "items", &gpu_.clock());
     workload->prepare();
     meter_.start();
     return workload;

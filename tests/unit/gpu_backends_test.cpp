@@ -39,22 +39,24 @@ TEST(GpuBackends, SimulatedAndReplayedGpusSayTheyDoNotPersistSettingsAndHowToReo
   EXPECT_EQ(open_gpu(simulated->identity().device_spec)->identity().name, simulated->identity().name);
 
   testing::ScratchDir dir;
-  std::ofstream(dir / "table.csv") << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
-                                      "paper,GPU A,conv,1500,800,,1.5,150,1\n";
+  std::ofstream(dir / "table.csv")
+      << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+         "paper,GPU A,conv,1500,800,,1.5,150,1\n";
   const auto replayed = open_gpu("replay:" + (dir / "table.csv").string());
   EXPECT_FALSE(replayed->persists_settings());
   EXPECT_EQ(open_gpu(replayed->identity().device_spec)->identity().uuid, replayed->identity().uuid);
 }
 
 TEST(NvmlThrottle, NvmlClockEventBitsMapOntoNeutralReasonsAndUnknownBitsBecomeOther) {
-  EXPECT_EQ(nvml::neutral_throttle_reasons(0x4 | 0x20), throttle::sw_power_cap | throttle::sw_thermal_slowdown);
+  EXPECT_EQ(nvml::neutral_throttle_reasons(0x4 | 0x20),
+            throttle::sw_power_cap | throttle::sw_thermal_slowdown);
   EXPECT_EQ(nvml::neutral_throttle_reasons(0x1), throttle::gpu_idle);
   EXPECT_EQ(nvml::neutral_throttle_reasons(0x8000), throttle::other);
   EXPECT_EQ(nvml::neutral_throttle_reasons(0), 0u);
-  const std::uint64_t every_known = throttle::gpu_idle | throttle::applications_clocks_setting | throttle::sw_power_cap |
-                                    throttle::hw_slowdown | throttle::sync_boost | throttle::sw_thermal_slowdown |
-                                    throttle::hw_thermal_slowdown | throttle::hw_power_brake_slowdown |
-                                    throttle::display_clock_setting;
+  const std::uint64_t every_known = throttle::gpu_idle | throttle::applications_clocks_setting |
+                                    throttle::sw_power_cap | throttle::hw_slowdown | throttle::sync_boost |
+                                    throttle::sw_thermal_slowdown | throttle::hw_thermal_slowdown |
+                                    throttle::hw_power_brake_slowdown | throttle::display_clock_setting;
   EXPECT_EQ(nvml::neutral_throttle_reasons(nvml::nvml_clock_event_reasons(every_known)), every_known);
   EXPECT_EQ(throttle_reason_names(throttle::other), std::vector<std::string>{"other"});
 }

@@ -8,8 +8,8 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
-#include "unit/support/file_backed_gpu.hpp"
 #include "scratch_dir.hpp"
+#include "unit/support/file_backed_gpu.hpp"
 
 namespace dvfslab {
 namespace {
@@ -178,7 +178,9 @@ TEST_F(ClockGuardTest, ARefusedFirstChangeLeavesNoJournalAndNothingToRestore) {
   gpu_options.failing_setter = "lock_sm_clocks";
   bool journal_written_before_the_call = false;
   FileBackedGpu gpu(state_file, gpu_options);
-  gpu_options.before_first_setter = [&] { journal_written_before_the_call = std::filesystem::exists(journal_of(gpu)); };
+  gpu_options.before_first_setter = [&] {
+    journal_written_before_the_call = std::filesystem::exists(journal_of(gpu));
+  };
   FileBackedGpu watched(state_file, gpu_options);
   {
     ClockGuard guard(watched, options);
@@ -192,7 +194,8 @@ TEST_F(ClockGuardTest, ARefusedFirstChangeLeavesNoJournalAndNothingToRestore) {
     EXPECT_FALSE(std::filesystem::exists(journal_of(watched)));
   }
   EXPECT_TRUE(journal_written_before_the_call);
-  EXPECT_EQ(watched.calls(), std::vector<std::string>{"lock_sm_clocks"}) << "nothing to restore, so no further call";
+  EXPECT_EQ(watched.calls(), std::vector<std::string>{"lock_sm_clocks"})
+      << "nothing to restore, so no further call";
 }
 
 TEST_F(ClockGuardTest, ARefusedChangeAfterAnotherKeepsTheJournalOfTheChangedKnobOnly) {
@@ -204,7 +207,8 @@ TEST_F(ClockGuardTest, ARefusedChangeAfterAnotherKeepsTheJournalOfTheChangedKnob
     guard.apply(Setting{1200, std::nullopt, 150});
     FAIL() << "the refused call did not throw";
   } catch (const PermissionError& e) {
-    EXPECT_EQ(std::string(e.what()).find("nothing on"), std::string::npos) << "the SM clock was changed: " << e.what();
+    EXPECT_EQ(std::string(e.what()).find("nothing on"), std::string::npos)
+        << "the SM clock was changed: " << e.what();
   }
   EXPECT_TRUE(guard.has_changes());
   const nlohmann::json journal = nlohmann::json::parse(std::ifstream(journal_of(gpu)));

@@ -13,8 +13,8 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
-#include "unit/support/file_backed_gpu.hpp"
 #include "scratch_dir.hpp"
+#include "unit/support/file_backed_gpu.hpp"
 
 namespace dvfslab {
 namespace {
@@ -147,7 +147,8 @@ TEST_F(GuardProcessTest, AProgramStartedByTheHolderDoesNotKeepTheGpuLocked) {
   ASSERT_GT(grandchild, 0);
   ASSERT_EQ(::kill(grandchild, 0), 0) << "the program still runs";
   FileBackedGpu gpu(gpu_file);
-  EXPECT_NO_THROW(GpuLock{gpu.identity()}) << "the lock went with its holder, not with the program it started";
+  EXPECT_NO_THROW(GpuLock{gpu.identity()})
+      << "the lock went with its holder, not with the program it started";
   ::kill(grandchild, SIGKILL);
 }
 

@@ -5,8 +5,8 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
-#include "unit/support/file_backed_gpu.hpp"
 #include "scratch_dir.hpp"
+#include "unit/support/file_backed_gpu.hpp"
 
 namespace dvfslab {
 namespace {
@@ -36,7 +36,9 @@ class GuardValidation : public ::testing::Test {
 };
 
 TEST_F(GuardValidation, UnsupportedSmClockNamesTheNearestSupportedOnes) {
-  const std::string message = message_of<ConfigError>([&] { validate(Setting{1234, std::nullopt, std::nullopt}); });
+  const std::string message = message_of<ConfigError>([&] {
+    validate(Setting{1234, std::nullopt, std::nullopt});
+  });
   EXPECT_EQ(message,
             "SM clock 1234 MHz is not supported by Test GPU at memory clock 1000 MHz; nearest supported: "
             "1200 MHz or 1300 MHz (1000–1500 MHz, 6 clocks)");
@@ -51,15 +53,20 @@ TEST_F(GuardValidation, SmClockIsCheckedAgainstTheRequestedMemoryClock) {
 }
 
 TEST_F(GuardValidation, UnsupportedMemoryClockNamesTheNearestOnes) {
-  const std::string message = message_of<ConfigError>([&] { validate(Setting{std::nullopt, 700, std::nullopt}); });
-  EXPECT_EQ(message, "memory clock 700 MHz is not supported by Test GPU; nearest supported: 500 MHz or 1000 MHz "
-                     "(500–1000 MHz, 2 clocks)");
+  const std::string message = message_of<ConfigError>([&] {
+    validate(Setting{std::nullopt, 700, std::nullopt});
+  });
+  EXPECT_EQ(message,
+            "memory clock 700 MHz is not supported by Test GPU; nearest supported: 500 MHz or 1000 MHz "
+            "(500–1000 MHz, 2 clocks)");
 }
 
 TEST_F(GuardValidation, PowerLimitOutsideTheRangeGivesTheRange) {
   EXPECT_NO_THROW(validate(Setting{std::nullopt, std::nullopt, 100}));
   EXPECT_NO_THROW(validate(Setting{std::nullopt, std::nullopt, 300}));
-  const std::string message = message_of<ConfigError>([&] { validate(Setting{std::nullopt, std::nullopt, 301}); });
+  const std::string message = message_of<ConfigError>([&] {
+    validate(Setting{std::nullopt, std::nullopt, 301});
+  });
   EXPECT_EQ(message, "power limit 301 W is outside the range of Test GPU: 100–300 W");
   EXPECT_THROW(validate(Setting{std::nullopt, std::nullopt, 99}), ConfigError);
 }
@@ -73,7 +80,8 @@ TEST_F(GuardValidation, DefaultOnlyPlansNeedNoPermission) {
 
 TEST_F(GuardValidation, ClockChangesWithoutPermissionExplainTheFlag) {
   const std::vector<Setting> plan{Setting{}, Setting{1200, std::nullopt, std::nullopt}};
-  const std::string message = message_of<PermissionError>([&] { check_clock_changes_allowed(plan, false, false); });
+  const std::string message =
+      message_of<PermissionError>([&] { check_clock_changes_allowed(plan, false, false); });
   EXPECT_NE(message.find("sm=1200 mem=default pl=default"), std::string::npos) << message;
   EXPECT_NE(message.find("--allow-clock-changes"), std::string::npos) << message;
   EXPECT_NO_THROW(check_clock_changes_allowed(plan, true, false));

@@ -38,12 +38,27 @@ TEST(MarkerLine, AcceptsTheProtocol) {
 }
 
 TEST(MarkerLine, RejectsEverythingElse) {
-  for (const char* line : {"", "dvfslab:iter", "dvfslab:iter 0", "dvfslab:iter -3", "dvfslab:iter 1.5",
-                           "dvfslab:iter 2x", "dvfslab:iter 1 items", "dvfslab:iter 1 items -1",
-                           "dvfslab:iter 1 items nan", "dvfslab:iter 1 items inf", "dvfslab:iter 1 images 3",
-                           "dvfslab:iter 1 items 3 extra", "dvfslab:iter 99999999999999999999",
-                           "dvfslab:begin", "dvfslab:begin a b", "dvfslab:begin na\"me", "dvfslab:end x;y",
-                           "DVFSLAB:ITER 1", "dvfslab:iterate 1", "hello world", "dvfslab:begin\x01"}) {
+  for (const char* line : {"",
+                           "dvfslab:iter",
+                           "dvfslab:iter 0",
+                           "dvfslab:iter -3",
+                           "dvfslab:iter 1.5",
+                           "dvfslab:iter 2x",
+                           "dvfslab:iter 1 items",
+                           "dvfslab:iter 1 items -1",
+                           "dvfslab:iter 1 items nan",
+                           "dvfslab:iter 1 items inf",
+                           "dvfslab:iter 1 images 3",
+                           "dvfslab:iter 1 items 3 extra",
+                           "dvfslab:iter 99999999999999999999",
+                           "dvfslab:begin",
+                           "dvfslab:begin a b",
+                           "dvfslab:begin na\"me",
+                           "dvfslab:end x;y",
+                           "DVFSLAB:ITER 1",
+                           "dvfslab:iterate 1",
+                           "hello world",
+                           "dvfslab:begin\x01"}) {
     EXPECT_FALSE(parse_marker_line(line)) << line;
   }
   EXPECT_FALSE(parse_marker_line("dvfslab:begin " + std::string(max_marker_name_bytes + 1, 'a')));
@@ -93,7 +108,8 @@ TEST(MarkerParser, StepLinesBecomeTheIterationsSinceTheLastStep) {
   MarkerParser parser;
   std::vector<Marker> out;
   // Step 3's line is lost: step 4 still carries the total.
-  parser.feed("dvfslab:step 0\ndvfslab:step 1 items 8\ndvfslab:step 2 items 16\ndvfslab:step 4 items 32\n", out);
+  parser.feed("dvfslab:step 0\ndvfslab:step 1 items 8\ndvfslab:step 2 items 16\ndvfslab:step 4 items 32\n",
+              out);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0], iterations(1, 8.0));
   EXPECT_EQ(out[1], iterations(1, 8.0));
@@ -114,14 +130,17 @@ TEST(MarkerParser, IterValuesRisingByOneLookLikeAStepIndex) {
     parser.feed(stream, out);
     return parser.iter_values_look_like_steps();
   };
-  EXPECT_TRUE(looks_like_steps("dvfslab:iter 57\ndvfslab:iter 58\ndvfslab:iter 59\ndvfslab:iter 60\n"
-                               "dvfslab:iter 61\n"));
-  EXPECT_FALSE(looks_like_steps("dvfslab:iter 1\ndvfslab:iter 1\ndvfslab:iter 1\ndvfslab:iter 1\n"
-                                "dvfslab:iter 1\ndvfslab:iter 1\n"));
+  EXPECT_TRUE(
+      looks_like_steps("dvfslab:iter 57\ndvfslab:iter 58\ndvfslab:iter 59\ndvfslab:iter 60\n"
+                       "dvfslab:iter 61\n"));
+  EXPECT_FALSE(
+      looks_like_steps("dvfslab:iter 1\ndvfslab:iter 1\ndvfslab:iter 1\ndvfslab:iter 1\n"
+                       "dvfslab:iter 1\ndvfslab:iter 1\n"));
   EXPECT_FALSE(looks_like_steps("dvfslab:iter 1\ndvfslab:iter 2\ndvfslab:iter 3\ndvfslab:iter 4\n"))
       << "four lines are not yet several";
-  EXPECT_FALSE(looks_like_steps("dvfslab:iter 8\ndvfslab:iter 9\ndvfslab:iter 8\ndvfslab:iter 9\n"
-                                "dvfslab:iter 8\ndvfslab:iter 9\n"));
+  EXPECT_FALSE(
+      looks_like_steps("dvfslab:iter 8\ndvfslab:iter 9\ndvfslab:iter 8\ndvfslab:iter 9\n"
+                       "dvfslab:iter 8\ndvfslab:iter 9\n"));
 }
 
 TEST(MarkerParserFuzz, RandomStreamsSplitAnywhere) {

@@ -21,8 +21,9 @@ CommandMeasurement measure_python(const std::string& script, std::int64_t skip_i
   MeasureCommandOptions options;
   options.skip_iterations = skip_iterations;
   options.child.stdout_to_stderr = true;
-  const std::string prelude = "import os, sys, time\nfd = int(os.environ['DVFSLAB_MARK_FD'])\n"
-                              "def mark(line): os.write(fd, (line + '\\n').encode())\n";
+  const std::string prelude =
+      "import os, sys, time\nfd = int(os.environ['DVFSLAB_MARK_FD'])\n"
+      "def mark(line): os.write(fd, (line + '\\n').encode())\n";
   return measure_command(gpu, {"python3", "-c", prelude + script}, options);
 }
 
@@ -53,8 +54,8 @@ TEST(MeasureCommand, MarkerSumsThatWouldOverflowAreRefusedNotWrapped) {
 
 TEST(MeasureCommand, HundredThousandOpenWindowsDoNotTakeMinutes) {
   const auto started = std::chrono::steady_clock::now();
-  const auto r = measure_python(
-      "os.write(fd, b''.join(b'dvfslab:begin w%d\\n' % i for i in range(100000)))\n");
+  const auto r =
+      measure_python("os.write(fd, b''.join(b'dvfslab:begin w%d\\n' % i for i in range(100000)))\n");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_EQ(r.windows.size(), 100000u);
   EXPECT_FALSE(r.windows.front().complete);
@@ -63,10 +64,12 @@ TEST(MeasureCommand, HundredThousandOpenWindowsDoNotTakeMinutes) {
 }
 
 TEST(MeasureCommand, StepAndIterGiveTheSameResultsForTheSameLoop) {
-  const auto iter = measure_python(
-      "for i in range(30):\n    time.sleep(0.005)\n    mark('dvfslab:iter 1 items 16')\n", 5);
+  const auto iter =
+      measure_python("for i in range(30):\n    time.sleep(0.005)\n    mark('dvfslab:iter 1 items 16')\n", 5);
   const auto step = measure_python(
-      "for i in range(30):\n    time.sleep(0.005)\n    mark('dvfslab:step %d items %d' % (i + 1, 16 * (i + 1)))\n", 5);
+      "for i in range(30):\n    time.sleep(0.005)\n    mark('dvfslab:step %d items %d' % (i + 1, 16 * (i + "
+      "1)))\n",
+      5);
   ASSERT_TRUE(iter.steady && step.steady);
   EXPECT_EQ(iter.total.iterations, 30);
   EXPECT_EQ(step.total.iterations, 30);

@@ -22,11 +22,11 @@ class MeterOnSimGpu : public ::testing::Test {
 
   // The phases of the test plan, about `seconds` each.
   void run_phases(double seconds) {
-    clock().advance(seconds);                         // idle
-    gpu_.run(compute_bound, seconds / 0.5);           // compute-bound
-    gpu_.run(memory_bound, seconds / 0.5);            // memory-bound
+    clock().advance(seconds);                // idle
+    gpu_.run(compute_bound, seconds / 0.5);  // compute-bound
+    gpu_.run(memory_bound, seconds / 0.5);   // memory-bound
     gpu_.set_power_limit(sim_gpu_spec("h200").power_limit_min_w);
-    gpu_.run(compute_bound, seconds / 0.5);           // power-capped: the clock drops
+    gpu_.run(compute_bound, seconds / 0.5);  // power-capped: the clock drops
     gpu_.reset_power_limit();
   }
 };
@@ -109,7 +109,8 @@ TEST_F(MeterOnSimGpu, IdleBaselineIsTheIdlePower) {
   gpu_.run(compute_bound, 40);
   const Measurement m = meter.end("load");
   const auto json = to_json(m, meter.idle_power_w());
-  EXPECT_NEAR(json["dynamic_energy_j"].get<double>(), *m.energy_j - *meter.idle_power_w() * m.duration_s, 1e-6);
+  EXPECT_NEAR(json["dynamic_energy_j"].get<double>(), *m.energy_j - *meter.idle_power_w() * m.duration_s,
+              1e-6);
   EXPECT_GT(json["dynamic_energy_j"].get<double>(), 0.0);
 }
 

@@ -6,8 +6,9 @@
 namespace dvfslab::nvml {
 namespace {
 
-const Failure lock_failure{"GPU 0 (NVIDIA H200)", "lock the SM clock to 1200–1200 MHz", "nvmlDeviceSetGpuLockedClocks",
-                           "Insufficient Permissions", "locked SM clocks need a Volta or newer GPU"};
+const Failure lock_failure{"GPU 0 (NVIDIA H200)", "lock the SM clock to 1200–1200 MHz",
+                           "nvmlDeviceSetGpuLockedClocks", "Insufficient Permissions",
+                           "locked SM clocks need a Volta or newer GPU"};
 
 template <class Expected>
 std::string message_of(Return code, const Failure& failure = lock_failure) {
@@ -39,7 +40,8 @@ TEST(NvmlErrors, NotSupportedNamesTheGenerations) {
 
 TEST(NvmlErrors, LostAndResetRequiredAreGpuLost) {
   EXPECT_NE(message_of<GpuLostError>(error_gpu_is_lost).find("reset the GPU"), std::string::npos);
-  EXPECT_NE(message_of<GpuLostError>(error_reset_required).find("NVML_ERROR_RESET_REQUIRED"), std::string::npos);
+  EXPECT_NE(message_of<GpuLostError>(error_reset_required).find("NVML_ERROR_RESET_REQUIRED"),
+            std::string::npos);
 }
 
 TEST(NvmlErrors, OtherCodesKeepNvmlsTextAndCode) {

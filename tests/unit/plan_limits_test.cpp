@@ -27,7 +27,9 @@ std::string error_of(const std::string& text) {
   return "(accepted)";
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // 300–1500 MHz in 15 MHz steps at one memory clock; power limit 100–300 W.
 ClockTable small_clocks() {
@@ -54,9 +56,11 @@ std::string expand_error_of(const std::string& knobs) {
 }
 
 TEST(PlanNesting, TenThousandNestedArraysAreRefusedWithTheLineNotASegfault) {
-  const std::string plan = one_case + "[knobs]\nsm_mhz = " + std::string(10'000, '[') + "1" + std::string(10'000, ']') + "\n";
+  const std::string plan =
+      one_case + "[knobs]\nsm_mhz = " + std::string(10'000, '[') + "1" + std::string(10'000, ']') + "\n";
   const std::string error = error_of(plan);
-  EXPECT_TRUE(contains(error, "hostile.toml:5:42: arrays or inline tables nested deeper than 32 levels")) << error;
+  EXPECT_TRUE(contains(error, "hostile.toml:5:42: arrays or inline tables nested deeper than 32 levels"))
+      << error;
 }
 
 TEST(PlanNesting, DeeplyNestedInlineTablesAreRefusedNotASegfault) {
@@ -72,11 +76,13 @@ TEST(PlanNesting, TenThousandPartDottedKeyIsRefusedNotAMinuteOfParsing) {
   for (int part = 1; part < 10'000; ++part) key += ".a";
   const std::string error = error_of("[plan]\nname = \"x\"\n" + key + " = 1\n" + one_case);
   EXPECT_TRUE(contains(error, "hostile.toml:3:64: a dotted key of more than 32 parts")) << error;
-  EXPECT_TRUE(contains(error_of("[" + key + "]\n" + one_case), "hostile.toml:1:65: a dotted key of more than 32"));
+  EXPECT_TRUE(
+      contains(error_of("[" + key + "]\n" + one_case), "hostile.toml:1:65: a dotted key of more than 32"));
   EXPECT_TRUE(contains(error_of("x = { " + key + " = 1 }\n"), "a dotted key of more than 32 parts"));
   // Dots in values, strings and comments are not key parts.
   key.resize(80);
-  EXPECT_EQ(parse_plan_text("# " + key + "\n[plan]\nname = \"" + key + "\"\n" + one_case + "[measure]\nduration_s = 2.5\n",
+  EXPECT_EQ(parse_plan_text("# " + key + "\n[plan]\nname = \"" + key + "\"\n" + one_case +
+                                "[measure]\nduration_s = 2.5\n",
                             "dots.toml")
                 .measure.duration_s,
             2.5);
@@ -90,8 +96,8 @@ TEST(PlanNesting, UnclosedBracketsAreRefusedBeforeToml) {
 
 TEST(PlanNesting, BracketsInStringsAndCommentsDoNotCount) {
   const std::string brackets(100, '[');
-  const std::string plan = "# " + brackets + "\n[plan]\nname = \"" + brackets + "\"\ndescription = '''\n" + brackets +
-                           "\n'''\n" + one_case;
+  const std::string plan = "# " + brackets + "\n[plan]\nname = \"" + brackets + "\"\ndescription = '''\n" +
+                           brackets + "\n'''\n" + one_case;
   EXPECT_EQ(parse_plan_text(plan, "strings.toml").name, brackets);
 }
 
@@ -117,8 +123,9 @@ TEST(PlanText, LongLinesAreRefusedNotMinutesOfParsing) {
 
 TEST(PlanValues, SeedBeyondTwoToThe53IsRefusedNotSaturated) {
   // toml11 reads 99999999999999999999 as 2^63 - 1 without a word.
-  EXPECT_TRUE(contains(error_of(one_case + "[measure]\nseed = 99999999999999999999\n"),
-                       "'seed' = 9223372036854775807 is outside its range: give an integer from 0 to 9007199254740992"));
+  EXPECT_TRUE(contains(
+      error_of(one_case + "[measure]\nseed = 99999999999999999999\n"),
+      "'seed' = 9223372036854775807 is outside its range: give an integer from 0 to 9007199254740992"));
   EXPECT_EQ(parse_plan_text(one_case + "[measure]\nseed = 9007199254740992\n", "ok.toml").measure.seed,
             9007199254740992u);
 }
@@ -128,8 +135,9 @@ TEST(PlanUtf8, InvalidUtf8IsRefusedWithItsPlace) {
   EXPECT_TRUE(contains(error, "hostile.toml:2:12: byte 0xE9 is not valid UTF-8")) << error;
   EXPECT_TRUE(contains(error_of("# \xED\xA0\x80 surrogate\n" + one_case), "not valid UTF-8"));
   EXPECT_TRUE(contains(error_of("# \xC0\xAF overlong\n" + one_case), "not valid UTF-8"));
-  EXPECT_EQ(parse_plan_text("[plan]\nname = \"Gr\xC3\xBC\xC3\x9F \xE2\x9C\x93\"\n" + one_case, "ok.toml").name,
-            "Gr\xC3\xBC\xC3\x9F \xE2\x9C\x93");
+  EXPECT_EQ(
+      parse_plan_text("[plan]\nname = \"Gr\xC3\xBC\xC3\x9F \xE2\x9C\x93\"\n" + one_case, "ok.toml").name,
+      "Gr\xC3\xBC\xC3\x9F \xE2\x9C\x93");
 }
 
 TEST(PlanValues, InfiniteWaitsAreRefusedNotAHang) {
@@ -142,19 +150,24 @@ TEST(PlanValues, InfiniteWaitsAreRefusedNotAHang) {
       EXPECT_TRUE(contains(error, "is outside its range")) << error;
     }
   }
-  EXPECT_EQ(*parse_plan_text(one_case + "[measure]\nduration_s = 3600\n", "ok.toml").measure.duration_s, 3600.0);
+  EXPECT_EQ(*parse_plan_text(one_case + "[measure]\nduration_s = 3600\n", "ok.toml").measure.duration_s,
+            3600.0);
 }
 
 TEST(PlanValues, NanDurationIsRefusedNotMeasured) {
-  EXPECT_TRUE(contains(error_of(one_case + "[measure]\nduration_s = nan\n"), "'duration_s' = nan is outside its range"));
+  EXPECT_TRUE(contains(error_of(one_case + "[measure]\nduration_s = nan\n"),
+                       "'duration_s' = nan is outside its range"));
   EXPECT_TRUE(contains(error_of(one_case + "[measure]\nci_target_pct = nan\n"), "'ci_target_pct' = nan"));
   EXPECT_TRUE(contains(error_of(one_case + "[measure]\nduration_s = 0\n"), "give a number above 0"));
 }
 
 TEST(PlanValues, HugeWarmupIterationsAreRefusedNotAHang) {
   const std::string error = error_of(one_case + "[measure]\nwarmup_iterations = 9223372036854775807\n");
-  EXPECT_TRUE(contains(error, "'warmup_iterations' = 9223372036854775807 is outside its range: give an integer from 0 "
-                              "to 1000000")) << error;
+  EXPECT_TRUE(
+      contains(error,
+               "'warmup_iterations' = 9223372036854775807 is outside its range: give an integer from 0 "
+               "to 1000000"))
+      << error;
   EXPECT_TRUE(contains(error_of(one_case + "[measure]\nrepetitions = 1001\n"), "from 1 to 1000"));
   EXPECT_TRUE(contains(error_of(one_case + "[measure]\nmax_repetitions = 4294967297\n"), "from 1 to 1000"));
 }
@@ -168,7 +181,8 @@ TEST(PlanValues, DryRunEstimateIsNeverNegative) {
                                         "[measure]\nduration_s = 3600\nsettle_s = 3600\ncooldown_s = 3600\n"
                                         "warmup_s = 3600\nrepetitions = 1000\n",
                                     "slow.toml");
-  const auto schedule = make_schedule(plan, expand_settings(plan.knobs, small_clocks(), PowerLimits{}, "Test GPU"));
+  const auto schedule =
+      make_schedule(plan, expand_settings(plan.knobs, small_clocks(), PowerLimits{}, "Test GPU"));
   const auto estimate = estimate_duration(schedule, plan.measure, 0.1);
   EXPECT_GT(estimate.typical_s, 0);
   EXPECT_EQ(format_duration(estimate.typical_s).find('-'), std::string::npos);
@@ -191,7 +205,8 @@ TEST(PlanIntegers, ValuesBeyondIntAreRefusedNotWrapped) {
   }
   for (const std::string batch : {"4294967297", "2147483648", "0", "-1", "1000001"}) {
     const std::string error = error_of("[[cases]]\nworkloads = [\"w\"]\nbatch_sizes = [" + batch + "]\n");
-    EXPECT_TRUE(contains(error, "'batch_sizes' = " + batch + " is outside its range: give an integer from 1 to 1000000"))
+    EXPECT_TRUE(contains(
+        error, "'batch_sizes' = " + batch + " is outside its range: give an integer from 1 to 1000000"))
         << error;
   }
 }
@@ -207,10 +222,12 @@ TEST(PlanIntegers, CheckedNarrowRefusesWhatTheTargetCannotHold) {
 TEST(PlanGrid, HugeClockRangeIsRefusedBeforeExpandingNotBadAlloc) {
   EXPECT_TRUE(contains(error_of("[knobs]\nsm_mhz = \"1:2147483647:1\"\n" + one_case),
                        "2147483647 is outside 1–100000"));
-  EXPECT_TRUE(contains(error_of("[knobs]\nsm_mhz = \"1:99999999999999999999:1\"\n" + one_case), "is not understood"));
-  EXPECT_TRUE(contains(expand_error_of("sm_mhz = \"2000:3000:10\""),
-                       "SM clock range 2000–3000 MHz lies outside the clocks Test GPU at memory 1000 MHz supports "
-                       "(300–1500 MHz)"));
+  EXPECT_TRUE(
+      contains(error_of("[knobs]\nsm_mhz = \"1:99999999999999999999:1\"\n" + one_case), "is not understood"));
+  EXPECT_TRUE(
+      contains(expand_error_of("sm_mhz = \"2000:3000:10\""),
+               "SM clock range 2000–3000 MHz lies outside the clocks Test GPU at memory 1000 MHz supports "
+               "(300–1500 MHz)"));
   // The widest range allowed still expands quickly to the supported clocks.
   EXPECT_EQ(expand_knobs("sm_mhz = \"1:100000:1\"").size(), 81u);
 }
@@ -244,9 +261,9 @@ TEST(PlanGrid, EnormousCaseGridIsRefusedWithTheCountNotBadAlloc) {
 TEST(PlanGrid, CasesTimesSettingsBeyondTheLimitAreRefusedWithTheCount) {
   std::string batches;
   for (int i = 1; i <= 2000; ++i) batches += (i == 1 ? "" : i % 100 == 0 ? ",\n" : ", ") + std::to_string(i);
-  const Plan plan = parse_plan_text("[knobs]\nsm_mhz = \"all\"\n[[cases]]\nworkloads = [\"w\"]\nbatch_sizes = [" +
-                                        batches + "]\n",
-                                    "grid.toml");
+  const Plan plan = parse_plan_text(
+      "[knobs]\nsm_mhz = \"all\"\n[[cases]]\nworkloads = [\"w\"]\nbatch_sizes = [" + batches + "]\n",
+      "grid.toml");
   try {
     make_schedule(plan, expand_settings(plan.knobs, small_clocks(), PowerLimits{}, "Test GPU"));
     FAIL() << "2000 cases × 82 settings were accepted";
@@ -256,20 +273,24 @@ TEST(PlanGrid, CasesTimesSettingsBeyondTheLimitAreRefusedWithTheCount) {
 }
 
 TEST(PlanPrograms, MissingCommandProgramIsAPlanErrorWithItsPlace) {
-  const Plan plan = parse_plan_text("[[cases]]\nname = \"train\"\ncommand = [\"dvfslab-no-such-program\", \"x\"]\n",
-                                    "commands.toml");
+  const Plan plan = parse_plan_text(
+      "[[cases]]\nname = \"train\"\ncommand = [\"dvfslab-no-such-program\", \"x\"]\n", "commands.toml");
   try {
     check_plan_programs(plan);
     FAIL() << "a missing program was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_TRUE(contains(e.what(), "commands.toml:3:11: the program 'dvfslab-no-such-program' of command case 'train' "
-                                   "is not found"))
+    EXPECT_TRUE(contains(e.what(),
+                         "commands.toml:3:11: the program 'dvfslab-no-such-program' of command case 'train' "
+                         "is not found"))
         << e.what();
     EXPECT_EQ(e.code(), ExitCode::config);
   }
-  EXPECT_NO_THROW(check_plan_programs(parse_plan_text("[[cases]]\nname = \"t\"\ncommand = [\"sh\"]\n", "ok.toml")));
-  EXPECT_NO_THROW(check_plan_programs(parse_plan_text("[[cases]]\nname = \"t\"\ncommand = [\"/bin/sh\"]\n", "ok.toml")));
-  EXPECT_THROW(check_plan_programs(parse_plan_text("[[cases]]\nname = \"t\"\ncommand = [\"/etc/passwd\"]\n", "x.toml")),
+  EXPECT_NO_THROW(
+      check_plan_programs(parse_plan_text("[[cases]]\nname = \"t\"\ncommand = [\"sh\"]\n", "ok.toml")));
+  EXPECT_NO_THROW(
+      check_plan_programs(parse_plan_text("[[cases]]\nname = \"t\"\ncommand = [\"/bin/sh\"]\n", "ok.toml")));
+  EXPECT_THROW(check_plan_programs(
+                   parse_plan_text("[[cases]]\nname = \"t\"\ncommand = [\"/etc/passwd\"]\n", "x.toml")),
                ConfigError);
 }
 

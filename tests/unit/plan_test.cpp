@@ -24,8 +24,8 @@ ClockTable test_clocks() {
 PowerLimits test_limits() { return PowerLimits{250.0, 100.0, 300.0, 250.0}; }
 
 std::vector<Setting> expand(const std::string& knobs_toml) {
-  const auto plan = parse_plan_text("[knobs]\n" + knobs_toml + "\n[[cases]]\nworkloads = [\"w\"]\nbatch_sizes = [1]\n",
-                                    "knobs.toml");
+  const auto plan = parse_plan_text(
+      "[knobs]\n" + knobs_toml + "\n[[cases]]\nworkloads = [\"w\"]\nbatch_sizes = [1]\n", "knobs.toml");
   return expand_settings(plan.knobs, test_clocks(), test_limits(), "Test GPU");
 }
 
@@ -112,14 +112,17 @@ TEST(PlanParse, MalformedTomlNamesFileLineAndColumn) {
 TEST(PlanParse, UnknownKeysAreNamedWithTheValidOnes) {
   const auto top = config_error_of("[knob]\nsm_mhz = 1\n");
   EXPECT_NE(top.find("unknown key 'knob' at the top level: valid keys are plan, knobs, cases, measure"),
-            std::string::npos) << top;
+            std::string::npos)
+      << top;
   const auto knob = config_error_of("[knobs]\nsm_mhz = 900\ncore_mhz = 1\n");
   EXPECT_NE(knob.find("bad.toml:3:12: unknown key 'core_mhz' in [knobs]: valid keys are sm_mhz, mem_mhz, "
                       "power_limit_w"),
-            std::string::npos) << knob;
+            std::string::npos)
+      << knob;
   const auto measure = config_error_of("[[cases]]\nworkloads=\"w\"\nbatch_sizes=1\n[measure]\nwarmup=3\n");
   EXPECT_NE(measure.find("unknown key 'warmup' in [measure]: valid keys are warmup_iterations, warmup_s"),
-            std::string::npos) << measure;
+            std::string::npos)
+      << measure;
 }
 
 TEST(PlanParse, BadValuesAreExplained) {
@@ -130,9 +133,10 @@ TEST(PlanParse, BadValuesAreExplained) {
   EXPECT_NE(config_error_of("[[cases]]\nworkloads = \"w\"\nbatch_sizes = 1\nmodes = \"serve\"\n")
                 .find("unknown mode 'serve'"),
             std::string::npos);
-  EXPECT_NE(config_error_of("[[cases]]\nworkloads = \"w\"\nbatch_sizes = 1\n[measure]\norder = \"shuffled\"\n")
-                .find("choose random or ascending"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error_of("[[cases]]\nworkloads = \"w\"\nbatch_sizes = 1\n[measure]\norder = \"shuffled\"\n")
+          .find("choose random or ascending"),
+      std::string::npos);
   EXPECT_NE(config_error_of("[plan]\nname = \"x\"\n").find("the plan has no cases"), std::string::npos);
 }
 
@@ -142,9 +146,11 @@ TEST(PlanKnobs, ListsMustBeSupportedAndNameTheNearest) {
     expand("sm_mhz = [1005, 1207]");
     FAIL() << "1207 MHz was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("knobs.toml:2:10: SM clock 1207 MHz is not supported by Test GPU at memory "
-                                         "1000 MHz: nearest supported are 1200 and 1215 MHz"),
-              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  "knobs.toml:2:10: SM clock 1207 MHz is not supported by Test GPU at memory "
+                  "1000 MHz: nearest supported are 1200 and 1215 MHz"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(expand("sm_mhz = 1600"), ConfigError);
   EXPECT_THROW(expand("mem_mhz = 800"), ConfigError);
@@ -153,7 +159,8 @@ TEST(PlanKnobs, ListsMustBeSupportedAndNameTheNearest) {
 TEST(PlanKnobs, RangesSnapAndSpreadsCoverTheRange) {
   EXPECT_EQ(sm_values(expand("sm_mhz = \"1000:1100:50\"")), (std::vector<int>{1005, 1050, 1095}));
   EXPECT_EQ(sm_values(expand("sm_mhz = { count = 5 }")), (std::vector<int>{300, 600, 900, 1200, 1500}));
-  EXPECT_EQ(sm_values(expand("sm_mhz = { count = 3, min = 600, max = 1400 }")), (std::vector<int>{600, 1005, 1395}));
+  EXPECT_EQ(sm_values(expand("sm_mhz = { count = 3, min = 600, max = 1400 }")),
+            (std::vector<int>{600, 1005, 1395}));
   EXPECT_EQ(sm_values(expand("sm_mhz = { every = 20 }")), (std::vector<int>{300, 600, 900, 1200, 1500}));
   EXPECT_EQ(expand("sm_mhz = \"all\"").size(), 81u);
   EXPECT_EQ(expand("sm_mhz = { min = 1400 }").size(), 7u);
@@ -176,15 +183,18 @@ TEST(PlanKnobs, PowerLimitsStayInRange) {
     expand("power_limit_w = [200, 350]");
     FAIL() << "350 W was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("power limit 350 W is outside Test GPU's range 100–300 W"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("power limit 350 W is outside Test GPU's range 100–300 W"),
+              std::string::npos)
         << e.what();
   }
 }
 
 Plan schedule_plan(const std::string& measure) {
-  return parse_plan_text("[knobs]\nsm_mhz = { count = 5 }\n[[cases]]\nworkloads = [\"a\", \"b\"]\nbatch_sizes = [1, 2]\n"
-                         "[measure]\n" + measure,
-                         "schedule.toml");
+  return parse_plan_text(
+      "[knobs]\nsm_mhz = { count = 5 }\n[[cases]]\nworkloads = [\"a\", \"b\"]\nbatch_sizes = [1, 2]\n"
+      "[measure]\n" +
+          measure,
+      "schedule.toml");
 }
 
 std::vector<Setting> five_settings(const Plan& plan) {
@@ -194,8 +204,8 @@ std::vector<Setting> five_settings(const Plan& plan) {
 TEST(PlanSchedule, DefaultPerCaseAndDriftAtStartEndAndEveryK) {
   const Plan plan = schedule_plan("drift_every = 7\n");
   const auto schedule = make_schedule(plan, five_settings(plan));
-  EXPECT_EQ(schedule.grid_points, 4u * 6);  // 4 cases × (default + 5 clocks)
-  EXPECT_EQ(schedule.drift_points, 2u + 3); // start, end, after grid points 7, 14, 21
+  EXPECT_EQ(schedule.grid_points, 4u * 6);   // 4 cases × (default + 5 clocks)
+  EXPECT_EQ(schedule.drift_points, 2u + 3);  // start, end, after grid points 7, 14, 21
   EXPECT_EQ(schedule.points.front().role, PointRole::drift);
   EXPECT_EQ(schedule.points.back().role, PointRole::drift);
   EXPECT_EQ(schedule.points[8].role, PointRole::drift);
@@ -249,19 +259,22 @@ TEST(PlanSchedule, ShardsPartitionTheGrid) {
 
 TEST(PlanSchedule, DefaultOnlyPlanChangesNoClock) {
   const Plan plan = parse_plan_text("[[cases]]\nworkloads = \"a\"\nbatch_sizes = [1, 2]\n", "default.toml");
-  const auto schedule = make_schedule(plan, expand_settings(plan.knobs, test_clocks(), test_limits(), "Test GPU"));
+  const auto schedule =
+      make_schedule(plan, expand_settings(plan.knobs, test_clocks(), test_limits(), "Test GPU"));
   EXPECT_EQ(schedule.grid_points, 2u);
   EXPECT_FALSE(schedule.changes_clocks());
-  const Plan nothing = parse_plan_text("[[cases]]\nworkloads = \"a\"\nbatch_sizes = 1\n[measure]\n"
-                                       "include_default = false\n",
-                                       "nothing.toml");
+  const Plan nothing = parse_plan_text(
+      "[[cases]]\nworkloads = \"a\"\nbatch_sizes = 1\n[measure]\n"
+      "include_default = false\n",
+      "nothing.toml");
   EXPECT_THROW(make_schedule(nothing, {}), ConfigError);
 }
 
 TEST(PlanSchedule, EstimateCountsSettleWindowsAndRepetitions) {
   const Plan plan = parse_plan_text(
       "[knobs]\nsm_mhz = [600, 900]\n[[cases]]\nworkloads = \"a\"\nbatch_sizes = 1\n[measure]\n"
-      "order = \"ascending\"\ndrift_check = false\nwarmup_s = 1\nsettle_s = 2\nrepetitions = 2\nmax_repetitions = 5\n",
+      "order = \"ascending\"\ndrift_check = false\nwarmup_s = 1\nsettle_s = 2\nrepetitions = "
+      "2\nmax_repetitions = 5\n",
       "estimate.toml");
   const auto schedule = make_schedule(plan, five_settings(plan));
   // default (no settle) + 600 + 900 (settle each): 3 × (1 s warm-up + 2 × 2 s) + 2 × 2 s.

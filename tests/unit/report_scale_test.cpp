@@ -78,8 +78,8 @@ TEST(ReportScale, AGridOfFiveThousandSettingsCostsUnderSevenHundredBytesASetting
   ASSERT_EQ(data["groups"].size(), 1u);
   EXPECT_EQ(data["groups"][0]["columns"]["time_s"].size(), 5000u);
   // The charts' share: one copy of the points, as columns.
-  const std::size_t chart_bytes = data["groups"].dump().size() + data["figures"].dump().size() +
-                                  data["templates"].dump().size();
+  const std::size_t chart_bytes =
+      data["groups"].dump().size() + data["figures"].dump().size() + data["templates"].dump().size();
   EXPECT_LT(chart_bytes, 100u * 5000u) << chart_bytes << " bytes of chart data";
 }
 

@@ -5,17 +5,17 @@
 #include <string>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/error.hpp"
 #include "dvfslab/report.hpp"
 #include "report/escape.hpp"
 #include "report/figures.hpp"
 #include "report/scripts.hpp"
-#include "dvfslab/error.hpp"
 
 namespace dvfslab {
 namespace {
 
-ResultRow row(const std::string& workload, int batch, std::optional<int> sm, std::optional<int> mem, double time_s,
-              double power_w, bool simulated = false) {
+ResultRow row(const std::string& workload, int batch, std::optional<int> sm, std::optional<int> mem,
+              double time_s, double power_w, bool simulated = false) {
   ResultRow r;
   r.source = "test";
   r.gpu = "Test GPU";
@@ -46,8 +46,9 @@ TEST(ReportEscape, HtmlJsonAndScriptText) {
 }
 
 TEST(ReportFigures, OneDimensionalSweepGetsFourChartsPerGroup) {
-  const Analysis a = analyze({row("resnet50", 64, 1380, std::nullopt, 1.0, 300), row("resnet50", 64, 945, std::nullopt, 1.5, 150),
-                              row("resnet50", 128, 1380, std::nullopt, 2.0, 300), row("vgg16", 64, 1380, std::nullopt, 1.0, 250)});
+  const Analysis a = analyze(
+      {row("resnet50", 64, 1380, std::nullopt, 1.0, 300), row("resnet50", 64, 945, std::nullopt, 1.5, 150),
+       row("resnet50", 128, 1380, std::nullopt, 2.0, 300), row("vgg16", 64, 1380, std::nullopt, 1.0, 250)});
   const auto groups = report_detail::build_figure_groups(a);
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].cases.size(), 2u);  // both batch sizes of resnet50 in one group
@@ -66,7 +67,8 @@ TEST(ReportFigures, OneDimensionalSweepGetsFourChartsPerGroup) {
 TEST(ReportFigures, CoreTimesMemoryGridAddsMemoryFigureAndHeatmap) {
   std::vector<ResultRow> rows;
   for (int sm : {1000, 1500}) {
-    for (int mem : {3500, 5000}) rows.push_back(row("googlenet", 32, sm, mem, 1000.0 / sm + 1000.0 / mem, 0.1 * sm + 0.01 * mem));
+    for (int mem : {3500, 5000})
+      rows.push_back(row("googlenet", 32, sm, mem, 1000.0 / sm + 1000.0 / mem, 0.1 * sm + 0.01 * mem));
   }
   const auto groups = report_detail::build_figure_groups(analyze(rows));
   ASSERT_EQ(groups.size(), 1u);
@@ -76,16 +78,19 @@ TEST(ReportFigures, CoreTimesMemoryGridAddsMemoryFigureAndHeatmap) {
 }
 
 TEST(ReportFigures, EverySimulatedChartTitleSaysSimulated) {
-  const auto groups = report_detail::build_figure_groups(
-      analyze({row("alexnet", 128, 1380, std::nullopt, 1.0, 300, true), row("alexnet", 128, 945, std::nullopt, 1.5, 150, true)}));
+  const auto groups =
+      report_detail::build_figure_groups(analyze({row("alexnet", 128, 1380, std::nullopt, 1.0, 300, true),
+                                                  row("alexnet", 128, 945, std::nullopt, 1.5, 150, true)}));
   for (const auto& figure : groups.at(0).figures) {
-    EXPECT_EQ(figure.spec["title"]["text"].get<std::string>().rfind("SIMULATED", 0), 0u) << figure.spec["title"];
+    EXPECT_EQ(figure.spec["title"]["text"].get<std::string>().rfind("SIMULATED", 0), 0u)
+        << figure.spec["title"];
   }
 }
 
 TEST(ReportHtml, DataStringsAreEscapedAndEveryChartHasItsPlace) {
   const std::string hostile = "<script>alert('x')</script>";
-  const Analysis a = analyze({row(hostile, 64, 1380, std::nullopt, 1.0, 300, true), row(hostile, 64, 945, std::nullopt, 1.5, 150, true)});
+  const Analysis a = analyze({row(hostile, 64, 1380, std::nullopt, 1.0, 300, true),
+                              row(hostile, 64, 945, std::nullopt, 1.5, 150, true)});
   if (report_detail::embedded_report_scripts().empty()) {
     // Built without web/node_modules: the report must refuse, saying how to fix it.
     EXPECT_THROW(render_html_report(a), NotSupportedError);

@@ -53,7 +53,8 @@ TEST(SimControl, UnsupportedApplicationClockNamesTheNearest) {
   EXPECT_NE(message.find("997 or 1005 MHz"), std::string::npos) << message;
   EXPECT_THROW(gpu.set_application_clocks(877, 1000), ConfigError);
   EXPECT_THROW(gpu.set_application_clocks(900, 1005), ConfigError);
-  EXPECT_NE(message_of([&] { gpu.set_application_clocks(877, 2000); }).find("1380 MHz (the highest)"), std::string::npos);
+  EXPECT_NE(message_of([&] { gpu.set_application_clocks(877, 2000); }).find("1380 MHz (the highest)"),
+            std::string::npos);
 }
 
 TEST(SimControl, PowerLimitOutsideTheRangeIsRefused) {

@@ -136,11 +136,13 @@ TEST(SimPhysics, SensorRefreshesOncePerPeriod) {
   EXPECT_DOUBLE_EQ(*before.power_instant_w, gpu.spec().idle_power_w);  // last refresh at 0.2 s
   EXPECT_EQ(before.sm_mhz, 1380);                                      // clocks are read live
   clock.advance_to(0.35);
-  const double energy_at_refresh = gpu.true_energy_j() - (0.35 - 0.3) * sim::busy_power_w(gpu.spec(), compute_bound(), 1380, 877);
+  const double energy_at_refresh =
+      gpu.true_energy_j() - (0.35 - 0.3) * sim::busy_power_w(gpu.spec(), compute_bound(), 1380, 877);
   const Telemetry after = gpu.read_telemetry();
   EXPECT_NEAR(*after.energy_j, energy_at_refresh, 1e-9);
   // The refresh at 0.3 s averages 0.05 s idle and 0.05 s busy.
-  EXPECT_NEAR(*after.power_instant_w, 0.5 * (gpu.spec().idle_power_w + sim::busy_power_w(gpu.spec(), compute_bound(), 1380, 877)),
+  EXPECT_NEAR(*after.power_instant_w,
+              0.5 * (gpu.spec().idle_power_w + sim::busy_power_w(gpu.spec(), compute_bound(), 1380, 877)),
               1e-6);
 }
 
@@ -195,7 +197,8 @@ TEST(SimPhysics, TimersDuringRunSeeThatMoment) {
     const Telemetry t = gpu.read_telemetry();
     EXPECT_DOUBLE_EQ(t.time_s, now);
     EXPECT_EQ(t.sm_mhz, 1005);
-    EXPECT_NEAR(gpu.true_energy_j(), last_energy + 0.05 * sim::busy_power_w(gpu.spec(), heavy(), 1005, 877), 1e-6);
+    EXPECT_NEAR(gpu.true_energy_j(), last_energy + 0.05 * sim::busy_power_w(gpu.spec(), heavy(), 1005, 877),
+                1e-6);
     last_energy = gpu.true_energy_j();
     ++samples;
   });
@@ -227,7 +230,8 @@ TEST(SimPhysics, TemperatureRisesUnderLoadAndSettles) {
   EXPECT_GT(warm_c, idle_c);
   EXPECT_GT(hot_c, warm_c);
   const double steady_c = gpu.spec().ambient_temperature_c +
-                          gpu.spec().thermal_resistance_c_per_w * sim::busy_power_w(gpu.spec(), heavy(), gpu.effective_sm_mhz(), 877);
+                          gpu.spec().thermal_resistance_c_per_w *
+                              sim::busy_power_w(gpu.spec(), heavy(), gpu.effective_sm_mhz(), 877);
   EXPECT_NEAR(hot_c, steady_c, 0.01);
 }
 

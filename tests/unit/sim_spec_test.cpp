@@ -14,7 +14,8 @@ void expect_evenly_stepped(const std::vector<int>& clocks, int highest, int lowe
   ASSERT_FALSE(clocks.empty());
   EXPECT_EQ(clocks.front(), highest);
   EXPECT_EQ(clocks.back(), lowest);
-  for (std::size_t i = 1; i < clocks.size(); ++i) EXPECT_EQ(clocks[i - 1] - clocks[i], step) << "at " << clocks[i];
+  for (std::size_t i = 1; i < clocks.size(); ++i)
+    EXPECT_EQ(clocks[i - 1] - clocks[i], step) << "at " << clocks[i];
 }
 
 TEST(SimSpec, KeysAreTheFiveModelsSorted) {
@@ -26,7 +27,8 @@ TEST(SimSpec, UnknownKeyNamesTheChoices) {
     sim_gpu_spec("k80");
     FAIL() << "k80 was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("sim:a100, sim:h200, sim:p100, sim:rtx2080ti, sim:v100"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("sim:a100, sim:h200, sim:p100, sim:rtx2080ti, sim:v100"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -56,7 +58,8 @@ TEST(SimSpec, V100HoldsTheStudyAndBenchmarkClocks) {
   EXPECT_EQ(clocks.size(), 167u);
   EXPECT_EQ(clocks.front(), 1380);
   EXPECT_EQ(clocks.back(), 135);
-  EXPECT_EQ((std::vector<int>(clocks.begin(), clocks.begin() + 4)), (std::vector<int>{1380, 1372, 1365, 1357}));
+  EXPECT_EQ((std::vector<int>(clocks.begin(), clocks.begin() + 4)),
+            (std::vector<int>{1380, 1372, 1365, 1357}));
   // Every clock the NV-DVFS-Benchmark V100 data measured, and the study's range ends.
   for (int measured : {405, 502, 510, 600, 705, 802, 945, 1087, 1102, 1237, 1245, 1380}) {
     EXPECT_NE(std::find(clocks.begin(), clocks.end(), measured), clocks.end()) << measured;
@@ -87,7 +90,8 @@ TEST(SimSpec, P100IsPascalWithoutLocksOrEnergyCounter) {
   EXPECT_EQ(spec.memory_mhz, (std::vector<int>{715}));
   const auto& clocks = spec.graphics_mhz.front();
   EXPECT_EQ(clocks.size(), 62u);
-  EXPECT_EQ((std::vector<int>(clocks.begin(), clocks.begin() + 5)), (std::vector<int>{1328, 1316, 1303, 1290, 1278}));
+  EXPECT_EQ((std::vector<int>(clocks.begin(), clocks.begin() + 5)),
+            (std::vector<int>{1328, 1316, 1303, 1290, 1278}));
   EXPECT_NE(std::find(clocks.begin(), clocks.end(), 1189), clocks.end());
   EXPECT_EQ(spec.default_graphics_mhz, 1189);
   EXPECT_EQ(spec.power_limit_min_w, 125);

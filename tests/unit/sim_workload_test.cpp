@@ -13,7 +13,7 @@ namespace dvfslab {
 namespace {
 
 struct SweepResult {
-  std::vector<int> clocks;            // descending, as the table lists them
+  std::vector<int> clocks;  // descending, as the table lists them
   std::vector<double> joules_per_item;
   double default_joules_per_item = 0;
   int default_clock = 0;
@@ -64,7 +64,8 @@ void expect_valley(const SweepResult& r) {
   ASSERT_GT(bottom, 0u) << "the optimum is the highest clock";
   ASSERT_LT(bottom, r.clocks.size() - 1) << "the optimum is the lowest clock";
   // Energy falls from the top clock to the bottom, then rises to the lowest clock.
-  for (std::size_t i = 1; i <= bottom; ++i) EXPECT_LE(r.joules_per_item[i], r.joules_per_item[i - 1]) << r.clocks[i];
+  for (std::size_t i = 1; i <= bottom; ++i)
+    EXPECT_LE(r.joules_per_item[i], r.joules_per_item[i - 1]) << r.clocks[i];
   for (std::size_t i = bottom + 1; i < r.clocks.size(); ++i) {
     EXPECT_GE(r.joules_per_item[i], r.joules_per_item[i - 1]) << r.clocks[i];
   }
@@ -74,7 +75,8 @@ std::vector<Case> study_cnn_cases() {
   std::vector<Case> cases;
   for (const char* name : {"alexnet", "vgg16", "googlenet", "resnet50"}) {
     for (Mode mode : {Mode::train, Mode::infer}) {
-      for (int batch : sim_workload_study_batches(name, mode)) cases.push_back(Case{name, batch, mode, Precision::fp32});
+      for (int batch : sim_workload_study_batches(name, mode))
+        cases.push_back(Case{name, batch, mode, Precision::fp32});
     }
   }
   return cases;
@@ -96,8 +98,10 @@ TEST(SimWorkloads, ItemsAreImagesOrTokens) {
   EXPECT_EQ(sim_workload_items_per_iteration(Case{"bert_base", 8, Mode::train, Precision::fp32}), 8 * 128);
   WorkloadOptions options;
   options.sequence_length = 256;
-  EXPECT_EQ(sim_workload_items_per_iteration(Case{"gpt2_small", 4, Mode::infer, Precision::fp32}, options), 4 * 256);
-  EXPECT_THROW(sim_workload_kernel(Case{"vgg16", 0, Mode::train, Precision::fp32}, sim_gpu_spec("v100")), ConfigError);
+  EXPECT_EQ(sim_workload_items_per_iteration(Case{"gpt2_small", 4, Mode::infer, Precision::fp32}, options),
+            4 * 256);
+  EXPECT_THROW(sim_workload_kernel(Case{"vgg16", 0, Mode::train, Precision::fp32}, sim_gpu_spec("v100")),
+               ConfigError);
 }
 
 TEST(SimWorkloads, RunIterationsTakesTheKernelTime) {
@@ -117,7 +121,8 @@ TEST(SimWorkloads, HalfPrecisionIsFasterWhereTheGpuHasTensorCores) {
   const SimKernel fp32 = sim_workload_kernel(Case{"vgg16", 32, Mode::train, Precision::fp32}, spec);
   const SimKernel fp16 = sim_workload_kernel(Case{"vgg16", 32, Mode::train, Precision::fp16}, spec);
   EXPECT_LT(fp16.scalable_s, fp32.scalable_s / 2);
-  const SimKernel on_h200 = sim_workload_kernel(Case{"vgg16", 32, Mode::train, Precision::fp32}, sim_gpu_spec("h200"));
+  const SimKernel on_h200 =
+      sim_workload_kernel(Case{"vgg16", 32, Mode::train, Precision::fp32}, sim_gpu_spec("h200"));
   EXPECT_LT(on_h200.scalable_s, fp32.scalable_s / 3);
 }
 
@@ -129,8 +134,8 @@ TEST(SimWorkloads, V100SweepsShowTheStudysValleyAndSavings) {
     EXPECT_EQ(r.default_clock, 1380);  // GPU Boost, not power capped
     expect_valley(r);
     const double saving = saving_at_bottom(r);
-    std::printf("sim:v100 %-28s optimum %4d MHz saves %5.1f %%\n", to_string(c).c_str(), r.clocks[bottom_of(r)],
-                100 * saving);
+    std::printf("sim:v100 %-28s optimum %4d MHz saves %5.1f %%\n", to_string(c).c_str(),
+                r.clocks[bottom_of(r)], 100 * saving);
     if (c.mode == Mode::train) {
       EXPECT_GE(saving, 0.087);
       EXPECT_LE(saving, 0.231);
@@ -143,8 +148,8 @@ TEST(SimWorkloads, V100SweepsShowTheStudysValleyAndSavings) {
       highest_infer = std::max(highest_infer, saving);
     }
   }
-  std::printf("sim:v100 savings: train %.1f–%.1f %%, infer %.1f–%.1f %%\n", 100 * lowest_train, 100 * highest_train,
-              100 * lowest_infer, 100 * highest_infer);
+  std::printf("sim:v100 savings: train %.1f–%.1f %%, infer %.1f–%.1f %%\n", 100 * lowest_train,
+              100 * highest_train, 100 * lowest_infer, 100 * highest_infer);
 }
 
 TEST(SimWorkloads, EverySimulatedGpuShowsAValley) {

@@ -31,11 +31,13 @@ TEST(SlurmScripts, ArrayTaskRunsItsOneBasedShardIntoItsOwnDatabaseWithResume) {
   EXPECT_NE(script.find("#SBATCH --time=01:00:00\n"), std::string::npos);
   EXPECT_NE(script.find("#SBATCH --account=energy\n"), std::string::npos);
   EXPECT_NE(script.find("#SBATCH --output=/scratch/fleet run/shard-%a.log\n"), std::string::npos);
-  EXPECT_NE(script.find("/opt/dvfslab/bin/dvfslab sweep '/scratch/fleet run/plan.toml' --shard \"$shard/4\" --db "
-                        "'/scratch/fleet run'/shard-\"$shard\".sqlite --resume --device sim:v100\n"),
-            std::string::npos)
+  EXPECT_NE(
+      script.find("/opt/dvfslab/bin/dvfslab sweep '/scratch/fleet run/plan.toml' --shard \"$shard/4\" --db "
+                  "'/scratch/fleet run'/shard-\"$shard\".sqlite --resume --device sim:v100\n"),
+      std::string::npos)
       << script;
-  EXPECT_NE(script.find("echo \"$status\" > '/scratch/fleet run'/shard-\"$shard\".exit\n"), std::string::npos);
+  EXPECT_NE(script.find("echo \"$status\" > '/scratch/fleet run'/shard-\"$shard\".exit\n"),
+            std::string::npos);
   EXPECT_EQ(script.find("--allow-clock-changes"), std::string::npos);
   EXPECT_EQ(script.find("--constraint"), std::string::npos);
 }
@@ -48,9 +50,10 @@ TEST(SlurmScripts, ClockChangesArePassedOnlyWhenAllowed) {
 
 TEST(SlurmScripts, MergeJobMergesEveryShardWithoutAskingForAGpu) {
   const std::string script = merge_script(spec_of_four_shards());
-  EXPECT_NE(script.find("/opt/dvfslab/bin/dvfslab merge '/scratch/fleet run/merged.sqlite' '/scratch/fleet "
-                        "run/shard-1.sqlite' '/scratch/fleet run/shard-2.sqlite' '/scratch/fleet run/shard-3.sqlite' "
-                        "'/scratch/fleet run/shard-4.sqlite'\n"),
+  EXPECT_NE(script.find(
+                "/opt/dvfslab/bin/dvfslab merge '/scratch/fleet run/merged.sqlite' '/scratch/fleet "
+                "run/shard-1.sqlite' '/scratch/fleet run/shard-2.sqlite' '/scratch/fleet run/shard-3.sqlite' "
+                "'/scratch/fleet run/shard-4.sqlite'\n"),
             std::string::npos)
       << script;
   EXPECT_EQ(script.find("--gres"), std::string::npos);
@@ -237,8 +240,8 @@ TEST(SlurmOptimumCommands, GpuFreqCarriesSmAndMemoryClocks) {
 }
 
 TEST(SlurmOptimumCommands, PowerLimitIsANoteWithTheNvidiaSmiCommand) {
-  const std::string text =
-      format_optimum_commands(analysis_with_optimum(Setting{std::nullopt, std::nullopt, 150}), OptimumCommands::slurm);
+  const std::string text = format_optimum_commands(
+      analysis_with_optimum(Setting{std::nullopt, std::nullopt, 150}), OptimumCommands::slurm);
   EXPECT_EQ(text.find("--gpu-freq="), std::string::npos) << text;
   EXPECT_NE(text.find("# note: the optimum's power limit of 150 W"), std::string::npos) << text;
   EXPECT_NE(text.find("nvidia-smi -i \"$GPU\" -pl 150"), std::string::npos) << text;

@@ -9,7 +9,8 @@
 
 namespace dvfslab::testing {
 
-inline RunInfo sweep_run(const std::string& plan = "[plan]\nsm = [1005, 1380]\n", int shard_index = 0, int shard_count = 1) {
+inline RunInfo sweep_run(const std::string& plan = "[plan]\nsm = [1005, 1380]\n", int shard_index = 0,
+                         int shard_count = 1) {
   RunInfo run;
   run.gpu.name = "Tesla V100-SXM2-16GB";
   run.gpu.uuid = "GPU-sim-v100-0";

@@ -24,12 +24,11 @@ std::string interleaved_table(int settings) {
   for (int s = 0; s < settings; ++s) {
     for (int repetition = 0; repetition < 3; ++repetition) {
       for (int g = 0; g < 4; ++g) {
-        const std::string name = std::string(gpus[g]).find(',') == std::string::npos
-                                     ? gpus[g]
-                                     : "\"GPU \"\"C\"\", rev 2\"";
+        const std::string name =
+            std::string(gpus[g]).find(',') == std::string::npos ? gpus[g] : "\"GPU \"\"C\"\", rev 2\"";
         table += fmt::format("lab,{},net-{},{},{},{},{},{},{}\n", name, s % 7, 500 + s, s % 2 ? "" : "877",
-                             s % 3 ? "" : "250", 0.01 + 0.0001 * s + 0.00001 * repetition, 100.0 + s * 0.5 + g,
-                             s == 0 ? 1 : 0);
+                             s % 3 ? "" : "250", 0.01 + 0.0001 * s + 0.00001 * repetition,
+                             100.0 + s * 0.5 + g, s == 0 ? 1 : 0);
       }
     }
   }
@@ -61,8 +60,9 @@ TEST(StoreImportBatch, SixThousandInterleavedRowsComeBackIdentical) {
   ASSERT_EQ(stored.size(), original.size());
   EXPECT_EQ(sorted_lines(stored), sorted_lines(original));
   // Repetitions are numbered per (GPU, workload, setting) as the table gives them.
-  EXPECT_EQ(std::count_if(stored.begin(), stored.end(), [](const ResultRow& row) { return row.repetition == 2; }),
-            2000);
+  EXPECT_EQ(
+      std::count_if(stored.begin(), stored.end(), [](const ResultRow& row) { return row.repetition == 2; }),
+      2000);
 }
 
 TEST(StoreImportBatch, TheFileReadOnceIsRecognisedWhenImportedAgain) {

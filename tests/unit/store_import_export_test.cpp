@@ -19,7 +19,8 @@ using testing::sweep_run;
 
 std::vector<std::filesystem::path> shared_tables() {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(DVFSLAB_SHARED_DATA_DIR))) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(DVFSLAB_SHARED_DATA_DIR))) {
     if (entry.path().extension() == ".csv") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
@@ -157,7 +158,8 @@ TEST(StoreExport, CsvHasOneRowPerMeasurementAndAColumnPerThrottleReason) {
   EXPECT_TRUE(header.ends_with(",flags,throttle_sw_power_cap,throttle_sw_thermal_slowdown")) << header;
   EXPECT_TRUE(first.ends_with(",power_throttle,0.25,0")) << first;
   EXPECT_TRUE(second.ends_with(",power_throttle,0,0.5")) << second;
-  EXPECT_NE(first.find(",resnet50,64,train,fp32,1005,,,0,grid,0,0,images,1005,,"), std::string::npos) << first;
+  EXPECT_NE(first.find(",resnet50,64,train,fp32,1005,,,0,grid,0,0,images,1005,,"), std::string::npos)
+      << first;
 }
 
 TEST(StoreExport, UnknownFormatListsTheChoices) {

@@ -46,7 +46,8 @@ std::vector<std::tuple<Point, double, double>> sorted_rows(Store& store) {
 TEST(StoreMerge, MergedShardsEqualTheUnshardedRun) {
   ScratchDir dir;
   run_shard(dir / "whole.sqlite", 0, 1, "plan");
-  for (int shard = 0; shard < 3; ++shard) run_shard(dir / ("shard" + std::to_string(shard) + ".sqlite"), shard, 3, "plan");
+  for (int shard = 0; shard < 3; ++shard)
+    run_shard(dir / ("shard" + std::to_string(shard) + ".sqlite"), shard, 3, "plan");
   merge_stores(dir / "merged.sqlite", {dir / "shard0.sqlite", dir / "shard1.sqlite", dir / "shard2.sqlite"});
 
   Store whole = Store::open_existing(dir / "whole.sqlite");

@@ -67,11 +67,13 @@ TEST(StoreResume, AResumedRunCompletesWithoutRepeatingOrLosingAPoint) {
   }
   Store store(path);
   const RunInfo info = sweep_run();
-  const auto resumed = store.find_unfinished_run(info.plan_hash, info.gpu.uuid, info.shard_index, info.shard_count);
+  const auto resumed =
+      store.find_unfinished_run(info.plan_hash, info.gpu.uuid, info.shard_index, info.shard_count);
   ASSERT_TRUE(resumed);
   const std::set<Point> done = store.finished_points(resumed->id);
   for (const PointRecord& record : plan) {
-    if (!done.contains(record.point)) store.record(resumed->id, record, measurement_at(*record.point.setting.sm_mhz));
+    if (!done.contains(record.point))
+      store.record(resumed->id, record, measurement_at(*record.point.setting.sm_mhz));
   }
   store.finish_run(resumed->id);
 

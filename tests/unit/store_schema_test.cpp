@@ -122,7 +122,8 @@ TEST(StoreSchema, AnotherApplicationsSqliteFileIsRefusedAndLeftAlone) {
 
 TEST(StoreSchema, AFileThatIsNotSqliteIsRefused) {
   ScratchDir dir;
-  std::ofstream(dir / "notes.sqlite") << "these are my notes, not a database, but long enough to have a header\n";
+  std::ofstream(dir / "notes.sqlite")
+      << "these are my notes, not a database, but long enough to have a header\n";
   const std::string message = error_of([&] { Store store(dir / "notes.sqlite"); });
   EXPECT_NE(message.find("not a dvfslab database"), std::string::npos) << message;
 }

@@ -79,7 +79,8 @@ TEST(SweepTable, BlankKnobsAreNotControlledAndWholeDecimalsAreAccepted) {
 }
 
 TEST(SweepTable, RepeatedSettingsOfAWorkloadBecomeRepetitions) {
-  const auto rows = parse(header + "s,g,w,700,,,1,1,0\ns,g,w,800,,,1,1,0\ns,g,w,700,,,2,1,0\ns,h,w,700,,,2,1,0\n");
+  const auto rows =
+      parse(header + "s,g,w,700,,,1,1,0\ns,g,w,800,,,1,1,0\ns,g,w,700,,,2,1,0\ns,h,w,700,,,2,1,0\n");
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].repetition, 0);
   EXPECT_EQ(rows[1].repetition, 0);
@@ -88,15 +89,21 @@ TEST(SweepTable, RepeatedSettingsOfAWorkloadBecomeRepetitions) {
 }
 
 TEST(SweepTable, BadRowsNameTheFileLineAndColumn) {
-  EXPECT_NE(error_of(header + "s,g,w,700,,,1,1,0\ns,g,w,fast,,,1,1,0\n").find("table.csv:3: column core_mhz 'fast'"),
+  EXPECT_NE(error_of(header + "s,g,w,700,,,1,1,0\ns,g,w,fast,,,1,1,0\n")
+                .find("table.csv:3: column core_mhz 'fast'"),
             std::string::npos);
-  EXPECT_NE(error_of(header + "s,g,w,700.5,,,1,1,0\n").find("table.csv:2: column core_mhz '700.5' is not a positive whole"),
+  EXPECT_NE(error_of(header + "s,g,w,700.5,,,1,1,0\n")
+                .find("table.csv:2: column core_mhz '700.5' is not a positive whole"),
             std::string::npos);
-  EXPECT_NE(error_of(header + "s,g,w,700,,,-1,1,0\n").find("table.csv:2: column time_s '-1'"), std::string::npos);
-  EXPECT_NE(error_of(header + "s,g,w,700,,,1,,0\n").find("table.csv:2: column power_w ''"), std::string::npos);
-  EXPECT_NE(error_of(header + "s,g,w,700,,,1,1,yes\n").find("table.csv:2: column default 'yes' is not 0 or 1"),
+  EXPECT_NE(error_of(header + "s,g,w,700,,,-1,1,0\n").find("table.csv:2: column time_s '-1'"),
             std::string::npos);
-  EXPECT_NE(error_of(header + "s,,w,700,,,1,1,0\n").find("table.csv:2: column gpu is empty"), std::string::npos);
+  EXPECT_NE(error_of(header + "s,g,w,700,,,1,,0\n").find("table.csv:2: column power_w ''"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(header + "s,g,w,700,,,1,1,yes\n").find("table.csv:2: column default 'yes' is not 0 or 1"),
+      std::string::npos);
+  EXPECT_NE(error_of(header + "s,,w,700,,,1,1,0\n").find("table.csv:2: column gpu is empty"),
+            std::string::npos);
   EXPECT_NE(error_of(header + "s,g,w,700,,1,1,0\n").find("table.csv:2: 8 fields where the header has 9"),
             std::string::npos);
   EXPECT_NE(error_of(header + "s,g,w,700,,,nan,1,0\n").find("column time_s"), std::string::npos);
@@ -107,8 +114,8 @@ TEST(SweepTable, BrokenQuotingAndHeadersAreExplained) {
             std::string::npos);
   EXPECT_NE(error_of(header + "\"s\"x,g,w,700,,,1,1,0\n").find("table.csv:2: text after the closing quote"),
             std::string::npos);
-  EXPECT_NE(error_of("source,gpu,workload,core_mhz,mem_mhz,time_s,power_w,default\n").find(
-                "table.csv:1: missing column power_limit_w"),
+  EXPECT_NE(error_of("source,gpu,workload,core_mhz,mem_mhz,time_s,power_w,default\n")
+                .find("table.csv:1: missing column power_limit_w"),
             std::string::npos);
   EXPECT_NE(error_of("source,source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n")
                 .find("column source appears twice"),
@@ -154,7 +161,8 @@ TEST(SweepTable, OwnRowsKeepTheirCaseInTheKeyAndSimulatedRowsSaySo) {
   row.mean_power_w = 180;
   std::ostringstream out;
   write_sweep_table({row}, out);
-  EXPECT_EQ(out.str(), header + "dvfslab (SIMULATED),Tesla V100,resnet50/infer/fp16/b128,1005,,,0.25,180,0\n");
+  EXPECT_EQ(out.str(),
+            header + "dvfslab (SIMULATED),Tesla V100,resnet50/infer/fp16/b128,1005,,,0.25,180,0\n");
 }
 
 struct PublishedTable {

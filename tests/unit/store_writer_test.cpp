@@ -216,7 +216,8 @@ TEST(StoreWriter, EachMeasurementSurvivesAWriterThatCrashesRightAfterRecordingIt
   if (child == 0) {
     Store store(path);
     const std::int64_t run = store.begin_run(sweep_run());
-    for (int i = 0; i < 3; ++i) store.record(run, point_record(1005 + i * 15, 0, i), measurement_at(1005 + i * 15));
+    for (int i = 0; i < 3; ++i)
+      store.record(run, point_record(1005 + i * 15, 0, i), measurement_at(1005 + i * 15));
     std::abort();  // no destructor, no close, no checkpoint
   }
   int status = 0;

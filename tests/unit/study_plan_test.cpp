@@ -13,7 +13,8 @@ TEST(StudyPlan, ExpandsOnEverySimulatedGpu) {
   for (const auto& key : sim_gpu_keys()) {
     SimGpu gpu(sim_gpu_spec(key), SimTimeMode::virtual_time);
     const Plan plan = parse_plan_text(study_plan_text(gpu.identity(), gpu.clock_table(), true), "study");
-    const auto settings = expand_settings(plan.knobs, gpu.clock_table(), gpu.power_limits(), gpu.identity().name);
+    const auto settings =
+        expand_settings(plan.knobs, gpu.clock_table(), gpu.power_limits(), gpu.identity().name);
     std::set<std::optional<int>> memory;
     for (const auto& s : settings) memory.insert(s.mem_mhz);
     // 10–12 core clocks per memory clock (snapping may merge neighbours on coarse tables).

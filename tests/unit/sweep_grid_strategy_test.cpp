@@ -66,8 +66,8 @@ std::vector<std::string> measured_sequence(Store& store) {
     if (row.run_id != newest) continue;
     sequence.push_back(fmt::format("{} {} {} {} r{}", row.point.order_index,
                                    row.point.role == RecordRole::grid ? "grid" : "drift",
-                                   to_string(row.point.point.workload_case), to_string(row.point.point.setting),
-                                   row.point.point.repetition));
+                                   to_string(row.point.point.workload_case),
+                                   to_string(row.point.point.setting), row.point.point.repetition));
   }
   return sequence;
 }
@@ -168,10 +168,11 @@ TEST_F(GridStrategyTest, AscendingOrderShardTwoOfThreeWithoutDriftMeasuresTodays
 TEST_F(GridStrategyTest, ConfidenceStopRuleWithoutDefaultShardOneOfTwoMeasuresTodaysSequence) {
   SweepOptions options;
   options.shard = Shard{0, 2};
-  const auto actual = sweep(plan_text("sm_mhz = { count = 3, min = 600 }",
-                                      "seed = 42\ninclude_default = false\nrepetitions = 2\nmax_repetitions = 4\n"
-                                      "ci_target_pct = 0.001\ndrift_every = 2"),
-                            options);
+  const auto actual =
+      sweep(plan_text("sm_mhz = { count = 3, min = 600 }",
+                      "seed = 42\ninclude_default = false\nrepetitions = 2\nmax_repetitions = 4\n"
+                      "ci_target_pct = 0.001\ndrift_every = 2"),
+            options);
   // The order of points is the one recorded before the strategy seam; the number of
   // repetitions under this (unreachable) confidence target follows the meter's noise,
   // and since the meter estimates energy between counter updates (docs/measure.md)
@@ -210,7 +211,8 @@ TEST_F(GridStrategyTest, ConfidenceStopRuleWithoutDefaultShardOneOfTwoMeasuresTo
 }
 
 TEST_F(GridStrategyTest, ResumeAfterAFailureMeasuresTodaysRemainingSequence) {
-  const std::string text = plan_text("sm_mhz = { count = 3, min = 600 }", "seed = 3\nrepetitions = 2\ndrift_every = 4");
+  const std::string text =
+      plan_text("sm_mhz = { count = 3, min = 600 }", "seed = 3\nrepetitions = 2\ndrift_every = 4");
   int calls_left = 30;
   sweep(text, {}, &calls_left);
   SweepOptions options;

@@ -69,9 +69,7 @@ drift_every = 5
 
 class SweepRunnerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    options_.state_dir = dir_ / "state";
-  }
+  void SetUp() override { options_.state_dir = dir_ / "state"; }
   SweepResult sweep(const Plan& plan, Store& store, const WorkloadRegistry& registry) {
     SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
     gpu.set_read_only(read_only_);
@@ -191,14 +189,16 @@ TEST_F(SweepRunnerTest, ReadOnlyRefusesClockChangesBeforeAnythingRunsButNotTheDe
   Store store(dir_ / "read_only.sqlite");
   EXPECT_THROW(sweep(parse_plan_text(sweep_plan, "sweep.toml"), store, test_registry()), PermissionError);
   EXPECT_TRUE(store.runs().empty()) << "nothing may run before the refusal";
-  const Plan default_only = parse_plan_text("[[cases]]\nworkloads = \"kernel\"\nbatch_sizes = [16, 64]\n", "d.toml");
+  const Plan default_only =
+      parse_plan_text("[[cases]]\nworkloads = \"kernel\"\nbatch_sizes = [16, 64]\n", "d.toml");
   const SweepResult result = sweep(default_only, store, test_registry());
   EXPECT_EQ(result.points_measured, 2u + 2);
 }
 
 TEST_F(SweepRunnerTest, UnknownWorkloadIsRefusedBeforeAnythingRuns) {
   Store store(dir_ / "unknown.sqlite");
-  const Plan plan = parse_plan_text("[[cases]]\nworkloads = [\"kernel\", \"resnet1000\"]\nbatch_sizes = 1\n", "u.toml");
+  const Plan plan =
+      parse_plan_text("[[cases]]\nworkloads = [\"kernel\", \"resnet1000\"]\nbatch_sizes = 1\n", "u.toml");
   try {
     sweep(plan, store, test_registry());
     FAIL() << "an unknown workload was accepted";

@@ -21,9 +21,11 @@ namespace {
 class HighThenLow final : public SearchStrategy {
  public:
   std::string name() const override { return "high-then-low"; }
-  std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) override {
+  std::vector<ScheduledPoint> propose(const SearchSpace& space,
+                                      std::span<const PointOutcome> measured) override {
     seen.push_back(measured.size());
-    if (measured.empty()) return {ScheduledPoint{space.cases.front(), space.settings.back(), PointRole::grid, 0}};
+    if (measured.empty())
+      return {ScheduledPoint{space.cases.front(), space.settings.back(), PointRole::grid, 0}};
     if (measured.size() == 1) {
       EXPECT_TRUE(measured.front().energy_per_item_j) << "the outcome reaches the strategy";
       return {ScheduledPoint{space.cases.front(), space.settings.front(), PointRole::grid, 0}};
@@ -90,7 +92,8 @@ TEST(ObjectiveRegistry, EveryObjectiveIsInTheHelpAndSpellsBackToItself) {
   const std::string help = objective_help();
   for (const auto& definition : objectives()) {
     EXPECT_NE(help.find(std::string(definition.usage)), std::string::npos) << definition.name;
-    const std::string text = definition.example.empty() ? std::string(definition.name) : std::string(definition.example);
+    const std::string text =
+        definition.example.empty() ? std::string(definition.name) : std::string(definition.example);
     const Objective parsed = parse_objective(text);
     EXPECT_EQ(parsed.kind, definition.kind) << text;
     EXPECT_EQ(parse_objective(to_string(parsed)), parsed) << text;

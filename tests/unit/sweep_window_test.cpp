@@ -25,7 +25,7 @@ TEST(IterationPace, SizesCallsFromTheLastPaceWithinTwiceTheLargestCall) {
 // (the case that once sized a call at 30,000 iterations of 20 ms for a 0.3 s window).
 TEST(IterationPace, AMarkerBurstCannotBlowUpTheNextCall) {
   IterationPace pace;
-  pace.observe(0.2, 10);     // 20 ms per iteration
+  pace.observe(0.2, 10);      // 20 ms per iteration
   pace.observe(0.00001, 15);  // 15 buffered markers read at once
   EXPECT_EQ(pace.iterations_for(0.3), 30);
 }

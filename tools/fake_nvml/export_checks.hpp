@@ -33,11 +33,11 @@ DVFSLAB_NVML_ENTRY_POINTS(FAKE_NVML_SIGNATURE)
 // Whether `name` is one of the symbol names the list tries for `entry`.
 constexpr bool names(Entry entry, std::string_view name) {
   switch (entry) {
-#define FAKE_NVML_NAMES(member, signature, since, ...)            \
-  case Entry::member:                                             \
-    for (std::string_view symbol : {__VA_ARGS__}) {               \
-      if (symbol == name) return true;                            \
-    }                                                             \
+#define FAKE_NVML_NAMES(member, signature, since, ...) \
+  case Entry::member:                                  \
+    for (std::string_view symbol : {__VA_ARGS__}) {    \
+      if (symbol == name) return true;                 \
+    }                                                  \
     return false;
     DVFSLAB_NVML_ENTRY_POINTS(FAKE_NVML_NAMES)
 #undef FAKE_NVML_NAMES
@@ -56,8 +56,8 @@ inline constexpr std::size_t symbol_count = 0
 
 // Checks the exported `function` against list entry `entry` (a member name of the list).
 #define FAKE_NVML_CHECK_EXPORT(entry, function)                                                            \
-  static_assert(std::is_same_v<decltype(&function),                                                        \
-                               dvfslab::fake_nvml::checks::Signature<dvfslab::fake_nvml::checks::Entry::entry>::type*>, \
+  static_assert(std::is_same_v<decltype(&function), dvfslab::fake_nvml::checks::Signature<                 \
+                                                        dvfslab::fake_nvml::checks::Entry::entry>::type*>, \
                 #function " is not typed as entry " #entry " of nvml_api.hpp");                            \
   static_assert(dvfslab::fake_nvml::checks::names(dvfslab::fake_nvml::checks::Entry::entry, #function),    \
                 #function " is not a symbol name of entry " #entry " of nvml_api.hpp")

@@ -66,10 +66,11 @@ nvml::Return with_device(nvml::Device handle, Body&& body) {
 // A setter: logged first (the log proves what reached the "driver"), then refused
 // or applied to the simulated GPU.
 template <class Apply>
-nvml::Return setter(nvml::Device handle, std::string_view function, const std::string& arguments, Apply&& apply) {
+nvml::Return setter(nvml::Device handle, std::string_view function, const std::string& arguments,
+                    Apply&& apply) {
   return with_device(handle, [&](FakeDevice& device) {
-    fake::log_setter_call(fmt::format("{} device={}{}{}", function, device.index, arguments.empty() ? "" : " ",
-                                      arguments));
+    fake::log_setter_call(
+        fmt::format("{} device={}{}{}", function, device.index, arguments.empty() ? "" : " ", arguments));
     if (state()->faults.setters_no_permission) return nvml::error_no_permission;
     apply(*device.gpu);
     fake::save_control_state();
@@ -96,7 +97,8 @@ nvml::Return fake_init() {
 }
 
 nvml::Return fake_device_count(unsigned* count) {
-  return with_state([&](fake::State& s) { return store(count, std::optional<std::size_t>(s.devices.size())); });
+  return with_state(
+      [&](fake::State& s) { return store(count, std::optional<std::size_t>(s.devices.size())); });
 }
 
 nvml::Return fake_handle_by_index(unsigned index, nvml::Device* device) {
@@ -167,7 +169,8 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetHandleByIndex(unsigned index, nvml::D
 }
 
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetName(nvml::Device handle, char* name, unsigned length) {
-  return with_device(handle, [&](FakeDevice& device) { return copy_string(device.gpu->spec().name, name, length); });
+  return with_device(handle,
+                     [&](FakeDevice& device) { return copy_string(device.gpu->spec().name, name, length); });
 }
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetUUID(nvml::Device handle, char* uuid, unsigned length) {
   return with_device(handle, [&](FakeDevice& device) { return copy_string(device.uuid, uuid, length); });
@@ -188,7 +191,9 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetArchitecture(nvml::Device handle, uns
 
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetSupportedMemoryClocks(nvml::Device handle, unsigned* count,
                                                                  unsigned* clocks) {
-  return with_device(handle, [&](FakeDevice& device) { return copy_clocks(device.gpu->clock_table().memory_mhz, count, clocks); });
+  return with_device(handle, [&](FakeDevice& device) {
+    return copy_clocks(device.gpu->clock_table().memory_mhz, count, clocks);
+  });
 }
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetSupportedGraphicsClocks(nvml::Device handle, unsigned memory_mhz,
                                                                    unsigned* count, unsigned* clocks) {
@@ -199,7 +204,8 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetSupportedGraphicsClocks(nvml::Device 
     return copy_clocks(found->second, count, clocks);
   });
 }
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetDefaultApplicationsClock(nvml::Device handle, int type, unsigned* mhz) {
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetDefaultApplicationsClock(nvml::Device handle, int type,
+                                                                    unsigned* mhz) {
   return with_device(handle, [&](FakeDevice& device) {
     const auto table = device.gpu->clock_table();
     if (type == nvml::clock_mem) return store(mhz, table.default_memory_mhz);
@@ -212,7 +218,8 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetApplicationsClock(nvml::Device handle
     const auto control = device.gpu->control_state();
     const auto table = device.gpu->clock_table();
     if (type == nvml::clock_mem) {
-      return store(mhz, control.application_memory_mhz ? control.application_memory_mhz : table.default_memory_mhz);
+      return store(
+          mhz, control.application_memory_mhz ? control.application_memory_mhz : table.default_memory_mhz);
     }
     if (type == nvml::clock_graphics || type == nvml::clock_sm) {
       return store(mhz, control.application_graphics_mhz ? control.application_graphics_mhz
@@ -222,18 +229,21 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetApplicationsClock(nvml::Device handle
   });
 }
 
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementDefaultLimit(nvml::Device handle, unsigned* milliwatts) {
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementDefaultLimit(nvml::Device handle,
+                                                                       unsigned* milliwatts) {
   return with_device(handle, [&](FakeDevice& device) {
     const auto limit = device.gpu->power_limits().default_w;
     return store(milliwatts, limit ? std::optional<double>(*limit * 1000.0) : std::nullopt);
   });
 }
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementLimitConstraints(nvml::Device handle, unsigned* min_mw,
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementLimitConstraints(nvml::Device handle,
+                                                                           unsigned* min_mw,
                                                                            unsigned* max_mw) {
   return with_device(handle, [&](FakeDevice& device) {
     const auto limits = device.gpu->power_limits();
     if (!limits.min_w || !limits.max_w) return nvml::error_not_supported;
-    if (const auto code = store(min_mw, std::optional<double>(*limits.min_w * 1000.0)); code != nvml::success) return code;
+    if (const auto code = store(min_mw, std::optional<double>(*limits.min_w * 1000.0)); code != nvml::success)
+      return code;
     return store(max_mw, std::optional<double>(*limits.max_w * 1000.0));
   });
 }
@@ -258,12 +268,14 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetTotalEnergyConsumption(nvml::Device h
     return store(millijoules, energy ? std::optional<double>(*energy * 1000.0) : std::nullopt);
   });
 }
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetFieldValues(nvml::Device handle, int count, nvml::FieldValue* values) {
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetFieldValues(nvml::Device handle, int count,
+                                                       nvml::FieldValue* values) {
   return with_device(handle, [&](FakeDevice& device) {
     if (count < 0 || (count > 0 && values == nullptr)) return nvml::error_invalid_argument;
     const auto telemetry = device.gpu->read_telemetry();
     const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count();
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
     for (nvml::FieldValue& field : std::span(values, static_cast<std::size_t>(count))) {
       field.timestamp = now_us;
       field.value_type = nvml::value_type_unsigned_int;
@@ -294,7 +306,8 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetTemperature(nvml::Device handle, int 
     return store(celsius, temperature ? std::optional<double>(*temperature + 0.5) : std::nullopt);
   });
 }
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetUtilizationRates(nvml::Device handle, nvml::Utilization* utilization) {
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetUtilizationRates(nvml::Device handle,
+                                                            nvml::Utilization* utilization) {
   return with_device(handle, [&](FakeDevice& device) {
     const auto telemetry = device.gpu->read_telemetry();
     if (utilization == nullptr) return nvml::error_invalid_argument;
@@ -305,7 +318,8 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetUtilizationRates(nvml::Device handle,
   });
 }
 #ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetCurrentClocksEventReasons(nvml::Device handle, unsigned long long* reasons) {
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetCurrentClocksEventReasons(nvml::Device handle,
+                                                                     unsigned long long* reasons) {
   return fake_clock_reasons(handle, reasons);
 }
 #endif
@@ -314,17 +328,22 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetCurrentClocksThrottleReasons(nvml::De
   return fake_clock_reasons(handle, reasons);
 }
 
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceSetGpuLockedClocks(nvml::Device handle, unsigned min_mhz, unsigned max_mhz) {
-  return setter(handle, "nvmlDeviceSetGpuLockedClocks", fmt::format("min_mhz={} max_mhz={}", min_mhz, max_mhz),
-                [&](dvfslab::SimGpu& gpu) { gpu.lock_sm_clocks(static_cast<int>(min_mhz), static_cast<int>(max_mhz)); });
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceSetGpuLockedClocks(nvml::Device handle, unsigned min_mhz,
+                                                           unsigned max_mhz) {
+  return setter(handle, "nvmlDeviceSetGpuLockedClocks",
+                fmt::format("min_mhz={} max_mhz={}", min_mhz, max_mhz), [&](dvfslab::SimGpu& gpu) {
+                  gpu.lock_sm_clocks(static_cast<int>(min_mhz), static_cast<int>(max_mhz));
+                });
 }
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceResetGpuLockedClocks(nvml::Device handle) {
-  return setter(handle, "nvmlDeviceResetGpuLockedClocks", "", [](dvfslab::SimGpu& gpu) { gpu.reset_sm_clocks(); });
+  return setter(handle, "nvmlDeviceResetGpuLockedClocks", "",
+                [](dvfslab::SimGpu& gpu) { gpu.reset_sm_clocks(); });
 }
 #ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceSetMemoryLockedClocks(nvml::Device handle, unsigned min_mhz, unsigned max_mhz) {
-  return setter(handle, "nvmlDeviceSetMemoryLockedClocks", fmt::format("min_mhz={} max_mhz={}", min_mhz, max_mhz),
-                [&](dvfslab::SimGpu& gpu) {
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceSetMemoryLockedClocks(nvml::Device handle, unsigned min_mhz,
+                                                              unsigned max_mhz) {
+  return setter(handle, "nvmlDeviceSetMemoryLockedClocks",
+                fmt::format("min_mhz={} max_mhz={}", min_mhz, max_mhz), [&](dvfslab::SimGpu& gpu) {
                   gpu.lock_memory_clocks(static_cast<int>(min_mhz), static_cast<int>(max_mhz));
                 });
 }
@@ -336,7 +355,8 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceResetMemoryLockedClocks(nvml::Device han
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceSetApplicationsClocks(nvml::Device handle, unsigned memory_mhz,
                                                               unsigned graphics_mhz) {
   return setter(handle, "nvmlDeviceSetApplicationsClocks",
-                fmt::format("memory_mhz={} graphics_mhz={}", memory_mhz, graphics_mhz), [&](dvfslab::SimGpu& gpu) {
+                fmt::format("memory_mhz={} graphics_mhz={}", memory_mhz, graphics_mhz),
+                [&](dvfslab::SimGpu& gpu) {
                   gpu.set_application_clocks(static_cast<int>(memory_mhz), static_cast<int>(graphics_mhz));
                 });
 }
@@ -373,7 +393,8 @@ FAKE_NVML_CHECK_EXPORT(device_get_supported_graphics_clocks, nvmlDeviceGetSuppor
 FAKE_NVML_CHECK_EXPORT(device_get_default_applications_clock, nvmlDeviceGetDefaultApplicationsClock);
 FAKE_NVML_CHECK_EXPORT(device_get_applications_clock, nvmlDeviceGetApplicationsClock);
 FAKE_NVML_CHECK_EXPORT(device_get_power_management_default_limit, nvmlDeviceGetPowerManagementDefaultLimit);
-FAKE_NVML_CHECK_EXPORT(device_get_power_management_limit_constraints, nvmlDeviceGetPowerManagementLimitConstraints);
+FAKE_NVML_CHECK_EXPORT(device_get_power_management_limit_constraints,
+                       nvmlDeviceGetPowerManagementLimitConstraints);
 FAKE_NVML_CHECK_EXPORT(device_get_power_management_limit, nvmlDeviceGetPowerManagementLimit);
 FAKE_NVML_CHECK_EXPORT(device_get_power_usage, nvmlDeviceGetPowerUsage);
 FAKE_NVML_CHECK_EXPORT(device_get_total_energy_consumption, nvmlDeviceGetTotalEnergyConsumption);

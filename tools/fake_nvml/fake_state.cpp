@@ -32,8 +32,8 @@ bool flag(const char* name) {
 }
 
 unsigned architecture_code(std::string_view architecture) {
-  static constexpr std::string_view names[] = {"Kepler", "Maxwell", "Pascal", "Volta", "Turing",
-                                               "Ampere", "Ada", "Hopper", "Blackwell"};
+  static constexpr std::string_view names[] = {"Kepler", "Maxwell", "Pascal", "Volta",    "Turing",
+                                               "Ampere", "Ada",     "Hopper", "Blackwell"};
   for (unsigned i = 0; i < std::size(names); ++i) {
     if (names[i] == architecture) return i + 2;  // NVML numbers Kepler as 2
   }
@@ -61,7 +61,8 @@ std::vector<ControlState> persisted_control_states(const std::string& path) {
 void write_control_state(const State& state) {
   nlohmann::json devices = nlohmann::json::array();
   for (const FakeDevice& device : state.devices) {
-    devices.push_back({{"index", device.index}, {"uuid", device.uuid}, {"controls", device.gpu->control_state()}});
+    devices.push_back(
+        {{"index", device.index}, {"uuid", device.uuid}, {"controls", device.gpu->control_state()}});
   }
   // Written aside and renamed, so a process killed mid-write leaves the old file.
   const std::string temporary = fmt::format("{}.tmp.{}", state.state_path, ::getpid());

@@ -22,16 +22,16 @@ struct FakeDevice {
 };
 
 struct Faults {
-  bool init_fails = false;             // DVFSLAB_FAKE_NVML_NO_DRIVER=1
-  bool setters_no_permission = false;  // DVFSLAB_FAKE_NVML_NO_PERMISSION=1
-  bool energy_not_supported = false;   // DVFSLAB_FAKE_NVML_NO_ENERGY=1
+  bool init_fails = false;               // DVFSLAB_FAKE_NVML_NO_DRIVER=1
+  bool setters_no_permission = false;    // DVFSLAB_FAKE_NVML_NO_PERMISSION=1
+  bool energy_not_supported = false;     // DVFSLAB_FAKE_NVML_NO_ENERGY=1
   std::optional<long> lost_after_calls;  // DVFSLAB_FAKE_NVML_LOST_AFTER=N
 };
 
 struct State {
   std::vector<FakeDevice> devices;
   Faults faults;
-  std::string log_path;  // DVFSLAB_FAKE_NVML_LOG; empty: no log
+  std::string log_path;    // DVFSLAB_FAKE_NVML_LOG; empty: no log
   std::string state_path;  // DVFSLAB_FAKE_NVML_STATE; empty: the state dies with the process
   long device_calls = 0;
 };

@@ -55,10 +55,10 @@ inline constexpr int value_type_signed_long_long = 4;
 inline constexpr int value_type_signed_int = 5;
 
 // Buffer sizes NVML documents for its string getters.
-inline constexpr unsigned name_buffer_size = 96;    // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-inline constexpr unsigned uuid_buffer_size = 80;    // NVML_DEVICE_UUID_V2_BUFFER_SIZE
-inline constexpr unsigned version_buffer_size = 80; // NVML_SYSTEM_*_VERSION_BUFFER_SIZE
-inline constexpr unsigned max_clock_count = 512;    // more than any GPU lists
+inline constexpr unsigned name_buffer_size = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned uuid_buffer_size = 80;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+inline constexpr unsigned version_buffer_size = 80;  // NVML_SYSTEM_*_VERSION_BUFFER_SIZE
+inline constexpr unsigned max_clock_count = 512;     // more than any GPU lists
 
 // nvmlPciInfo_t as filled by nvmlDeviceGetPciInfo_v2/_v3 (68 bytes).
 struct PciInfo {
@@ -108,54 +108,51 @@ static_assert(sizeof(FieldValue) == 40);
 // Versioned names come first: they are the ones current drivers implement; the
 // plain name is only listed where its ABI is the same. nvmlDeviceGetPciInfo (v1)
 // filled an older struct layout, so only _v3 and _v2 are tried.
-#define DVFSLAB_NVML_ENTRY_POINTS(X)                                                              \
-  X(init, Return(), "R319", "nvmlInit_v2", "nvmlInit")                                            \
-  X(shutdown, Return(), "R319", "nvmlShutdown")                                                   \
-  X(error_string, const char*(Return), "R319", "nvmlErrorString")                                 \
-  X(system_get_driver_version, Return(char*, unsigned), "R319", "nvmlSystemGetDriverVersion")     \
-  X(system_get_nvml_version, Return(char*, unsigned), "R319", "nvmlSystemGetNVMLVersion")         \
-  X(device_get_count, Return(unsigned*), "R319", "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount")   \
-  X(device_get_handle_by_index, Return(unsigned, Device*), "R319", "nvmlDeviceGetHandleByIndex_v2", \
-    "nvmlDeviceGetHandleByIndex")                                                                 \
-  X(device_get_name, Return(Device, char*, unsigned), "R319", "nvmlDeviceGetName")                \
-  X(device_get_uuid, Return(Device, char*, unsigned), "R319", "nvmlDeviceGetUUID")                \
-  X(device_get_pci_info, Return(Device, PciInfo*), "R319", "nvmlDeviceGetPciInfo_v3",             \
-    "nvmlDeviceGetPciInfo_v2")                                                                    \
-  X(device_get_architecture, Return(Device, unsigned*), "R470", "nvmlDeviceGetArchitecture")      \
-  X(device_get_supported_memory_clocks, Return(Device, unsigned*, unsigned*), "R319",             \
-    "nvmlDeviceGetSupportedMemoryClocks")                                                         \
-  X(device_get_supported_graphics_clocks, Return(Device, unsigned, unsigned*, unsigned*), "R319", \
-    "nvmlDeviceGetSupportedGraphicsClocks")                                                       \
-  X(device_get_default_applications_clock, Return(Device, int, unsigned*), "R319",                \
-    "nvmlDeviceGetDefaultApplicationsClock")                                                      \
-  X(device_get_applications_clock, Return(Device, int, unsigned*), "R319",                        \
-    "nvmlDeviceGetApplicationsClock")                                                             \
-  X(device_get_power_management_default_limit, Return(Device, unsigned*), "R319",                 \
-    "nvmlDeviceGetPowerManagementDefaultLimit")                                                   \
-  X(device_get_power_management_limit_constraints, Return(Device, unsigned*, unsigned*), "R319",  \
-    "nvmlDeviceGetPowerManagementLimitConstraints")                                               \
-  X(device_get_power_management_limit, Return(Device, unsigned*), "R319",                         \
-    "nvmlDeviceGetPowerManagementLimit")                                                          \
-  X(device_get_power_usage, Return(Device, unsigned*), "R319", "nvmlDeviceGetPowerUsage")         \
-  X(device_get_total_energy_consumption, Return(Device, unsigned long long*), "R410",             \
-    "nvmlDeviceGetTotalEnergyConsumption")                                                        \
-  X(device_get_field_values, Return(Device, int, FieldValue*), "R384", "nvmlDeviceGetFieldValues") \
-  X(device_get_clock_info, Return(Device, int, unsigned*), "R319", "nvmlDeviceGetClockInfo")      \
-  X(device_get_temperature, Return(Device, int, unsigned*), "R319", "nvmlDeviceGetTemperature")   \
-  X(device_get_utilization_rates, Return(Device, Utilization*), "R319",                           \
-    "nvmlDeviceGetUtilizationRates")                                                              \
-  X(device_get_current_clocks_event_reasons, Return(Device, unsigned long long*), "R319",         \
-    "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")        \
-  X(device_set_gpu_locked_clocks, Return(Device, unsigned, unsigned), "R418",                     \
-    "nvmlDeviceSetGpuLockedClocks")                                                               \
-  X(device_reset_gpu_locked_clocks, Return(Device), "R418", "nvmlDeviceResetGpuLockedClocks")     \
-  X(device_set_memory_locked_clocks, Return(Device, unsigned, unsigned), "R470",                  \
-    "nvmlDeviceSetMemoryLockedClocks")                                                            \
-  X(device_reset_memory_locked_clocks, Return(Device), "R470", "nvmlDeviceResetMemoryLockedClocks") \
-  X(device_set_applications_clocks, Return(Device, unsigned, unsigned), "R319",                   \
-    "nvmlDeviceSetApplicationsClocks")                                                            \
-  X(device_reset_applications_clocks, Return(Device), "R319", "nvmlDeviceResetApplicationsClocks") \
-  X(device_set_power_management_limit, Return(Device, unsigned), "R319",                          \
-    "nvmlDeviceSetPowerManagementLimit")
+#define DVFSLAB_NVML_ENTRY_POINTS(X)                                                                         \
+  X(init, Return(), "R319", "nvmlInit_v2", "nvmlInit")                                                       \
+  X(shutdown, Return(), "R319", "nvmlShutdown")                                                              \
+  X(error_string, const char*(Return), "R319", "nvmlErrorString")                                            \
+  X(system_get_driver_version, Return(char*, unsigned), "R319", "nvmlSystemGetDriverVersion")                \
+  X(system_get_nvml_version, Return(char*, unsigned), "R319", "nvmlSystemGetNVMLVersion")                    \
+  X(device_get_count, Return(unsigned*), "R319", "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount")              \
+  X(device_get_handle_by_index, Return(unsigned, Device*), "R319", "nvmlDeviceGetHandleByIndex_v2",          \
+    "nvmlDeviceGetHandleByIndex")                                                                            \
+  X(device_get_name, Return(Device, char*, unsigned), "R319", "nvmlDeviceGetName")                           \
+  X(device_get_uuid, Return(Device, char*, unsigned), "R319", "nvmlDeviceGetUUID")                           \
+  X(device_get_pci_info, Return(Device, PciInfo*), "R319", "nvmlDeviceGetPciInfo_v3",                        \
+    "nvmlDeviceGetPciInfo_v2")                                                                               \
+  X(device_get_architecture, Return(Device, unsigned*), "R470", "nvmlDeviceGetArchitecture")                 \
+  X(device_get_supported_memory_clocks, Return(Device, unsigned*, unsigned*), "R319",                        \
+    "nvmlDeviceGetSupportedMemoryClocks")                                                                    \
+  X(device_get_supported_graphics_clocks, Return(Device, unsigned, unsigned*, unsigned*), "R319",            \
+    "nvmlDeviceGetSupportedGraphicsClocks")                                                                  \
+  X(device_get_default_applications_clock, Return(Device, int, unsigned*), "R319",                           \
+    "nvmlDeviceGetDefaultApplicationsClock")                                                                 \
+  X(device_get_applications_clock, Return(Device, int, unsigned*), "R319", "nvmlDeviceGetApplicationsClock") \
+  X(device_get_power_management_default_limit, Return(Device, unsigned*), "R319",                            \
+    "nvmlDeviceGetPowerManagementDefaultLimit")                                                              \
+  X(device_get_power_management_limit_constraints, Return(Device, unsigned*, unsigned*), "R319",             \
+    "nvmlDeviceGetPowerManagementLimitConstraints")                                                          \
+  X(device_get_power_management_limit, Return(Device, unsigned*), "R319",                                    \
+    "nvmlDeviceGetPowerManagementLimit")                                                                     \
+  X(device_get_power_usage, Return(Device, unsigned*), "R319", "nvmlDeviceGetPowerUsage")                    \
+  X(device_get_total_energy_consumption, Return(Device, unsigned long long*), "R410",                        \
+    "nvmlDeviceGetTotalEnergyConsumption")                                                                   \
+  X(device_get_field_values, Return(Device, int, FieldValue*), "R384", "nvmlDeviceGetFieldValues")           \
+  X(device_get_clock_info, Return(Device, int, unsigned*), "R319", "nvmlDeviceGetClockInfo")                 \
+  X(device_get_temperature, Return(Device, int, unsigned*), "R319", "nvmlDeviceGetTemperature")              \
+  X(device_get_utilization_rates, Return(Device, Utilization*), "R319", "nvmlDeviceGetUtilizationRates")     \
+  X(device_get_current_clocks_event_reasons, Return(Device, unsigned long long*), "R319",                    \
+    "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")                   \
+  X(device_set_gpu_locked_clocks, Return(Device, unsigned, unsigned), "R418",                                \
+    "nvmlDeviceSetGpuLockedClocks")                                                                          \
+  X(device_reset_gpu_locked_clocks, Return(Device), "R418", "nvmlDeviceResetGpuLockedClocks")                \
+  X(device_set_memory_locked_clocks, Return(Device, unsigned, unsigned), "R470",                             \
+    "nvmlDeviceSetMemoryLockedClocks")                                                                       \
+  X(device_reset_memory_locked_clocks, Return(Device), "R470", "nvmlDeviceResetMemoryLockedClocks")          \
+  X(device_set_applications_clocks, Return(Device, unsigned, unsigned), "R319",                              \
+    "nvmlDeviceSetApplicationsClocks")                                                                       \
+  X(device_reset_applications_clocks, Return(Device), "R319", "nvmlDeviceResetApplicationsClocks")           \
+  X(device_set_power_management_limit, Return(Device, unsigned), "R319", "nvmlDeviceSetPowerManagementLimit")
 
 }  // namespace dvfslab::nvml

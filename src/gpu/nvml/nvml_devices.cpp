@@ -28,7 +28,8 @@ bool is_index(std::string_view text) {
 
 std::string lowercase(std::string_view text) {
   std::string result(text);
-  std::transform(result.begin(), result.end(), result.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(result.begin(), result.end(), result.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return result;
 }
 
@@ -43,8 +44,11 @@ unsigned device_count(Library& library) {
   constexpr std::string_view action = "count the NVIDIA GPUs";
   const Return code = library.get<Entry::device_get_count>(action)(&count);
   if (code != success) {
-    throw_error(code, Failure{"NVML", std::string(action), library.symbol_name(Entry::device_get_count),
-                              library.describe(code), {}});
+    throw_error(code, Failure{"NVML",
+                              std::string(action),
+                              library.symbol_name(Entry::device_get_count),
+                              library.describe(code),
+                              {}});
   }
   if (count == 0) {
     throw DriverNotFoundError("the NVIDIA driver is loaded but sees no GPU");
@@ -57,8 +61,11 @@ std::unique_ptr<Gpu> open_index(const std::shared_ptr<Library>& library, unsigne
   const std::string action = fmt::format("open GPU {}", index);
   const Return code = library->get<Entry::device_get_handle_by_index>(action)(index, &device);
   if (code != success) {
-    throw_error(code, Failure{fmt::format("GPU {}", index), action,
-                              library->symbol_name(Entry::device_get_handle_by_index), library->describe(code), {}});
+    throw_error(code, Failure{fmt::format("GPU {}", index),
+                              action,
+                              library->symbol_name(Entry::device_get_handle_by_index),
+                              library->describe(code),
+                              {}});
   }
   return std::make_unique<NvmlGpu>(library, device, static_cast<int>(index));
 }
@@ -76,7 +83,8 @@ std::optional<PciAddress> parse_pci_bus_id(std::string_view text) {
   rest = rest.substr(0, last_colon);
   const auto bus_colon = rest.rfind(':');
   const auto bus = parse_hex(bus_colon == std::string_view::npos ? rest : rest.substr(bus_colon + 1));
-  const auto domain = bus_colon == std::string_view::npos ? std::optional<unsigned>(0) : parse_hex(rest.substr(0, bus_colon));
+  const auto domain =
+      bus_colon == std::string_view::npos ? std::optional<unsigned>(0) : parse_hex(rest.substr(0, bus_colon));
   if (!function || !device || !bus || !domain) return std::nullopt;
   return PciAddress{*domain, *bus, *device, *function};
 }
@@ -104,8 +112,9 @@ std::unique_ptr<Gpu> open_nvml_gpu(std::string_view selector, const std::filesys
   if (is_index(selector)) {
     const unsigned index = static_cast<unsigned>(std::stoul(std::string(selector)));
     if (index >= count) {
-      throw ConfigError(fmt::format("--device {}: there is no GPU {}; this machine has {} NVIDIA GPU{} (0–{})",
-                                    selector, index, count, count == 1 ? "" : "s", count - 1));
+      throw ConfigError(
+          fmt::format("--device {}: there is no GPU {}; this machine has {} NVIDIA GPU{} (0–{})", selector,
+                      index, count, count == 1 ? "" : "s", count - 1));
     }
     return open_index(library, index);
   }
@@ -114,8 +123,8 @@ std::unique_ptr<Gpu> open_nvml_gpu(std::string_view selector, const std::filesys
     auto gpu = open_index(library, index);
     if (selector_matches(selector, gpu->identity())) return gpu;
     const GpuIdentity& identity = gpu->identity();
-    known += fmt::format("{}{} {} {} {}", known.empty() ? "" : "; ", identity.index, identity.name, identity.uuid,
-                         identity.pci_bus_id);
+    known += fmt::format("{}{} {} {} {}", known.empty() ? "" : "; ", identity.index, identity.name,
+                         identity.uuid, identity.pci_bus_id);
   }
   throw ConfigError(fmt::format(
       "--device {}: no NVIDIA GPU has this index, UUID or PCI bus id (GPUs here: {}); use one of them, "

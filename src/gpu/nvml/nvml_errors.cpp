@@ -28,7 +28,8 @@ std::string return_code_name(Return code) {
 }
 
 void throw_error(Return code, const Failure& failure) {
-  const std::string cause = fmt::format("{}: {}, {}", failure.function, failure.nvml_text, return_code_name(code));
+  const std::string cause =
+      fmt::format("{}: {}, {}", failure.function, failure.nvml_text, return_code_name(code));
   switch (code) {
     case error_no_permission:
       throw PermissionError(fmt::format(
@@ -37,10 +38,10 @@ void throw_error(Return code, const Failure& failure) {
           "dvfslab only attempts it when you pass --allow-clock-changes",
           failure.gpu, failure.action, cause));
     case error_not_supported:
-      throw NotSupportedError(fmt::format(
-          "{} cannot {} ({}){}", failure.gpu, failure.action, cause,
-          failure.supported_on.empty() ? std::string(": this GPU or driver lacks the feature")
-                                       : fmt::format(": {}", failure.supported_on)));
+      throw NotSupportedError(fmt::format("{} cannot {} ({}){}", failure.gpu, failure.action, cause,
+                                          failure.supported_on.empty()
+                                              ? std::string(": this GPU or driver lacks the feature")
+                                              : fmt::format(": {}", failure.supported_on)));
     case error_gpu_is_lost:
     case error_reset_required:
       throw GpuLostError(fmt::format(
@@ -48,8 +49,7 @@ void throw_error(Return code, const Failure& failure) {
           "the work on it, look for Xid errors in the kernel log (dmesg) and reset the GPU or reboot "
           "before using it again",
           failure.gpu, failure.action, cause));
-    default:
-      throw Error(fmt::format("{}: could not {} ({})", failure.gpu, failure.action, cause));
+    default: throw Error(fmt::format("{}: could not {} ({})", failure.gpu, failure.action, cause));
   }
 }
 

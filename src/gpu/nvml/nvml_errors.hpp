@@ -10,11 +10,11 @@ namespace dvfslab::nvml {
 
 // What was being attempted when NVML answered with an error.
 struct Failure {
-  std::string gpu;               // "GPU 0 (NVIDIA H200)"
-  std::string action;            // "lock the SM clock" (completes "cannot ...")
-  std::string_view function;     // the NVML symbol called
-  std::string nvml_text;         // NVML's own description of the code
-  std::string_view supported_on; // for NOT_SUPPORTED: which GPUs have the feature
+  std::string gpu;                // "GPU 0 (NVIDIA H200)"
+  std::string action;             // "lock the SM clock" (completes "cannot ...")
+  std::string_view function;      // the NVML symbol called
+  std::string nvml_text;          // NVML's own description of the code
+  std::string_view supported_on;  // for NOT_SUPPORTED: which GPUs have the feature
 };
 
 // "NVML_ERROR_NO_PERMISSION", ...; "NVML error N" for codes dvfslab does not name.

@@ -85,8 +85,9 @@ bool NvmlGpu::try_call(std::string_view action, Args... args) {
 }
 
 void NvmlGpu::fail(Entry entry, Return code, std::string_view action, std::string_view supported_on) {
-  const std::string gpu = identity_.name.empty() ? fmt::format("GPU {}", identity_.index)
-                                                 : fmt::format("GPU {} ({})", identity_.index, identity_.name);
+  const std::string gpu = identity_.name.empty()
+                              ? fmt::format("GPU {}", identity_.index)
+                              : fmt::format("GPU {} ({})", identity_.index, identity_.name);
   throw_error(code, Failure{gpu, std::string(action), library_->symbol_name(entry), library_->describe(code),
                             supported_on});
 }
@@ -123,8 +124,8 @@ ClockTable NvmlGpu::clock_table() {
   ClockTable table;
   std::array<unsigned, max_clock_count> clocks{};
   unsigned count = max_clock_count;
-  if (!try_call<Entry::device_get_supported_memory_clocks>("list the supported memory clocks", device_, &count,
-                                                           clocks.data())) {
+  if (!try_call<Entry::device_get_supported_memory_clocks>("list the supported memory clocks", device_,
+                                                           &count, clocks.data())) {
     return table;
   }
   table.memory_mhz = descending(clocks.data(), count);
@@ -193,7 +194,8 @@ Telemetry NvmlGpu::read_telemetry() {
     telemetry.power_average_w = value / 1000.0;
   }
   unsigned long long millijoules = 0;
-  if (try_call<Entry::device_get_total_energy_consumption>("read the energy counter", device_, &millijoules)) {
+  if (try_call<Entry::device_get_total_energy_consumption>("read the energy counter", device_,
+                                                           &millijoules)) {
     telemetry.energy_j = static_cast<double>(millijoules) / 1000.0;
   }
   if (try_call<Entry::device_get_clock_info>("read the SM clock", device_, clock_sm, &value)) {
@@ -270,7 +272,8 @@ void NvmlGpu::do_reset_memory_clocks() {
 void NvmlGpu::do_set_application_clocks(int memory_mhz, int graphics_mhz) {
   call<Entry::device_set_applications_clocks>(
       fmt::format("set application clocks to memory {} MHz, graphics {} MHz", memory_mhz, graphics_mhz),
-      application_clocks_gpus, device_, static_cast<unsigned>(memory_mhz), static_cast<unsigned>(graphics_mhz));
+      application_clocks_gpus, device_, static_cast<unsigned>(memory_mhz),
+      static_cast<unsigned>(graphics_mhz));
 }
 
 void NvmlGpu::do_reset_application_clocks() {

@@ -51,10 +51,10 @@ std::pair<void*, std::string> open_library(const std::filesystem::path& configur
     const char* reason = dlerror();
     reasons += fmt::format("{}{}", reasons.empty() ? "" : "; ", reason ? reason : candidate);
   }
-  throw DriverNotFoundError(fmt::format(
-      "no NVIDIA driver found: could not load the NVIDIA Management Library ({}). Install the "
-      "NVIDIA driver or set DVFSLAB_NVML_LIBRARY to the path of libnvidia-ml.so.1",
-      reasons));
+  throw DriverNotFoundError(
+      fmt::format("no NVIDIA driver found: could not load the NVIDIA Management Library ({}). Install the "
+                  "NVIDIA driver or set DVFSLAB_NVML_LIBRARY to the path of libnvidia-ml.so.1",
+                  reasons));
 }
 
 }  // namespace
@@ -69,10 +69,10 @@ std::shared_ptr<Library> Library::acquire(const std::filesystem::path& path) {
   std::shared_ptr<Library> library(new Library(handle, loaded));
   auto* init = library->find<Entry::init>();
   if (init == nullptr) {
-    throw DriverNotFoundError(fmt::format(
-        "{} is not a usable NVIDIA Management Library: it exports neither nvmlInit_v2 nor "
-        "nvmlInit; point DVFSLAB_NVML_LIBRARY at the driver's libnvidia-ml.so.1",
-        loaded));
+    throw DriverNotFoundError(
+        fmt::format("{} is not a usable NVIDIA Management Library: it exports neither nvmlInit_v2 nor "
+                    "nvmlInit; point DVFSLAB_NVML_LIBRARY at the driver's libnvidia-ml.so.1",
+                    loaded));
   }
   if (const Return code = init(); code != success) {
     const std::string text = library->describe(code);

@@ -2,9 +2,9 @@
 // Loads the NVIDIA Management Library at run time and resolves its entry points
 // lazily, so dvfslab builds and starts on machines without an NVIDIA driver.
 #include <array>
-#include <filesystem>
 #include <atomic>
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>

@@ -9,15 +9,15 @@ namespace {
 
 // nvmlClocksEventReason* values (nvml.h) and the neutral reason each one is.
 constexpr std::pair<unsigned long long, std::uint64_t> reason_map[] = {
-    {0x1, throttle::gpu_idle},                      // GpuIdle
-    {0x2, throttle::applications_clocks_setting},   // ApplicationsClocksSetting
-    {0x4, throttle::sw_power_cap},                  // SwPowerCap
-    {0x8, throttle::hw_slowdown},                   // HwSlowdown
-    {0x10, throttle::sync_boost},                   // SyncBoost
-    {0x20, throttle::sw_thermal_slowdown},          // SwThermalSlowdown
-    {0x40, throttle::hw_thermal_slowdown},          // HwThermalSlowdown
-    {0x80, throttle::hw_power_brake_slowdown},      // HwPowerBrakeSlowdown
-    {0x100, throttle::display_clock_setting},       // DisplayClockSetting
+    {0x1, throttle::gpu_idle},                     // GpuIdle
+    {0x2, throttle::applications_clocks_setting},  // ApplicationsClocksSetting
+    {0x4, throttle::sw_power_cap},                 // SwPowerCap
+    {0x8, throttle::hw_slowdown},                  // HwSlowdown
+    {0x10, throttle::sync_boost},                  // SyncBoost
+    {0x20, throttle::sw_thermal_slowdown},         // SwThermalSlowdown
+    {0x40, throttle::hw_thermal_slowdown},         // HwThermalSlowdown
+    {0x80, throttle::hw_power_brake_slowdown},     // HwPowerBrakeSlowdown
+    {0x100, throttle::display_clock_setting},      // DisplayClockSetting
 };
 
 }  // namespace

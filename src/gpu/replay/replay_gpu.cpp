@@ -13,7 +13,8 @@ namespace dvfslab::replay {
 
 ReplayGpu::ReplayGpu(ReplayTable table) : table_(std::move(table)) {
   identity_.name = table_.gpu_name();
-  identity_.uuid = fmt::format("REPLAY-{:016x}", std::hash<std::string>{}(table_.path().string() + "#" + table_.gpu_name()));
+  identity_.uuid = fmt::format("REPLAY-{:016x}",
+                               std::hash<std::string>{}(table_.path().string() + "#" + table_.gpu_name()));
   identity_.backend = "replay";
   identity_.device_spec = "replay:" + table_.path().string() + "#" + table_.gpu_name();
   // The numbers are real measurements of the table's source, replayed: not simulated.
@@ -22,7 +23,8 @@ ReplayGpu::ReplayGpu(ReplayTable table) : table_(std::move(table)) {
 
 PowerLimits ReplayGpu::power_limits() {
   PowerLimits limits = table_.power_limits();
-  if (limits.default_w) limits.current_w = control_.power_limit_w ? *control_.power_limit_w : *limits.default_w;
+  if (limits.default_w)
+    limits.current_w = control_.power_limit_w ? *control_.power_limit_w : *limits.default_w;
   return limits;
 }
 
@@ -36,8 +38,10 @@ Setting ReplayGpu::with_defaults(const Setting& requested) const {
 
 Setting ReplayGpu::current_setting() const {
   Setting applied;
-  applied.sm_mhz = control_.locked_sm_max_mhz ? control_.locked_sm_max_mhz : control_.application_graphics_mhz;
-  applied.mem_mhz = control_.locked_mem_max_mhz ? control_.locked_mem_max_mhz : control_.application_memory_mhz;
+  applied.sm_mhz =
+      control_.locked_sm_max_mhz ? control_.locked_sm_max_mhz : control_.application_graphics_mhz;
+  applied.mem_mhz =
+      control_.locked_mem_max_mhz ? control_.locked_mem_max_mhz : control_.application_memory_mhz;
   if (control_.power_limit_w) applied.power_limit_w = static_cast<int>(std::lround(*control_.power_limit_w));
   return with_defaults(applied);
 }
@@ -70,9 +74,10 @@ Telemetry ReplayGpu::read_telemetry() {
 void ReplayGpu::run(const std::string& workload, double units) {
   const auto measured = table_.find(workload, current_setting());
   if (!measured) {
-    throw ConfigError(fmt::format("{} has no measurement of '{}' on {} at {}: sweep only settings the table holds "
-                                  "(`dvfslab info --device replay:...` lists them)",
-                                  table_.path().string(), workload, table_.gpu_name(), to_string(current_setting())));
+    throw ConfigError(
+        fmt::format("{} has no measurement of '{}' on {} at {}: sweep only settings the table holds "
+                    "(`dvfslab info --device replay:...` lists them)",
+                    table_.path().string(), workload, table_.gpu_name(), to_string(current_setting())));
   }
   accumulate_energy();
   active_workload_ = workload;
@@ -127,7 +132,8 @@ std::unique_ptr<Gpu> open_replay_gpu(std::string_view spec) {
   const auto hash = spec.find('#');
   const std::string path(spec.substr(0, hash));
   const std::string gpu = hash == std::string_view::npos ? "" : std::string(spec.substr(hash + 1));
-  if (path.empty()) throw UsageError("replay: needs a sweep table, e.g. --device replay:v100-kernels-core.csv");
+  if (path.empty())
+    throw UsageError("replay: needs a sweep table, e.g. --device replay:v100-kernels-core.csv");
   if (!std::filesystem::exists(path)) {
     throw ConfigError(fmt::format("replay:{}: no such file (give the path of a sweep-table CSV)", path));
   }

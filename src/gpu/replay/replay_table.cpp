@@ -21,14 +21,16 @@ ReplayTable::ReplayTable(const std::filesystem::path& path, const std::string& g
     for (const auto& name : gpus) list += (list.empty() ? "" : ", ") + name;
     return list;
   };
-  if (gpus.empty()) throw ConfigError(fmt::format("{}: the sweep table holds no rows to replay", path.string()));
+  if (gpus.empty())
+    throw ConfigError(fmt::format("{}: the sweep table holds no rows to replay", path.string()));
   if (gpu_name.empty() && gpus.size() > 1) {
-    throw ConfigError(fmt::format("{} holds several GPUs ({}): choose one with replay:{}#GPU NAME", path.string(),
-                                  gpu_list(), path.string()));
+    throw ConfigError(fmt::format("{} holds several GPUs ({}): choose one with replay:{}#GPU NAME",
+                                  path.string(), gpu_list(), path.string()));
   }
   gpu_name_ = gpu_name.empty() ? gpus.front() : gpu_name;
   if (std::find(gpus.begin(), gpus.end(), gpu_name_) == gpus.end()) {
-    throw ConfigError(fmt::format("{} has no GPU named '{}': it holds {}", path.string(), gpu_name_, gpu_list()));
+    throw ConfigError(
+        fmt::format("{} has no GPU named '{}': it holds {}", path.string(), gpu_name_, gpu_list()));
   }
 
   // Sum the repetitions of each (workload, setting), then average.
@@ -39,7 +41,8 @@ ReplayTable::ReplayTable(const std::filesystem::path& path, const std::string& g
     if (row.gpu != gpu_name_) continue;
     if (source_.empty()) source_ = row.source;
     const std::string& workload = row.workload_case.workload;
-    if (std::find(workloads_.begin(), workloads_.end(), workload) == workloads_.end()) workloads_.push_back(workload);
+    if (std::find(workloads_.begin(), workloads_.end(), workload) == workloads_.end())
+      workloads_.push_back(workload);
     auto& [sum, count] = sums[{workload, row.setting}];
     sum.time_s += row.time_per_iteration_s;
     sum.power_w += row.mean_power_w;

@@ -12,7 +12,7 @@
 namespace dvfslab::replay {
 
 struct Measured {
-  double time_s = 0;   // per unit of work, mean over the table's repetitions
+  double time_s = 0;  // per unit of work, mean over the table's repetitions
   double power_w = 0;
 };
 

@@ -22,16 +22,17 @@ std::string nearest_supported_text(const std::vector<int>& descending, int mhz) 
 int require_supported_clock(const std::vector<int>& descending, int mhz, std::string_view what,
                             std::string_view gpu_name) {
   if (std::find(descending.begin(), descending.end(), mhz) != descending.end()) return mhz;
-  throw ConfigError(fmt::format("{} {} MHz is not supported by {}: the nearest supported are {} "
-                                "(see `dvfslab info` for the full table)",
-                                what, mhz, gpu_name, nearest_supported_text(descending, mhz)));
+  throw ConfigError(
+      fmt::format("{} {} MHz is not supported by {}: the nearest supported are {} "
+                  "(see `dvfslab info` for the full table)",
+                  what, mhz, gpu_name, nearest_supported_text(descending, mhz)));
 }
 
 std::pair<int, int> snap_clock_range(const std::vector<int>& descending, int min_mhz, int max_mhz,
                                      std::string_view what, std::string_view gpu_name) {
   if (min_mhz > max_mhz) {
-    throw ConfigError(fmt::format("{} range {}–{} MHz is inverted: give the lower clock first", what, min_mhz,
-                                  max_mhz));
+    throw ConfigError(
+        fmt::format("{} range {}–{} MHz is inverted: give the lower clock first", what, min_mhz, max_mhz));
   }
   std::optional<int> lowest;
   std::optional<int> highest;
@@ -41,9 +42,10 @@ std::pair<int, int> snap_clock_range(const std::vector<int>& descending, int min
     lowest = clock;
   }
   if (!lowest) {
-    throw ConfigError(fmt::format("{} range {}–{} MHz holds no clock supported by {}: the nearest supported "
-                                  "are {} (see `dvfslab info` for the full table)",
-                                  what, min_mhz, max_mhz, gpu_name, nearest_supported_text(descending, max_mhz)));
+    throw ConfigError(
+        fmt::format("{} range {}–{} MHz holds no clock supported by {}: the nearest supported "
+                    "are {} (see `dvfslab info` for the full table)",
+                    what, min_mhz, max_mhz, gpu_name, nearest_supported_text(descending, max_mhz)));
   }
   return {*lowest, *highest};
 }

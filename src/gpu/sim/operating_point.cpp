@@ -48,7 +48,8 @@ OperatingPoint operating_point(const SimGpuSpec& spec, const Controls& controls,
   }
   const std::vector<int>& graphics = spec.graphics_mhz_for(point.memory_mhz);
   if (load == nullptr) {
-    point.sm_mhz = controls.sm_lock_mhz ? highest_not_above(graphics, controls.sm_lock_mhz->first) : graphics.back();
+    point.sm_mhz =
+        controls.sm_lock_mhz ? highest_not_above(graphics, controls.sm_lock_mhz->first) : graphics.back();
     point.power_w = spec.idle_power_w;
     point.throttle_reasons = throttle::gpu_idle;
     return point;

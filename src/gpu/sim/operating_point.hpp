@@ -26,8 +26,8 @@ struct OperatingPoint {
   double power_w = 0;
   std::uint64_t throttle_reasons = 0;
   bool busy = false;
-  double seconds_per_repeat = 0;   // of the load; 0 when idle
-  double memory_bound_share = 0;   // of the load's time
+  double seconds_per_repeat = 0;  // of the load; 0 when idle
+  double memory_bound_share = 0;  // of the load's time
 };
 
 Controls default_controls(const SimGpuSpec& spec);

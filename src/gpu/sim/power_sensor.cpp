@@ -23,7 +23,8 @@ PowerSensor::PowerSensor(double period_s, double window_s, double initial_power_
       window_refreshes_(static_cast<std::size_t>(std::max(1.0, std::round(window_s / period_s)))) {
   const auto count = static_cast<std::int64_t>(window_refreshes_);
   for (std::int64_t index = -count; index <= 0; ++index) {
-    refreshes_.push_back(Refresh{index, Accumulated{initial_power_w * period_s_ * static_cast<double>(index), 0, 0}});
+    refreshes_.push_back(
+        Refresh{index, Accumulated{initial_power_w * period_s_ * static_cast<double>(index), 0, 0}});
   }
 }
 
@@ -31,7 +32,8 @@ std::int64_t PowerSensor::index_at_or_before(double time_s) const {
   return static_cast<std::int64_t>(std::floor(time_s / period_s_ + kGridTolerance));
 }
 
-void PowerSensor::advance(double start_s, double end_s, const Accumulated& at_start, const Accumulated& rates) {
+void PowerSensor::advance(double start_s, double end_s, const Accumulated& at_start,
+                          const Accumulated& rates) {
   std::int64_t first = std::max(refreshes_.back().index + 1, index_at_or_before(start_s) + 1);
   const std::int64_t last = index_at_or_before(end_s);
   // Only the newest window of refreshes is ever read: skip the older ones of a long stretch.

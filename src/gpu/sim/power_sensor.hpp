@@ -16,10 +16,10 @@ struct Accumulated {
 };
 
 struct SensorReading {
-  double energy_j = 0;            // counter at the last refresh
-  double power_instant_w = 0;     // mean power over the last sensor period
-  double power_average_w = 0;     // mean power over the trailing window
-  double busy_fraction = 0;       // over the trailing window
+  double energy_j = 0;         // counter at the last refresh
+  double power_instant_w = 0;  // mean power over the last sensor period
+  double power_average_w = 0;  // mean power over the trailing window
+  double busy_fraction = 0;    // over the trailing window
   double memory_busy_fraction = 0;
 };
 

@@ -39,13 +39,14 @@ GpuIdentity make_identity(const SimGpuSpec& spec, int index) {
 
 void check_kernel(const SimKernel& kernel, double repeats) {
   const bool valid = kernel.fixed_s >= 0 && kernel.scalable_s >= 0 && kernel.compute_fraction >= 0 &&
-                     kernel.compute_fraction <= 1 && kernel.core_activity >= 0 && kernel.memory_activity >= 0 &&
-                     repeats >= 0 && std::isfinite(repeats);
+                     kernel.compute_fraction <= 1 && kernel.core_activity >= 0 &&
+                     kernel.memory_activity >= 0 && repeats >= 0 && std::isfinite(repeats);
   if (!valid) {
-    throw ConfigError(fmt::format("invalid simulated kernel (t0={} s, D={} s, δ={}, activities {}/{}, repeats {}): "
-                                  "times, activities and repeats must be non-negative and δ within [0, 1]",
-                                  kernel.fixed_s, kernel.scalable_s, kernel.compute_fraction, kernel.core_activity,
-                                  kernel.memory_activity, repeats));
+    throw ConfigError(
+        fmt::format("invalid simulated kernel (t0={} s, D={} s, δ={}, activities {}/{}, repeats {}): "
+                    "times, activities and repeats must be non-negative and δ within [0, 1]",
+                    kernel.fixed_s, kernel.scalable_s, kernel.compute_fraction, kernel.core_activity,
+                    kernel.memory_activity, repeats));
   }
 }
 
@@ -63,7 +64,8 @@ struct SimGpu::State {
         mode(time_mode),
         identity(make_identity(gpu_spec, index)),
         controls(sim::default_controls(gpu_spec)),
-        temperature_c(gpu_spec.ambient_temperature_c + gpu_spec.thermal_resistance_c_per_w * gpu_spec.idle_power_w),
+        temperature_c(gpu_spec.ambient_temperature_c +
+                      gpu_spec.thermal_resistance_c_per_w * gpu_spec.idle_power_w),
         sensor(gpu_spec.sensor_period_s, gpu_spec.average_power_window_s, gpu_spec.idle_power_w) {
     if (mode == SimTimeMode::virtual_time) {
       auto virtual_clock = std::make_unique<VirtualClock>();
@@ -98,7 +100,8 @@ struct SimGpu::State {
         }
       }
       const double step_s = end_s - time_s;
-      const sim::Accumulated rates{point.power_w, point.busy ? 1.0 : 0.0, point.busy ? point.memory_bound_share : 0.0};
+      const sim::Accumulated rates{point.power_w, point.busy ? 1.0 : 0.0,
+                                   point.busy ? point.memory_bound_share : 0.0};
       sensor.advance(time_s, end_s, accumulated, rates);
       accumulated.energy_j += rates.energy_j * step_s;
       accumulated.busy_s += rates.busy_s * step_s;
@@ -117,7 +120,8 @@ struct SimGpu::State {
 
   // Work of (almost) no duration ends where it is, without waiting for time to move.
   void finish_job_if_done() {
-    if (job && !job->finished_at_s && job->remaining_repeats * point.seconds_per_repeat <= kFinishTolerance_s) {
+    if (job && !job->finished_at_s &&
+        job->remaining_repeats * point.seconds_per_repeat <= kFinishTolerance_s) {
       job->remaining_repeats = 0;
       job->finished_at_s = time_s;
       refresh_point();
@@ -162,7 +166,8 @@ ClockTable SimGpu::clock_table() {
   const SimGpuSpec& spec = state_->spec;
   ClockTable table;
   table.memory_mhz = spec.memory_mhz;
-  for (std::size_t i = 0; i < spec.memory_mhz.size(); ++i) table.graphics_mhz[spec.memory_mhz[i]] = spec.graphics_mhz[i];
+  for (std::size_t i = 0; i < spec.memory_mhz.size(); ++i)
+    table.graphics_mhz[spec.memory_mhz[i]] = spec.graphics_mhz[i];
   table.default_graphics_mhz = spec.default_graphics_mhz;
   table.default_memory_mhz = spec.default_memory_mhz;
   return table;
@@ -187,7 +192,8 @@ Telemetry SimGpu::read_telemetry() {
   telemetry.sm_mhz = s.point.sm_mhz;
   telemetry.mem_mhz = s.point.memory_mhz;
   telemetry.gpu_temperature_c = s.temperature_c;
-  if (s.spec.has_memory_temperature) telemetry.memory_temperature_c = s.temperature_c + s.spec.memory_temperature_offset_c;
+  if (s.spec.has_memory_temperature)
+    telemetry.memory_temperature_c = s.temperature_c + s.spec.memory_temperature_offset_c;
   telemetry.gpu_utilization_pct = static_cast<int>(std::lround(100.0 * reading.busy_fraction));
   telemetry.memory_utilization_pct = static_cast<int>(std::lround(100.0 * reading.memory_busy_fraction));
   telemetry.throttle_reasons = s.point.throttle_reasons;
@@ -219,9 +225,10 @@ double SimGpu::run(const SimKernel& kernel, double repeats) {
   {
     auto guard = s.lock_and_catch_up();
     if (s.job) {
-      throw Error(fmt::format("{} is already running simulated work: run one piece of work at a time "
-                              "(use set_background_load for a lasting load)",
-                              s.identity.name));
+      throw Error(
+          fmt::format("{} is already running simulated work: run one piece of work at a time "
+                      "(use set_background_load for a lasting load)",
+                      s.identity.name));
     }
     s.job = State::Job{kernel, repeats, std::nullopt};
     s.refresh_point();
@@ -295,9 +302,10 @@ int SimGpu::effective_sm_mhz() {
 void SimGpu::do_lock_sm_clocks(int min_mhz, int max_mhz) {
   const SimGpuSpec& spec = state_->spec;
   if (!spec.has_locked_clocks) {
-    throw NotSupportedError(fmt::format("locking the SM clock needs a Volta or newer GPU and {} is {}: use "
-                                        "application clocks instead",
-                                        spec.name, spec.architecture));
+    throw NotSupportedError(
+        fmt::format("locking the SM clock needs a Volta or newer GPU and {} is {}: use "
+                    "application clocks instead",
+                    spec.name, spec.architecture));
   }
   auto guard = state_->lock_and_catch_up();
   const auto& graphics = spec.graphics_mhz_for(sim::loaded_memory_mhz(state_->controls));
@@ -315,12 +323,14 @@ void SimGpu::do_reset_sm_clocks() {
 void SimGpu::do_lock_memory_clocks(int min_mhz, int max_mhz) {
   const SimGpuSpec& spec = state_->spec;
   if (!spec.has_memory_locked_clocks) {
-    throw NotSupportedError(fmt::format("locking the memory clock needs an Ampere or newer GPU and {} is {}: use "
-                                        "application clocks to choose its memory clock",
-                                        spec.name, spec.architecture));
+    throw NotSupportedError(
+        fmt::format("locking the memory clock needs an Ampere or newer GPU and {} is {}: use "
+                    "application clocks to choose its memory clock",
+                    spec.name, spec.architecture));
   }
   auto guard = state_->lock_and_catch_up();
-  state_->controls.memory_lock_mhz = sim::snap_clock_range(spec.memory_mhz, min_mhz, max_mhz, "memory clock", spec.name);
+  state_->controls.memory_lock_mhz =
+      sim::snap_clock_range(spec.memory_mhz, min_mhz, max_mhz, "memory clock", spec.name);
   state_->refresh_point();
 }
 
@@ -333,8 +343,8 @@ void SimGpu::do_reset_memory_clocks() {
 void SimGpu::do_set_application_clocks(int memory_mhz, int graphics_mhz) {
   const SimGpuSpec& spec = state_->spec;
   const auto& graphics = spec.graphics_mhz_for(memory_mhz);
-  sim::require_supported_clock(graphics, graphics_mhz, fmt::format("graphics clock (with memory at {} MHz)", memory_mhz),
-                               spec.name);
+  sim::require_supported_clock(graphics, graphics_mhz,
+                               fmt::format("graphics clock (with memory at {} MHz)", memory_mhz), spec.name);
   auto guard = state_->lock_and_catch_up();
   state_->controls.application_memory_mhz = memory_mhz;
   state_->controls.application_graphics_mhz = graphics_mhz;
@@ -351,8 +361,8 @@ void SimGpu::do_reset_application_clocks() {
 void SimGpu::do_set_power_limit(double watts) {
   const SimGpuSpec& spec = state_->spec;
   if (!(watts >= spec.power_limit_min_w && watts <= spec.power_limit_max_w)) {
-    throw ConfigError(fmt::format("power limit {} W is outside the range of {}: choose {}–{} W", watts, spec.name,
-                                  spec.power_limit_min_w, spec.power_limit_max_w));
+    throw ConfigError(fmt::format("power limit {} W is outside the range of {}: choose {}–{} W", watts,
+                                  spec.name, spec.power_limit_min_w, spec.power_limit_max_w));
   }
   auto guard = state_->lock_and_catch_up();
   state_->controls.power_limit_w = watts;

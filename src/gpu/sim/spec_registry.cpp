@@ -13,7 +13,8 @@ const std::vector<SimGpuSpec>& all_specs() {
   static const std::vector<SimGpuSpec> specs = [] {
     std::vector<SimGpuSpec> list{sim::a100_spec(), sim::h200_spec(), sim::p100_spec(), sim::rtx2080ti_spec(),
                                  sim::v100_spec()};
-    std::sort(list.begin(), list.end(), [](const SimGpuSpec& a, const SimGpuSpec& b) { return a.key < b.key; });
+    std::sort(list.begin(), list.end(),
+              [](const SimGpuSpec& a, const SimGpuSpec& b) { return a.key < b.key; });
     return list;
   }();
   return specs;
@@ -29,8 +30,8 @@ const std::vector<int>& SimGpuSpec::graphics_mhz_for(int memory) const {
   }
   std::string supported;
   for (int m : memory_mhz) supported += fmt::format("{}{} MHz", supported.empty() ? "" : ", ", m);
-  throw ConfigError(fmt::format("memory clock {} MHz is not supported by {}: choose one of {}", memory, name,
-                                supported));
+  throw ConfigError(
+      fmt::format("memory clock {} MHz is not supported by {}: choose one of {}", memory, name, supported));
 }
 
 std::vector<std::string> sim_gpu_keys() {

@@ -116,7 +116,8 @@ struct MarkedChild::State {
 
 MarkedChild::MarkedChild(const std::vector<std::string>& argv, ChildOptions options)
     : state_(std::make_unique<State>()) {
-  if (argv.empty()) throw UsageError("no command given: write it after --, e.g. dvfslab measure -- python3 train.py");
+  if (argv.empty())
+    throw UsageError("no command given: write it after --, e.g. dvfslab measure -- python3 train.py");
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw Error(fmt::format("cannot create the marker pipe: {}", std::strerror(errno)));
@@ -141,15 +142,17 @@ MarkedChild::MarkedChild(const std::vector<std::string>& argv, ChildOptions opti
   std::vector<std::string> environment = environment_with_mark_fd(write_fd);
   auto argument_pointers = c_strings(arguments);
   auto environment_pointers = c_strings(environment);
-  const int error = ::posix_spawnp(&state_->pid, argv[0].c_str(), &actions, &attributes, argument_pointers.data(),
-                                   environment_pointers.data());
+  const int error = ::posix_spawnp(&state_->pid, argv[0].c_str(), &actions, &attributes,
+                                   argument_pointers.data(), environment_pointers.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   ::close(write_fd);
   if (error == ENOENT) {
-    throw CommandStartError(fmt::format("command not found: '{}' (check the name, or give its path; PATH is searched "
-                                        "as a shell would, but no shell runs it)", argv[0]),
-                            ExitCode::command_not_found);
+    throw CommandStartError(
+        fmt::format("command not found: '{}' (check the name, or give its path; PATH is searched "
+                    "as a shell would, but no shell runs it)",
+                    argv[0]),
+        ExitCode::command_not_found);
   }
   if (error != 0) {
     throw CommandStartError(fmt::format("cannot run '{}': {} (check that it is an executable file)", argv[0],

@@ -7,9 +7,9 @@
 namespace dvfslab {
 namespace {
 
-const char* const iteration_keys[] = {"iterations",           "items",
-                                      "time_per_iteration_s", "items_per_s",
-                                      "energy_per_iteration_j", "energy_per_item_j"};
+const char* const iteration_keys[] = {
+    "iterations",       "items", "time_per_iteration_s", "items_per_s", "energy_per_iteration_j",
+    "energy_per_item_j"};
 
 }  // namespace
 
@@ -20,9 +20,10 @@ nlohmann::json to_json(const CommandMeasurement& result) {
   out["simulated"] = result.simulated;
   out["device"] = result.device;
   out["command"] = result.command;
-  out["exit"] = {{"code", result.exit.shell_code()},
-                 {"signal", result.exit.signaled ? nlohmann::json(result.exit.code) : nlohmann::json(nullptr)},
-                 {"description", result.exit.describe()}};
+  out["exit"] = {
+      {"code", result.exit.shell_code()},
+      {"signal", result.exit.signaled ? nlohmann::json(result.exit.code) : nlohmann::json(nullptr)},
+      {"description", result.exit.describe()}};
   if (result.interrupted_by != 0) out["interrupted_by_signal"] = result.interrupted_by;
   out["sample_period_s"] = result.sample_period_s;
   out["sensor_period_s"] = result.sensor_period_s;

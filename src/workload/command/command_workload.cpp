@@ -18,7 +18,10 @@ constexpr double poll_timeout_s = 0.1;
 class CommandWorkload final : public Workload {
  public:
   CommandWorkload(std::vector<std::string> argv, Case workload_case, std::string item_unit, Clock* clock)
-      : argv_(std::move(argv)), case_(std::move(workload_case)), item_unit_(std::move(item_unit)), clock_(clock) {
+      : argv_(std::move(argv)),
+        case_(std::move(workload_case)),
+        item_unit_(std::move(item_unit)),
+        clock_(clock) {
     if (clock_ == nullptr) {
       own_clock_ = std::make_unique<WallClock>();
       clock_ = own_clock_.get();
@@ -80,9 +83,10 @@ class CommandWorkload final : public Workload {
       arrived += record(child_->poll(wait_s));
       if (const auto exit = child_->try_wait()) {
         record(child_->drain());
-        throw Error(fmt::format("workload command '{}' {} while the sweep was still measuring it "
-                                "(make it run at least as long as the sweep's warm-up plus measurement)",
-                                argv_.front(), exit->describe()));
+        throw Error(
+            fmt::format("workload command '{}' {} while the sweep was still measuring it "
+                        "(make it run at least as long as the sweep's warm-up plus measurement)",
+                        argv_.front(), exit->describe()));
       }
     } while (clock_->now_s() < until_s && (enough <= 0 || arrived < enough));
   }
@@ -93,7 +97,8 @@ class CommandWorkload final : public Workload {
     for (const auto& marker : markers) {
       if (marker.kind != Marker::Kind::iterations) continue;
       // Without items, an iteration is one item, as items_per_iteration() says.
-      arrivals_.push_back(Arrival{now, marker.iterations, marker.items.value_or(static_cast<double>(marker.iterations))});
+      arrivals_.push_back(
+          Arrival{now, marker.iterations, marker.items.value_or(static_cast<double>(marker.iterations))});
       iterations += marker.iterations;
       if (marker.items) {
         items_ += *marker.items;
@@ -119,7 +124,8 @@ class CommandWorkload final : public Workload {
 std::unique_ptr<Workload> make_command_workload(std::vector<std::string> argv, Case workload_case,
                                                 std::string item_unit, Clock* clock) {
   if (argv.empty()) throw ConfigError("a command workload needs a command: give at least the program to run");
-  return std::make_unique<CommandWorkload>(std::move(argv), std::move(workload_case), std::move(item_unit), clock);
+  return std::make_unique<CommandWorkload>(std::move(argv), std::move(workload_case), std::move(item_unit),
+                                           clock);
 }
 
 }  // namespace dvfslab

@@ -122,7 +122,8 @@ CommandMeasurement measure_command(Gpu& gpu, const std::vector<std::string>& arg
     result.rejected_markers += child.markers().rejected();
     if (child.markers().iter_values_look_like_steps()) {
       result.warnings.push_back(
-          "the program's 'dvfslab:iter' values rise by one from line to line, like a step index; 'iter <n>' means "
+          "the program's 'dvfslab:iter' values rise by one from line to line, like a step index; 'iter <n>' "
+          "means "
           "n iterations since the previous line, so write 'dvfslab:step <k>' for a cumulative step counter");
     }
   }

@@ -62,11 +62,13 @@ std::vector<int> sim_workload_study_batches(std::string_view workload, Mode mode
 double sim_workload_items_per_iteration(const Case& workload_case, const WorkloadOptions& options) {
   const sim::NetworkProfile& network = sim::network_profile(workload_case.workload);
   if (network.default_sequence_length == 0) return workload_case.batch;
-  const int sequence = options.sequence_length > 0 ? options.sequence_length : network.default_sequence_length;
+  const int sequence =
+      options.sequence_length > 0 ? options.sequence_length : network.default_sequence_length;
   return static_cast<double>(workload_case.batch) * sequence;
 }
 
-SimKernel sim_workload_kernel(const Case& workload_case, const SimGpuSpec& spec, const WorkloadOptions& options) {
+SimKernel sim_workload_kernel(const Case& workload_case, const SimGpuSpec& spec,
+                              const WorkloadOptions& options) {
   const sim::NetworkProfile& network = sim::network_profile(workload_case.workload);
   if (workload_case.batch < 1) {
     throw ConfigError(fmt::format("batch size {} for {}: give a positive batch size", workload_case.batch,

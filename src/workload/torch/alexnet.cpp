@@ -13,8 +13,8 @@ namespace nn = torch::nn;
 nn::Sequential features() {
   return nn::Sequential(conv_relu(3, 64, 11, 4, 2), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
                         conv_relu(64, 192, 5, 1, 2), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
-                        conv_relu(192, 384, 3, 1, 1), conv_relu(384, 256, 3, 1, 1), conv_relu(256, 256, 3, 1, 1),
-                        nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)));
+                        conv_relu(192, 384, 3, 1, 1), conv_relu(384, 256, 3, 1, 1),
+                        conv_relu(256, 256, 3, 1, 1), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)));
 }
 
 nn::Sequential classifier() {

@@ -24,9 +24,7 @@ constexpr int layer_count = 12;
 constexpr double dropout_rate = 0.1;
 constexpr double norm_epsilon = 1e-12;
 
-nn::LayerNorm layer_norm() {
-  return nn::LayerNorm(nn::LayerNormOptions({hidden_width}).eps(norm_epsilon));
-}
+nn::LayerNorm layer_norm() { return nn::LayerNorm(nn::LayerNormOptions({hidden_width}).eps(norm_epsilon)); }
 
 class EncoderLayer : public nn::Module {
  public:
@@ -51,7 +49,8 @@ class EncoderLayer : public nn::Module {
     auto context = attention(split_heads(dense(query_, x)), split_heads(dense(key_, x)),
                              split_heads(dense(value_, x)), /*causal=*/false, dropout);
     context = context.transpose(1, 2).reshape({batch, tokens, hidden_width});
-    auto y = attention_norm_->forward(x + torch::dropout(dense(attention_output_, context), dropout, is_training()));
+    auto y = attention_norm_->forward(
+        x + torch::dropout(dense(attention_output_, context), dropout, is_training()));
     auto feed_forward = dense(output_, torch::gelu(dense(intermediate_, y)));
     return output_norm_->forward(y + torch::dropout(feed_forward, dropout, is_training()));
   }
@@ -66,7 +65,8 @@ class BertBase : public Network {
  public:
   BertBase() {
     word_embeddings_ = register_module("word_embeddings", nn::Embedding(bert_vocabulary, hidden_width));
-    position_embeddings_ = register_module("position_embeddings", nn::Embedding(bert_max_positions, hidden_width));
+    position_embeddings_ =
+        register_module("position_embeddings", nn::Embedding(bert_max_positions, hidden_width));
     token_type_embeddings_ = register_module("token_type_embeddings", nn::Embedding(2, hidden_width));
     embedding_norm_ = register_module("embedding_norm", layer_norm());
     for (int i = 0; i < layer_count; ++i) {

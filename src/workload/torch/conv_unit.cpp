@@ -8,14 +8,16 @@
 namespace dvfslab::torch_backend {
 
 ConvUnit::ConvUnit(const ConvUnitOptions& options) : geometry_(options.geometry), relu_(options.relu) {
-  conv_ = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(options.in_channels,
-                                                                             options.out_channels, options.kernel)
-                                                        .stride(geometry_.stride)
-                                                        .padding(geometry_.padding)
-                                                        .bias(!options.batch_norm_eps)));
+  conv_ = register_module(
+      "conv",
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(options.in_channels, options.out_channels, options.kernel)
+                            .stride(geometry_.stride)
+                            .padding(geometry_.padding)
+                            .bias(!options.batch_norm_eps)));
   if (options.batch_norm_eps) {
     batch_norm_ = register_module(
-        "bn", torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(options.out_channels).eps(*options.batch_norm_eps)));
+        "bn", torch::nn::BatchNorm2d(
+                  torch::nn::BatchNorm2dOptions(options.out_channels).eps(*options.batch_norm_eps)));
   }
 }
 
@@ -25,7 +27,8 @@ torch::Tensor ConvUnit::convolve(const torch::Tensor& input) {
 }
 
 const torch::Tensor& ConvUnit::frozen_weight() const {
-  if (is_training()) throw Error("a convolution unit frozen for inference cannot train; build the network anew");
+  if (is_training())
+    throw Error("a convolution unit frozen for inference cannot train; build the network anew");
   return frozen_weight_;
 }
 
@@ -39,7 +42,8 @@ torch::Tensor ConvUnit::forward(const torch::Tensor& input) {
   if (fused_training_ && is_training() && input.is_cuda()) {
     // Autocast does not reach a custom autograd function: cast as it would.
     const auto dtype = active_autocast_dtype(input.device().type()).value_or(input.scalar_type());
-    return trainable_conv_bias_relu(input.to(dtype), conv_->weight.to(dtype), conv_->bias.to(dtype), geometry_);
+    return trainable_conv_bias_relu(input.to(dtype), conv_->weight.to(dtype), conv_->bias.to(dtype),
+                                    geometry_);
   }
   // In place, as torchvision's ReLUs are: no backward needs the value they overwrite.
   auto output = convolve(input);
@@ -63,7 +67,8 @@ bool ConvUnit::fuse_for_training() {
 void ConvUnit::freeze(torch::ScalarType dtype) {
   torch::NoGradGuard no_grad;
   auto weight = conv_->weight.to(torch::kFloat);
-  auto bias = conv_->options.bias() ? conv_->bias.to(torch::kFloat) : torch::zeros({weight.size(0)}, weight.options());
+  auto bias = conv_->options.bias() ? conv_->bias.to(torch::kFloat)
+                                    : torch::zeros({weight.size(0)}, weight.options());
   if (batch_norm_) {
     // Eval-mode batch norm is y = (x - mean) · γ / √(var + ε) + β: a per-channel
     // scale and shift, which the convolution can apply to its weight and bias.

@@ -58,7 +58,8 @@ class ConvUnit : public torch::nn::Module {
 };
 
 // A convolution with bias followed by ReLU (AlexNet's and VGG's layers).
-inline std::shared_ptr<ConvUnit> conv_relu(int in, int out, int kernel, std::int64_t stride, std::int64_t padding) {
+inline std::shared_ptr<ConvUnit> conv_relu(int in, int out, int kernel, std::int64_t stride,
+                                           std::int64_t padding) {
   return std::make_shared<ConvUnit>(ConvUnitOptions{in, out, kernel, {stride, padding}, std::nullopt, true});
 }
 

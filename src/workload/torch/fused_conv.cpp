@@ -16,7 +16,8 @@ constexpr Pair no_dilation = {1, 1};
 constexpr std::int64_t single_group = 1;
 
 bool cudnn_fusable(const torch::Tensor& input) {
-  if (!input.is_cuda() || !at::globalContext().userEnabledCuDNN() || !torch::cuda::cudnn_is_available()) return false;
+  if (!input.is_cuda() || !at::globalContext().userEnabledCuDNN() || !torch::cuda::cudnn_is_available())
+    return false;
   const auto type = input.scalar_type();
   return type == torch::kFloat || type == torch::kHalf || type == torch::kBFloat16;
 }
@@ -47,15 +48,16 @@ class ConvBiasReluFunction : public torch::autograd::Function<ConvBiasReluFuncti
     auto [input_gradient, weight_gradient, bias_gradient] = at::convolution_backward(
         masked, input, weight, at::IntArrayRef(bias_sizes), square(context->saved_data["stride"].toInt()),
         square(context->saved_data["padding"].toInt()), no_dilation, /*transposed=*/false, no_output_padding,
-        single_group, {context->needs_input_grad(0), context->needs_input_grad(1), context->needs_input_grad(2)});
+        single_group,
+        {context->needs_input_grad(0), context->needs_input_grad(1), context->needs_input_grad(2)});
     return {input_gradient, weight_gradient, bias_gradient, torch::Tensor(), torch::Tensor()};
   }
 };
 
 }  // namespace
 
-torch::Tensor conv_bias_relu(const torch::Tensor& input, const torch::Tensor& weight, const torch::Tensor& bias,
-                             ConvGeometry geometry) {
+torch::Tensor conv_bias_relu(const torch::Tensor& input, const torch::Tensor& weight,
+                             const torch::Tensor& bias, ConvGeometry geometry) {
   const auto stride = square(geometry.stride);
   const auto padding = square(geometry.padding);
   if (cudnn_fusable(input)) {
@@ -64,13 +66,14 @@ torch::Tensor conv_bias_relu(const torch::Tensor& input, const torch::Tensor& we
   return at::conv2d(input, weight, bias, stride, padding, no_dilation, single_group).relu_();
 }
 
-torch::Tensor conv_bias_add_relu(const torch::Tensor& input, const torch::Tensor& weight, const torch::Tensor& bias,
-                                 const torch::Tensor& residual, ConvGeometry geometry) {
+torch::Tensor conv_bias_add_relu(const torch::Tensor& input, const torch::Tensor& weight,
+                                 const torch::Tensor& bias, const torch::Tensor& residual,
+                                 ConvGeometry geometry) {
   const auto stride = square(geometry.stride);
   const auto padding = square(geometry.padding);
   if (cudnn_fusable(input)) {
-    return at::cudnn_convolution_add_relu(input, weight, residual, /*alpha=*/1.0, bias, stride, padding, no_dilation,
-                                          single_group);
+    return at::cudnn_convolution_add_relu(input, weight, residual, /*alpha=*/1.0, bias, stride, padding,
+                                          no_dilation, single_group);
   }
   return at::conv2d(input, weight, bias, stride, padding, no_dilation, single_group).add_(residual).relu_();
 }

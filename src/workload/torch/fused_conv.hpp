@@ -15,12 +15,13 @@ struct ConvGeometry {
 };
 
 // relu(conv(input, weight) + bias), without autograd.
-torch::Tensor conv_bias_relu(const torch::Tensor& input, const torch::Tensor& weight, const torch::Tensor& bias,
-                             ConvGeometry geometry);
+torch::Tensor conv_bias_relu(const torch::Tensor& input, const torch::Tensor& weight,
+                             const torch::Tensor& bias, ConvGeometry geometry);
 
 // relu(conv(input, weight) + bias + residual), without autograd.
-torch::Tensor conv_bias_add_relu(const torch::Tensor& input, const torch::Tensor& weight, const torch::Tensor& bias,
-                                 const torch::Tensor& residual, ConvGeometry geometry);
+torch::Tensor conv_bias_add_relu(const torch::Tensor& input, const torch::Tensor& weight,
+                                 const torch::Tensor& bias, const torch::Tensor& residual,
+                                 ConvGeometry geometry);
 
 // relu(conv(input, weight) + bias) with autograd: the forward is conv_bias_relu,
 // the backward masks the gradient with the output and computes the input, weight

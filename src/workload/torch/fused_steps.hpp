@@ -17,13 +17,15 @@ bool fused_steps_available(const torch::Device& device);
 // buffer = momentum·buffer + grad + weight_decay·param; param -= lr·buffer.
 // Buffers start at zero (the first step then leaves buffer = grad, as PyTorch's does).
 void fused_sgd_momentum_step(const std::vector<torch::Tensor>& parameters,
-                             const std::vector<torch::Tensor>& gradients, const std::vector<torch::Tensor>& buffers,
-                             double learning_rate, double momentum, double weight_decay);
+                             const std::vector<torch::Tensor>& gradients,
+                             const std::vector<torch::Tensor>& buffers, double learning_rate, double momentum,
+                             double weight_decay);
 
 // PyTorch's AdamW (decoupled weight decay, bias-corrected moments, no AMSGrad).
 // `step_count` is a one-element float tensor on the parameters' device holding the
 // number of this step (already incremented); the kernel reads it on the device.
-void fused_adamw_step(const std::vector<torch::Tensor>& parameters, const std::vector<torch::Tensor>& gradients,
+void fused_adamw_step(const std::vector<torch::Tensor>& parameters,
+                      const std::vector<torch::Tensor>& gradients,
                       const std::vector<torch::Tensor>& first_moments,
                       const std::vector<torch::Tensor>& second_moments, const torch::Tensor& step_count,
                       double learning_rate, double beta1, double beta2, double weight_decay, double epsilon);

@@ -20,7 +20,8 @@ constexpr double batch_norm_eps = 0.001;
 // torchvision's BasicConv2d: convolution, batch norm, ReLU.
 std::shared_ptr<ConvUnit> conv_bn_relu(int in, int out, int kernel, std::int64_t stride = 1,
                                        std::int64_t padding = 0) {
-  return std::make_shared<ConvUnit>(ConvUnitOptions{in, out, kernel, {stride, padding}, batch_norm_eps, true});
+  return std::make_shared<ConvUnit>(
+      ConvUnitOptions{in, out, kernel, {stride, padding}, batch_norm_eps, true});
 }
 
 struct InceptionWidths {
@@ -35,15 +36,16 @@ class Inception : public nn::Module {
     branch2_ = register_module("branch2", conv_bn_relu(w.reduce3x3, w.branch3x3, 3, 1, 1));
     branch3_reduce_ = register_module("branch3_reduce", conv_bn_relu(w.in, w.reduce5x5, 1));
     branch3_ = register_module("branch3", conv_bn_relu(w.reduce5x5, w.branch5x5, 3, 1, 1));
-    branch4_pool_ = register_module("branch4_pool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(1).padding(1).ceil_mode(true)));
+    branch4_pool_ = register_module(
+        "branch4_pool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(1).padding(1).ceil_mode(true)));
     branch4_ = register_module("branch4", conv_bn_relu(w.in, w.pool_projection, 1));
   }
 
   torch::Tensor forward(const torch::Tensor& x) {
-    return torch::cat({branch1_->forward(x), branch2_->forward(branch2_reduce_->forward(x)),
-                       branch3_->forward(branch3_reduce_->forward(x)),
-                       branch4_->forward(branch4_pool_->forward(x))},
-                      1);
+    return torch::cat(
+        {branch1_->forward(x), branch2_->forward(branch2_reduce_->forward(x)),
+         branch3_->forward(branch3_reduce_->forward(x)), branch4_->forward(branch4_pool_->forward(x))},
+        1);
   }
 
  private:
@@ -51,7 +53,9 @@ class Inception : public nn::Module {
   nn::MaxPool2d branch4_pool_{nullptr};
 };
 
-nn::MaxPool2d stem_pool(int kernel) { return nn::MaxPool2d(nn::MaxPool2dOptions(kernel).stride(2).ceil_mode(true)); }
+nn::MaxPool2d stem_pool(int kernel) {
+  return nn::MaxPool2d(nn::MaxPool2dOptions(kernel).stride(2).ceil_mode(true));
+}
 
 class GoogLeNet : public Network {
  public:

@@ -21,9 +21,7 @@ constexpr int layer_count = 12;
 constexpr double dropout_rate = 0.1;
 constexpr double norm_epsilon = 1e-5;
 
-nn::LayerNorm layer_norm() {
-  return nn::LayerNorm(nn::LayerNormOptions({hidden_width}).eps(norm_epsilon));
-}
+nn::LayerNorm layer_norm() { return nn::LayerNorm(nn::LayerNormOptions({hidden_width}).eps(norm_epsilon)); }
 
 class DecoderBlock : public nn::Module {
  public:
@@ -60,7 +58,8 @@ class Gpt2Small : public Network {
     token_embeddings_ = register_module("wte", nn::Embedding(gpt2_vocabulary, hidden_width));
     position_embeddings_ = register_module("wpe", nn::Embedding(gpt2_max_positions, hidden_width));
     for (int i = 0; i < layer_count; ++i) {
-      blocks_.push_back(register_module(std::string("h").append(std::to_string(i)), std::make_shared<DecoderBlock>()));
+      blocks_.push_back(
+          register_module(std::string("h").append(std::to_string(i)), std::make_shared<DecoderBlock>()));
     }
     final_norm_ = register_module("ln_f", layer_norm());
     init_transformer_weights(*this);

@@ -24,18 +24,20 @@ void init_transformer_weights(torch::nn::Module& module) {
 const std::vector<ModelSpec>& model_specs() {
   // Image limits: below min_size a pooling stage would have nothing left to pool.
   static const std::vector<ModelSpec> specs = {
-      {"alexnet", "AlexNet (torchvision layout), 1000 classes", InputKind::images, OptimizerKind::sgd_momentum, 128,
-       224, 64, 1024, 0, make_alexnet},
+      {"alexnet", "AlexNet (torchvision layout), 1000 classes", InputKind::images,
+       OptimizerKind::sgd_momentum, 128, 224, 64, 1024, 0, make_alexnet},
       {"vgg16", "VGG-16 without batch norm (torchvision layout), 1000 classes", InputKind::images,
        OptimizerKind::sgd_momentum, 128, 224, 32, 1024, 0, make_vgg16},
       {"googlenet", "GoogLeNet / Inception v1 with batch norm, no auxiliary heads (torchvision layout)",
        InputKind::images, OptimizerKind::sgd_momentum, 128, 224, 32, 1024, 0, make_googlenet},
       {"resnet50", "ResNet-50 v1.5 (torchvision layout), 1000 classes", InputKind::images,
        OptimizerKind::sgd_momentum, 128, 224, 32, 1024, 0, make_resnet50},
-      {"bert_base", "BERT-base encoder with pooler; trains a masked-LM loss over every token", InputKind::tokens,
-       OptimizerKind::adamw, 32, 128, 1, bert_max_positions, bert_vocabulary, make_bert_base},
-      {"gpt2_small", "GPT-2 small language model with tied embeddings; trains next-token prediction", InputKind::tokens,
-       OptimizerKind::adamw, 8, 1024, 1, gpt2_max_positions, gpt2_vocabulary, make_gpt2_small},
+      {"bert_base", "BERT-base encoder with pooler; trains a masked-LM loss over every token",
+       InputKind::tokens, OptimizerKind::adamw, 32, 128, 1, bert_max_positions, bert_vocabulary,
+       make_bert_base},
+      {"gpt2_small", "GPT-2 small language model with tied embeddings; trains next-token prediction",
+       InputKind::tokens, OptimizerKind::adamw, 8, 1024, 1, gpt2_max_positions, gpt2_vocabulary,
+       make_gpt2_small},
   };
   return specs;
 }
@@ -57,16 +59,17 @@ std::vector<WorkloadInfo> torch_workload_infos() {
   std::vector<WorkloadInfo> infos;
   for (const auto& spec : torch_backend::model_specs()) {
     const bool images = spec.input == torch_backend::InputKind::images;
-    infos.push_back(WorkloadInfo{spec.name, images ? "images" : "tokens", spec.default_batch,
-                                 spec.description + "; default " +
-                                     (images ? std::to_string(spec.default_size) + "x" +
-                                                   std::to_string(spec.default_size) + " images"
-                                             : std::to_string(spec.default_size) + " tokens per sequence")});
+    infos.push_back(WorkloadInfo{
+        spec.name, images ? "images" : "tokens", spec.default_batch,
+        spec.description + "; default " +
+            (images ? std::to_string(spec.default_size) + "x" + std::to_string(spec.default_size) + " images"
+                    : std::to_string(spec.default_size) + " tokens per sequence")});
   }
   return infos;
 }
 
-std::unique_ptr<TorchWorkload> create_torch_workload(const Case& workload_case, const WorkloadOptions& options) {
+std::unique_ptr<TorchWorkload> create_torch_workload(const Case& workload_case,
+                                                     const WorkloadOptions& options) {
   const auto& spec = torch_backend::find_model(workload_case.workload);
   return std::make_unique<torch_backend::ModelWorkload>(spec, workload_case, options);
 }

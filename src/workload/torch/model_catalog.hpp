@@ -19,10 +19,10 @@ struct ModelSpec {
   InputKind input = InputKind::images;
   OptimizerKind optimizer = OptimizerKind::sgd_momentum;
   int default_batch = 1;
-  int default_size = 0;   // image side (pixels) or sequence length (tokens)
+  int default_size = 0;  // image side (pixels) or sequence length (tokens)
   int min_size = 1;
   int max_size = 0;
-  int vocabulary = 0;     // token models only
+  int vocabulary = 0;  // token models only
   std::function<std::shared_ptr<Network>()> build;
 };
 

@@ -26,8 +26,9 @@ torch::Device resolve_device(const std::string& requested) {
   if (requested == "cpu") return torch::Device(torch::kCPU);
   if (requested == "cuda" || requested.starts_with("cuda:")) {
     if (!cuda_usable()) {
-      throw NotSupportedError("torch device '" + requested +
-                              "': this LibTorch has no CUDA support or no GPU is visible; use --torch-device cpu");
+      throw NotSupportedError(
+          "torch device '" + requested +
+          "': this LibTorch has no CUDA support or no GPU is visible; use --torch-device cpu");
     }
     int index = 0;
     if (requested != "cuda") {
@@ -38,8 +39,8 @@ torch::Device resolve_device(const std::string& requested) {
     }
     const auto count = static_cast<int>(torch::cuda::device_count());
     if (index < 0 || index >= count) {
-      throw ConfigError("torch device '" + requested + "' does not exist: choose cuda:0 to cuda:" +
-                        std::to_string(count - 1));
+      throw ConfigError("torch device '" + requested +
+                        "' does not exist: choose cuda:0 to cuda:" + std::to_string(count - 1));
     }
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
@@ -66,7 +67,10 @@ int resolve_size(const ModelSpec& spec, const WorkloadOptions& options) {
 }  // namespace
 
 ModelWorkload::ModelWorkload(const ModelSpec& spec, const Case& workload_case, const WorkloadOptions& options)
-    : spec_(spec), case_(workload_case), size_(resolve_size(spec, options)), device_(resolve_device(options.torch_device)) {
+    : spec_(spec),
+      case_(workload_case),
+      size_(resolve_size(spec, options)),
+      device_(resolve_device(options.torch_device)) {
   if (case_.batch < 1) {
     throw ConfigError("batch size " + std::to_string(case_.batch) + " is invalid: use 1 or more");
   }
@@ -76,14 +80,12 @@ ModelWorkload::ModelWorkload(const ModelSpec& spec, const Case& workload_case, c
   info_.sequence_length = images ? 0 : size_;
 
   switch (case_.precision) {
-    case Precision::fp32:
-      break;
+    case Precision::fp32: break;
     case Precision::tf32:
-      if (!device_.is_cuda()) info_.notices.push_back("TF32 exists on NVIDIA GPUs only; the CPU computes in FP32");
+      if (!device_.is_cuda())
+        info_.notices.push_back("TF32 exists on NVIDIA GPUs only; the CPU computes in FP32");
       break;
-    case Precision::bf16:
-      autocast_dtype_ = torch::kBFloat16;
-      break;
+    case Precision::bf16: autocast_dtype_ = torch::kBFloat16; break;
     case Precision::fp16:
       if (!device_.is_cuda()) {
         throw NotSupportedError("fp16 autocast needs a CUDA device; use bf16 or fp32 on the CPU");
@@ -130,7 +132,8 @@ ModelWorkload::ModelWorkload(const ModelSpec& spec, const Case& workload_case, c
       info_.notices.push_back("this LibTorch cannot capture CUDA graphs; running eager");
     } else if (loss_scaler_) {
       info_.notices.push_back(
-          "fp16 training skips steps whose gradients overflow, which needs a host check each step; running eager");
+          "fp16 training skips steps whose gradients overflow, which needs a host check each step; running "
+          "eager");
     } else {
       use_graph_ = true;
     }
@@ -156,7 +159,9 @@ void ModelWorkload::make_synthetic_batch(std::uint64_t seed) {
   }
 }
 
-std::string ModelWorkload::item_unit() const { return spec_.input == InputKind::images ? "images" : "tokens"; }
+std::string ModelWorkload::item_unit() const {
+  return spec_.input == InputKind::images ? "images" : "tokens";
+}
 
 double ModelWorkload::items_per_iteration() const {
   return spec_.input == InputKind::images ? case_.batch : static_cast<double>(case_.batch) * size_;
@@ -226,7 +231,8 @@ void ModelWorkload::run_iterations(std::int64_t count) {
 }
 
 double ModelWorkload::last_loss() {
-  if (case_.mode != Mode::train) throw ConfigError(to_string(case_) + " runs inference: it has no training loss");
+  if (case_.mode != Mode::train)
+    throw ConfigError(to_string(case_) + " runs inference: it has no training loss");
   if (!loss_.defined()) throw Error("no training step has run yet: call run_iterations first");
   return loss_.item<double>();
 }

@@ -62,7 +62,8 @@ void SgdMomentum::step() {
   at::_foreach_add_(parameters, buffers, -learning_rate_);
 }
 
-AdamW::AdamW(std::vector<torch::Tensor> parameters, double learning_rate, double weight_decay, StepKernels kernels)
+AdamW::AdamW(std::vector<torch::Tensor> parameters, double learning_rate, double weight_decay,
+             StepKernels kernels)
     : Optimizer(std::move(parameters), kernels),
       learning_rate_(learning_rate),
       weight_decay_(weight_decay),
@@ -85,8 +86,8 @@ void AdamW::step() {
   if (parameters.empty()) return;
   step_count_.add_(1.0);
   if (fused_) {
-    fused_adamw_step(parameters, gradients, first, second, step_count_, learning_rate_, beta1_, beta2_, weight_decay_,
-                     epsilon_);
+    fused_adamw_step(parameters, gradients, first, second, step_count_, learning_rate_, beta1_, beta2_,
+                     weight_decay_, epsilon_);
     return;
   }
   // The bias corrections depend on the step count, so they stay device tensors.

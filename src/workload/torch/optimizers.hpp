@@ -38,8 +38,8 @@ class Optimizer {
 // SGD with momentum (PyTorch's formulation: buffer = μ·buffer + g + λ·p; p -= lr·buffer).
 class SgdMomentum : public Optimizer {
  public:
-  SgdMomentum(std::vector<torch::Tensor> parameters, double learning_rate, double momentum, double weight_decay,
-              StepKernels kernels = StepKernels::fused_where_available);
+  SgdMomentum(std::vector<torch::Tensor> parameters, double learning_rate, double momentum,
+              double weight_decay, StepKernels kernels = StepKernels::fused_where_available);
   void step() override;
 
  private:

@@ -5,8 +5,8 @@ namespace dvfslab::torch_backend {
 PooledClassifier::PooledClassifier(torch::nn::Sequential features, int pooled_size,
                                    torch::nn::Sequential classifier) {
   features_ = register_module("features", std::move(features));
-  pool_ = register_module(
-      "avgpool", torch::nn::AdaptiveAvgPool2d(torch::nn::AdaptiveAvgPool2dOptions({pooled_size, pooled_size})));
+  pool_ = register_module("avgpool", torch::nn::AdaptiveAvgPool2d(
+                                         torch::nn::AdaptiveAvgPool2dOptions({pooled_size, pooled_size})));
   classifier_ = register_module("classifier", std::move(classifier));
 }
 

@@ -19,8 +19,10 @@ constexpr int bottleneck_expansion = 4;
 constexpr double batch_norm_eps = 1e-5;
 
 // A convolution followed by batch norm, and by ReLU when `relu`.
-std::shared_ptr<ConvUnit> conv_bn(int in, int out, int kernel, std::int64_t stride, std::int64_t padding, bool relu) {
-  return std::make_shared<ConvUnit>(ConvUnitOptions{in, out, kernel, {stride, padding}, batch_norm_eps, relu});
+std::shared_ptr<ConvUnit> conv_bn(int in, int out, int kernel, std::int64_t stride, std::int64_t padding,
+                                  bool relu) {
+  return std::make_shared<ConvUnit>(
+      ConvUnitOptions{in, out, kernel, {stride, padding}, batch_norm_eps, relu});
 }
 
 class Bottleneck : public nn::Module {
@@ -31,7 +33,8 @@ class Bottleneck : public nn::Module {
     spatial_ = register_module("conv2", conv_bn(width, width, 3, stride, 1, true));
     // Its ReLU comes after the residual is added (forward_add_relu).
     expand_ = register_module("conv3", conv_bn(width, out, 1, 1, 0, false));
-    if (stride != 1 || in != out) shortcut_ = register_module("downsample", conv_bn(in, out, 1, stride, 0, false));
+    if (stride != 1 || in != out)
+      shortcut_ = register_module("downsample", conv_bn(in, out, 1, stride, 0, false));
   }
 
   torch::Tensor forward(const torch::Tensor& x) {
@@ -54,7 +57,8 @@ class ResNet50 : public Network {
       for (int block = 0; block < blocks_per_stage[stage]; ++block) {
         const int stride = (stage > 0 && block == 0) ? 2 : 1;
         const auto name = "layer" + std::to_string(stage + 1) + "_" + std::to_string(block);
-        blocks_.push_back(register_module(name, std::make_shared<Bottleneck>(channels, stage_widths[stage], stride)));
+        blocks_.push_back(
+            register_module(name, std::make_shared<Bottleneck>(channels, stage_widths[stage], stride)));
         channels = stage_widths[stage] * bottleneck_expansion;
       }
     }

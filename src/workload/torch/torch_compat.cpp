@@ -21,7 +21,8 @@
 #endif
 
 // LibTorch 2.4 made autocast state per device type; 1.x had one function per backend.
-#define DVFSLAB_DEVICE_TYPED_AUTOCAST (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+#define DVFSLAB_DEVICE_TYPED_AUTOCAST \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 
 namespace dvfslab::torch_backend {
 
@@ -65,7 +66,8 @@ void set_autocast_enabled(torch::DeviceType type, bool on) {
   }
 }
 torch::ScalarType autocast_dtype(torch::DeviceType type) {
-  return type == torch::kCUDA ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+  return type == torch::kCUDA ? at::autocast::get_autocast_gpu_dtype()
+                              : at::autocast::get_autocast_cpu_dtype();
 }
 void set_autocast_dtype(torch::DeviceType type, torch::ScalarType dtype) {
   if (type == torch::kCUDA) {

@@ -13,8 +13,8 @@ namespace {
 namespace nn = torch::nn;
 
 // Output channels per convolution; 0 marks a 2×2 max pool.
-constexpr std::array<int, 18> stage_layout = {64, 64, 0, 128, 128, 0, 256, 256, 256, 0,
-                                              512, 512, 512, 0, 512, 512, 512, 0};
+constexpr std::array<int, 18> stage_layout = {64, 64,  0,   128, 128, 0,   256, 256, 256,
+                                              0,  512, 512, 512, 0,   512, 512, 512, 0};
 
 nn::Sequential features() {
   nn::Sequential features;
@@ -31,8 +31,9 @@ nn::Sequential features() {
 }
 
 nn::Sequential classifier() {
-  return nn::Sequential(nn::Linear(512 * 7 * 7, 4096), nn::ReLU(true), nn::Dropout(0.5), nn::Linear(4096, 4096),
-                        nn::ReLU(true), nn::Dropout(0.5), nn::Linear(4096, imagenet_classes));
+  return nn::Sequential(nn::Linear(512 * 7 * 7, 4096), nn::ReLU(true), nn::Dropout(0.5),
+                        nn::Linear(4096, 4096), nn::ReLU(true), nn::Dropout(0.5),
+                        nn::Linear(4096, imagenet_classes));
 }
 
 }  // namespace

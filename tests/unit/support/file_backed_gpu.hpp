@@ -53,9 +53,7 @@ class FileBackedGpu final : public Gpu {
     return table;
   }
 
-  PowerLimits power_limits() override {
-    return PowerLimits{250.0, 100.0, 300.0, load().power_limit_w};
-  }
+  PowerLimits power_limits() override { return PowerLimits{250.0, 100.0, 300.0, load().power_limit_w}; }
 
   Telemetry read_telemetry() override {
     const ControlState state = load();
@@ -112,7 +110,8 @@ class FileBackedGpu final : public Gpu {
     setter("set_power_limit", true, [&](ControlState& s) { s.power_limit_w = watts; });
   }
   void do_reset_power_limit() override {
-    setter("reset_power_limit", true, [](ControlState& s) { s.power_limit_w = factory_state().power_limit_w; });
+    setter("reset_power_limit", true,
+           [](ControlState& s) { s.power_limit_w = factory_state().power_limit_w; });
   }
 
  private:
@@ -127,11 +126,15 @@ class FileBackedGpu final : public Gpu {
     save(state);
   }
 
-  static nlohmann::json field(const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+  static nlohmann::json field(const std::optional<int>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json();
+  }
 
   void save(const ControlState& s) const {
-    const nlohmann::json j{{"sm_min", field(s.locked_sm_min_mhz)}, {"sm_max", field(s.locked_sm_max_mhz)},
-                           {"mem_min", field(s.locked_mem_min_mhz)}, {"mem_max", field(s.locked_mem_max_mhz)},
+    const nlohmann::json j{{"sm_min", field(s.locked_sm_min_mhz)},
+                           {"sm_max", field(s.locked_sm_max_mhz)},
+                           {"mem_min", field(s.locked_mem_min_mhz)},
+                           {"mem_max", field(s.locked_mem_max_mhz)},
                            {"app_graphics", field(s.application_graphics_mhz)},
                            {"app_memory", field(s.application_memory_mhz)},
                            {"power", s.power_limit_w ? nlohmann::json(*s.power_limit_w) : nlohmann::json()}};

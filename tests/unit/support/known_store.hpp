@@ -52,7 +52,8 @@ inline void write_known_store(const std::filesystem::path& path) {
   store.finish_run(third, RunStatus::interrupted);
 
   store.connection().execute(
-      "UPDATE runs SET started_at = '2026-01-02T03:04:05Z', host = 'known-host', dvfslab_version = '0.0.0-test';"
+      "UPDATE runs SET started_at = '2026-01-02T03:04:05Z', host = 'known-host', dvfslab_version = "
+      "'0.0.0-test';"
       "UPDATE runs SET finished_at = '2026-01-02T04:05:06Z' WHERE finished_at IS NOT NULL;"
       "UPDATE measurements SET recorded_at = '2026-01-02T03:30:00Z'");
 }

@@ -39,8 +39,8 @@ SimGpuSpec a100_spec() {
   // Model parameters (docs/simulation.md explains each choice).
   spec.idle_power_w = 52;
   spec.static_power_w = 85;
-  spec.memory_power_w_per_mhz = 0.049;      // ≈60 W of HBM2 power at 1215 MHz, full activity
-  spec.dynamic_power_coefficient = 0.20;    // ≈280 W of core power at 1410 MHz, 1.0 V, full activity
+  spec.memory_power_w_per_mhz = 0.049;    // ≈60 W of HBM2 power at 1215 MHz, full activity
+  spec.dynamic_power_coefficient = 0.20;  // ≈280 W of core power at 1410 MHz, 1.0 V, full activity
   spec.voltage_min_v = 0.75;
   spec.voltage_max_v = 1.0;
   spec.voltage_knee_mhz = 900;
@@ -50,8 +50,8 @@ SimGpuSpec a100_spec() {
   spec.thermal_resistance_c_per_w = 0.11;
   spec.thermal_time_constant_s = 30;
   spec.memory_temperature_offset_c = 3;
-  spec.compute_speed_vs_v100 = 1.25;        // FP32 19.5 TFLOPS against 15.7 (datasheets)
-  spec.memory_speed_vs_v100 = 1.73;         // 1.56 TB/s against 0.9 TB/s
+  spec.compute_speed_vs_v100 = 1.25;  // FP32 19.5 TFLOPS against 15.7 (datasheets)
+  spec.memory_speed_vs_v100 = 1.73;   // 1.56 TB/s against 0.9 TB/s
   spec.half_precision_speedup = 3.0;
   spec.tf32_speedup = 2.0;
   return spec;

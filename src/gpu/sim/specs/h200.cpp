@@ -33,21 +33,21 @@ SimGpuSpec h200_spec() {
   spec.has_memory_temperature = true;
 
   // Model parameters (docs/simulation.md explains each choice).
-  spec.idle_power_w = 90;   // inside the observed 75–125 W
+  spec.idle_power_w = 90;  // inside the observed 75–125 W
   spec.static_power_w = 150;
-  spec.memory_power_w_per_mhz = 0.031;      // ≈100 W of HBM3e power at 3201 MHz, full activity
-  spec.dynamic_power_coefficient = 0.278;   // ≈550 W of core power at 1980 MHz, 1.0 V, full activity
+  spec.memory_power_w_per_mhz = 0.031;     // ≈100 W of HBM3e power at 3201 MHz, full activity
+  spec.dynamic_power_coefficient = 0.278;  // ≈550 W of core power at 1980 MHz, 1.0 V, full activity
   spec.voltage_min_v = 0.70;
   spec.voltage_max_v = 1.0;
   spec.voltage_knee_mhz = 1200;
   spec.sensor_period_s = 0.1;
-  spec.average_power_window_s = 1.0;        // nvmlDeviceGetPowerUsage is a 1 s average on Hopper
+  spec.average_power_window_s = 1.0;  // nvmlDeviceGetPowerUsage is a 1 s average on Hopper
   spec.ambient_temperature_c = 28;
   spec.thermal_resistance_c_per_w = 0.07;
   spec.thermal_time_constant_s = 30;
   spec.memory_temperature_offset_c = 4;
-  spec.compute_speed_vs_v100 = 4.3;         // FP32 67 TFLOPS against 15.7 (datasheets)
-  spec.memory_speed_vs_v100 = 5.3;          // 4.8 TB/s against 0.9 TB/s
+  spec.compute_speed_vs_v100 = 4.3;  // FP32 67 TFLOPS against 15.7 (datasheets)
+  spec.memory_speed_vs_v100 = 5.3;   // 4.8 TB/s against 0.9 TB/s
   spec.half_precision_speedup = 3.0;
   spec.tf32_speedup = 2.0;
   return spec;

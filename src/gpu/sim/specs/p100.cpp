@@ -24,7 +24,8 @@ namespace {
 
 std::vector<int> p100_graphics_mhz() {
   std::vector<int> clocks;
-  for (int step = 0; step <= 61; ++step) clocks.push_back(static_cast<int>(std::ceil(1328.0 - step * 38.0 / 3.0)));
+  for (int step = 0; step <= 61; ++step)
+    clocks.push_back(static_cast<int>(std::ceil(1328.0 - step * 38.0 / 3.0)));
   return clocks;
 }
 
@@ -50,8 +51,8 @@ SimGpuSpec p100_spec() {
   // Model parameters (docs/simulation.md explains each choice).
   spec.idle_power_w = 37;
   spec.static_power_w = 45;
-  spec.memory_power_w_per_mhz = 0.042;      // ≈30 W of HBM2 power at 715 MHz, full activity
-  spec.dynamic_power_coefficient = 0.135;   // ≈180 W of core power at 1328 MHz, 1.0 V, full activity
+  spec.memory_power_w_per_mhz = 0.042;     // ≈30 W of HBM2 power at 715 MHz, full activity
+  spec.dynamic_power_coefficient = 0.135;  // ≈180 W of core power at 1328 MHz, 1.0 V, full activity
   spec.voltage_min_v = 0.80;
   spec.voltage_max_v = 1.0;
   spec.voltage_knee_mhz = 850;
@@ -61,9 +62,9 @@ SimGpuSpec p100_spec() {
   spec.thermal_resistance_c_per_w = 0.18;
   spec.thermal_time_constant_s = 25;
   spec.memory_temperature_offset_c = 0;
-  spec.compute_speed_vs_v100 = 0.66;        // FP32 9.3 TFLOPS against 14 (PCIe datasheets)
-  spec.memory_speed_vs_v100 = 0.81;         // 732 GB/s against 900 GB/s
-  spec.half_precision_speedup = 1.6;        // packed FP16, no tensor cores
+  spec.compute_speed_vs_v100 = 0.66;  // FP32 9.3 TFLOPS against 14 (PCIe datasheets)
+  spec.memory_speed_vs_v100 = 0.81;   // 732 GB/s against 900 GB/s
+  spec.half_precision_speedup = 1.6;  // packed FP16, no tensor cores
   spec.tf32_speedup = 1.0;
   return spec;
 }

@@ -45,8 +45,8 @@ SimGpuSpec rtx2080ti_spec() {
   spec.idle_power_w = 7;
   spec.idle_memory_mhz = 405;
   spec.static_power_w = 40;
-  spec.memory_power_w_per_mhz = 0.0057;     // ≈40 W of GDDR6 power at 7000 MHz, full activity
-  spec.dynamic_power_coefficient = 0.095;   // ≈200 W of core power at 2115 MHz, 1.0 V, full activity
+  spec.memory_power_w_per_mhz = 0.0057;    // ≈40 W of GDDR6 power at 7000 MHz, full activity
+  spec.dynamic_power_coefficient = 0.095;  // ≈200 W of core power at 2115 MHz, 1.0 V, full activity
   spec.voltage_min_v = 0.72;
   spec.voltage_max_v = 1.0;
   spec.voltage_knee_mhz = 1200;
@@ -56,9 +56,9 @@ SimGpuSpec rtx2080ti_spec() {
   spec.thermal_resistance_c_per_w = 0.2;
   spec.thermal_time_constant_s = 20;
   spec.memory_temperature_offset_c = 0;
-  spec.compute_speed_vs_v100 = 0.95;        // FP32 13.4 TFLOPS against 14 (PCIe)
-  spec.memory_speed_vs_v100 = 0.68;         // 616 GB/s against 900 GB/s
-  spec.half_precision_speedup = 2.5;        // tensor cores
+  spec.compute_speed_vs_v100 = 0.95;  // FP32 13.4 TFLOPS against 14 (PCIe)
+  spec.memory_speed_vs_v100 = 0.68;   // 616 GB/s against 900 GB/s
+  spec.half_precision_speedup = 2.5;  // tensor cores
   spec.tf32_speedup = 1.0;
   return spec;
 }

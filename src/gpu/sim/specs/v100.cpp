@@ -46,8 +46,8 @@ SimGpuSpec v100_spec() {
   // Model parameters (docs/simulation.md explains each choice).
   spec.idle_power_w = 24;
   spec.static_power_w = 45;
-  spec.memory_power_w_per_mhz = 0.0342;     // ≈30 W of HBM2 power at 877 MHz, full activity
-  spec.dynamic_power_coefficient = 0.145;   // ≈200 W of core power at 1380 MHz, 1.0 V, full activity
+  spec.memory_power_w_per_mhz = 0.0342;    // ≈30 W of HBM2 power at 877 MHz, full activity
+  spec.dynamic_power_coefficient = 0.145;  // ≈200 W of core power at 1380 MHz, 1.0 V, full activity
   spec.voltage_min_v = 0.80;
   spec.voltage_max_v = 1.0;
   spec.voltage_knee_mhz = 900;
@@ -60,8 +60,8 @@ SimGpuSpec v100_spec() {
   spec.memory_temperature_offset_c = 2;
   spec.compute_speed_vs_v100 = 1.0;
   spec.memory_speed_vs_v100 = 1.0;
-  spec.half_precision_speedup = 2.5;        // tensor cores, as seen end to end in CNN training
-  spec.tf32_speedup = 1.0;                  // no TF32 before Ampere
+  spec.half_precision_speedup = 2.5;  // tensor cores, as seen end to end in CNN training
+  spec.tf32_speedup = 1.0;            // no TF32 before Ampere
   return spec;
 }
 
