@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "dvfslab/slurm.hpp"
 
@@ -71,9 +72,9 @@ bool on_path(std::string_view program) {
   std::string_view dirs = path ? path : "";
   while (true) {
     const auto colon = dirs.find(':');
-    std::string dir(dirs.substr(0, colon));
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + std::string(program);
+    // An empty entry of PATH means the current directory.
+    const std::string_view dir = colon == 0 || dirs.empty() ? std::string_view(".") : dirs.substr(0, colon);
+    const std::filesystem::path candidate = std::filesystem::path(dir) / program;
     if (::access(candidate.c_str(), X_OK) == 0) return true;
     if (colon == std::string_view::npos) return false;
     dirs = dirs.substr(colon + 1);

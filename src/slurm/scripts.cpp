@@ -90,7 +90,7 @@ std::string merge_script(const SubmitSpec& spec) {
   std::string command = fmt::format("{} merge {}", shell_quote(spec.dvfslab_binary.string()),
                                     in_dir(spec, merged_database_name));
   for (int shard = 1; shard <= spec.shards; ++shard)
-    command += " " + in_dir(spec, shard_database_name(shard));
+    command += fmt::format(" {}", in_dir(spec, shard_database_name(shard)));
   script += command + "\n";
   script +=
       fmt::format("status=$?\necho \"$status\" > {}\nexit \"$status\"\n", in_dir(spec, merge_exit_name));

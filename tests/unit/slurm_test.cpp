@@ -155,8 +155,8 @@ SlurmTask task_in(std::string slurm_state, int exit_code = 0, std::string reason
   SlurmTask task;
   task.job_id = "7";
   task.array_task = 2;
-  task.slurm_state = slurm_state;
   task.state = task_state_from_slurm(slurm_state);
+  task.slurm_state = std::move(slurm_state);
   task.exit_code = exit_code;
   task.reason = std::move(reason);
   return task;
