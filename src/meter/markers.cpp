@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 namespace dvfslab {
 namespace {
@@ -121,7 +122,10 @@ void MarkerParser::complete_line(std::vector<Marker>& out) {
 
 MarkerParser::Verdict MarkerParser::accept(Marker& marker) {
   if (marker.kind == Marker::Kind::iterations) {
-    const bool rises_by_one = last_iter_value_ && marker.iterations == *last_iter_value_ + 1;
+    // Compared without adding one to the largest count (a refused overflow line may carry it).
+    const bool rises_by_one = last_iter_value_ &&
+                              *last_iter_value_ < std::numeric_limits<std::int64_t>::max() &&
+                              marker.iterations == *last_iter_value_ + 1;
     step_like_run_ = rises_by_one ? step_like_run_ + 1 : 1;
     last_iter_value_ = marker.iterations;
     return Verdict::pass;
