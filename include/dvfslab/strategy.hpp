@@ -70,6 +70,31 @@ class SearchStrategy {
 // make_schedule, all proposed at once.
 std::unique_ptr<SearchStrategy> make_grid_strategy();
 
+// ---------------------------------------------------------------- named strategies
+
+// What every named strategy may be asked to respect. The objective is the
+// analysis's (parse_objective); a budget bounds the distinct settings a strategy
+// measures per case, or the GPU seconds it spends per case.
+struct StrategyOptions {
+  std::string objective = "energy";
+  std::optional<int> budget_points;
+  std::optional<double> budget_seconds;
+  std::uint64_t seed = 0;
+};
+
+struct StrategyDefinition {
+  std::string_view name;
+  std::string_view help;  // one line, for --strategy
+  std::unique_ptr<SearchStrategy> (*make)(const StrategyOptions& options);
+};
+
+// The registered strategies ("grid" first); the only list --strategy knows.
+std::span<const StrategyDefinition> search_strategies();
+// Throws ConfigError naming the registered strategies for an unknown name.
+std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, const StrategyOptions& options);
+// The --strategy help, listing every registered strategy.
+std::string strategy_help();
+
 // ---------------------------------------------------------------- named choices
 
 // Setting orders a plan's `order` names. An order arranges one case's settings
