@@ -9,7 +9,8 @@ export DVFSLAB_READ_ONLY=1
 #     the loop with the marker descriptor open: energy per iteration of the steady
 #     window against the named window 'load'.
 # Usage: meter_windows.sh PATH/TO/dvfslab [DEVICE]   (results in $OUT, default a new
-# temporary directory). Never changes a GPU setting.
+# temporary directory). LOADS="gemm copy" picks the loads, WARMUP_SECONDS (60: the copy's power follows the board's temperature for tens of seconds) their
+# warm-up, TAIL=0 skips step 2. Never changes a GPU setting.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -20,22 +21,27 @@ mkdir -p "$out"
 export CUDA_DEVICE_ORDER=PCI_BUS_ID
 [[ -x "$dvfslab" ]] || { echo "meter_windows: $dvfslab is not an executable" >&2; exit 1; }
 
-for load in gemm copy; do
+for load in ${LOADS:-gemm copy}; do
   echo "meter_windows: $load: 20 x 1 s windows, then one 20 s window" >&2
   "$dvfslab" measure --device "$device" --json -- \
-    python3 "$here/meter_windows.py" --mode windows --load "$load" > "$out/windows_$load.json"
+    python3 "$here/meter_windows.py" --mode windows --load "$load" \
+      --warmup-seconds "${WARMUP_SECONDS:-60}" > "$out/windows_$load.json"
 done
+if [[ "${TAIL:-1}" == 1 ]]; then
 echo "meter_windows: gemm with tear-down after the loop" >&2
 # --skip-iters 20: the steady window opens at the loop's first marker, past the
 # unmarked start-up and warm-up, as the named window does.
 "$dvfslab" measure --device "$device" --json --skip-iters 20 -- \
   python3 "$here/meter_windows.py" --mode tail --load gemm > "$out/tail_gemm.json"
+fi
 
 python3 - "$out" <<'PY' | tee "$out/summary.txt"
 import json, os, statistics, sys
 
 out = sys.argv[1]
 for load in ("gemm", "copy"):
+    if not os.path.exists(os.path.join(out, f"windows_{load}.json")):
+        continue
     doc = json.load(open(os.path.join(out, f"windows_{load}.json")))
     windows = {w["name"]: w for w in doc["windows"]}
     long = windows["w20s"]
@@ -48,6 +54,8 @@ for load in ("gemm", "copy"):
           f"1 s windows vs it: mean {statistics.mean(relative):+.3f} %, sd {statistics.stdev(relative):.3f} %, "
           f"range {max(relative) - min(relative):.3f} % (min {min(relative):+.3f}, max {max(relative):+.3f}); "
           f"mean error estimate {statistics.mean(errors):.3f} %")
+if not os.path.exists(os.path.join(out, "tail_gemm.json")):
+    sys.exit(0)
 doc = json.load(open(os.path.join(out, "tail_gemm.json")))
 load = next(w for w in doc["windows"] if w["name"] == "load")
 steady = doc["steady"]
