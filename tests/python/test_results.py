@@ -7,34 +7,6 @@ import pytest
 
 import dvfslab
 
-PLAN = """
-[plan]
-name = "python results round trip"
-[knobs]
-sm_mhz = [600, 900, 1200]
-[[cases]]
-workloads = ["resnet50"]
-batch_sizes = [32]
-modes = ["train", "infer"]
-[measure]
-warmup_iterations = 2
-duration_s = 1
-repetitions = 2
-max_repetitions = 2
-order = "ascending"
-drift_check = false
-"""
-
-
-@pytest.fixture
-def database(dvfslab_binary, tmp_path):
-    (tmp_path / "plan.toml").write_text(PLAN)
-    db = tmp_path / "sweep.sqlite"
-    sweep = subprocess.run([dvfslab_binary, "sweep", str(tmp_path / "plan.toml"), "--device", "sim:v100",
-                            "--db", str(db)], capture_output=True, text=True, timeout=60)
-    assert sweep.returncode == 0, sweep.stderr
-    return db
-
 
 def analyze_json(dvfslab_binary, path, objective="energy"):
     result = subprocess.run([dvfslab_binary, "analyze", str(path), "--json", "--points", "--objective", objective],
