@@ -21,6 +21,7 @@ import contextlib
 import math
 import os
 import re
+import warnings
 from typing import Iterator, Optional
 
 ENVIRONMENT_VARIABLE = "DVFSLAB_MARK_FD"
@@ -53,13 +54,19 @@ def active() -> bool:
 
 
 def _write(line: str) -> None:
+    global _fd
     fd = _descriptor()
     if fd is None:
         return
     data = (line + "\n").encode("ascii")
-    written = os.write(fd, data)
-    if written != len(data):  # a pipe write this short is atomic; anything else is an error worth seeing
-        raise OSError(f"dvfslab markers: wrote {written} of {len(data)} bytes")
+    try:
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(f"wrote {written} of {len(data)} bytes")
+    except OSError as error:
+        # The measuring dvfslab went away (a closed pipe): the script goes on unmeasured.
+        _fd = None
+        warnings.warn(f"dvfslab markers: {error}; no further markers are written", RuntimeWarning, stacklevel=3)
 
 
 def _check_name(name: str) -> str:

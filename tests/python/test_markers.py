@@ -113,3 +113,21 @@ def test_bad_marker_arguments_are_refused():
                  lambda: markers.step(-1), lambda: markers.iteration(items=-2)):
         with pytest.raises(ValueError):
             call()
+
+
+def test_a_reader_that_went_away_stops_the_markers_with_one_warning():
+    code = textwrap.dedent("""
+        import os, warnings
+        read_end, write_end = os.pipe()
+        os.environ["DVFSLAB_MARK_FD"] = str(write_end)
+        os.close(read_end)  # the measuring side is gone
+        from dvfslab import markers
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            markers.iteration()
+            markers.iteration()
+        print(len(caught), markers.active(), "BrokenPipeError" in str(caught[0].message) or "Broken pipe" in str(caught[0].message))
+    """)
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1", "False", "True"]
