@@ -56,14 +56,16 @@ void register_errors(py::module_& module) {
                                   "Not the built-in PermissionError.");
   classes.not_supported = make_class(module, "NotSupportedError", base, ExitCode::not_supported,
                                      "The GPU or driver lacks a feature.");
-  classes.gpu_lost = make_class(module, "GpuLostError", base, ExitCode::gpu_lost, "The GPU fell off the bus.");
+  classes.gpu_lost =
+      make_class(module, "GpuLostError", base, ExitCode::gpu_lost, "The GPU fell off the bus.");
   classes.store = make_class(module, "StoreError", base, ExitCode::store, "A database error.");
-  classes.busy = make_class(module, "BusyError", base, ExitCode::busy,
-                            "Another dvfslab process holds the GPU.");
+  classes.busy =
+      make_class(module, "BusyError", base, ExitCode::busy, "Another dvfslab process holds the GPU.");
   classes.command_start = make_class(module, "CommandStartError", base, ExitCode::failure,
                                      "A program to measure could not be started.");
-  classes.interrupted = make_class(module, "InterruptedError", base, ExitCode::interrupted,
-                                   "SIGINT or SIGTERM interrupted the work. Not the built-in InterruptedError.");
+  classes.interrupted =
+      make_class(module, "InterruptedError", base, ExitCode::interrupted,
+                 "SIGINT or SIGTERM interrupted the work. Not the built-in InterruptedError.");
 
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {

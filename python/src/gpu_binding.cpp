@@ -57,7 +57,8 @@ void register_values(py::module_& module) {
       .def_readonly("backend", &GpuIdentity::backend)
       .def_readonly("device_spec", &GpuIdentity::device_spec, "The spec that opens this GPU again.")
       .def("to_dict", &json_of<GpuIdentity>, "The identity as `dvfslab info --json` prints it.")
-      .def("__repr__", [](const GpuIdentity& i) { return "<GpuIdentity " + i.device_spec + " " + i.name + ">"; });
+      .def("__repr__",
+           [](const GpuIdentity& i) { return "<GpuIdentity " + i.device_spec + " " + i.name + ">"; });
 
   py::class_<ClockTable>(module, "ClockTable", "Supported clocks (read-only).")
       .def_readonly("memory_mhz", &ClockTable::memory_mhz, "Memory clocks, descending.")
@@ -89,7 +90,8 @@ void register_values(py::module_& module) {
       .def_property_readonly(
           "throttle_reasons",
           [](const Telemetry& t) {
-            return t.throttle_reasons ? std::optional(throttle_reason_names(*t.throttle_reasons)) : std::nullopt;
+            return t.throttle_reasons ? std::optional(throttle_reason_names(*t.throttle_reasons))
+                                      : std::nullopt;
           },
           "Names of the active clock-event (throttle) reasons.")
       .def("to_dict", &json_of<Telemetry>);
@@ -122,12 +124,14 @@ void register_gpu_classes(py::module_& module) {
                           "A simulated GPU (docs/simulation.md). Besides what every Gpu offers it runs "
                           "simulated work, and knows its exact energy.")
       .def_property_readonly("virtual_time", [](SimGpu& gpu) { return gpu.clock().is_virtual(); })
-      .def_property_readonly("now_s", [](SimGpu& gpu) { return gpu.clock().now_s(); }, "Its clock, in s.")
+      .def_property_readonly(
+          "now_s", [](SimGpu& gpu) { return gpu.clock().now_s(); }, "Its clock, in s.")
       .def(
           "attach_load",
           [](SimGpu& gpu, const std::string& workload, int batch, const std::string& mode,
              const std::string& precision) {
-            gpu.set_background_load(sim_workload_kernel(sim_case(workload, batch, mode, precision), gpu.spec()));
+            gpu.set_background_load(
+                sim_workload_kernel(sim_case(workload, batch, mode, precision), gpu.spec()));
           },
           py::arg("workload"), py::arg("batch"), py::arg("mode") = "train", py::arg("precision") = "fp32",
           "Keeps a simulated workload (resnet50, bert_base, ...) running until detach_load().")
@@ -137,7 +141,8 @@ void register_gpu_classes(py::module_& module) {
           "simulate",
           [](SimGpu& gpu, const std::string& workload, int batch, const std::string& mode,
              const std::string& precision, double iterations) {
-            const SimKernel kernel = sim_workload_kernel(sim_case(workload, batch, mode, precision), gpu.spec());
+            const SimKernel kernel =
+                sim_workload_kernel(sim_case(workload, batch, mode, precision), gpu.spec());
             py::gil_scoped_release unlocked;
             return gpu.run(kernel, iterations);
           },
@@ -170,7 +175,8 @@ void register_gpu(py::module_& module) {
       [](const std::string& spec, bool virtual_time, const std::optional<std::string>& nvml_library) {
         return hand_over(open_gpu(spec, read_only_options(virtual_time, nvml_library)));
       },
-      py::arg("spec") = "auto", py::kw_only(), py::arg("virtual_time") = false, py::arg("nvml_library") = py::none(),
+      py::arg("spec") = "auto", py::kw_only(), py::arg("virtual_time") = false,
+      py::arg("nvml_library") = py::none(),
       "Opens one GPU, read-only.\n\n"
       "spec: 'auto' (the first GPU found), an NVIDIA GPU's index, UUID or PCI bus id, 'sim:NAME' or "
       "'replay:FILE.csv' (the --device forms of the dvfslab command).\n"
@@ -182,7 +188,8 @@ void register_gpu(py::module_& module) {
       "devices",
       [](const std::optional<std::string>& nvml_library) {
         py::list gpus;
-        for (auto& gpu : open_gpus("auto", read_only_options(false, nvml_library))) gpus.append(hand_over(std::move(gpu)));
+        for (auto& gpu : open_gpus("auto", read_only_options(false, nvml_library)))
+          gpus.append(hand_over(std::move(gpu)));
         return gpus;
       },
       py::kw_only(), py::arg("nvml_library") = py::none(),

@@ -76,8 +76,10 @@ void register_meter(py::module_& module) {
       .def("stop", &NativeMeter::stop, release_gil())
       .def("is_open", [](NativeMeter& self, const std::string& name) { return self.meter().is_open(name); })
       .def("open_windows", [](NativeMeter& self) { return self.meter().open_windows(); })
-      .def_property_readonly("sample_period_s", [](NativeMeter& self) { return self.meter().sample_period_s(); })
-      .def_property_readonly("sensor_period_s", [](NativeMeter& self) { return self.meter().sensor_period_s(); })
+      .def_property_readonly("sample_period_s",
+                             [](NativeMeter& self) { return self.meter().sample_period_s(); })
+      .def_property_readonly("sensor_period_s",
+                             [](NativeMeter& self) { return self.meter().sensor_period_s(); })
       .def_property_readonly("idle_power_w", [](NativeMeter& self) { return self.meter().idle_power_w(); })
       .def_property_readonly("simulated", [](NativeMeter& self) { return self.meter().simulated(); })
       .def("trace",

@@ -21,9 +21,10 @@ namespace py = pybind11;
 // The rows of a database, or of a sweep table read directly (as `dvfslab analyze` reads its input).
 std::vector<ResultRow> load_rows(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path)) {
-    throw ConfigError("'" + path.string() +
-                      "' does not exist: give a dvfslab database (from `dvfslab sweep` or `dvfslab import`) or "
-                      "a sweep-table CSV file");
+    throw ConfigError(
+        "'" + path.string() +
+        "' does not exist: give a dvfslab database (from `dvfslab sweep` or `dvfslab import`) or "
+        "a sweep-table CSV file");
   }
   if (path.extension() == ".csv") return read_sweep_table(path);
   return Store::open_existing(path).result_rows();
