@@ -140,6 +140,8 @@ def test_a_wall_time_meter_samples_on_its_own_thread():
     gpu.attach_load("alexnet", 64)
     with dvfslab.Meter(gpu, sample_period_s=0.01) as meter:
         with meter.window("sleep") as sleeping:
-            time.sleep(0.3)
+            time.sleep(0.5)
     m = sleeping.measurement
-    assert m.duration_s >= 0.29 and m.samples >= 10 and m.energy_j > 0
+    # The window's own two readings, and at least one of the ~50 the thread takes
+    # (a loaded machine may delay it, never stop it).
+    assert m.duration_s >= 0.5 and m.samples >= 3 and m.energy_j > 0
