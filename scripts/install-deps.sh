@@ -5,9 +5,12 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config git
           libcli11-dev nlohmann-json3-dev libtoml11-dev libsqlite3-dev libeigen3-dev libfmt-dev
+          python3 python3-dev pybind11-dev
           nodejs npm)
+# The Python suite: pytest, and what the examples use (PyTorch on the CPU, pandas, matplotlib).
 if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev chromium python3 slurm-wlm munge)
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev chromium slurm-wlm munge
+             python3-pytest python3-torch python3-pandas python3-matplotlib python3-numpy)
 fi
 
 missing=()

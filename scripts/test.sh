@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds dvfslab with its tests and runs them all, twice: the release build with
-# LibTorch, and the `asan` preset (AddressSanitizer + UBSan, no LibTorch) over
-# the unit and integration tests. Both treat compiler warnings as errors. Safe
+# LibTorch and the Python module (its pytest suite too), and the `asan` preset
+# (AddressSanitizer + UBSan, no LibTorch, no Python module) over the unit and
+# integration tests. Both treat compiler warnings as errors. Safe
 # to run again.
 set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -11,8 +12,12 @@ jobs=$(nproc)
 # A compiler cache, where the machine has one, makes a second run quick.
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# The Python module and its suite are for Debian's interpreter, which has the
+# python3-* packages, whatever `python3` a PATH (pyenv, a venv) puts first.
+python=()
+if [[ -x /usr/bin/python3 ]]; then python=(-DPython3_EXECUTABLE=/usr/bin/python3); fi
 cmake --preset release -DCMAKE_BUILD_TYPE=Release -DDVFSLAB_BUILD_TESTS=ON -DDVFSLAB_BUILD_BENCH=ON -DDVFSLAB_WITH_TORCH=ON \
-  -DDVFSLAB_WERROR=ON "${launcher[@]}" >/dev/null
+  -DDVFSLAB_WITH_PYTHON=ON -DDVFSLAB_WERROR=ON "${python[@]}" "${launcher[@]}" >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
 

@@ -65,6 +65,9 @@ class EnergyMeter {
   // Closes `name` at its latest mark (where it began without one); `after`, when
   // given, receives what followed the mark until now.
   Measurement end_at_mark(const std::string& name, Measurement* after = nullptr);
+  // Closes `name` and opens it again at the same reading: back-to-back windows (one
+  // per training step) that leave no gap between them, for one reading per boundary.
+  Measurement restart(const std::string& name);
   bool is_open(const std::string& name) const;
   // Open windows, oldest first.
   std::vector<std::string> open_windows() const;

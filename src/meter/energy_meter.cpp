@@ -139,6 +139,18 @@ Measurement EnergyMeter::end_at_mark(const std::string& name, Measurement* after
   return s.windows.close_at_mark(name, after);
 }
 
+Measurement EnergyMeter::restart(const std::string& name) {
+  State& s = *state_;
+  std::lock_guard lock(s.mutex);
+  s.require_started();
+  s.rethrow_sampler_error();
+  if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
+  s.record(s.gpu.read_telemetry());
+  Measurement closed = s.windows.close(name);
+  s.windows.open(name);
+  return closed;
+}
+
 bool EnergyMeter::is_open(const std::string& name) const {
   std::lock_guard lock(state_->mutex);
   return state_->windows.is_open(name);

@@ -138,6 +138,31 @@ TEST(EnergyMeter, NestedWindowsAddUp) {
   EXPECT_EQ(second.iterations, 5);
 }
 
+TEST(EnergyMeter, RestartedWindowsAreBackToBackAndAddUpToTheirEnclosingWindow) {
+  SteppedSensorGpu gpu(load_phases(), sensor_period);
+  EnergyMeter meter(gpu);
+  meter.start();
+  meter.begin("outer");
+  meter.begin("step");
+  double step_energy = 0, step_seconds = 0;
+  std::int64_t step_iterations = 0;
+  for (int step = 0; step < 40; ++step) {
+    gpu.virtual_clock().advance(0.0371 * (1 + step % 3));
+    meter.add_iterations(1, 32);
+    const Measurement m = meter.restart("step");
+    step_energy += *m.energy_j;
+    step_seconds += m.duration_s;
+    step_iterations += m.iterations;
+    EXPECT_EQ(m.iterations, 1);
+  }
+  const Measurement outer = meter.end("outer");
+  EXPECT_TRUE(meter.is_open("step"));
+  EXPECT_NEAR(step_energy, *outer.energy_j, 1e-6);
+  EXPECT_NEAR(step_seconds, outer.duration_s, 1e-9);
+  EXPECT_EQ(step_iterations, outer.iterations);
+  EXPECT_THROW(meter.restart("outer"), std::logic_error);
+}
+
 TEST(EnergyMeter, WindowNamesMustBeOpenAndUnique) {
   SteppedSensorGpu gpu(load_phases(), sensor_period);
   EnergyMeter meter(gpu);

@@ -1,0 +1,50 @@
+"""dvfslab from Python: GPUs, the energy meter, the marker protocol and results.
+
+    import dvfslab
+    gpu = dvfslab.open("sim:h200")            # or "auto", "0", a UUID; read-only
+    meter = dvfslab.Meter(gpu)
+    with meter.window("train") as train:
+        for batch in batches:
+            train_step(batch)
+            step = meter.step(items=len(batch))
+    print(train.measurement.energy_j)
+
+docs/python.md describes the API and how it maps to the dvfslab command.
+"""
+from . import markers
+from ._dvfslab import (
+    BusyError,
+    ClockTable,
+    CommandStartError,
+    ConfigError,
+    DriverNotFoundError,
+    Error,
+    Gpu,
+    GpuIdentity,
+    GpuLostError,
+    InterruptedError,
+    NotSupportedError,
+    PermissionError,
+    PowerLimits,
+    SimGpu,
+    StoreError,
+    Telemetry,
+    UsageError,
+    __version__,
+    device_spec_help,
+    devices,
+    objective_help,
+    open,
+    simulated_models,
+)
+from .meter import Measurement, Meter, Window
+from .results import Record, Results, results
+
+# PermissionError and InterruptedError are left out: `from dvfslab import *` must
+# not hide the built-in classes of the same names (use dvfslab.PermissionError).
+__all__ = [
+    "BusyError", "ClockTable", "CommandStartError", "ConfigError", "DriverNotFoundError", "Error", "Gpu",
+    "GpuIdentity", "GpuLostError", "Measurement", "Meter", "NotSupportedError", "PowerLimits", "Record",
+    "Results", "SimGpu", "StoreError", "Telemetry", "UsageError", "Window", "__version__", "device_spec_help",
+    "devices", "markers", "objective_help", "open", "results", "simulated_models",
+]

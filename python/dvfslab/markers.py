@@ -1,0 +1,128 @@
+"""The marker protocol (docs/measure.md): progress lines for `dvfslab measure`.
+
+Under `dvfslab measure` (or a sweep's command workload) the environment variable
+DVFSLAB_MARK_FD names a file descriptor; each function here writes one line to
+it with a single write(). Anywhere else every function does nothing, so a
+script runs the same with and without dvfslab:
+
+    from dvfslab import markers
+    with markers.window("train"):
+        for batch in loader:
+            train_step(batch)
+            markers.iteration(items=len(batch))
+    markers.close()          # optional: the program's tear-down follows
+
+Only the process that first wrote a marker writes (a forked data-loader worker
+stays silent).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import warnings
+from typing import Iterator, Optional
+
+ENVIRONMENT_VARIABLE = "DVFSLAB_MARK_FD"
+_NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
+
+_fd: Optional[int] = None
+_pid: Optional[int] = None
+_looked = False
+
+
+def _descriptor() -> Optional[int]:
+    """The marker descriptor of this process, or None when not measured."""
+    global _fd, _pid, _looked
+    if _looked:
+        return _fd if _pid == os.getpid() else None
+    _looked = True
+    text = os.environ.get(ENVIRONMENT_VARIABLE, "")
+    try:
+        fd = int(text)
+        os.fstat(fd)
+    except (ValueError, OSError):
+        return None  # unset, or not a descriptor this process has: not under dvfslab
+    _fd, _pid = fd, os.getpid()
+    return _fd
+
+
+def active() -> bool:
+    """True when this script runs under dvfslab and markers are written."""
+    return _descriptor() is not None
+
+
+def _write(line: str) -> None:
+    global _fd
+    fd = _descriptor()
+    if fd is None:
+        return
+    data = (line + "\n").encode("ascii")
+    try:
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(f"wrote {written} of {len(data)} bytes")
+    except OSError as error:
+        # The measuring dvfslab went away (a closed pipe): the script goes on unmeasured.
+        _fd = None
+        warnings.warn(f"dvfslab markers: {error}; no further markers are written", RuntimeWarning, stacklevel=3)
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"marker window name {name!r}: 1-128 characters of A-Z a-z 0-9 _ - . : /")
+    return name
+
+
+def _items_text(items: Optional[float]) -> str:
+    if items is None:
+        return ""
+    value = float(items)
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"items must be a finite number of 0 or more, not {items!r}")
+    return f" items {int(value) if value.is_integer() else repr(value)}"
+
+
+def iteration(count: int = 1, items: Optional[float] = None) -> None:
+    """`count` iterations finished since the previous iteration() (processing `items` in all)."""
+    if not isinstance(count, int) or count < 1:
+        raise ValueError("count must be an integer of 1 or more")
+    _write(f"dvfslab:iter {count}{_items_text(items)}")
+
+
+def step(total: int, items: Optional[float] = None) -> None:
+    """`total` iterations finished since the program started (a global step
+    counter; `items` processed in all of them). Do not mix with iteration()."""
+    if not isinstance(total, int) or total < 0:
+        raise ValueError("total must be an integer of 0 or more")
+    _write(f"dvfslab:step {total}{_items_text(items)}")
+
+
+def begin(name: str) -> None:
+    """A named window starts now."""
+    _write(f"dvfslab:begin {_check_name(name)}")
+
+
+def end(name: str) -> None:
+    """The named window ends now."""
+    _write(f"dvfslab:end {_check_name(name)}")
+
+
+@contextlib.contextmanager
+def window(name: str) -> Iterator[None]:
+    """begin(name) on entry and end(name) on exit (also when the block raises)."""
+    begin(name)
+    try:
+        yield
+    finally:
+        end(name)
+
+
+def close() -> None:
+    """Closes the descriptor: no marker follows (the program's tear-down comes next)."""
+    global _fd
+    fd = _descriptor()
+    if fd is not None:
+        _fd = None
+        os.close(fd)

@@ -1,0 +1,259 @@
+"""The energy meter: named windows and per-step measurements of one GPU.
+
+The meter samples the GPU from the moment it is made (on its own thread for a
+real GPU or a wall-time simulated one) until close(). Every measurement has the
+fields of `dvfslab measure --json` (docs/measure.md, "JSON contract").
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from . import _dvfslab
+
+_RESERVED_PREFIX = "dvfslab."
+
+_FIELDS = (
+    "name", "duration_s", "energy_j", "energy_error_j", "energy_integrated_j", "energy_difference_pct",
+    "mean_power_w", "peak_power_w", "idle_power_w", "dynamic_energy_j", "sm_mhz_mean", "sm_mhz_min",
+    "mem_mhz_mean", "temperature_c_min", "temperature_c_max", "samples", "time_per_iteration_s",
+    "items_per_s", "energy_per_iteration_j", "energy_per_item_j",
+)
+
+
+class Measurement:
+    """One measured window. Attributes are the keys of `dvfslab measure --json`;
+    a value the GPU could not give is None (the JSON leaves it out), `throttle`
+    maps reason -> fraction of the window, `flags` lists validity flags
+    (short_window, energy_estimated, clock_mismatch, power_throttle,
+    thermal_throttle). `to_dict()` gives the JSON object itself."""
+
+    __slots__ = ("_data",)
+
+    # Declared for readers and type checkers; the values come from __getattr__.
+    name: str
+    duration_s: float
+    samples: int
+    energy_j: Optional[float]
+    energy_error_j: Optional[float]
+    energy_integrated_j: Optional[float]
+    energy_difference_pct: Optional[float]
+    mean_power_w: Optional[float]
+    peak_power_w: Optional[float]
+    idle_power_w: Optional[float]
+    dynamic_energy_j: Optional[float]
+    sm_mhz_mean: Optional[float]
+    sm_mhz_min: Optional[int]
+    mem_mhz_mean: Optional[float]
+    temperature_c_min: Optional[float]
+    temperature_c_max: Optional[float]
+    time_per_iteration_s: Optional[float]
+    items_per_s: Optional[float]
+    energy_per_iteration_j: Optional[float]
+    energy_per_item_j: Optional[float]
+
+    def __init__(self, data: Dict[str, Any]):
+        self._data = data
+
+    def __getattr__(self, key: str) -> Any:
+        if key in _FIELDS:
+            return self._data.get(key)
+        raise AttributeError(f"Measurement has no attribute {key!r}")
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key != "_data":
+            raise AttributeError("a Measurement is read-only")
+        object.__setattr__(self, key, value)
+
+    @property
+    def iterations(self) -> int:
+        return self._data.get("iterations", 0)
+
+    @property
+    def items(self) -> float:
+        return self._data.get("items", 0.0)
+
+    @property
+    def throttle(self) -> Dict[str, float]:
+        return dict(self._data.get("throttle", {}))
+
+    @property
+    def flags(self) -> List[str]:
+        return list(self._data.get("flags", []))
+
+    @property
+    def simulated(self) -> bool:
+        return bool(self._data.get("simulated", False))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self._data)
+
+    def __repr__(self) -> str:
+        energy = "n/a" if self.energy_j is None else f"{self.energy_j:.3f} J"
+        power = "n/a" if self.mean_power_w is None else f"{self.mean_power_w:.1f} W"
+        flags = f" [{', '.join(self.flags)}]" if self.flags else ""
+        simulated = " SIMULATED" if self.simulated else ""
+        return (f"<Measurement {self.name!r}: {self.duration_s:.4f} s, {energy}, {power}, "
+                f"{self.iterations} iterations{flags}{simulated}>")
+
+
+class Window:
+    """A named window as a context manager (`with meter.window("train") as w:`).
+    After the `with`, `w.measurement` holds what was measured (also when the block
+    raised); None if it never opened (fewer steps than skip_iterations)."""
+
+    def __init__(self, meter: "Meter", name: str, skip_iterations: int):
+        self._meter = meter
+        self.name = name
+        self.skip_iterations = skip_iterations
+        self.measurement: Optional[Measurement] = None
+
+    def __enter__(self) -> "Window":
+        self._meter.begin(self.name, skip_iterations=self.skip_iterations)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.measurement = self._meter._end_if_open(self.name)
+
+
+class Meter:
+    """Measures energy, power and clocks of `gpu` (a dvfslab.Gpu) in windows.
+
+    sample_period_s: sampling period (default: half the sensor's update period).
+    idle_seconds: measure idle power first; measurements then add idle_power_w
+        and dynamic_energy_j.
+    keep_trace: keep every reading for trace() / write_trace().
+
+    Use it as a context manager, or call close() when done."""
+
+    def __init__(self, gpu: _dvfslab.Gpu, *, sample_period_s: Optional[float] = None,
+                 idle_seconds: float = 0.0, keep_trace: bool = False):
+        if sample_period_s is not None and not sample_period_s > 0:
+            raise ValueError("sample_period_s must be above 0")
+        if not 0 <= idle_seconds <= 3600:
+            raise ValueError("idle_seconds must be from 0 to 3600")
+        self.gpu = gpu
+        self._native: Optional[Any] = _dvfslab._NativeMeter(gpu, sample_period_s, float(idle_seconds),
+                                                            bool(keep_trace))
+        self._simulated = self._native.simulated
+        self._waiting: Dict[str, int] = {}  # window -> iterations still to skip
+
+    # -- windows
+
+    def window(self, name: str, *, skip_iterations: int = 0) -> Window:
+        """A window around a `with` block. With skip_iterations=N it opens after N
+        further iterations have been counted by step(): the steady-state window
+        that leaves warm-up out (measure's --skip-iters)."""
+        return Window(self, name, skip_iterations)
+
+    def begin(self, name: str, *, skip_iterations: int = 0) -> None:
+        """Opens window `name` (names of open windows are unique; windows may
+        nest or overlap). It also restarts the step window, so the next step()
+        counts from here."""
+        native = self._require_open()
+        if not isinstance(name, str) or not name or name.startswith(_RESERVED_PREFIX):
+            raise ValueError(f"window name {name!r}: give a non-empty name not starting with 'dvfslab.'")
+        if not isinstance(skip_iterations, int) or skip_iterations < 0:
+            raise ValueError("skip_iterations must be an integer of 0 or more")
+        if native.is_open(name) or name in self._waiting:
+            raise ValueError(f"window {name!r} is already open")
+        if skip_iterations > 0:
+            self._waiting[name] = skip_iterations
+            return
+        native.begin(name, 0)
+        native.restart_step()
+
+    def end(self, name: str) -> Measurement:
+        """Closes window `name` and returns its measurement."""
+        measurement = self._end_if_open(name)
+        if measurement is None:
+            raise ValueError(f"window {name!r} is not open")
+        return measurement
+
+    def _end_if_open(self, name: str) -> Optional[Measurement]:
+        native = self._require_open()
+        if self._waiting.pop(name, None) is not None or not native.is_open(name):
+            return None
+        return self._measurement(native.end(name))
+
+    def open_windows(self) -> List[str]:
+        """Open windows, oldest first (not those still skipping warm-up)."""
+        return [name for name in self._require_open().open_windows() if not name.startswith(_RESERVED_PREFIX)]
+
+    # -- steps
+
+    def step(self, items: Optional[float] = None, *, iterations: int = 1) -> Measurement:
+        """Counts `iterations` finished iterations (and the items they processed)
+        in every open window and returns the measurement of this step: from the
+        previous step() (or the latest begin(), or the meter's start) to now. Steps
+        are back to back; a step shorter than two sensor periods is flagged
+        short_window, and its energy is an estimate (see energy_error_j).
+
+        On a GPU, finish the step's work before calling it (e.g. a loss.item()
+        or torch.cuda.synchronize()), or the step measures the launch, not the work."""
+        native = self._require_open()
+        if not isinstance(iterations, int) or iterations < 1:
+            raise ValueError("iterations must be an integer of 1 or more")
+        counted_items = 0.0 if items is None else float(items)
+        if not counted_items >= 0:
+            raise ValueError("items must be a number of 0 or more")
+        data = native.step(iterations, counted_items)
+        data["name"] = "step"
+        measurement = self._measurement(data)
+        if self._waiting:
+            self._count_warmup(native, iterations)
+        return measurement
+
+    def _count_warmup(self, native: Any, iterations: int) -> None:
+        for name in list(self._waiting):
+            self._waiting[name] -= iterations
+            if self._waiting[name] <= 0:
+                del self._waiting[name]
+                native.begin(name, 0)
+
+    # -- the meter itself
+
+    @property
+    def sample_period_s(self) -> float:
+        return self._require_open().sample_period_s
+
+    @property
+    def sensor_period_s(self) -> float:
+        """The sensor update period the short-window rule uses."""
+        return self._require_open().sensor_period_s
+
+    @property
+    def idle_power_w(self) -> Optional[float]:
+        return self._require_open().idle_power_w
+
+    @property
+    def simulated(self) -> bool:
+        return self._simulated
+
+    def trace(self) -> List[Dict[str, Any]]:
+        """Every reading so far (with keep_trace=True), as `dvfslab measure --trace FILE.json` writes them."""
+        return self._require_open().trace()
+
+    def write_trace(self, path: str) -> None:
+        """Writes the trace as CSV or JSON, chosen by the extension (.csv / .json)."""
+        self._require_open().write_trace(str(path))
+
+    def close(self) -> None:
+        """Stops sampling; windows still open are dropped. Safe to call twice."""
+        if self._native is not None:
+            self._native.stop()
+            self._native = None
+
+    def __enter__(self) -> "Meter":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def _require_open(self) -> Any:
+        if self._native is None:
+            raise ValueError("this Meter is closed")
+        return self._native
+
+    def _measurement(self, data: Dict[str, Any]) -> Measurement:
+        data["simulated"] = self._simulated
+        return Measurement(data)

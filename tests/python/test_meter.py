@@ -1,0 +1,147 @@
+"""Meter windows and steps on simulated GPUs whose exact energy is known."""
+import pytest
+
+import dvfslab
+
+
+def steady_gpu(model="h200"):
+    gpu = dvfslab.open(f"sim:{model}", virtual_time=True)
+    gpu.attach_load("resnet50", 64, "train", "bf16")
+    gpu.advance(2.0)  # past the first sensor updates of the load
+    return gpu
+
+
+def test_window_energy_matches_the_simulators_true_energy_within_its_error_bound():
+    gpu = steady_gpu()
+    with dvfslab.Meter(gpu) as meter:
+        before = gpu.true_energy_j()
+        with meter.window("train") as train:
+            gpu.advance(5.0)
+        truth = gpu.true_energy_j() - before
+    m = train.measurement
+    assert m.name == "train"
+    assert m.simulated
+    assert m.duration_s == pytest.approx(5.0, abs=1e-9)
+    assert abs(m.energy_j - truth) <= m.energy_error_j + 1e-6
+    assert abs(m.energy_j - truth) / truth < 0.01
+    assert m.mean_power_w == pytest.approx(m.energy_j / m.duration_s)
+    assert m.flags == []
+    assert m.sm_mhz_mean > 0 and m.samples > 50
+
+
+def test_steps_are_back_to_back_and_add_up_to_the_window():
+    gpu = steady_gpu("v100")
+    meter = dvfslab.Meter(gpu)
+    items_per_step = dvfslab.SimGpu.items_per_iteration("resnet50", 64)
+    with meter.window("train") as train:
+        steps = []
+        for _ in range(30):
+            gpu.simulate("resnet50", 64, iterations=2)
+            steps.append(meter.step(items=2 * items_per_step, iterations=2))
+    meter.close()
+    whole = train.measurement
+    assert sum(s.energy_j for s in steps) == pytest.approx(whole.energy_j, rel=1e-9)
+    assert sum(s.duration_s for s in steps) == pytest.approx(whole.duration_s, rel=1e-9)
+    assert whole.iterations == 60 and whole.items == 60 * items_per_step
+    step = steps[-1]
+    assert step.name == "step" and step.iterations == 2
+    assert step.time_per_iteration_s == pytest.approx(step.duration_s / 2)
+    assert step.energy_per_item_j == pytest.approx(step.energy_j / step.items)
+    assert step.items_per_s == pytest.approx(step.items / step.duration_s)
+
+
+def test_skip_iterations_opens_the_window_after_the_warmup_steps():
+    gpu = steady_gpu("v100")
+    meter = dvfslab.Meter(gpu)
+    with meter.window("all") as everything, meter.window("steady", skip_iterations=3) as steady:
+        steps = []
+        for _ in range(10):
+            gpu.simulate("resnet50", 64)
+            steps.append(meter.step(items=64))
+    assert everything.measurement.iterations == 10
+    assert steady.measurement.iterations == 7
+    assert steady.measurement.energy_j == pytest.approx(sum(s.energy_j for s in steps[3:]), rel=1e-9)
+
+
+def test_a_window_that_never_passed_its_warmup_measures_nothing():
+    meter = dvfslab.Meter(dvfslab.open("sim:v100", virtual_time=True))
+    with meter.window("steady", skip_iterations=5) as steady:
+        meter.step()
+    assert steady.measurement is None
+    with meter.window("steady") as again:  # the name is free again
+        pass
+    assert again.measurement.iterations == 0
+
+
+def test_window_is_measured_when_its_block_raises():
+    gpu = steady_gpu("v100")
+    meter = dvfslab.Meter(gpu)
+    with pytest.raises(KeyError):
+        with meter.window("failing") as failing:
+            gpu.advance(1.0)
+            raise KeyError("the training step failed")
+    assert failing.measurement.duration_s == pytest.approx(1.0)
+    assert meter.open_windows() == []
+
+
+def test_idle_baseline_adds_dynamic_energy():
+    gpu = dvfslab.open("sim:v100", virtual_time=True)
+    meter = dvfslab.Meter(gpu, idle_seconds=1.0)
+    assert meter.idle_power_w > 0
+    gpu.attach_load("vgg16", 32)
+    with meter.window("load") as load:
+        gpu.advance(3.0)
+    m = load.measurement
+    assert m.idle_power_w == meter.idle_power_w
+    assert m.dynamic_energy_j == pytest.approx(m.energy_j - m.idle_power_w * m.duration_s)
+
+
+def test_short_steps_are_flagged():
+    gpu = steady_gpu("v100")
+    meter = dvfslab.Meter(gpu)
+    gpu.advance(0.05)
+    assert "short_window" in meter.step().flags
+
+
+def test_window_names_are_checked():
+    meter = dvfslab.Meter(dvfslab.open("sim:v100", virtual_time=True))
+    meter.begin("a")
+    with pytest.raises(ValueError, match="already open"):
+        meter.begin("a")
+    with pytest.raises(ValueError, match="not open"):
+        meter.end("b")
+    for bad in ("", "dvfslab.step", 3):
+        with pytest.raises(ValueError):
+            meter.begin(bad)
+    with pytest.raises(ValueError):
+        meter.step(iterations=0)
+    with pytest.raises(ValueError):
+        meter.step(items=-1)
+    assert meter.open_windows() == ["a"]
+    meter.close()
+    with pytest.raises(ValueError, match="closed"):
+        meter.step()
+
+
+def test_trace_keeps_every_reading(tmp_path):
+    gpu = steady_gpu("v100")
+    meter = dvfslab.Meter(gpu, keep_trace=True, sample_period_s=0.1)
+    gpu.advance(1.0)
+    samples = meter.trace()
+    assert len(samples) >= 10 and "power_instant_w" in samples[0]
+    meter.write_trace(tmp_path / "trace.csv")
+    assert (tmp_path / "trace.csv").read_text().count("\n") == len(meter.trace()) + 1
+
+
+def test_a_wall_time_meter_samples_on_its_own_thread():
+    import time
+    gpu = dvfslab.open("sim:h200")
+    assert not gpu.virtual_time
+    gpu.attach_load("alexnet", 64)
+    with dvfslab.Meter(gpu, sample_period_s=0.01) as meter:
+        with meter.window("sleep") as sleeping:
+            time.sleep(0.5)
+    m = sleeping.measurement
+    # The window's own two readings, and at least one of the ~50 the thread takes
+    # (a loaded machine may delay it, never stop it).
+    assert m.duration_s >= 0.5 and m.samples >= 3 and m.energy_j > 0
