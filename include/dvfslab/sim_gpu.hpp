@@ -38,6 +38,16 @@ struct SimGpuSpec {
   double voltage_min_v = 0;                 // V at the lowest graphics clock
   double voltage_max_v = 0;                 // V at the highest graphics clock
   double voltage_knee_mhz = 0;              // below it V stays at voltage_min_v
+  double voltage_curve_exponent = 1.0;      // shape of V above the knee: 1 linear, >1 convex
+  // Below this clock time grows faster than 1/fc (issue 14: real V100 kernels run
+  // 4.95× slower at 0.29 of the top clock where 1/fc gives 3.4×); 0 = never.
+  double slow_clock_below_mhz = 0;
+  double slow_clock_gain = 0;          // g in 1 + g·(slow_clock_below_mhz/fc − 1)^1.5
+  double per_cycle_power_share = 1.0;  // of dynamic power; the rest follows the work rate
+  double power_limit_headroom = 0;     // share of the limit the firmware keeps free
+  // What the model parameters were calibrated against, in a sentence (printed with
+  // the study's summary; docs/simulation.md#calibration).
+  std::string calibration;
   double sensor_period_s = 0.1;             // power / energy sensor refresh
   double average_power_window_s = 1.0;      // nvmlDeviceGetPowerUsage averaging
   double ambient_temperature_c = 30;        // inlet air
