@@ -13,8 +13,7 @@
 
 int main(int argc, char** argv) {
   const std::filesystem::path published = argc > 1 ? argv[1] : "data/published";
-  const std::filesystem::path h200 =
-      argc > 2 ? argv[2] : "docs/results/h200/default_sweep/measurements.json";
+  const std::filesystem::path h200 = argc > 2 ? argv[2] : "docs/results/h200/default_sweep/measurements.json";
   try {
     const auto rows = dvfslab::calibration::calibration_table(published, h200);
     std::string family;
@@ -31,8 +30,8 @@ int main(int argc, char** argv) {
                                                        : fmt::format("{:.2f}", row.tolerance);
       const char* result = row.tolerance <= 0 ? "(shown)" : row.passes() ? "ok" : "OUT";
       if (!row.passes()) ++failed;
-      fmt::print("  {:<14} {:<52} {:>9.3f} {:>9.3f} {:>9}  {}\n", row.gpu, row.statistic, row.real, row.simulated,
-                 tolerance, result);
+      fmt::print("  {:<14} {:<52} {:>9.3f} {:>9.3f} {:>9}  {}\n", row.gpu, row.statistic, row.real,
+                 row.simulated, tolerance, result);
     }
     fmt::print("\n{} checked statistics outside their tolerance\n", failed);
     if (std::fflush(stdout) != 0) return 2;

@@ -34,7 +34,7 @@ struct SimGpuSpec {
   int idle_memory_mhz = 0;                  // memory clock an idle GPU drops to; 0 = it stays
   double static_power_w = 0;                // P0 while a context is active
   double memory_power_w_per_mhz = 0;        // γ
-  double dynamic_power_coefficient = 0;     // c in c·V(fc)²·fc, W/(V²·MHz)
+  double dynamic_power_coefficient = 0;     // c in c·V(fc)²·f̃c, W/(V²·MHz)
   double voltage_min_v = 0;                 // V at the lowest graphics clock
   double voltage_max_v = 0;                 // V at the highest graphics clock
   double voltage_knee_mhz = 0;              // below it V stays at voltage_min_v
@@ -74,8 +74,8 @@ std::vector<std::string> sim_gpu_keys();
 // Throws ConfigError naming the known keys.
 const SimGpuSpec& sim_gpu_spec(std::string_view key);
 
-// One piece of simulated work at reference clocks: t(fc, fm) = t0 + D·(δ·fc0/fc +
-// (1−δ)·fm0/fm), where fc0 is the GPU's boost clock (SimGpuSpec::boost_graphics_mhz)
+// One piece of simulated work at reference clocks: t(fc, fm) = t0 + D·(δ·fc0/fc·S(fc) +
+// (1−δ)·fm0/fm), S the slow-clock stretch, fc0 the GPU's boost clock (SimGpuSpec::boost_graphics_mhz)
 // and fm0 its default memory clock, and the activity factors that scale its
 // dynamic core and memory power.
 struct SimKernel {

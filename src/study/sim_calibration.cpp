@@ -25,12 +25,13 @@ struct Reading {
 
 // `readings` in any order; the top knob is the reference.
 CurveStats curve_stats(std::string name, std::vector<Reading> readings) {
-  std::sort(readings.begin(), readings.end(), [](const Reading& a, const Reading& b) { return a.knob < b.knob; });
+  std::sort(readings.begin(), readings.end(),
+            [](const Reading& a, const Reading& b) { return a.knob < b.knob; });
   const Reading& top = readings.back();
   const Reading& lowest = readings.front();
-  const Reading& best = *std::min_element(readings.begin(), readings.end(), [](const Reading& a, const Reading& b) {
-    return a.time_s * a.power_w < b.time_s * b.power_w;
-  });
+  const Reading& best = *std::min_element(
+      readings.begin(), readings.end(),
+      [](const Reading& a, const Reading& b) { return a.time_s * a.power_w < b.time_s * b.power_w; });
   CurveStats stats;
   stats.name = std::move(name);
   stats.optimum_fraction = best.knob / top.knob;
@@ -110,7 +111,8 @@ std::vector<CurveStats> published_curves(const std::filesystem::path& table, Kno
   return stats;
 }
 
-std::vector<CurveStats> simulated_core_curves(const std::string& sim_key, const std::vector<double>& fractions) {
+std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
+                                              const std::vector<double>& fractions) {
   const SimGpuSpec& spec = sim_gpu_spec(sim_key);
   const std::vector<int>& clocks = spec.graphics_mhz_for(spec.default_memory_mhz);
   std::vector<CurveStats> stats;
@@ -236,8 +238,8 @@ std::vector<DefaultCaseCheck> default_case_checks(const std::filesystem::path& m
     gpu.set_background_load(kernel);
     const int loaded_sm_mhz = gpu.effective_sm_mhz();
     gpu.set_background_load(std::nullopt);
-    checks.push_back(DefaultCaseCheck{key, sum.sm_mhz / sum.count, sum.power_w / sum.count, double(loaded_sm_mhz),
-                                      measure(gpu, kernel, 0).power_w});
+    checks.push_back(DefaultCaseCheck{key, sum.sm_mhz / sum.count, sum.power_w / sum.count,
+                                      double(loaded_sm_mhz), measure(gpu, kernel, 0).power_w});
   }
   return checks;
 }

@@ -32,7 +32,8 @@ std::vector<CurveStats> published_curves(const std::filesystem::path& table, Kno
 // batch, fp32) on `sim_key` along the core clock at `fractions` of its boost clock
 // (each rounded to the nearest supported clock), or along the power limit at
 // `limits_w`, on virtual time.
-std::vector<CurveStats> simulated_core_curves(const std::string& sim_key, const std::vector<double>& fractions);
+std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
+                                              const std::vector<double>& fractions);
 std::vector<CurveStats> simulated_power_limit_curves(const std::string& sim_key,
                                                      const std::vector<double>& limits_w);
 
@@ -73,7 +74,7 @@ struct CheckRow {
   std::string statistic;  // "median optimum (fraction of top clock)"
   double real = 0;
   double simulated = 0;
-  double tolerance = 0;  // |simulated − real| allowed, in the statistic's units
+  double tolerance = 0;   // |simulated − real| allowed, in the statistic's units
   bool relative = false;  // tolerance is a fraction of `real` (the H200 cases)
   bool passes() const;
 };

@@ -11,10 +11,10 @@
 namespace dvfslab::calibration {
 namespace {
 
-constexpr double optimum_tolerance = 0.07;   // fraction of the top knob
-constexpr double slowdown_tolerance = 0.08;  // 8 points
-constexpr double power_tolerance = 0.05;     // relative power at the lowest knob
-constexpr double memory_tolerance = 0.05;    // time and power ratios at the lower memory clock
+constexpr double optimum_tolerance = 0.07;       // fraction of the top knob
+constexpr double slowdown_tolerance = 0.08;      // 8 points
+constexpr double power_tolerance = 0.05;         // relative power at the lowest knob
+constexpr double memory_tolerance = 0.05;        // time and power ratios at the lower memory clock
 constexpr double default_case_tolerance = 0.05;  // 5 % of the H200's own reading
 constexpr double not_checked = 0;
 
@@ -28,8 +28,8 @@ void add_curve_rows(std::vector<CheckRow>& rows, const std::string& family, cons
                     const std::vector<CurveStats>& real, const std::vector<CurveStats>& simulated,
                     const std::string& knob) {
   const auto row = [&](std::string statistic, double CurveStats::*field, double tolerance) {
-    rows.push_back(CheckRow{family, gpu, std::move(statistic), median_of(real, field), median_of(simulated, field),
-                            tolerance, false});
+    rows.push_back(CheckRow{family, gpu, std::move(statistic), median_of(real, field),
+                            median_of(simulated, field), tolerance, false});
   };
   row("median optimum (fraction of top " + knob + ")", &CurveStats::optimum_fraction, optimum_tolerance);
   row("median slowdown at the optimum", &CurveStats::slowdown_at_optimum, slowdown_tolerance);
@@ -75,8 +75,8 @@ std::vector<CheckRow> calibration_table(const std::filesystem::path& published_d
   add_curve_rows(rows, "V100 core clock (v100-kernels-core.csv)", "sim:v100", v100_core,
                  simulated_core_curves("v100", fractions), "clock");
 
-  for (const auto& [table, key, gpu] :
-       {std::tuple{"v100-dnn-power-limit.csv", "v100", "V100"}, std::tuple{"p100-dnn-power-limit.csv", "p100", "P100"}}) {
+  for (const auto& [table, key, gpu] : {std::tuple{"v100-dnn-power-limit.csv", "v100", "V100"},
+                                        std::tuple{"p100-dnn-power-limit.csv", "p100", "P100"}}) {
     const auto path = published_dir / table;
     add_curve_rows(rows, std::string(gpu) + " power limit (" + table + ")", std::string("sim:") + key,
                    published_curves(path, Knob::power_limit),

@@ -13,13 +13,14 @@ namespace {
 
 TEST(SimCalibration, BuiltInGpusMatchTheirFamiliesWithinTolerance) {
   const auto rows = calibration::calibration_table(
-      DVFSLAB_SHARED_DATA_DIR, std::string(DVFSLAB_DOCS_DIR) + "/results/h200/default_sweep/measurements.json");
+      DVFSLAB_SHARED_DATA_DIR,
+      std::string(DVFSLAB_DOCS_DIR) + "/results/h200/default_sweep/measurements.json");
   int checked = 0;
   for (const auto& row : rows) {
     if (row.tolerance <= 0) continue;
     ++checked;
-    EXPECT_TRUE(row.passes()) << row.family << ", " << row.gpu << ": " << row.statistic << ": real " << row.real
-                              << ", simulated " << row.simulated;
+    EXPECT_TRUE(row.passes()) << row.family << ", " << row.gpu << ": " << row.statistic << ": real "
+                              << row.real << ", simulated " << row.simulated;
   }
   // 5 families × 3 curve statistics, 2 memory ratios, 12 H200 cases × 2.
   EXPECT_EQ(checked, 6 * 3 + 2 + 24);
@@ -27,7 +28,8 @@ TEST(SimCalibration, BuiltInGpusMatchTheirFamiliesWithinTolerance) {
 
 TEST(SimCalibration, PublishedStatisticsAreTheIssuesFigures) {
   const std::string data = DVFSLAB_SHARED_DATA_DIR;
-  const auto v100 = calibration::published_curves(data + "/v100-kernels-core.csv", calibration::Knob::core_clock);
+  const auto v100 =
+      calibration::published_curves(data + "/v100-kernels-core.csv", calibration::Knob::core_clock);
   ASSERT_EQ(v100.size(), 20u);
   std::vector<double> relative_power;
   for (const auto& curve : v100) relative_power.push_back(curve.relative_power_lowest);

@@ -19,7 +19,8 @@ SimKernel heavy() { return SimKernel{0.0, 0.010, 0.8, 1.0, 1.0}; }
 TEST(SimPhysicsCalibrated, SlowdownIsSuperlinearBelowTheSlowClock) {
   const SimGpuSpec& spec = sim_gpu_spec("v100");
   const auto relative_time = [&](int mhz) {
-    return sim::kernel_seconds(spec, compute_bound(), mhz, 877) / sim::kernel_seconds(spec, compute_bound(), 1380, 877);
+    return sim::kernel_seconds(spec, compute_bound(), mhz, 877) /
+           sim::kernel_seconds(spec, compute_bound(), 1380, 877);
   };
   // At and above slow_clock_below_mhz compute-bound time is exactly 1/fc.
   EXPECT_DOUBLE_EQ(relative_time(1087), 1380.0 / 1087);
@@ -45,9 +46,10 @@ TEST(SimPhysicsCalibrated, WorkWaitingOnMemoryDrawsLessCorePower) {
   // memory's per-cycle power changes with it.
   const double compute_drop = sim::busy_power_w(spec, compute_bound(), 1500, 7000) -
                               sim::busy_power_w(spec, compute_bound(), 1500, 5000);
-  EXPECT_NEAR(compute_drop,
-              spec.memory_power_w_per_mhz * compute_bound().memory_activity * spec.per_cycle_power_share * 2000,
-              1e-9);
+  EXPECT_NEAR(
+      compute_drop,
+      spec.memory_power_w_per_mhz * compute_bound().memory_activity * spec.per_cycle_power_share * 2000,
+      1e-9);
   // A memory-bound one slows down, so its SM and memory do less per second.
   const SimKernel waiting = memory_bound();
   const double memory_drop =

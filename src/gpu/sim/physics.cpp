@@ -49,8 +49,7 @@ double memory_bound_share(const SimGpuSpec& spec, const SimKernel& kernel, int g
 double busy_power_w(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz) {
   const double volts = core_voltage_v(spec, graphics_mhz);
   const int reference_graphics_mhz = spec.boost_graphics_mhz();
-  const double reference_s =
-      kernel_seconds(spec, kernel, reference_graphics_mhz, spec.default_memory_mhz);
+  const double reference_s = kernel_seconds(spec, kernel, reference_graphics_mhz, spec.default_memory_mhz);
   const double now_s = kernel_seconds(spec, kernel, graphics_mhz, memory_mhz);
   const double work_rate = now_s > 0 ? reference_s / now_s : 1.0;
   // Part of the dynamic power is drawn every cycle (clock tree, idle units); the
@@ -58,7 +57,8 @@ double busy_power_w(const SimGpuSpec& spec, const SimKernel& kernel, int graphic
   // waits on the other clock switches less.
   const double share = spec.per_cycle_power_share;
   const double core_mhz = share * graphics_mhz + (1.0 - share) * reference_graphics_mhz * work_rate;
-  const double memory_equivalent_mhz = share * memory_mhz + (1.0 - share) * spec.default_memory_mhz * work_rate;
+  const double memory_equivalent_mhz =
+      share * memory_mhz + (1.0 - share) * spec.default_memory_mhz * work_rate;
   return spec.static_power_w + spec.memory_power_w_per_mhz * memory_equivalent_mhz * kernel.memory_activity +
          spec.dynamic_power_coefficient * kernel.core_activity * volts * volts * core_mhz;
 }

@@ -41,8 +41,8 @@ SimGpuSpec a100_spec() {
   // with a core-clock sweep, v100-kernels-core.csv) at the same fractions of the
   // top clock; bench/sim_calibration checks the A100 against the V100's medians.
   spec.idle_power_w = 52;
-  spec.static_power_w = 38;  // relative power at 0.29 of the top clock ≈0.3 (V100 family)
-  spec.memory_power_w_per_mhz = 0.049;   // ≈60 W of HBM2 power at 1215 MHz, full activity
+  spec.static_power_w = 38;               // relative power at 0.29 of the top clock ≈0.3 (V100 family)
+  spec.memory_power_w_per_mhz = 0.049;    // ≈60 W of HBM2 power at 1215 MHz, full activity
   spec.dynamic_power_coefficient = 0.18;  // ≈250 W of core power at 1410 MHz, 1.0 V, full activity
   spec.voltage_min_v = 0.76;
   spec.voltage_max_v = 1.0;

@@ -38,7 +38,7 @@ SimGpuSpec h200_spec() {
   // the workload profiles' core activities are fitted to those readings with these
   // coefficients. V–f shape and slow-clock stretch: the V100's at the same fractions
   // of the top clock (the nearest family with a core-clock sweep).
-  spec.idle_power_w = 90;  // inside the observed 75–125 W
+  spec.idle_power_w = 90;    // inside the observed 75–125 W
   spec.static_power_w = 90;  // power at 0.29 of the top clock ≈0.3 of that at the top (V100 family)
   spec.memory_power_w_per_mhz = 0.034;    // ≈110 W of HBM3e power at 3201 MHz, full activity
   spec.dynamic_power_coefficient = 0.31;  // ≈610 W of core power at 1980 MHz, 1.0 V, full activity

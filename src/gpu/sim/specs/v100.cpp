@@ -51,17 +51,17 @@ SimGpuSpec v100_spec() {
   //   v100-dnn-power-limit.csv: power drawn at 250 W (median 177 W), power over the
   //   limit where the limit binds (median 0.92–0.97), energy optimum 125 W.
   spec.idle_power_w = 24;
-  spec.static_power_w = 30;  // with the rest, power at 405 MHz ≈ 0.3 of that at 1380 MHz
-  spec.memory_power_w_per_mhz = 0.0342;  // ≈30 W of HBM2 power at 877 MHz, full activity
+  spec.static_power_w = 30;               // with the rest, power at 405 MHz ≈ 0.3 of that at 1380 MHz
+  spec.memory_power_w_per_mhz = 0.0342;   // ≈30 W of HBM2 power at 877 MHz, full activity
   spec.dynamic_power_coefficient = 0.14;  // median simulated draw at 1380 MHz ≈186 W (real 177 W)
-  spec.voltage_min_v = 0.76;               // power relative to 1380 MHz at 405 MHz: real 0.29
+  spec.voltage_min_v = 0.76;              // power relative to 1380 MHz at 405 MHz: real 0.29
   spec.voltage_max_v = 1.0;
-  spec.voltage_knee_mhz = 850;            // with the exponent: relative power 0.62 at 945,
-  spec.voltage_curve_exponent = 1.5;      // 0.71 at 1087, 0.84 at 1237 MHz (real 0.62/0.71/0.85)
-  spec.slow_clock_below_mhz = 1000;       // relative time 2.8× at 502, 4.2× at 405 MHz
-  spec.slow_clock_gain = 0.6;             // (real medians 2.8×, 4.95×)
-  spec.per_cycle_power_share = 0.2;       // so power falls with the work rate at low clocks
-  spec.power_limit_headroom = 0.06;       // capped draw 0.94 of the limit (real median 0.92–0.97)
+  spec.voltage_knee_mhz = 850;        // with the exponent: relative power 0.62 at 945,
+  spec.voltage_curve_exponent = 1.5;  // 0.71 at 1087, 0.84 at 1237 MHz (real 0.62/0.71/0.85)
+  spec.slow_clock_below_mhz = 1000;   // relative time 2.8× at 502, 4.2× at 405 MHz
+  spec.slow_clock_gain = 0.6;         // (real medians 2.8×, 4.95×)
+  spec.per_cycle_power_share = 0.2;   // so power falls with the work rate at low clocks
+  spec.power_limit_headroom = 0.06;   // capped draw 0.94 of the limit (real median 0.92–0.97)
   spec.calibration =
       "the published V100 core-clock sweep (data/published/v100-kernels-core.csv) and "
       "power-limit sweep (v100-dnn-power-limit.csv)";
