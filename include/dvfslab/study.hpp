@@ -49,6 +49,7 @@ struct StudyOutcome {
   GpuIdentity gpu;
   std::optional<std::string> simulated_because;     // why a simulated GPU was used
   std::optional<std::string> default_only_because;  // why only the default setting was measured
+  std::optional<std::string> calibrated_against;    // simulated GPUs: what their model was fitted to
   bool reused_finished_run = false;                 // the database already held this plan's finished run
   SweepResult sweep;
   std::filesystem::path database;

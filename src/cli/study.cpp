@@ -60,6 +60,10 @@ void run(const StudyArguments& args) {
                    ? fmt::format(" ({:.0f} s of simulated GPU time)", outcome.sweep.gpu_seconds)
                    : "");
   }
+  if (outcome.calibrated_against) {
+    fmt::print("  simulator calibrated against {}; real vs simulated: docs/simulation.md#calibration\n",
+               *outcome.calibrated_against);
+  }
   fmt::print("  database: {}\n  analysis: {}\n", outcome.database.string(), outcome.analysis_json.string());
   if (outcome.report_html) fmt::print("  report:   {}\n", outcome.report_html->string());
 }

@@ -9,6 +9,7 @@
 #include "dvfslab/output_file.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/report.hpp"
+#include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/study.hpp"
 
@@ -81,6 +82,9 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
   std::unique_ptr<Gpu> gpu = open_study_gpu(options.device, outcome.simulated_because, options.open);
   if (outcome.simulated_because) notice(*outcome.simulated_because);
   outcome.gpu = gpu->identity();
+  if (const auto* simulated = dynamic_cast<const SimGpu*>(gpu.get())) {
+    outcome.calibrated_against = simulated->spec().calibration;
+  }
 
   for (const auto& study_case : study_cases()) {
     const auto available = registry.list(gpu.get());

@@ -19,7 +19,7 @@ VirtualClock& virtual_clock(SimGpu& gpu) { return dynamic_cast<VirtualClock&>(gp
 TEST(SimPhysics, VoltageIsFlatBelowTheKneeThenRises) {
   const SimGpuSpec& spec = sim_gpu_spec("v100");
   EXPECT_DOUBLE_EQ(sim::core_voltage_v(spec, 135), spec.voltage_min_v);
-  EXPECT_DOUBLE_EQ(sim::core_voltage_v(spec, 900), spec.voltage_min_v);
+  EXPECT_DOUBLE_EQ(sim::core_voltage_v(spec, static_cast<int>(spec.voltage_knee_mhz)), spec.voltage_min_v);
   EXPECT_DOUBLE_EQ(sim::core_voltage_v(spec, 1380), spec.voltage_max_v);
   EXPECT_GT(sim::core_voltage_v(spec, 1140), sim::core_voltage_v(spec, 1020));
 }
@@ -28,11 +28,13 @@ TEST(SimPhysics, TimeFollowsTheModel) {
   const SimGpuSpec& spec = sim_gpu_spec("v100");
   const SimKernel kernel{0.002, 0.010, 0.6, 1.0, 1.0};
   EXPECT_DOUBLE_EQ(sim::kernel_seconds(spec, kernel, 1380, 877), 0.012);
-  EXPECT_DOUBLE_EQ(sim::kernel_seconds(spec, kernel, 690, 877), 0.002 + 0.010 * (0.6 * 2 + 0.4));
+  // 1035 MHz is above the V100's slow_clock_below_mhz: plain 1/fc scaling there.
+  const double at_1035 = 0.002 + 0.010 * (0.6 * 1380.0 / 1035.0 + 0.4);
+  EXPECT_DOUBLE_EQ(sim::kernel_seconds(spec, kernel, 1035, 877), at_1035);
   SimGpu gpu(spec, SimTimeMode::virtual_time);
-  gpu.lock_sm_clocks(690, 690);
+  gpu.lock_sm_clocks(1035, 1035);
   const double took = gpu.run(kernel, 100);
-  EXPECT_NEAR(took, 100 * (0.002 + 0.010 * 1.6), 1e-9);
+  EXPECT_NEAR(took, 100 * at_1035, 1e-9);
   EXPECT_NEAR(gpu.clock().now_s(), took, 1e-9);
 }
 
@@ -59,9 +61,10 @@ TEST(SimPhysics, PowerCapLowersTheClockAndSaysSo) {
   Telemetry t = gpu.read_telemetry();
   ASSERT_TRUE(t.throttle_reasons);
   EXPECT_TRUE(*t.throttle_reasons & throttle::sw_power_cap);
-  EXPECT_LE(*t.power_instant_w, 700.0);
-  // The highest clock that fits: one step up would not.
-  EXPECT_GT(sim::busy_power_w(gpu.spec(), heavy(), capped_at_700 + 15, 3201), 700.0);
+  const double headroom = 1.0 - gpu.spec().power_limit_headroom;
+  EXPECT_LE(*t.power_instant_w, 700.0 * headroom);
+  // The highest clock that fits under the limit less its headroom: one step up would not.
+  EXPECT_GT(sim::busy_power_w(gpu.spec(), heavy(), capped_at_700 + 15, 3201), 700.0 * headroom);
 
   gpu.set_power_limit(400);
   gpu.clock().sleep_for(0.5);
@@ -80,14 +83,14 @@ TEST(SimPhysics, PowerCapLowersTheClockAndSaysSo) {
 TEST(SimPhysics, LowerMemoryClockSlowsMemoryBoundWorkAndSavesMemoryPower) {
   SimGpu gpu(sim_gpu_spec("rtx2080ti"), SimTimeMode::virtual_time);
   const SimKernel memory_bound{0.0, 0.010, 0.3, 0.6, 1.0};
-  gpu.lock_sm_clocks(1500, 1500);
+  gpu.lock_sm_clocks(1800, 1800);
   const double fast = gpu.run(memory_bound, 10);
-  const double fast_power = sim::busy_power_w(gpu.spec(), memory_bound, 1500, 7000);
-  gpu.set_application_clocks(5000, 1500);
+  const double fast_power = sim::busy_power_w(gpu.spec(), memory_bound, 1800, 7000);
+  gpu.set_application_clocks(5000, 1800);
   const double slow = gpu.run(memory_bound, 10);
-  const double core_part = 0.3 * 2115.0 / 1500.0;
+  const double core_part = 0.3 * 2115.0 / 1800.0;
   EXPECT_NEAR(slow / fast, (core_part + 0.7 * 7000.0 / 5000.0) / (core_part + 0.7), 1e-9);
-  EXPECT_LT(sim::busy_power_w(gpu.spec(), memory_bound, 1500, 5000), fast_power);
+  EXPECT_LT(sim::busy_power_w(gpu.spec(), memory_bound, 1800, 5000), fast_power);
   gpu.set_background_load(memory_bound);
   EXPECT_EQ(gpu.read_telemetry().mem_mhz, 5000);
 }
@@ -212,11 +215,12 @@ TEST(SimPhysics, TimerCanRetuneARunningJob) {
   SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
   auto& clock = virtual_clock(gpu);
   const SimKernel kernel{0.0, 0.010, 1.0, 0.8, 0.5};
-  gpu.lock_sm_clocks(690, 690);
-  // Halfway through the work at 690 MHz, go to 1380 MHz: the rest takes half as long.
+  gpu.lock_sm_clocks(1035, 1035);
+  // Three quarters through the work at 1035 MHz (1.33 s in all), go to 1380 MHz:
+  // the last 25 repeats take 0.25 s.
   clock.every(1.0, [&](double) { gpu.lock_sm_clocks(1380, 1380); });
-  const double took = gpu.run(kernel, 100);  // 2 s at 690 MHz
-  EXPECT_NEAR(took, 1.0 + 0.5, 1e-9);
+  const double took = gpu.run(kernel, 100);
+  EXPECT_NEAR(took, 1.0 + 0.25, 1e-9);
 }
 
 TEST(SimPhysics, TemperatureRisesUnderLoadAndSettles) {

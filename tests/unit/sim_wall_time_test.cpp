@@ -49,13 +49,13 @@ TEST(SimWallTime, ClockChangedFromAnotherThreadMidRun) {
   SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::wall_time);
   const SimKernel kernel{0.0, 0.002, 1.0, 0.8, 0.5};
   gpu.lock_sm_clocks(1380, 1380);
-  std::thread tuner([&] { gpu.lock_sm_clocks(690, 690); });
+  std::thread tuner([&] { gpu.lock_sm_clocks(1035, 1035); });
   const double took = gpu.run(kernel, 10);
   tuner.join();
   // Whenever the change landed, the work took between all-fast and all-slow time.
   EXPECT_GE(took, 10 * 0.002 - 1e-9);
-  EXPECT_LE(took, 10 * 0.004 + 1e-9);
-  EXPECT_EQ(gpu.control_state().locked_sm_max_mhz, 690);
+  EXPECT_LE(took, 10 * 0.002 * 1380.0 / 1035.0 + 1e-9);
+  EXPECT_EQ(gpu.control_state().locked_sm_max_mhz, 1035);
 }
 
 TEST(SimWallTime, BackgroundLoadSetFromAnotherThread) {

@@ -1,10 +1,11 @@
 // Simulated workloads: registration, items, and the study's behaviour on sim:v100
-// — energy per item against the SM clock is a valley whose bottom saves roughly
-// 9–23 % (training) and 20–26 % (inference) against the default clock.
+// — energy per item against the SM clock is a valley whose bottom (calibrated against
+// the published V100 sweeps) moves between networks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/sim_workloads.hpp"
@@ -126,30 +127,33 @@ TEST(SimWorkloads, HalfPrecisionIsFasterWhereTheGpuHasTensorCores) {
   EXPECT_LT(on_h200.scalable_s, fp32.scalable_s / 3);
 }
 
-TEST(SimWorkloads, V100SweepsShowTheStudysValleyAndSavings) {
-  double lowest_train = 1, highest_train = 0, lowest_infer = 1, highest_infer = 0;
+// The V100 is calibrated against the published V100 sweeps (SimCalibration tests),
+// not tuned to the study's savings: the savings land at or above the study's
+// (training 8.7–23.1 %, inference 19.6–26.4 %), near the published V100 medians
+// (22.8 % for the kernels' core-clock sweep), inference above training as in the
+// study, and the optimum moves between networks.
+TEST(SimWorkloads, V100SweepsShowAValleyAndCalibratedSavings) {
+  std::vector<double> train, infer;
+  std::set<int> optima;
   for (const Case& c : study_cnn_cases()) {
     SCOPED_TRACE(to_string(c));
     const SweepResult r = sweep_sm_clock("v100", c);
     EXPECT_EQ(r.default_clock, 1380);  // GPU Boost, not power capped
     expect_valley(r);
     const double saving = saving_at_bottom(r);
+    optima.insert(r.clocks[bottom_of(r)]);
     std::printf("sim:v100 %-28s optimum %4d MHz saves %5.1f %%\n", to_string(c).c_str(),
                 r.clocks[bottom_of(r)], 100 * saving);
-    if (c.mode == Mode::train) {
-      EXPECT_GE(saving, 0.087);
-      EXPECT_LE(saving, 0.231);
-      lowest_train = std::min(lowest_train, saving);
-      highest_train = std::max(highest_train, saving);
-    } else {
-      EXPECT_GE(saving, 0.196);
-      EXPECT_LE(saving, 0.264);
-      lowest_infer = std::min(lowest_infer, saving);
-      highest_infer = std::max(highest_infer, saving);
-    }
+    EXPECT_GE(saving, 0.087);
+    EXPECT_LE(saving, 0.30);
+    (c.mode == Mode::train ? train : infer).push_back(saving);
   }
-  std::printf("sim:v100 savings: train %.1f–%.1f %%, infer %.1f–%.1f %%\n", 100 * lowest_train,
-              100 * highest_train, 100 * lowest_infer, 100 * highest_infer);
+  std::sort(train.begin(), train.end());
+  std::sort(infer.begin(), infer.end());
+  EXPECT_GT(infer[infer.size() / 2], train[train.size() / 2]);
+  EXPECT_GE(optima.size(), 4u);
+  std::printf("sim:v100 savings: train %.1f–%.1f %%, infer %.1f–%.1f %%\n", 100 * train.front(),
+              100 * train.back(), 100 * infer.front(), 100 * infer.back());
 }
 
 TEST(SimWorkloads, EverySimulatedGpuShowsAValley) {

@@ -56,11 +56,13 @@ OperatingPoint operating_point(const SimGpuSpec& spec, const Controls& controls,
   }
   const int requested = requested_sm_mhz(spec, controls, graphics);
   if (requested < graphics.front()) point.throttle_reasons |= throttle::applications_clocks_setting;
-  // The firmware steps the SM clock down until the board power fits the limit.
+  // The firmware steps the SM clock down until the board power fits the limit,
+  // less the headroom real boards keep against their power's ripple.
+  const double power_target_w = controls.power_limit_w * (1.0 - spec.power_limit_headroom);
   point.sm_mhz = graphics.back();
   for (int clock : graphics) {
     if (clock > requested) continue;
-    if (busy_power_w(spec, *load, clock, point.memory_mhz) <= controls.power_limit_w) {
+    if (busy_power_w(spec, *load, clock, point.memory_mhz) <= power_target_w) {
       point.sm_mhz = clock;
       break;
     }

@@ -14,17 +14,26 @@ int highest_graphics_mhz(const SimGpuSpec& spec) {
   return highest;
 }
 
+// The SM-bound time's stretch beyond 1/fc at low clocks: latencies that the
+// top clock hides stop being hidden. 1 at and above slow_clock_below_mhz.
+double slow_clock_factor(const SimGpuSpec& spec, int graphics_mhz) {
+  if (spec.slow_clock_below_mhz <= 0 || graphics_mhz >= spec.slow_clock_below_mhz) return 1.0;
+  return 1.0 + spec.slow_clock_gain * std::pow(spec.slow_clock_below_mhz / graphics_mhz - 1.0, 1.5);
+}
+
 }  // namespace
 
 double core_voltage_v(const SimGpuSpec& spec, int graphics_mhz) {
   const double top = highest_graphics_mhz(spec);
   if (graphics_mhz <= spec.voltage_knee_mhz || top <= spec.voltage_knee_mhz) return spec.voltage_min_v;
-  const double rise = (graphics_mhz - spec.voltage_knee_mhz) / (top - spec.voltage_knee_mhz);
-  return spec.voltage_min_v + (spec.voltage_max_v - spec.voltage_min_v) * std::min(rise, 1.0);
+  const double rise = std::min((graphics_mhz - spec.voltage_knee_mhz) / (top - spec.voltage_knee_mhz), 1.0);
+  return spec.voltage_min_v +
+         (spec.voltage_max_v - spec.voltage_min_v) * std::pow(rise, spec.voltage_curve_exponent);
 }
 
 double kernel_seconds(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz) {
-  const double core_scale = static_cast<double>(spec.boost_graphics_mhz()) / graphics_mhz;
+  const double core_scale =
+      static_cast<double>(spec.boost_graphics_mhz()) / graphics_mhz * slow_clock_factor(spec, graphics_mhz);
   const double memory_scale = static_cast<double>(spec.default_memory_mhz) / memory_mhz;
   return kernel.fixed_s + kernel.scalable_s * (kernel.compute_fraction * core_scale +
                                                (1.0 - kernel.compute_fraction) * memory_scale);
@@ -39,8 +48,19 @@ double memory_bound_share(const SimGpuSpec& spec, const SimKernel& kernel, int g
 
 double busy_power_w(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz) {
   const double volts = core_voltage_v(spec, graphics_mhz);
-  return spec.static_power_w + spec.memory_power_w_per_mhz * memory_mhz * kernel.memory_activity +
-         spec.dynamic_power_coefficient * kernel.core_activity * volts * volts * graphics_mhz;
+  const int reference_graphics_mhz = spec.boost_graphics_mhz();
+  const double reference_s = kernel_seconds(spec, kernel, reference_graphics_mhz, spec.default_memory_mhz);
+  const double now_s = kernel_seconds(spec, kernel, graphics_mhz, memory_mhz);
+  const double work_rate = now_s > 0 ? reference_s / now_s : 1.0;
+  // Part of the dynamic power is drawn every cycle (clock tree, idle units); the
+  // rest per operation, so it follows the work done per second: a unit that
+  // waits on the other clock switches less.
+  const double share = spec.per_cycle_power_share;
+  const double core_mhz = share * graphics_mhz + (1.0 - share) * reference_graphics_mhz * work_rate;
+  const double memory_equivalent_mhz =
+      share * memory_mhz + (1.0 - share) * spec.default_memory_mhz * work_rate;
+  return spec.static_power_w + spec.memory_power_w_per_mhz * memory_equivalent_mhz * kernel.memory_activity +
+         spec.dynamic_power_coefficient * kernel.core_activity * volts * volts * core_mhz;
 }
 
 double temperature_after_c(const SimGpuSpec& spec, double start_c, double power_w, double seconds) {

@@ -7,16 +7,19 @@
 namespace dvfslab::sim {
 
 // Core voltage at `graphics_mhz`: flat at voltage_min_v up to the knee, then rising
-// linearly to voltage_max_v at the highest supported graphics clock.
+// as rise^voltage_curve_exponent to voltage_max_v at the highest supported graphics clock.
 double core_voltage_v(const SimGpuSpec& spec, int graphics_mhz);
 
-// Seconds one repeat of `kernel` takes at the given clocks.
+// Seconds one repeat of `kernel` takes at the given clocks; below
+// slow_clock_below_mhz the SM-bound part grows faster than 1/fc.
 double kernel_seconds(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz);
 
 // Share of one repeat's time spent waiting on memory (drives memory utilisation).
 double memory_bound_share(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz);
 
-// Board power while `kernel` runs: P0 + γ·fm·a_mem + c·a_core·V(fc)²·fc.
+// Board power while `kernel` runs: P0 + γ·a_mem·f̃m + c·a_core·V(fc)²·f̃c, where each
+// f̃ mixes the clock itself (per_cycle_power_share) with the reference clock times the
+// work rate relative to the reference clocks (docs/simulation.md).
 double busy_power_w(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz);
 
 // Temperature after `seconds` of first-order heating at constant `power_w`,

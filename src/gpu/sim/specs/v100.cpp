@@ -43,14 +43,28 @@ SimGpuSpec v100_spec() {
   spec.has_memory_locked_clocks = false;
   spec.has_memory_temperature = true;
 
-  // Model parameters (docs/simulation.md explains each choice).
+  // Model parameters, calibrated by bench/sim_calibration against the published
+  // V100 sweeps (docs/simulation.md#calibration has the real-vs-simulated table):
+  //   v100-kernels-core.csv, medians over its 20 kernels of time and power relative
+  //   to 1380 MHz at each measured clock: 945 MHz 1.27× / 0.62, 802 MHz 1.52× /
+  //   0.55, 405 MHz 4.95× / 0.29; energy optimum 945 MHz (0.685 of the top clock);
+  //   v100-dnn-power-limit.csv: power drawn at 250 W (median 177 W), power over the
+  //   limit where the limit binds (median 0.92–0.97), energy optimum 125 W.
   spec.idle_power_w = 24;
-  spec.static_power_w = 45;
-  spec.memory_power_w_per_mhz = 0.0342;    // ≈30 W of HBM2 power at 877 MHz, full activity
-  spec.dynamic_power_coefficient = 0.145;  // ≈200 W of core power at 1380 MHz, 1.0 V, full activity
-  spec.voltage_min_v = 0.80;
+  spec.static_power_w = 30;               // with the rest, power at 405 MHz ≈ 0.3 of that at 1380 MHz
+  spec.memory_power_w_per_mhz = 0.0342;   // ≈30 W of HBM2 power at 877 MHz, full activity
+  spec.dynamic_power_coefficient = 0.14;  // median simulated draw at 1380 MHz ≈186 W (real 177 W)
+  spec.voltage_min_v = 0.76;              // power relative to 1380 MHz at 405 MHz: real 0.29
   spec.voltage_max_v = 1.0;
-  spec.voltage_knee_mhz = 900;
+  spec.voltage_knee_mhz = 850;        // with the exponent: relative power 0.62 at 945,
+  spec.voltage_curve_exponent = 1.5;  // 0.71 at 1087, 0.84 at 1237 MHz (real 0.62/0.71/0.85)
+  spec.slow_clock_below_mhz = 1000;   // relative time 2.8× at 502, 4.2× at 405 MHz
+  spec.slow_clock_gain = 0.6;         // (real medians 2.8×, 4.95×)
+  spec.per_cycle_power_share = 0.2;   // so power falls with the work rate at low clocks
+  spec.power_limit_headroom = 0.06;   // capped draw 0.94 of the limit (real median 0.92–0.97)
+  spec.calibration =
+      "the published V100 core-clock sweep (data/published/v100-kernels-core.csv) and "
+      "power-limit sweep (v100-dnn-power-limit.csv)";
   spec.sensor_period_s = 0.1;
   // Before Ampere nvmlDeviceGetPowerUsage follows the sensor without a 1 s average.
   spec.average_power_window_s = 0.1;

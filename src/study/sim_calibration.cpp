@@ -1,0 +1,247 @@
+#include "study/sim_calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/sim_gpu.hpp"
+#include "dvfslab/sim_workloads.hpp"
+#include "dvfslab/sweep_table.hpp"
+
+namespace dvfslab::calibration {
+namespace {
+
+struct Reading {
+  double knob = 0;
+  double time_s = 0;
+  double power_w = 0;
+};
+
+// `readings` in any order; the top knob is the reference.
+CurveStats curve_stats(std::string name, std::vector<Reading> readings) {
+  std::sort(readings.begin(), readings.end(),
+            [](const Reading& a, const Reading& b) { return a.knob < b.knob; });
+  const Reading& top = readings.back();
+  const Reading& lowest = readings.front();
+  const Reading& best = *std::min_element(
+      readings.begin(), readings.end(),
+      [](const Reading& a, const Reading& b) { return a.time_s * a.power_w < b.time_s * b.power_w; });
+  CurveStats stats;
+  stats.name = std::move(name);
+  stats.optimum_fraction = best.knob / top.knob;
+  stats.slowdown_at_optimum = best.time_s / top.time_s - 1.0;
+  stats.relative_power_lowest = lowest.power_w / top.power_w;
+  stats.relative_time_lowest = lowest.time_s / top.time_s;
+  stats.top_power_w = top.power_w;
+  stats.saving_at_optimum = 1.0 - best.time_s * best.power_w / (top.time_s * top.power_w);
+  return stats;
+}
+
+// Repetitions of one setting averaged.
+std::vector<Reading> averaged(const std::map<double, std::vector<Reading>>& by_knob) {
+  std::vector<Reading> readings;
+  for (const auto& [knob, repeats] : by_knob) {
+    Reading mean{knob, 0, 0};
+    for (const auto& r : repeats) {
+      mean.time_s += r.time_s / repeats.size();
+      mean.power_w += r.power_w / repeats.size();
+    }
+    readings.push_back(mean);
+  }
+  return readings;
+}
+
+std::vector<Case> built_in_cases() {
+  std::vector<Case> cases;
+  for (const auto& name : sim_workload_names()) {
+    for (Mode mode : {Mode::train, Mode::infer}) {
+      cases.push_back(Case{name, sim_workload_study_batches(name, mode).back(), mode, Precision::fp32});
+    }
+  }
+  return cases;
+}
+
+// Time and power of one repeat of `kernel` at the GPU's current settings.
+Reading measure(SimGpu& gpu, const SimKernel& kernel, double knob) {
+  const double energy_before = gpu.true_energy_j();
+  const double seconds = gpu.run(kernel);
+  return Reading{knob, seconds, (gpu.true_energy_j() - energy_before) / seconds};
+}
+
+int nearest_supported(const std::vector<int>& clocks, double mhz) {
+  return *std::min_element(clocks.begin(), clocks.end(),
+                           [mhz](int a, int b) { return std::abs(a - mhz) < std::abs(b - mhz); });
+}
+
+void set_core_clock(SimGpu& gpu, int mhz) {
+  if (gpu.spec().has_locked_clocks) {
+    gpu.lock_sm_clocks(mhz, mhz);
+  } else {
+    gpu.set_application_clocks(gpu.spec().default_memory_mhz, mhz);
+  }
+}
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+std::vector<CurveStats> published_curves(const std::filesystem::path& table, Knob knob) {
+  std::map<std::string, std::map<double, std::vector<Reading>>> curves;
+  for (const auto& row : read_sweep_table(table)) {
+    const auto& value = knob == Knob::core_clock ? row.setting.sm_mhz : row.setting.power_limit_w;
+    if (!value) continue;
+    const Reading reading{static_cast<double>(*value), row.time_per_iteration_s, row.mean_power_w};
+    curves[row.gpu + " " + row.workload_case.workload][reading.knob].push_back(reading);
+  }
+  std::vector<CurveStats> stats;
+  for (const auto& [name, by_knob] : curves) {
+    if (by_knob.size() >= 2) stats.push_back(curve_stats(name, averaged(by_knob)));
+  }
+  return stats;
+}
+
+std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
+                                              const std::vector<double>& fractions) {
+  const SimGpuSpec& spec = sim_gpu_spec(sim_key);
+  const std::vector<int>& clocks = spec.graphics_mhz_for(spec.default_memory_mhz);
+  std::vector<CurveStats> stats;
+  for (const Case& workload_case : built_in_cases()) {
+    SimGpu gpu(spec, SimTimeMode::virtual_time);
+    const SimKernel kernel = sim_workload_kernel(workload_case, spec);
+    std::vector<Reading> readings;
+    for (double fraction : fractions) {
+      const int clock = nearest_supported(clocks, fraction * spec.boost_graphics_mhz());
+      set_core_clock(gpu, clock);
+      readings.push_back(measure(gpu, kernel, clock));
+    }
+    stats.push_back(curve_stats(to_string(workload_case), readings));
+  }
+  return stats;
+}
+
+std::vector<CurveStats> simulated_power_limit_curves(const std::string& sim_key,
+                                                     const std::vector<double>& limits_w) {
+  const SimGpuSpec& spec = sim_gpu_spec(sim_key);
+  std::vector<CurveStats> stats;
+  for (const Case& workload_case : built_in_cases()) {
+    SimGpu gpu(spec, SimTimeMode::virtual_time);
+    const SimKernel kernel = sim_workload_kernel(workload_case, spec);
+    std::vector<Reading> readings;
+    for (double limit : limits_w) {
+      gpu.set_power_limit(limit);
+      readings.push_back(measure(gpu, kernel, limit));
+    }
+    stats.push_back(curve_stats(to_string(workload_case), readings));
+  }
+  return stats;
+}
+
+MemorySensitivity published_memory_sensitivity(const std::filesystem::path& table) {
+  // Per curve: (core, memory) → reading; compared at the curve's top core clock.
+  std::map<std::string, std::map<std::pair<int, int>, Reading>> curves;
+  for (const auto& row : read_sweep_table(table)) {
+    if (!row.setting.sm_mhz || !row.setting.mem_mhz) continue;
+    curves[row.gpu + " " + row.workload_case.workload][{*row.setting.sm_mhz, *row.setting.mem_mhz}] =
+        Reading{0, row.time_per_iteration_s, row.mean_power_w};
+  }
+  std::vector<double> fractions, time_ratios, power_ratios;
+  for (const auto& [name, grid] : curves) {
+    const int top_core = grid.rbegin()->first.first;
+    int lowest_memory = std::numeric_limits<int>::max(), top_memory = 0;
+    for (const auto& [key, reading] : grid) {
+      if (key.first != top_core) continue;
+      lowest_memory = std::min(lowest_memory, key.second);
+      top_memory = std::max(top_memory, key.second);
+    }
+    if (lowest_memory >= top_memory) continue;
+    const Reading& low = grid.at({top_core, lowest_memory});
+    const Reading& top = grid.at({top_core, top_memory});
+    fractions.push_back(static_cast<double>(lowest_memory) / top_memory);
+    time_ratios.push_back(low.time_s / top.time_s);
+    power_ratios.push_back(low.power_w / top.power_w);
+  }
+  return MemorySensitivity{median(fractions), median(time_ratios), median(power_ratios)};
+}
+
+MemorySensitivity simulated_memory_sensitivity(const std::string& sim_key, double memory_fraction) {
+  const SimGpuSpec& spec = sim_gpu_spec(sim_key);
+  const int top_memory = spec.memory_mhz.front();
+  const int low_memory = nearest_supported(spec.memory_mhz, memory_fraction * top_memory);
+  const int core = spec.graphics_mhz_for(low_memory).front();
+  std::vector<double> time_ratios, power_ratios;
+  for (const Case& workload_case : built_in_cases()) {
+    SimGpu gpu(spec, SimTimeMode::virtual_time);
+    const SimKernel kernel = sim_workload_kernel(workload_case, spec);
+    gpu.set_application_clocks(top_memory, core);
+    const Reading top = measure(gpu, kernel, top_memory);
+    gpu.set_application_clocks(low_memory, core);
+    const Reading low = measure(gpu, kernel, low_memory);
+    time_ratios.push_back(low.time_s / top.time_s);
+    power_ratios.push_back(low.power_w / top.power_w);
+  }
+  return MemorySensitivity{static_cast<double>(low_memory) / top_memory, median(time_ratios),
+                           median(power_ratios)};
+}
+
+std::vector<DefaultCaseCheck> default_case_checks(const std::filesystem::path& measurements_json,
+                                                  const std::string& sim_key) {
+  std::ifstream in(measurements_json);
+  if (!in) throw ConfigError(fmt::format("cannot read '{}'", measurements_json.string()));
+  const nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
+  if (document.is_discarded() || !document.contains("measurements")) {
+    throw ConfigError(fmt::format("'{}' is not a dvfslab JSON export", measurements_json.string()));
+  }
+  struct Sum {
+    Case workload_case;
+    int sequence_length = 0;
+    double sm_mhz = 0, power_w = 0;
+    int count = 0;
+  };
+  std::map<std::string, Sum> cases;
+  std::vector<std::string> order;
+  for (const auto& m : document.at("measurements")) {
+    if (m.at("role") != "grid" || !m.at("is_default").get<bool>()) continue;
+    const Case workload_case{m.at("workload").get<std::string>(), m.at("batch").get<int>(),
+                             parse_mode(m.at("mode").get<std::string>()),
+                             parse_precision(m.at("precision").get<std::string>())};
+    const std::string key = to_string(workload_case);
+    if (!cases.count(key)) order.push_back(key);
+    Sum& sum = cases[key];
+    sum.workload_case = workload_case;
+    if (m.at("item_unit") == "tokens") {
+      const double per_iteration = m.at("items").get<double>() / m.at("iterations").get<double>();
+      sum.sequence_length = static_cast<int>(std::lround(per_iteration / workload_case.batch));
+    }
+    sum.sm_mhz += m.at("sm_mhz_mean").get<double>();
+    sum.power_w += m.at("mean_power_w").get<double>();
+    ++sum.count;
+  }
+  const SimGpuSpec& spec = sim_gpu_spec(sim_key);
+  std::vector<DefaultCaseCheck> checks;
+  for (const auto& key : order) {
+    const Sum& sum = cases.at(key);
+    WorkloadOptions options;
+    options.sequence_length = sum.sequence_length;
+    const SimKernel kernel = sim_workload_kernel(sum.workload_case, spec, options);
+    SimGpu gpu(spec, SimTimeMode::virtual_time);
+    gpu.set_background_load(kernel);
+    const int loaded_sm_mhz = gpu.effective_sm_mhz();
+    gpu.set_background_load(std::nullopt);
+    checks.push_back(DefaultCaseCheck{key, sum.sm_mhz / sum.count, sum.power_w / sum.count,
+                                      double(loaded_sm_mhz), measure(gpu, kernel, 0).power_w});
+  }
+  return checks;
+}
+
+}  // namespace dvfslab::calibration

@@ -1,0 +1,111 @@
+// The real-vs-simulated table of docs/simulation.md#calibration, with the
+// tolerances of issue 14's "Done when".
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
+
+#include "dvfslab/sweep_table.hpp"
+#include "study/sim_calibration.hpp"
+
+namespace dvfslab::calibration {
+namespace {
+
+constexpr double optimum_tolerance = 0.07;       // fraction of the top knob
+constexpr double slowdown_tolerance = 0.08;      // 8 points
+constexpr double power_tolerance = 0.05;         // relative power at the lowest knob
+constexpr double memory_tolerance = 0.05;        // time and power ratios at the lower memory clock
+constexpr double default_case_tolerance = 0.05;  // 5 % of the H200's own reading
+constexpr double not_checked = 0;
+
+double median_of(const std::vector<CurveStats>& curves, double CurveStats::*field) {
+  std::vector<double> values;
+  for (const auto& curve : curves) values.push_back(curve.*field);
+  return median(values);
+}
+
+void add_curve_rows(std::vector<CheckRow>& rows, const std::string& family, const std::string& gpu,
+                    const std::vector<CurveStats>& real, const std::vector<CurveStats>& simulated,
+                    const std::string& knob) {
+  const auto row = [&](std::string statistic, double CurveStats::*field, double tolerance) {
+    rows.push_back(CheckRow{family, gpu, std::move(statistic), median_of(real, field),
+                            median_of(simulated, field), tolerance, false});
+  };
+  row("median optimum (fraction of top " + knob + ")", &CurveStats::optimum_fraction, optimum_tolerance);
+  row("median slowdown at the optimum", &CurveStats::slowdown_at_optimum, slowdown_tolerance);
+  row("median power at lowest " + knob + " / at top", &CurveStats::relative_power_lowest, power_tolerance);
+  row("median time at lowest " + knob + " / at top", &CurveStats::relative_time_lowest, not_checked);
+  row("median energy saving at the optimum", &CurveStats::saving_at_optimum, not_checked);
+  row("median power at top " + knob + " (W)", &CurveStats::top_power_w, not_checked);
+}
+
+// The core clocks of a core-clock table as fractions of its top clock.
+std::vector<double> core_fractions(const std::filesystem::path& table) {
+  std::set<int> clocks;
+  for (const auto& row : read_sweep_table(table)) {
+    if (row.setting.sm_mhz) clocks.insert(*row.setting.sm_mhz);
+  }
+  std::vector<double> fractions;
+  for (int clock : clocks) fractions.push_back(static_cast<double>(clock) / *clocks.rbegin());
+  return fractions;
+}
+
+std::vector<double> power_limits(const std::filesystem::path& table) {
+  std::set<int> limits;
+  for (const auto& row : read_sweep_table(table)) {
+    if (row.setting.power_limit_w) limits.insert(*row.setting.power_limit_w);
+  }
+  return std::vector<double>(limits.begin(), limits.end());
+}
+
+}  // namespace
+
+bool CheckRow::passes() const {
+  if (tolerance <= 0) return true;
+  const double allowed = relative ? tolerance * std::abs(real) : tolerance;
+  return std::abs(simulated - real) <= allowed;
+}
+
+std::vector<CheckRow> calibration_table(const std::filesystem::path& published_dir,
+                                        const std::filesystem::path& h200_measurements) {
+  std::vector<CheckRow> rows;
+  const auto v100_core_table = published_dir / "v100-kernels-core.csv";
+  const auto v100_core = published_curves(v100_core_table, Knob::core_clock);
+  const auto fractions = core_fractions(v100_core_table);
+  add_curve_rows(rows, "V100 core clock (v100-kernels-core.csv)", "sim:v100", v100_core,
+                 simulated_core_curves("v100", fractions), "clock");
+
+  for (const auto& [table, key, gpu] : {std::tuple{"v100-dnn-power-limit.csv", "v100", "V100"},
+                                        std::tuple{"p100-dnn-power-limit.csv", "p100", "P100"}}) {
+    const auto path = published_dir / table;
+    add_curve_rows(rows, std::string(gpu) + " power limit (" + table + ")", std::string("sim:") + key,
+                   published_curves(path, Knob::power_limit),
+                   simulated_power_limit_curves(key, power_limits(path)), "limit");
+  }
+
+  for (const char* key : {"a100", "h200", "rtx2080ti"}) {
+    add_curve_rows(rows, "V100 core clock, nearest family (v100-kernels-core.csv)", std::string("sim:") + key,
+                   v100_core, simulated_core_curves(key, fractions), "clock");
+  }
+
+  const auto pascal = published_memory_sensitivity(published_dir / "pascal-caffe-dnn-core-mem.csv");
+  const auto rtx = simulated_memory_sensitivity("rtx2080ti", pascal.memory_fraction);
+  const std::string memory_family = "GDDR Pascal memory clock (pascal-caffe-dnn-core-mem.csv)";
+  rows.push_back(CheckRow{memory_family, "sim:rtx2080ti", "memory clock fraction", pascal.memory_fraction,
+                          rtx.memory_fraction, not_checked, false});
+  rows.push_back(CheckRow{memory_family, "sim:rtx2080ti", "median time at that memory clock / at top",
+                          pascal.time_ratio, rtx.time_ratio, memory_tolerance, false});
+  rows.push_back(CheckRow{memory_family, "sim:rtx2080ti", "median power at that memory clock / at top",
+                          pascal.power_ratio, rtx.power_ratio, memory_tolerance, false});
+
+  for (const auto& check : default_case_checks(h200_measurements, "h200")) {
+    const std::string family = "H200 default settings (docs/results/h200/default_sweep)";
+    rows.push_back(CheckRow{family, "sim:h200", check.name + ": SM clock (MHz)", check.real_sm_mhz,
+                            check.simulated_sm_mhz, default_case_tolerance, true});
+    rows.push_back(CheckRow{family, "sim:h200", check.name + ": power (W)", check.real_power_w,
+                            check.simulated_power_w, default_case_tolerance, true});
+  }
+  return rows;
+}
+
+}  // namespace dvfslab::calibration
