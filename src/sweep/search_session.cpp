@@ -1,0 +1,89 @@
+// The search session: what every named strategy's run needs around the strategy
+// itself (the baseline first, the budget, the allowed settings, a shard of the
+// cases), and the strategy a run records in its plan text.
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "dvfslab/search.hpp"
+
+namespace dvfslab {
+namespace {
+
+constexpr std::string_view strategy_marker = "# dvfslab strategy: ";
+
+}  // namespace
+
+std::string plan_text_with_strategy(std::string_view plan_text, std::string_view strategy) {
+  if (strategy == "grid") return std::string(plan_text);
+  return std::string(strategy_marker) + std::string(strategy) + "\n" + std::string(plan_text);
+}
+
+std::string strategy_of_plan_text(std::string_view plan_text) {
+  if (!plan_text.starts_with(strategy_marker)) return "grid";
+  const std::string_view rest = plan_text.substr(strategy_marker.size());
+  return std::string(rest.substr(0, rest.find('\n')));
+}
+
+SearchSession::SearchSession(std::unique_ptr<SearchStrategy> inner, SearchLimits limits, const Clock& clock)
+    : inner_(std::move(inner)), limits_(std::move(limits)), clock_(clock) {}
+
+SearchSpace SearchSession::inner_space(const SearchSpace& space) const {
+  SearchSpace inner = space;
+  inner.cases.clear();
+  for (std::size_t i = 0; i < space.cases.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(space.shard.count)) == space.shard.index)
+      inner.cases.push_back(space.cases[i]);
+  }
+  inner.shard = {};
+  // The session measures the baseline itself; the strategy's own default points
+  // would only be reused.
+  inner.policy.include_default = false;
+  inner.policy.drift_check = false;
+  if (limits_.allowed) {
+    std::erase_if(inner.settings, [&](const Setting& setting) {
+      return std::any_of(inner.cases.begin(), inner.cases.end(),
+                         [&](const Case& workload_case) { return !limits_.allowed(workload_case, setting); });
+    });
+  }
+  return inner;
+}
+
+bool SearchSession::within_budget(const ScheduledPoint& next) const {
+  if (limits_.budget_seconds && started_at_ && clock_.now_s() - *started_at_ >= *limits_.budget_seconds)
+    return false;
+  if (!limits_.budget_points) return true;
+  std::set<std::pair<Case, Setting>> measured;
+  for (const PointOutcome& outcome : outcomes_)
+    measured.emplace(outcome.point.workload_case, outcome.point.setting);
+  return measured.count({next.workload_case, next.setting}) > 0 ||
+         static_cast<int>(measured.size()) < *limits_.budget_points;
+}
+
+std::vector<ScheduledPoint> SearchSession::propose(const SearchSpace& space,
+                                                   std::span<const PointOutcome> measured) {
+  outcomes_.assign(measured.begin(), measured.end());
+  const SearchSpace inner = inner_space(space);
+  if (!started_) {
+    started_ = true;
+    started_at_ = clock_.now_s();
+    if (space.policy.include_default) {
+      for (const Case& workload_case : inner.cases) queued_.push_back({workload_case, Setting{}, PointRole::grid, 0});
+    }
+    baseline_count_ = queued_.size();
+  }
+  if (queued_.empty() && measured.size() >= baseline_count_) {
+    queued_ = inner_->propose(inner, measured.subspan(baseline_count_));
+  }
+  if (queued_.empty()) return {};
+  if (!within_budget(queued_.front())) {
+    stopped_by_budget_ = true;
+    queued_.clear();
+    return {};
+  }
+  ScheduledPoint next = queued_.front();
+  queued_.erase(queued_.begin());
+  return {next};
+}
+
+}  // namespace dvfslab
