@@ -119,7 +119,7 @@ void run(SearchArguments args) {
   if (is_replay_gpu(*gpu) && args.search_case.command.empty()) check_replayed_workload(*gpu, args.search_case.workload);
   const std::string text =
       search_plan_text(*gpu, args.search_case, parse_search_knobs(args.knobs), args.measure, args.strategy);
-  const Plan plan = parse_plan_text(text, "the search's options");
+  const Plan plan = parse_plan_text(text, "dvfslab search");
   check_plan_programs(plan);
   const WorkloadRegistry registry =
       make_default_workload_registry(plan_commands(plan), std::span<const std::unique_ptr<Gpu>>(&gpu, 1));
@@ -177,16 +177,26 @@ void add_search_command(CLI::App& app) {
       ->add_option("--budget-seconds", args->budget_seconds,
                    "Start no further probe after S seconds of GPU time (the GPU's clock)")
       ->excludes(budget);
-  command->add_option("--duration", args->measure.duration_s,
-                      "Seconds per measured window (default: at least max(2 s, 20 sensor periods))");
-  command->add_option("--repetitions", args->measure.repetitions, "Windows per probe at least")->capture_default_str();
-  command->add_option("--max-repetitions", args->measure.max_repetitions,
-                      "Windows per probe at most, while the 95 % interval of energy per item is wider than "
-                      "--ci-target")
+  // The plan's own ranges (docs/plans.md#measure), checked here so that the
+  // message names the option.
+  command
+      ->add_option("--duration", args->measure.duration_s,
+                   "Seconds per measured window (default: at least max(2 s, 20 sensor periods))")
+      ->check(CLI::Range(0.001, 3600.0));
+  command->add_option("--repetitions", args->measure.repetitions, "Windows per probe at least")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  command
+      ->add_option("--max-repetitions", args->measure.max_repetitions,
+                   "Windows per probe at most, while the 95 % interval of energy per item is wider than "
+                   "--ci-target")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   command->add_option("--ci-target", args->measure.ci_target_pct, "Target 95 % half-width, % of the mean")
+      ->check(CLI::Range(0.001, 100.0))
       ->capture_default_str();
   command->add_option("--settle", args->measure.settle_s, "Seconds to wait after a clock change")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   command->add_option("--db", args->db, "SQLite database to write (created if missing)")->capture_default_str();
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,

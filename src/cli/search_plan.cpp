@@ -81,6 +81,14 @@ SearchKnobs parse_search_knobs(const std::string& text) {
 
 std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const SearchKnobs& knobs,
                              const SearchMeasure& measure, const std::string& strategy) {
+  const ClockTable clocks = gpu.clock_table();
+  const auto refuse_fixed = [&](const char* knob, const char* what) {
+    throw ConfigError(fmt::format("--knobs {}: {} has only one {}, so there is nothing to search; choose the "
+                                  "knobs it varies (`dvfslab info --device ...` lists them)",
+                                  knob, gpu.identity().name, what));
+  };
+  if (knobs.sm && clocks.all_graphics_mhz().size() < 2) refuse_fixed("sm", "SM clock");
+  if (knobs.mem && clocks.memory_mhz.size() < 2) refuse_fixed("mem", "memory clock");
   std::string text = fmt::format("[plan]\nname = {}\n\n[knobs]\n", toml_string("search " + search_case.workload));
   if (knobs.sm) text += "sm_mhz = \"all\"\n";
   if (knobs.mem) text += "mem_mhz = \"all\"\n";
