@@ -25,13 +25,13 @@ namespace dvfslab {
 
 // ---------------------------------------------------------------- the run's strategy
 
-// A run records its strategy as the first line of its stored plan text
+// A search records its strategy as the first line of its stored plan text
 // ("# dvfslab strategy: golden"), so the plan hash, --resume and merge tell runs of
-// different strategies apart and `report` can show a search's probes. The text is
-// returned unchanged for "grid", the plain sweep.
+// different strategies apart and `report` can show a search's probes. A plain
+// sweep (the grid) records none: sweep and study add it only for another strategy.
 std::string plan_text_with_strategy(std::string_view plan_text, std::string_view strategy);
-// The strategy a stored plan text records; "grid" when it records none.
-std::string strategy_of_plan_text(std::string_view plan_text);
+// The strategy a stored plan text records; absent for a plain sweep.
+std::optional<std::string> strategy_of_plan_text(std::string_view plan_text);
 
 // ---------------------------------------------------------------- the session
 

@@ -130,7 +130,7 @@ SweepResult run_sweep_of_plan(Gpu& gpu, const Plan& plan, const WorkloadRegistry
 void run(const SweepArguments& args) {
   strategy_from_option(args.strategy, {});  // an unknown name fails before anything is opened
   Plan plan = load_plan_file(args.plan_path);
-  plan.source_text = plan_text_with_strategy(plan.source_text, args.strategy);
+  if (args.strategy != "grid") plan.source_text = plan_text_with_strategy(plan.source_text, args.strategy);
   check_plan_programs(plan);
   SweepOptions options;
   options.allow_clock_changes = args.allow_clock_changes;

@@ -15,12 +15,11 @@ constexpr std::string_view strategy_marker = "# dvfslab strategy: ";
 }  // namespace
 
 std::string plan_text_with_strategy(std::string_view plan_text, std::string_view strategy) {
-  if (strategy == "grid") return std::string(plan_text);
   return std::string(strategy_marker) + std::string(strategy) + "\n" + std::string(plan_text);
 }
 
-std::string strategy_of_plan_text(std::string_view plan_text) {
-  if (!plan_text.starts_with(strategy_marker)) return "grid";
+std::optional<std::string> strategy_of_plan_text(std::string_view plan_text) {
+  if (!plan_text.starts_with(strategy_marker)) return std::nullopt;
   const std::string_view rest = plan_text.substr(strategy_marker.size());
   return std::string(rest.substr(0, rest.find('\n')));
 }

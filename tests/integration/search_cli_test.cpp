@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -176,6 +178,23 @@ TEST_F(SearchCliTest, ResumeAfterAKillReusesTheStoredProbesAndEndsAtTheSameOptim
   }
   EXPECT_LT(got["gpu_seconds"].get<double>(), expected["gpu_seconds"].get<double>())
       << "the two stored probes were not measured again";
+}
+
+TEST_F(SearchCliTest, ReportNumbersTheProbesOfASearchInTheOrderMeasured) {
+  std::vector<std::string> arguments = sim_search();
+  arguments[9] = "4";  // --budget 4
+  ASSERT_EQ(search(arguments).exit_code, 0);
+  const auto report = testing::run_dvfslab({"report", (dir_ / "db.sqlite").string(), "-o", (dir_ / "r.html").string()});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  std::ifstream in(dir_ / "r.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto table = html.find("<table class=\"probes\">");
+  ASSERT_NE(table, std::string::npos) << "the probes table";
+  const std::string probes = html.substr(table, html.find("</table>", table) - table);
+  for (const char* order : {"<td>1</td>", "<td>2</td>", "<td>3</td>", "<td>4</td>"})
+    EXPECT_NE(probes.find(order), std::string::npos) << order << "\n" << probes;
+  // Points in setting order (the default's 1245 MHz first, then 150, 142, 135 MHz), numbered as measured.
+  EXPECT_NE(html.find("\"probe\":[1,4,3,2]"), std::string::npos) << "the charts' probe column";
 }
 
 TEST_F(SearchCliTest, SweepAndStudyRefuseAnUnknownStrategyWithExit2) {
