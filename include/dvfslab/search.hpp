@@ -1,10 +1,10 @@
 #pragma once
-// A search: the optimum of one plan's cases found by a named strategy
+// A search: the optimum of a plan's cases found by a named strategy
 // (dvfslab/strategy.hpp) in a few probes instead of the whole grid, run by
 // run_sweep like any sweep (guard, journal, store, resume). `dvfslab search` and
-// `sweep --strategy` wrap the named strategy in a SearchSession, which adds what
-// every search needs whatever the strategy: the baseline, the budget, the settings a
-// replayed table holds, and a shard of the cases (docs/search.md).
+// `sweep --strategy` wrap the named strategy in a SearchSession, which holds it to
+// what the command line promises whatever the strategy: the settings a replayed
+// table holds, and a hard stop at the budget (docs/search.md).
 //
 //   SearchSession session(make_strategy("golden", options), limits, gpu.clock());
 //   SweepResult result = run_sweep(gpu, plan, registry, store, sweep_options, progress, session);
@@ -36,7 +36,7 @@ std::optional<std::string> strategy_of_plan_text(std::string_view plan_text);
 // ---------------------------------------------------------------- the session
 
 struct SearchLimits {
-  // Distinct settings measured per run, each case's default setting included.
+  // Distinct settings measured per run, the default setting included.
   std::optional<int> budget_points;
   // GPU seconds (on the GPU's clock) after which no further point is started.
   std::optional<double> budget_seconds;
@@ -49,10 +49,9 @@ class SearchSession final : public SearchStrategy {
   SearchSession(std::unique_ptr<SearchStrategy> inner, SearchLimits limits, const Clock& clock);
 
   std::string name() const override { return inner_->name(); }
-  // One point at a time: each case's default setting first (when the plan includes
-  // it), then the inner strategy's points, until it is done or a budget is spent.
-  // The inner strategy sees only its own outcomes and the allowed settings; with a
-  // shard, only the shard's cases (case i belongs to shard i mod N).
+  // The inner strategy's points one at a time, until it is done or a budget is
+  // spent (a point already measured is always allowed). The inner strategy is
+  // offered only the allowed settings and sees every outcome.
   std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) override;
 
   // Every outcome of the run so far, in measuring order.
@@ -61,7 +60,7 @@ class SearchSession final : public SearchStrategy {
   bool stopped_by_budget() const { return stopped_by_budget_; }
 
  private:
-  SearchSpace inner_space(const SearchSpace& space) const;
+  SearchSpace allowed_space(const SearchSpace& space) const;
   bool within_budget(const ScheduledPoint& next) const;
 
   std::unique_ptr<SearchStrategy> inner_;
@@ -69,9 +68,7 @@ class SearchSession final : public SearchStrategy {
   const Clock& clock_;
   std::optional<double> started_at_;
   std::vector<PointOutcome> outcomes_;
-  std::size_t baseline_count_ = 0;
   std::vector<ScheduledPoint> queued_;
-  bool started_ = false;
   bool stopped_by_budget_ = false;
 };
 

@@ -80,8 +80,7 @@ SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan, co
 
   StrategyOptions strategy_options;
   strategy_options.objective = args.objective;
-  // The session measures the default itself: the strategy's share is one less.
-  if (args.budget_points) strategy_options.budget_points = *args.budget_points - 1;
+  strategy_options.budget_points = args.budget_points;
   strategy_options.budget_seconds = args.budget_seconds;
   strategy_options.seed = plan.measure.seed;
   SearchLimits limits{args.budget_points, args.budget_seconds, {}};

@@ -1,6 +1,6 @@
-// The search session: what every named strategy's run needs around the strategy
-// itself (the baseline first, the budget, the allowed settings, a shard of the
-// cases), and the strategy a run records in its plan text.
+// The search session: what the command line promises around any named strategy
+// (the allowed settings, a hard stop at the budget), and the strategy a run
+// records in its plan text.
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -27,25 +27,15 @@ std::optional<std::string> strategy_of_plan_text(std::string_view plan_text) {
 SearchSession::SearchSession(std::unique_ptr<SearchStrategy> inner, SearchLimits limits, const Clock& clock)
     : inner_(std::move(inner)), limits_(std::move(limits)), clock_(clock) {}
 
-SearchSpace SearchSession::inner_space(const SearchSpace& space) const {
-  SearchSpace inner = space;
-  inner.cases.clear();
-  for (std::size_t i = 0; i < space.cases.size(); ++i) {
-    if (static_cast<int>(i % static_cast<std::size_t>(space.shard.count)) == space.shard.index)
-      inner.cases.push_back(space.cases[i]);
-  }
-  inner.shard = {};
-  // The session measures the baseline itself; the strategy's own default points
-  // would only be reused.
-  inner.policy.include_default = false;
-  inner.policy.drift_check = false;
+SearchSpace SearchSession::allowed_space(const SearchSpace& space) const {
+  SearchSpace allowed = space;
   if (limits_.allowed) {
-    std::erase_if(inner.settings, [&](const Setting& setting) {
-      return std::any_of(inner.cases.begin(), inner.cases.end(),
+    std::erase_if(allowed.settings, [&](const Setting& setting) {
+      return std::any_of(space.cases.begin(), space.cases.end(),
                          [&](const Case& workload_case) { return !limits_.allowed(workload_case, setting); });
     });
   }
-  return inner;
+  return allowed;
 }
 
 bool SearchSession::within_budget(const ScheduledPoint& next) const {
@@ -62,18 +52,9 @@ bool SearchSession::within_budget(const ScheduledPoint& next) const {
 std::vector<ScheduledPoint> SearchSession::propose(const SearchSpace& space,
                                                    std::span<const PointOutcome> measured) {
   outcomes_.assign(measured.begin(), measured.end());
-  const SearchSpace inner = inner_space(space);
-  if (!started_) {
-    started_ = true;
-    started_at_ = clock_.now_s();
-    if (space.policy.include_default) {
-      for (const Case& workload_case : inner.cases) queued_.push_back({workload_case, Setting{}, PointRole::grid, 0});
-    }
-    baseline_count_ = queued_.size();
-  }
-  if (queued_.empty() && measured.size() >= baseline_count_) {
-    queued_ = inner_->propose(inner, measured.subspan(baseline_count_));
-  }
+  if (!started_at_) started_at_ = clock_.now_s();
+  // A strategy's batch is measured before it is asked again, as the runner would.
+  if (queued_.empty()) queued_ = inner_->propose(allowed_space(space), measured);
   if (queued_.empty()) return {};
   if (!within_budget(queued_.front())) {
     stopped_by_budget_ = true;

@@ -1,5 +1,5 @@
-// The search session around a named strategy (baseline first, budgets, allowed
-// settings, shards), the strategy recorded in a run's plan text, the probes in
+// The search session around a named strategy (one point at a time, budgets,
+// allowed settings), the strategy recorded in a run's plan text, the probes in
 // order and the confidence in the optimum.
 #include <gtest/gtest.h>
 
@@ -61,27 +61,25 @@ std::vector<PointOutcome> drive(SearchSession& session, const SearchSpace& space
 }
 
 const Case resnet{"resnet50", 32, Mode::train, Precision::fp32};
-const Case vgg{"vgg16", 32, Mode::train, Precision::fp32};
 
-TEST(SearchSession, TheDefaultComesFirstAndTheStrategySeesOnlyItsOwnOutcomes) {
+TEST(SearchSession, TheStrategysBatchIsMeasuredOnePointAtATimeBeforeItIsAskedAgain) {
   VirtualClock clock;
   auto inner = std::make_unique<EverySettingOnce>();
   EverySettingOnce& strategy = *inner;
   SearchSession session(std::move(inner), {}, clock);
   const auto outcomes = drive(session, space_of({resnet}, {sm(600), sm(900)}), clock);
-  ASSERT_EQ(outcomes.size(), 3u);
-  EXPECT_TRUE(outcomes[0].point.setting.is_default());
-  EXPECT_EQ(outcomes[1].point.setting, sm(600));
-  EXPECT_EQ(strategy.seen_outcomes, (std::vector<std::size_t>{0, 2})) << "the baseline is the session's";
-  EXPECT_EQ(session.outcomes().size(), 3u);
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes[0].point.setting, sm(600));
+  EXPECT_EQ(strategy.seen_outcomes, (std::vector<std::size_t>{0, 2})) << "asked again once both were measured";
+  EXPECT_EQ(session.outcomes().size(), 2u);
   EXPECT_FALSE(session.stopped_by_budget());
 }
 
-TEST(SearchSession, ThePointBudgetCountsTheDefaultAndStopsBeforeANewSetting) {
+TEST(SearchSession, ThePointBudgetStopsBeforeANewSetting) {
   VirtualClock clock;
-  SearchSession session(std::make_unique<EverySettingOnce>(), {3, std::nullopt, {}}, clock);
+  SearchSession session(std::make_unique<EverySettingOnce>(), {2, std::nullopt, {}}, clock);
   const auto outcomes = drive(session, space_of({resnet}, {sm(600), sm(900), sm(1200)}), clock);
-  EXPECT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes.size(), 2u);
   EXPECT_TRUE(session.stopped_by_budget());
 }
 
@@ -102,19 +100,6 @@ TEST(SearchSession, TheStrategyIsOfferedOnlyTheAllowedSettings) {
   SearchSession session(std::move(inner), limits, clock);
   drive(session, space_of({resnet}, {sm(600), sm(900), sm(1200)}), clock);
   EXPECT_EQ(strategy.seen_settings, (std::vector<Setting>{sm(600), sm(1200)}));
-}
-
-TEST(SearchSession, AShardSearchesCaseIModN) {
-  VirtualClock clock;
-  auto inner = std::make_unique<EverySettingOnce>();
-  EverySettingOnce& strategy = *inner;
-  SearchSession session(std::move(inner), {}, clock);
-  SearchSpace space = space_of({resnet, vgg}, {sm(600)});
-  space.shard = Shard{1, 2};
-  const auto outcomes = drive(session, space, clock);
-  EXPECT_EQ(strategy.seen_cases, (std::vector<Case>{vgg}));
-  ASSERT_EQ(outcomes.size(), 2u);
-  EXPECT_EQ(outcomes[0].point.workload_case, vgg);
 }
 
 TEST(SearchPlanText, TheStrategyIsRecordedOnTheFirstLineAndAPlanWithoutOneIsTheGrid) {
