@@ -14,9 +14,9 @@ constexpr double prior_relative_noise = 0.01;
 // Windows a setting may get beyond the plan's most before it is no longer measured
 // again to settle a comparison.
 constexpr int extra_windows = 3;
-// Two settings whose confidence intervals overlap and together span less than this
-// share of their value are not measured again: a search that aims within 1 % of the
-// optimum lets their means decide.
+// Two settings whose difference is uncertain are not measured again when choosing
+// the lower mean can cost less than this share of the value: a search that aims
+// within 1 % of the optimum lets their means decide.
 constexpr double resolution = 0.01;
 
 bool objective_uses_time(const Objective& objective) { return objective.kind != Objective::Kind::energy; }
@@ -106,11 +106,12 @@ Comparison CaseEvidence::compare(const Setting& a, const Setting& b) {
   if (!first.value) return Comparison::greater;
   if (!second.value) return Comparison::less;
   const double difference = *first.value - *second.value;
-  if (std::abs(difference) > half_width(first) + half_width(second))
-    return difference < 0 ? Comparison::less : Comparison::greater;
-  // The intervals overlap. Unless they are already narrow enough not to matter, the
-  // less certain one is measured again before either is trusted; then the means decide.
-  if (half_width(first) + half_width(second) > resolution * std::min(*first.value, *second.value)) {
+  const double uncertainty = difference_half_width(first, second);
+  if (std::abs(difference) > uncertainty) return difference < 0 ? Comparison::less : Comparison::greater;
+  // The difference's interval holds zero. Unless the lower mean could be worse than
+  // the other by less than the resolution anyway, the less certain one is measured
+  // again before either is trusted; then the means decide.
+  if (uncertainty - std::abs(difference) > resolution * std::min(*first.value, *second.value)) {
     const bool first_less_certain = first.energy_per_item_j.size() <= second.energy_per_item_j.size();
     const Reading& again = first_less_certain ? first : second;
     const Reading& other = first_less_certain ? second : first;
@@ -153,10 +154,14 @@ double CaseEvidence::relative_noise() const {
   return std::sqrt(squares / degrees_of_freedom);
 }
 
-// About 95 % of a mean of n windows, with the case's pooled noise.
-double CaseEvidence::half_width(const Reading& reading) const {
-  const double windows = static_cast<double>(reading.energy_per_item_j.size());
-  return 2.0 * relative_noise() * std::abs(reading.value.value_or(0)) / std::sqrt(windows);
+// About 95 % of the difference of two means of n windows each, with the case's
+// pooled noise: their intervals "overlap" when it holds zero.
+double CaseEvidence::difference_half_width(const Reading& a, const Reading& b) const {
+  const auto variance = [](const Reading& reading) {
+    const double value = reading.value.value_or(0);
+    return value * value / static_cast<double>(reading.energy_per_item_j.size());
+  };
+  return 2.0 * relative_noise() * std::sqrt(variance(a) + variance(b));
 }
 
 bool CaseEvidence::may_measure_again(const Reading& reading) const {

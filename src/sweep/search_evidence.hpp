@@ -46,9 +46,10 @@ class CaseEvidence {
   // The setting's reading; throws ProbeNeeded when it was not measured yet, or
   // BudgetSpent when the budget allows no new setting.
   const Reading& look(const Setting& setting);
-  // a against b under the objective. Where their confidence intervals overlap, the
-  // one with fewer windows is measured again (ProbeNeeded) until the intervals are
-  // narrow, both reached the window cap or the budget is spent; then the means decide
+  // a against b under the objective. Where their confidence intervals overlap (the
+  // difference's holds zero), the one with fewer windows is measured again
+  // (ProbeNeeded) until the lower mean is within the resolution of the other at
+  // worst, both reached the window cap or the budget is spent; then the means decide
   // (a tie only when equal).
   Comparison compare(const Setting& a, const Setting& b);
   bool known(const Setting& setting) const { return readings_.count(setting) > 0; }
@@ -62,7 +63,7 @@ class CaseEvidence {
   double relative_noise() const;
 
  private:
-  double half_width(const Reading& reading) const;
+  double difference_half_width(const Reading& a, const Reading& b) const;
   bool may_measure_again(const Reading& reading) const;
   double seconds_spent() const;
 
