@@ -1,12 +1,19 @@
-// auto: the default search, chosen by the benchmark (docs/search.md): golden-section
-// along each knob with the descent verified along the whole line, then coordinate
-// descents over the other knobs.
+// auto: the default search, chosen by the benchmark (docs/search.md). Along a knob:
+// a short line is measured whole (golden-section would measure most of it anyway,
+// and this assumes nothing of its shape); a longer one by golden-section with the
+// descent verified along the whole line. Then the contenders race: every measured
+// setting of the line too close to the best to call is measured again. Over several
+// knobs: coordinate descents, then diagonal steps, to a local minimum of the grid.
 #include "sweep/search_lines.hpp"
 #include "sweep/search_replay.hpp"
 #include "sweep/search_strategies.hpp"
 
 namespace dvfslab::search_detail {
 namespace {
+
+// Golden-section with its final descent measures five settings of a line or more: on
+// a line this short, measuring all of it costs at most two more.
+constexpr std::size_t short_line = 7;
 
 class AutoStrategy final : public ReplayStrategy {
  public:
@@ -15,13 +22,14 @@ class AutoStrategy final : public ReplayStrategy {
 
  protected:
   void search(CaseEvidence& evidence, const KnobGrid& grid) const override {
-    const LineSearch golden = [](CaseEvidence& e, const Line& line, std::size_t) {
-      return golden_section(e, line, true);
+    const LineSearch first = [](CaseEvidence& e, const Line& line, std::size_t) {
+      const std::size_t found = line.size() <= short_line ? measure_line(e, line) : golden_section(e, line, true);
+      return race(e, line, found);
     };
     const LineSearch descent = [](CaseEvidence& e, const Line& line, std::size_t start) {
-      return descend(e, line, start, 0, line.size() - 1);
+      return race(e, line, descend(e, line, start, 0, line.size() - 1));
     };
-    coordinate_search(evidence, grid, golden, descent);
+    coordinate_search(evidence, grid, first, descent, true);
   }
 };
 

@@ -58,6 +58,7 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
       auto& [sum, count] = throughput[outcome.point.setting];
       sum += *outcome.items_per_s;
       ++count;
+      ++reading.throughput_windows;
     }
     if (outcome.mean_power_w) {
       auto& [sum, count] = power[outcome.point.setting];
@@ -83,14 +84,23 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
     // carries energy only): look() measures it again.
     if (objective_uses_time(objective_) && reading.items_per_s <= 0) continue;
     reading.value = objective_value(objective_, point, baseline.value_or(point));
+    // Time and power are taken to be as noisy as energy (the pooled noise).
+    const double uncertainty = 2.0 * relative_noise() / std::sqrt(std::max(1, reading.throughput_windows));
+    const auto scaled = [&](double factor) {
+      PointSummary changed = point;
+      changed.time_per_iteration_s.mean *= factor;
+      changed.mean_power_w.mean *= factor;
+      return objective_value(objective_, changed, baseline.value_or(point)).has_value();
+    };
+    reading.borderline = scaled(1 - uncertainty) != scaled(1 + uncertainty);
   }
 }
 
 const Reading& CaseEvidence::look(const Setting& setting) {
   const auto it = readings_.find(setting);
   if (it != readings_.end()) {
-    if (objective_uses_time(objective_) && it->second.items_per_s <= 0 && may_measure_again(it->second))
-      throw ProbeNeeded{setting};
+    const bool unjudged = objective_uses_time(objective_) && it->second.items_per_s <= 0;
+    if ((unjudged || it->second.borderline) && may_measure_again(it->second)) throw ProbeNeeded{setting};
     return it->second;
   }
   if (options_.budget_points && static_cast<int>(readings_.size()) >= *options_.budget_points) throw BudgetSpent{};

@@ -33,7 +33,11 @@ struct Reading {
   double items_per_s = 0;                 // mean over the outcomes' last windows
   double mean_power_w = 0;
   int proposals = 0;            // times the setting was proposed in this run
+  int throughput_windows = 0;   // outcomes that carried a throughput
   std::optional<double> value;  // the objective's; absent: violates its constraint
+  // Within the noise of the objective's constraint: a little faster or slower (or
+  // less or more power) would change whether it is feasible.
+  bool borderline = false;
 };
 
 enum class Comparison { less, greater, tie, both_infeasible };
@@ -43,8 +47,9 @@ class CaseEvidence {
   CaseEvidence(const Case& workload_case, std::span<const PointOutcome> measured, const Objective& objective,
                const MeasurePolicy& policy, const StrategyOptions& options);
 
-  // The setting's reading; throws ProbeNeeded when it was not measured yet, or
-  // BudgetSpent when the budget allows no new setting.
+  // The setting's reading; throws ProbeNeeded when it was not measured yet (or is
+  // borderline on the constraint and may be measured again), or BudgetSpent when
+  // the budget allows no new setting.
   const Reading& look(const Setting& setting);
   // a against b under the objective. Where their confidence intervals overlap (the
   // difference's holds zero), the one with fewer windows is measured again

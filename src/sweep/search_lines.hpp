@@ -28,9 +28,18 @@ std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start,
 // best so far (or was infeasible) without a new best in between.
 std::size_t scan_down(CaseEvidence& evidence, const Line& line, int rises);
 
+// Every setting of the line from the top down, each compared with the best so far.
+std::size_t measure_line(CaseEvidence& evidence, const Line& line);
+
+// Compares every measured setting of the line with `best` (measuring again where
+// they are too close to call) and returns the winner.
+std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best);
+
 // Knob by knob from the top setting: `first_pass` along each knob through the
 // incumbent, then `later_passes` until a whole pass leaves the incumbent where it is.
+// With `diagonals`, a better diagonal neighbour (two knobs one step each) then moves
+// the incumbent and the passes continue: a local minimum of the grid's 8-neighbourhood.
 Setting coordinate_search(CaseEvidence& evidence, const KnobGrid& grid, const LineSearch& first_pass,
-                          const LineSearch& later_passes);
+                          const LineSearch& later_passes, bool diagonals = false);
 
 }  // namespace dvfslab::search_detail

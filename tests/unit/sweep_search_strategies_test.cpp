@@ -176,6 +176,15 @@ TEST(SearchStrategies, ASlowdownLimitExcludesTooSlowSettingsAndTheOptimumIsTheBe
   }
 }
 
+TEST(SearchStrategies, AutoMeasuresAShortLineWholeSoASecondValleyIsNotMissed) {
+  // Two valleys: a local one at 690 MHz and the deeper one at the lowest clock.
+  const std::map<int, double> energy = {{600, 0.95}, {630, 1.05}, {660, 1.10}, {690, 1.00}, {720, 1.02}, {750, 1.04}};
+  const auto curve = [&](const Setting& setting) {
+    return Truth{setting.is_default() ? 1.2 : energy.at(*setting.sm_mhz), 1.0};
+  };
+  EXPECT_EQ(sm_of(run_search("auto", sm_clocks(6), curve).best), 600);
+}
+
 TEST(SearchStrategies, ScanStopsThreeRisesPastTheBest) {
   // Top 1200 down to the floor at 1050 (6 settings), then three rises: 9 settings
   // and the default.
