@@ -86,7 +86,7 @@ TEST(SearchSession, ThePointBudgetStopsBeforeANewSetting) {
 TEST(SearchSession, TheSecondsBudgetStartsNoPointAfterItIsSpent) {
   VirtualClock clock;
   SearchSession session(std::make_unique<EverySettingOnce>(), {std::nullopt, 2.5, {}}, clock);
-  const auto outcomes = drive(session, space_of({resnet}, {sm(600), sm(900), sm(1200)}), clock);
+  const auto outcomes = drive(session, space_of({resnet}, {sm(600), sm(900), sm(1200), sm(1500)}), clock);
   EXPECT_EQ(outcomes.size(), 3u) << "started at 0, 1 and 2 s; not at 3 s";
   EXPECT_TRUE(session.stopped_by_budget());
 }
