@@ -158,18 +158,22 @@ TEST_F(SearchCliTest, EveryBadOptionIsOneLineWithItsExitCodeAndLeavesNoDatabase)
 }
 
 TEST_F(SearchCliTest, ResumeAfterAKillReusesTheStoredProbesAndEndsAtTheSameOptimum) {
-  const auto whole = search(sim_search(), "whole.sqlite");
+  // The default strategy, adaptive: the resumed search must choose the same probes.
+  const std::vector<std::string> adaptive = {"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--json"};
+  const auto whole = search(adaptive, "whole.sqlite");
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  const auto killed = search(sim_search(), "resumed.sqlite", {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "2"}});
+  const auto killed = search(adaptive, "resumed.sqlite", {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "3"}});
   ASSERT_EQ(killed.exit_code, 128 + 9) << killed.err;
-  std::vector<std::string> resume = sim_search();
+  std::vector<std::string> resume = adaptive;
   resume.push_back("--resume");
   const auto resumed = search(resume, "resumed.sqlite");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   const auto expected = nlohmann::json::parse(whole.out), got = nlohmann::json::parse(resumed.out);
   EXPECT_TRUE(got["resumed"].get<bool>());
   EXPECT_EQ(got["run_id"], 1) << "the killed run continued";
-  EXPECT_EQ(got["optimum"], expected["optimum"]);
+  EXPECT_EQ(got["optimum"]["sm_mhz"], expected["optimum"]["sm_mhz"]);
+  const double optimum_energy = expected["optimum"]["energy_per_item_j"].get<double>();
+  EXPECT_NEAR(got["optimum"]["energy_per_item_j"].get<double>(), optimum_energy, optimum_energy * 1e-9);
   ASSERT_EQ(got["probes"].size(), expected["probes"].size());
   for (std::size_t i = 0; i < got["probes"].size(); ++i) {
     EXPECT_EQ(got["probes"][i]["sm_mhz"], expected["probes"][i]["sm_mhz"]) << i;
@@ -177,7 +181,33 @@ TEST_F(SearchCliTest, ResumeAfterAKillReusesTheStoredProbesAndEndsAtTheSameOptim
     EXPECT_NEAR(got["probes"][i]["energy_per_item_j"].get<double>(), energy, energy * 1e-9) << i;
   }
   EXPECT_LT(got["gpu_seconds"].get<double>(), expected["gpu_seconds"].get<double>())
-      << "the two stored probes were not measured again";
+      << "the three stored probes were not measured again";
+}
+
+TEST_F(SearchCliTest, TheDefaultStrategyIsAutoAndNeedsFewerProbesThanTheClocks) {
+  const auto result = search({"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["strategy"], "auto");
+  EXPECT_LE(json["probes"].size(), 20u) << "the V100 has over 180 core clocks";
+  EXPECT_FALSE(json["optimum"]["is_default"].get<bool>()) << "the simulated V100 saves energy below its default clock";
+}
+
+TEST_F(SearchCliTest, SweepWithAStrategySearchesOnlyItsShardsCasesAndSaysWhichStrategy) {
+  std::ofstream(dir_ / "plan.toml") << "[plan]\nname = \"two cases\"\n[knobs]\nsm_mhz = { count = 9 }\n[[cases]]\n"
+                                       "workloads = [\"resnet50\", \"alexnet\"]\nbatch_sizes = [32]\n"
+                                       "[measure]\nwarmup_iterations = 1\ndrift_check = false\n";
+  const auto result = testing::run_dvfslab({"sweep", (dir_ / "plan.toml").string(), "--device", "sim:v100",
+                                            "--strategy", "golden", "--shard", "2/2", "--db",
+                                            (dir_ / "db.sqlite").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("strategy golden"), std::string::npos) << result.out;
+  const auto analysis = testing::run_dvfslab({"analyze", (dir_ / "db.sqlite").string(), "--json", "--points"});
+  ASSERT_EQ(analysis.exit_code, 0) << analysis.err;
+  const auto json = nlohmann::json::parse(analysis.out);
+  ASSERT_EQ(json["cases"].size(), 1u) << "case 2 of 2 only";
+  EXPECT_NE(json["cases"][0].dump().find("alexnet"), std::string::npos);
+  EXPECT_LT(json["cases"][0]["points"].size(), 10u) << "golden measures fewer than the 9 clocks and the default";
 }
 
 TEST_F(SearchCliTest, ReportNumbersTheProbesOfASearchInTheOrderMeasured) {
