@@ -227,6 +227,17 @@ TEST_F(SearchCliTest, ReportNumbersTheProbesOfASearchInTheOrderMeasured) {
   EXPECT_NE(html.find("\"probe\":[1,4,3,2]"), std::string::npos) << "the charts' probe column";
 }
 
+TEST_F(SearchCliTest, StudyWithAStrategyFindsAnOptimumForEveryCase) {
+  const auto result = testing::run_dvfslab(
+      {"study", "--device", "sim:v100", "--strategy", "auto", "--out", (dir_ / "study").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("core clock swept by strategy auto"), std::string::npos) << result.out;
+  std::ifstream in(dir_ / "study" / "analysis.json");
+  const auto analysis = nlohmann::json::parse(in);
+  ASSERT_GE(analysis["cases"].size(), 4u);
+  for (const auto& study_case : analysis["cases"]) EXPECT_FALSE(study_case["optimum"].is_null()) << study_case;
+}
+
 TEST_F(SearchCliTest, SweepAndStudyRefuseAnUnknownStrategyWithExit2) {
   for (const std::vector<std::string>& arguments :
        {std::vector<std::string>{"sweep", "plan.toml", "--strategy", "no-such"},
