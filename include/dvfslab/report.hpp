@@ -2,6 +2,7 @@
 // Presenting an analysis: aligned terminal tables and the self-contained HTML report.
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct HtmlReportOptions {
   std::span<const ResultRow> raw_rows;
   // How many rows the analysis read, to say "N of M" over the raw rows.
   std::size_t measured_rows = 0;
+  // The settings a search probed, per case, with the order it first measured them
+  // (1 = first): numbered on the charts' points and listed under the case table.
+  std::map<std::pair<CaseKey, Setting>, int> probe_order;
 };
 inline constexpr std::size_t max_report_raw_rows = 10'000;
 // Above this many settings in all, the page's analysis data leaves out the

@@ -47,7 +47,8 @@ std::string shard_exit_name(int shard);  // "shard-3.exit"
 struct SubmitSpec {
   std::filesystem::path dvfslab_binary;
   std::filesystem::path dir;
-  std::string command = "sweep";  // the dvfslab subcommand each shard runs
+  std::string command = "sweep";  // "sweep", or "search": the shard's sweep with `strategy`
+  std::string strategy;            // sweep --strategy; empty: the plain sweep
   int shards = 1;
   std::string partition, gres, time_limit, account, constraint;  // empty: Slurm's default
   std::string device;                                            // empty: the plan's devices
@@ -56,7 +57,8 @@ struct SubmitSpec {
 
 // The array job: task i (SLURM_ARRAY_TASK_ID, 1..shards) runs shard i/shards of
 // DIR/plan.toml into DIR/shard-i.sqlite with --resume, logs to DIR/shard-i.log and
-// leaves its exit status in DIR/shard-i.exit.
+// leaves its exit status in DIR/shard-i.exit. A search shard runs `dvfslab sweep
+// --strategy` on its cases (case c belongs to shard c mod N).
 std::string array_script(const SubmitSpec& spec);
 // The merge job: every shard database into DIR/merged.sqlite.
 std::string merge_script(const SubmitSpec& spec);

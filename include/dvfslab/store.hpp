@@ -147,12 +147,15 @@ class Store {
   // Every grid point's measurement as analysis sees it (drift checks left out), by
   // run, then order index.
   std::vector<ResultRow> result_rows();
+  // The same for one run.
+  std::vector<ResultRow> result_rows(std::int64_t run_id);
 
   // For the store's own modules (import, merge, export).
   store_detail::Connection& connection() { return *connection_; }
 
  private:
   Store(const std::filesystem::path& path, bool read_only);
+  std::vector<ResultRow> result_rows_where(std::optional<std::int64_t> run_id);
 
   std::filesystem::path path_;
   bool read_only_ = false;

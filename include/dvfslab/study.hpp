@@ -43,6 +43,7 @@ struct StudyOptions {
   std::filesystem::path state_dir;  // ClockGuard's; empty = default
   OpenOptions open;                 // NVML library, read-only mode
   WorkloadOptions workload_options;
+  std::string strategy = "grid";  // a registered strategy (dvfslab/strategy.hpp); grid measures every point
 };
 
 struct StudyOutcome {

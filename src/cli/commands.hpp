@@ -14,6 +14,7 @@ void add_import_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_search_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 void add_slurm_command(CLI::App& app);
 

@@ -1,5 +1,6 @@
 // `dvfslab report`: the self-contained HTML report of a database.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/output_file.hpp"
 #include "dvfslab/report.hpp"
+#include "dvfslab/search.hpp"
+#include "dvfslab/store.hpp"
 
 namespace dvfslab::cli {
 namespace {
@@ -22,6 +25,29 @@ struct ReportOptions {
   std::size_t raw_rows = 0;
 };
 
+// The settings each search run of a database probed, numbered in the order it first
+// measured them; none for a sweep table or plain sweeps.
+std::map<std::pair<CaseKey, Setting>, int> search_probe_order(const std::filesystem::path& input) {
+  std::map<std::pair<CaseKey, Setting>, int> order;
+  if (input.extension() == ".csv") return order;
+  Store store = Store::open_existing(input);
+  std::map<std::int64_t, RunInfo> searches;
+  for (RunInfo& run : store.runs()) {
+    if (strategy_of_plan_text(run.plan_text)) searches.emplace(run.id, std::move(run));
+  }
+  if (searches.empty()) return order;
+  std::map<std::pair<std::int64_t, Case>, int> probes_of_case;
+  for (const StoredMeasurement& stored : store.measurements()) {
+    const auto run = searches.find(stored.run_id);
+    if (run == searches.end() || stored.point.role != RecordRole::grid) continue;
+    const Case& workload_case = stored.point.point.workload_case;
+    const CaseKey key{run->second.source, run->second.gpu.name, run->second.gpu.simulated, workload_case};
+    if (order.count({key, stored.point.point.setting})) continue;
+    order[{key, stored.point.point.setting}] = ++probes_of_case[{stored.run_id, workload_case}];
+  }
+  return order;
+}
+
 void run_report(const ReportOptions& options) {
   // Opened first, so that an output over the input is refused before any work.
   OutputFile output(options.output, input_files(options.input));
@@ -31,7 +57,9 @@ void run_report(const ReportOptions& options) {
   // Only the rows the page shows are kept while it is written.
   rows.resize(std::min(rows.size(), options.raw_rows));
   rows.shrink_to_fit();
-  output.stream() << render_html_report(analysis, {.raw_rows = rows, .measured_rows = measured_rows});
+  output.stream() << render_html_report(analysis, {.raw_rows = rows,
+                                                   .measured_rows = measured_rows,
+                                                   .probe_order = search_probe_order(options.input)});
   output.commit();
   fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
 }

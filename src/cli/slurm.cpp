@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
 #include "cli/slurm_commands.hpp"
+#include "cli/strategy_option.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
@@ -27,6 +28,7 @@ struct SubmitArguments {
   std::string plan_path;
   int shards = 0;
   std::string command = "sweep";
+  std::string strategy;
   std::string partition, gres, time_limit, account, constraint, device;
   std::string out;
   std::string dvfslab_binary;
@@ -96,6 +98,9 @@ void run_submit(const SubmitArguments& args) {
   }
   slurm::SubmitSpec spec;
   spec.command = args.command;
+  spec.strategy = args.strategy;
+  if (spec.command == "search" && spec.strategy.empty()) spec.strategy = default_strategy_name();
+  if (!spec.strategy.empty()) strategy_from_option(spec.strategy, {});  // fail here, not on the nodes
   spec.shards = args.shards;
   spec.partition = args.partition;
   spec.gres = args.gres;
@@ -118,8 +123,16 @@ void run_submit(const SubmitArguments& args) {
 
   // The shards would fail on a plan the sweep refuses: find out now, not on the nodes.
   const Plan plan = load_plan_file(args.plan_path);
-  if (const auto points = count_points(plan, args.device);
-      points && static_cast<std::size_t>(args.shards) > *points) {
+  if (spec.command == "search") {
+    // A search shard takes whole cases (case c in shard c mod N).
+    const std::size_t cases = expand_cases(plan).size();
+    if (static_cast<std::size_t>(args.shards) > cases) {
+      throw UsageError(fmt::format("--shards {}: a search shard takes whole cases and the plan has only {}; give "
+                                   "at most {}",
+                                   args.shards, cases, cases));
+    }
+  } else if (const auto points = count_points(plan, args.device);
+             points && static_cast<std::size_t>(args.shards) > *points) {
     throw UsageError(
         fmt::format("--shards {}: the plan has only {} points (case × setting), so some shards would "
                     "have nothing to measure; give at most {}",
@@ -187,9 +200,14 @@ void add_slurm_command(CLI::App& app) {
   submit->add_option("PLAN", args->plan_path, "The plan file (docs/plans.md)")->required();
   submit->add_option("--shards", args->shards, "N: the number of shards (array tasks)")->required();
   submit
-      ->add_option("--command", args->command, "The dvfslab subcommand each shard runs (only sweep for now)")
-      ->check(CLI::IsMember({"sweep"}))
+      ->add_option("--command", args->command,
+                   "What each shard runs: sweep (every point of its shard) or search (each of its cases' "
+                   "optimum, by --strategy)")
+      ->check(CLI::IsMember({"sweep", "search"}))
       ->capture_default_str();
+  submit->add_option("--strategy", args->strategy,
+                     strategy_help() + " Passed to each shard's sweep; --command search defaults to " +
+                         default_strategy_name());
   submit->add_option("--partition", args->partition, "Slurm partition (sbatch --partition)");
   submit->add_option("--gres", args->gres,
                      "Generic resources per shard, e.g. gpu:1 or gpu:a100:1 (sbatch --gres)");

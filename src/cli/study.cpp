@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
 #include "cli/progress.hpp"
+#include "cli/strategy_option.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
@@ -22,6 +23,7 @@ struct StudyArguments {
   std::string out_dir = "out/study";
   bool allow_clock_changes = false;
   bool print_plan = false;
+  std::string strategy = "grid";
 };
 
 void print_plan(const StudyArguments& args) {
@@ -35,6 +37,7 @@ void print_plan(const StudyArguments& args) {
 }
 
 void run(const StudyArguments& args) {
+  strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
   if (args.print_plan) return print_plan(args);
   const auto started = std::chrono::steady_clock::now();
   StudyOptions options;
@@ -43,6 +46,7 @@ void run(const StudyArguments& args) {
   options.allow_clock_changes = args.allow_clock_changes;
   options.state_dir = state_dir();
   options.open = open_options();
+  options.strategy = args.strategy;
   const WorkloadRegistry registry = make_default_workload_registry();
   auto progress = make_stderr_progress_reporter();
   const auto notice = [](const std::string& text) { fmt::print(stderr, "dvfslab study: {}\n", text); };
@@ -51,8 +55,9 @@ void run(const StudyArguments& args) {
 
   fmt::print("{}", format_analysis_tables(outcome.analysis));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  fmt::print("\nStudy on {}{}: {}\n", outcome.gpu.name, outcome.gpu.simulated ? " (SIMULATED)" : "",
-             outcome.default_only_because ? "default setting only" : "core clock swept");
+  fmt::print("\nStudy on {}{}: {}{}\n", outcome.gpu.name, outcome.gpu.simulated ? " (SIMULATED)" : "",
+             outcome.default_only_because ? "default setting only" : "core clock swept",
+             args.strategy == "grid" ? "" : " by strategy " + args.strategy);
   if (!outcome.reused_finished_run) {
     fmt::print("  {} points measured ({} windows) in {:.1f} s{}\n", outcome.sweep.points_measured,
                outcome.sweep.measurements, seconds,
@@ -89,6 +94,11 @@ void add_study_command(CLI::App& app) {
                     "Sweep the clocks of a real GPU (needs root or clock-control permission; everything is "
                     "restored afterwards). Without it a real GPU is measured at its default setting only; "
                     "simulated GPUs are always swept");
+  command
+      ->add_option("--strategy", args->strategy,
+                   strategy_help() + " With another strategy than grid, each case's optimum is searched; give "
+                                     "it its own --out")
+      ->capture_default_str();
   command->add_flag("--print-plan", args->print_plan,
                     "Print the built-in plan (TOML) for the device and exit, to adapt it for dvfslab sweep");
   command->callback([args] { run(*args); });

@@ -11,12 +11,14 @@
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
 #include "cli/progress.hpp"
+#include "cli/strategy_option.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/replay.hpp"
+#include "dvfslab/search.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
 
@@ -31,6 +33,7 @@ struct SweepArguments {
   std::string shard;
   bool resume = false;
   bool dry_run = false;
+  std::string strategy = "grid";
 };
 
 void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const SweepOptions& options) {
@@ -94,19 +97,40 @@ void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule) {
 
 void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const WorkloadRegistry& registry,
                     std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options);
+// A strategy other than the grid runs in a SearchSession: the baseline first, and
+// on a replayed table only the settings it holds.
+SweepResult run_with_strategy(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
+                              const SweepOptions& options, ProgressReporter& progress,
+                              const std::string& strategy) {
+  if (strategy == "grid") return run_sweep(gpu, plan, registry, store, options, progress);
+  StrategyOptions strategy_options;
+  strategy_options.seed = plan.measure.seed;
+  SearchLimits limits;
+  if (is_replay_gpu(gpu)) {
+    limits.allowed = [&gpu](const Case& workload_case, const Setting& setting) {
+      return replay_holds(gpu, workload_case.workload, setting);
+    };
+  }
+  SearchSession session(strategy_from_option(strategy, strategy_options), limits, gpu.clock());
+  return run_sweep(gpu, plan, registry, store, options, progress, session);
+}
+
 // A command that vanished (or lost its execute bit) after the plan was checked is
 // still a plan error: 126 and 127 are `measure`'s codes for its own program.
 SweepResult run_sweep_of_plan(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
-                              const SweepOptions& options, ProgressReporter& progress) {
+                              const SweepOptions& options, ProgressReporter& progress,
+                              const std::string& strategy) {
   try {
-    return run_sweep(gpu, plan, registry, store, options, progress);
+    return run_with_strategy(gpu, plan, registry, store, options, progress, strategy);
   } catch (const CommandStartError& e) {
     throw ConfigError(fmt::format("{}: {}", plan.source_name, e.what()));
   }
 }
 
 void run(const SweepArguments& args) {
-  const Plan plan = load_plan_file(args.plan_path);
+  strategy_from_option(args.strategy, {});  // an unknown name fails before anything is opened
+  Plan plan = load_plan_file(args.plan_path);
+  if (args.strategy != "grid") plan.source_text = plan_text_with_strategy(plan.source_text, args.strategy);
   check_plan_programs(plan);
   SweepOptions options;
   options.allow_clock_changes = args.allow_clock_changes;
@@ -123,11 +147,16 @@ void run(const SweepArguments& args) {
   std::vector<Schedule> schedules;
   for (auto& gpu : gpus) {
     schedules.push_back(prepare_sweep(*gpu, plan, registry, options));
-    if (is_replay_gpu(*gpu)) check_table_holds_every_point(*gpu, schedules.back());
+    if (is_replay_gpu(*gpu) && args.strategy == "grid") check_table_holds_every_point(*gpu, schedules.back());
     if (!args.dry_run) check_sweep_allowed(*gpu, schedules.back(), options);
   }
   if (args.dry_run) {
     for (std::size_t i = 0; i < gpus.size(); ++i) print_dry_run(*gpus[i], plan, schedules[i], options);
+    if (args.strategy != "grid") {
+      fmt::print("Strategy {}: measures the default setting of each case, then only the points it chooses "
+                 "while measuring.\n",
+                 args.strategy);
+    }
     return;
   }
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
@@ -151,11 +180,12 @@ void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const Workload
                     std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options) {
   for (auto& gpu : gpus) {
     auto progress = make_stderr_progress_reporter();
-    const SweepResult result = run_sweep_of_plan(*gpu, plan, registry, store, options, *progress);
+    const SweepResult result = run_sweep_of_plan(*gpu, plan, registry, store, options, *progress, args.strategy);
     const auto& identity = gpu->identity();
     fmt::print(
-        "{}: run {} in {}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n", identity.name,
-        result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "", result.points_measured,
+        "{}: run {} in {}{}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n", identity.name,
+        result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "",
+        args.strategy == "grid" ? "" : ", strategy " + args.strategy, result.points_measured,
         result.measurements, result.gpu_seconds, identity.simulated ? "simulated " : "",
         result.points_skipped ? fmt::format(", {} already measured before the resume", result.points_skipped)
                               : "",
@@ -193,6 +223,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_flag(
       "--resume", args->resume,
       "Continue the newest unfinished run of this plan on this GPU in --db, skipping finished points");
+  command->add_option("--strategy", args->strategy, strategy_help())->capture_default_str();
   command->add_flag("--dry-run", args->dry_run,
                     "Print the points in measuring order and the estimated time; change and measure nothing");
   command->callback([args] { run(*args); });

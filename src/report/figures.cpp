@@ -104,12 +104,13 @@ class Labels {
   std::vector<std::string> texts_;
 };
 
-json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShape& shape) {
+json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShape& shape,
+                  const std::map<std::pair<CaseKey, Setting>, int>& probe_order) {
   Labels labels;
   json batch = json::array(), series = json::array(), memory_series = json::array(), sm = json::array(),
        mem = json::array(), power_limit = json::array(), time = json::array(), power = json::array(),
        throughput = json::array(), energy = json::array(), repetitions = json::array(),
-       pareto = json::array(), baseline = json::array(), optimum = json::array();
+       pareto = json::array(), baseline = json::array(), optimum = json::array(), probe = json::array();
   for (const CaseAnalysis* c : cases) {
     const int batch_size = c->key.workload_case.batch;
     std::vector<bool> on_frontier(c->points.size(), false);
@@ -130,6 +131,8 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
       pareto.push_back(on_frontier[i] ? 1 : 0);
       baseline.push_back(i == c->baseline ? 1 : 0);
       optimum.push_back(c->optimum && i == *c->optimum ? 1 : 0);
+      const auto probed = probe_order.find({c->key, p.setting});
+      probe.push_back(probed == probe_order.end() ? json(nullptr) : json(probed->second));
     }
   }
   return {{"labels", labels.texts()},
@@ -147,7 +150,8 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
             {"repetitions", std::move(repetitions)},
             {"pareto", std::move(pareto)},
             {"baseline", std::move(baseline)},
-            {"optimum", std::move(optimum)}}}};
+            {"optimum", std::move(optimum)},
+            {"probe", std::move(probe)}}}};
 }
 
 struct Units {
@@ -197,7 +201,11 @@ json line_chart(const std::string& title, const std::string& data_name, Knob x, 
        {{"transform", json::array({{{"filter", "datum.optimum"}}})},
         {"mark",
          {{"type", "point"}, {"shape", "diamond"}, {"size", 110}, {"filled", true}, {"color", "black"}}},
-        {"encoding", {{"x", encoding["x"]}, {"y", encoding["y"]}, {"tooltip", tooltip()}}}}});
+        {"encoding", {{"x", encoding["x"]}, {"y", encoding["y"]}, {"tooltip", tooltip()}}}},
+       // A search's probes carry their order number above the point.
+       {{"transform", json::array({{{"filter", "isValid(datum.probe)"}}})},
+        {"mark", {{"type", "text"}, {"dy", -10}, {"fontSize", 10}, {"color", "black"}}},
+        {"encoding", {{"x", encoding["x"]}, {"y", encoding["y"]}, {"text", {{"field", "probe"}}}}}}});
   return spec;
 }
 
@@ -254,7 +262,8 @@ std::string heading_of(const CaseAnalysis& c, bool show_mode) {
 
 }  // namespace
 
-std::vector<FigureGroup> build_figure_groups(const Analysis& analysis) {
+std::vector<FigureGroup> build_figure_groups(const Analysis& analysis,
+                                             const std::map<std::pair<CaseKey, Setting>, int>& probe_order) {
   using GroupKey = std::tuple<std::string, std::string, bool, std::string, Mode, Precision>;
   std::map<GroupKey, std::vector<const CaseAnalysis*>> grouped;
   for (const CaseAnalysis& c : analysis.cases) {
@@ -276,7 +285,7 @@ std::vector<FigureGroup> build_figure_groups(const Analysis& analysis) {
     group.heading = heading_of(*cases.front(), show_mode);
     const Units units = units_of(cases.front()->item_unit);
     group.data_name = fmt::format("group-{}", groups.size());
-    group.data = data_columns(cases, shape);
+    group.data = data_columns(cases, shape, probe_order);
     const std::string versus = std::string(" vs ") + info(shape.primary).title;
     const std::string prefix = group.simulated ? "SIMULATED — " : "";
     const auto add = [&](json spec) {

@@ -1,5 +1,6 @@
 #pragma once
 // The report's charts: Vega-Lite specifications per GPU × workload.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct FigureGroup {
 // clock, else power limit, else memory clock), one line per batch size (and per
 // other varied knob); when both core and memory clock varied, energy against the
 // memory clock and a core × memory energy heatmap; and the (time, energy) Pareto plot.
-std::vector<FigureGroup> build_figure_groups(const Analysis& analysis);
+// `probe_order` numbers the points a search probed (HtmlReportOptions::probe_order).
+std::vector<FigureGroup> build_figure_groups(const Analysis& analysis,
+                                             const std::map<std::pair<CaseKey, Setting>, int>& probe_order = {});
 
 }  // namespace dvfslab::report_detail

@@ -56,7 +56,8 @@ function dvfslabRecords(group) {
       setting: knob(c.sm_mhz[i]) + '/' + knob(c.mem_mhz[i]) + '/' + knob(c.power_limit_w[i]),
       time_s: c.time_s[i], power_w: c.power_w[i], throughput: c.throughput[i],
       energy_per_item_j: c.energy_per_item_j[i], repetitions: c.repetitions[i],
-      pareto: c.pareto[i] === 1, baseline: c.baseline[i] === 1, optimum: c.optimum[i] === 1});
+      pareto: c.pareto[i] === 1, baseline: c.baseline[i] === 1, optimum: c.optimum[i] === 1,
+      probe: c.probe[i]});
   }
   return records;
 }
@@ -144,6 +145,31 @@ std::string cases_table(const report_detail::FigureGroup& group) {
   return html + "</table>\n";
 }
 
+// A search's probes of the group's cases, in the order measured; "" when none was searched.
+std::string probes_table(const report_detail::FigureGroup& group,
+                         const std::map<std::pair<CaseKey, Setting>, int>& probe_order) {
+  std::string rows;
+  for (const CaseAnalysis* c : group.cases) {
+    std::vector<std::pair<int, const PointSummary*>> probed;
+    for (const PointSummary& point : c->points) {
+      if (const auto it = probe_order.find({c->key, point.setting}); it != probe_order.end())
+        probed.emplace_back(it->second, &point);
+    }
+    std::sort(probed.begin(), probed.end());
+    const int batch = c->key.workload_case.batch;
+    for (const auto& [order, point] : probed) {
+      rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4g}</td></tr>\n",
+                          batch > 0 ? std::to_string(batch) : "-", order, setting_text(point->setting),
+                          point->repetitions, point->energy_per_item_j.mean);
+    }
+  }
+  if (rows.empty()) return "";
+  return "<p>Search probes, in the order measured (the numbers on the charts' points):</p>\n<table "
+         "class=\"probes\"><tr><th>Batch</th><th>Probe</th><th>Setting</th><th>Repetitions</th><th>Energy per "
+         "item (J)</th></tr>\n" +
+         rows + "</table>\n";
+}
+
 // The figures' specifications as a few shared templates (those of one kind of
 // chart differ only in title and data), so a page of thousands of charts stays small.
 nlohmann::json figures_json(const std::vector<report_detail::FigureGroup>& groups,
@@ -224,7 +250,7 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
         "this dvfslab was built without the report's JavaScript runtimes (web/node_modules was missing): run "
         "`npm ci` in web/ (scripts/install-deps.sh does it), configure and build again");
   }
-  const auto groups = report_detail::build_figure_groups(analysis);
+  const auto groups = report_detail::build_figure_groups(analysis, options.probe_order);
   const bool any_simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
                                          [](const CaseAnalysis& c) { return c.key.simulated; });
   std::size_t settings = 0;
@@ -276,7 +302,7 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
     html += fmt::format("<section>\n<h2>{}{}</h2>\n",
                         group.simulated ? "<span class=\"tag\">SIMULATED</span> " : "",
                         html_escape(group.heading));
-    html += cases_table(group) + "<div class=\"figures\">\n";
+    html += cases_table(group) + probes_table(group, options.probe_order) + "<div class=\"figures\">\n";
     for (const auto& figure : group.figures)
       html += fmt::format("<div class=\"figure\" id=\"{}\"></div>\n", figure.id);
     html += "</div>\n</section>\n";

@@ -63,10 +63,14 @@ std::string array_script(const SubmitSpec& spec) {
       "shard=${{SLURM_ARRAY_TASK_ID:?submit this script with sbatch --array}}\n"
       "rm -f {1}/shard-\"$shard\".exit\n",
       spec.shards, shell_quote(spec.dir.string()));
+  // `dvfslab search` takes one case; a shard of a plan holds several, so a search
+  // shard is the sweep runner with the strategy.
+  const std::string subcommand = spec.command == "search" ? "sweep" : spec.command;
   std::string command =
       fmt::format("{} {} {} --shard \"$shard/{}\" --db {}/shard-\"$shard\".sqlite --resume",
-                  shell_quote(spec.dvfslab_binary.string()), spec.command, in_dir(spec, plan_file_name),
+                  shell_quote(spec.dvfslab_binary.string()), subcommand, in_dir(spec, plan_file_name),
                   spec.shards, shell_quote(spec.dir.string()));
+  if (!spec.strategy.empty()) command += " --strategy " + shell_quote(spec.strategy);
   if (!spec.device.empty()) command += " --device " + shell_quote(spec.device);
   if (spec.allow_clock_changes) command += " --allow-clock-changes";
   script += command + "\n";

@@ -42,14 +42,18 @@ ResultRow to_result_row(const RunInfo& run, const StoredMeasurement& stored) {
 
 }  // namespace
 
-std::vector<ResultRow> Store::result_rows() {
+std::vector<ResultRow> Store::result_rows() { return result_rows_where(std::nullopt); }
+
+std::vector<ResultRow> Store::result_rows(std::int64_t run_id) { return result_rows_where(run_id); }
+
+std::vector<ResultRow> Store::result_rows_where(std::optional<std::int64_t> run_id) {
   std::map<std::int64_t, RunInfo> runs_by_id;
   for (RunInfo& run : runs()) runs_by_id.emplace(run.id, std::move(run));
   std::vector<ResultRow> rows;
   {
     // Sized once: growing by doubling would briefly hold up to twice the rows.
     store_detail::Statement count(*connection_, "SELECT count(*) FROM measurements");
-    if (count.step()) rows.reserve(static_cast<std::size_t>(count.int64(0)));
+    if (!run_id && count.step()) rows.reserve(static_cast<std::size_t>(count.int64(0)));
   }
   // Only the columns a ResultRow needs, one measurement at a time, in the order of
   // measurements(): a million rows are read in a few seconds.
@@ -61,7 +65,8 @@ std::vector<ResultRow> Store::result_rows() {
       "m.sm_mhz_mean, m.short_window, m.energy_estimated, m.clock_mismatch, "
       "m.thermal_throttle, m.power_throttle "
       "FROM measurements m JOIN points p ON p.id = m.point_id WHERE p.role = 'grid' "
-      "ORDER BY p.run_id, p.order_index, m.id");
+      "AND (?1 IS NULL OR p.run_id = ?1) ORDER BY p.run_id, p.order_index, m.id");
+  query.bind(1, run_id);
   StoredMeasurement stored;
   while (query.step()) {
     stored.run_id = query.int64(0);

@@ -9,6 +9,7 @@
 #include "dvfslab/output_file.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/report.hpp"
+#include "dvfslab/search.hpp"
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/study.hpp"
@@ -113,7 +114,8 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
   const ClockTable clocks = gpu->clock_table();
 
   const auto measure = [&](bool sweep_clocks) {
-    const Plan plan = parse_plan_text(study_plan_text(outcome.gpu, clocks, sweep_clocks), plan_source_name);
+    Plan plan = parse_plan_text(study_plan_text(outcome.gpu, clocks, sweep_clocks), plan_source_name);
+    if (options.strategy != "grid") plan.source_text = plan_text_with_strategy(plan.source_text, options.strategy);
     if (has_finished_run(store, plan_hash(plan.source_text), outcome.gpu.uuid)) {
       outcome.reused_finished_run = true;
       notice(
@@ -122,7 +124,14 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
                       outcome.database.string(), outcome.gpu.name, options.out_dir.string()));
       return;
     }
-    outcome.sweep = run_sweep(*gpu, plan, registry, store, sweep_options, progress);
+    if (options.strategy == "grid") {
+      outcome.sweep = run_sweep(*gpu, plan, registry, store, sweep_options, progress);
+      return;
+    }
+    StrategyOptions strategy_options;
+    strategy_options.seed = plan.measure.seed;
+    SearchSession session(make_strategy(options.strategy, strategy_options), {}, gpu->clock());
+    outcome.sweep = run_sweep(*gpu, plan, registry, store, sweep_options, progress, session);
   };
   try {
     measure(!outcome.default_only_because);

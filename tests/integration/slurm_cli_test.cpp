@@ -94,6 +94,26 @@ TEST_F(SlurmCli, RefusesNoShardsAndMoreShardsThanPoints) {
   EXPECT_NE(result.err.find("only 3 points"), std::string::npos) << result.err;
 }
 
+TEST_F(SlurmCli, DryRunOfASearchRunsEachShardsSweepWithTheStrategy) {
+  const auto result = run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "1", "--out", out_.string(),
+                                   "--command", "search", "--strategy", "grid", "--dry-run"},
+                                  only_stand_ins());
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("#SBATCH --job-name=dvfslab-search\n"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find(" sweep " + (out_ / "plan.toml").string()), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("--resume --strategy grid"), std::string::npos) << result.out;
+}
+
+TEST_F(SlurmCli, RefusesMoreSearchShardsThanCasesAndAnUnknownStrategy) {
+  auto result = run_dvfslab(
+      {"slurm", "submit", plan_.string(), "--shards", "2", "--command", "search", "--dry-run"});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("only 1"), std::string::npos) << result.err;
+  result = run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "1", "--strategy", "no-such", "--dry-run"});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("no-such"), std::string::npos) << result.err;
+}
+
 TEST_F(SlurmCli, RefusesAnInvalidPlanBeforeSubmitting) {
   write_file(plan_, std::string(small_plan) + "[[cases]]\nworkloads = [\"no-such-network\"]\n");
   const auto result = run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "2", "--dry-run"});

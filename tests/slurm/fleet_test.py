@@ -4,7 +4,9 @@ array job of a small plan on a simulated GPU plus the merge job; one shard fails
 (its database path is a directory), shows as failed in `slurm status`, and
 `slurm resubmit` reruns only it, then the merge. The merged database must hold the
 same points and measurements as the same shards run without Slurm, and the same
-points as an unsharded sweep. A missing sbatch gives one clear error (exit 10).
+points as an unsharded sweep. A 2-shard search fleet (`--command search`) measures
+the same points as its shards searched without Slurm. A missing sbatch gives one
+clear error (exit 10).
 
 Usage: fleet_test.py DVFSLAB_BINARY WORK_DIR. Exit 77 (skipped) when not root.
 The daemons are stopped at the end, also when a check fails or on SIGTERM/SIGINT.
@@ -157,6 +159,33 @@ def run_fleet(dvfslab, work, plan, env):
     return status["merged_database"]
 
 
+def run_search_fleet(dvfslab, work, plan, env):
+    """`--command search`: each shard's sweep with a strategy, merged like a sweep's; the
+    same points as the shards searched without Slurm."""
+    fleet = os.path.join(work, "search-fleet")
+    run([dvfslab, "slurm", "submit", plan, "--shards", "2", "--command", "search", "--strategy", "golden",
+         "--out", fleet, "--device", "sim:v100", "--time", "5"], env=env)
+
+    def merged():
+        status = fleet_status(dvfslab, fleet, env)
+        if status["merge"]["state"] in ("failed", "cancelled"):
+            raise Failure(f"the search fleet's merge failed: {status}")
+        return status if status["merge"]["state"] == "done" else None
+
+    status = wait_for("the search fleet's merge", merged, env)
+    local = []
+    for shard in (1, 2):
+        database = os.path.join(work, f"local-search-{shard}.sqlite")
+        run([dvfslab, "sweep", plan, "--strategy", "golden", "--shard", f"{shard}/2", "--db", database])
+        local.append(database)
+    local_merged = os.path.join(work, "local-search-merged.sqlite")
+    run([dvfslab, "merge", local_merged, *local])
+    on_slurm, alone = export_rows(dvfslab, status["merged_database"]), export_rows(dvfslab, local_merged)
+    check(set(on_slurm) == set(alone), "the search fleet measured other points than the same shards without Slurm")
+    check({key[1] for key in on_slurm} == {"resnet50", "alexnet"}, f"every case searched: {sorted(on_slurm)}")
+    print(f"fleet_test: search fleet (golden, 2 shards) measured the same {len(on_slurm)} windows as without Slurm")
+
+
 def compare(dvfslab, slurm_merged, local_merged, unsharded):
     on_slurm = export_rows(dvfslab, slurm_merged)
     local = export_rows(dvfslab, local_merged)
@@ -194,6 +223,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("fleet_test: terminated"))
     with PrivateCluster(os.path.join(work, "cluster")) as cluster:
         slurm_merged = run_fleet(dvfslab, work, plan, cluster.env)
+        run_search_fleet(dvfslab, work, plan, cluster.env)
     compare(dvfslab, slurm_merged, local_merged, unsharded)
     return 0
 

@@ -115,7 +115,8 @@ TEST(ReportRawRows, NoneUnlessAskedThenExactlyTheRowsGiven) {
   EXPECT_FALSE(page_data(plain).contains("raw_rows"));
 
   const std::string html = render_html_report(
-      analysis, {.raw_rows = std::span<const ResultRow>(rows).first(5), .measured_rows = rows.size()});
+      analysis,
+      {.raw_rows = std::span<const ResultRow>(rows).first(5), .measured_rows = rows.size(), .probe_order = {}});
   EXPECT_NE(html.find("the first 5 of 100"), std::string::npos);
   const nlohmann::json data = page_data(html);
   ASSERT_EQ(data["raw_rows"].size(), 5u);

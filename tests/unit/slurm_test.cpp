@@ -48,6 +48,19 @@ TEST(SlurmScripts, ClockChangesArePassedOnlyWhenAllowed) {
   EXPECT_NE(array_script(spec).find(" --allow-clock-changes\n"), std::string::npos);
 }
 
+TEST(SlurmScripts, ASearchShardRunsTheSweepOfItsCasesWithTheStrategy) {
+  SubmitSpec spec = spec_of_four_shards();
+  spec.command = "search";
+  spec.strategy = "golden";
+  const std::string script = array_script(spec);
+  EXPECT_NE(script.find("#SBATCH --job-name=dvfslab-search\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("/opt/dvfslab/bin/dvfslab sweep '/scratch/fleet run/plan.toml' --shard \"$shard/4\" "
+                        "--db '/scratch/fleet run'/shard-\"$shard\".sqlite --resume --strategy golden --device "
+                        "sim:v100\n"),
+            std::string::npos)
+      << script;
+}
+
 TEST(SlurmScripts, MergeJobMergesEveryShardWithoutAskingForAGpu) {
   const std::string script = merge_script(spec_of_four_shards());
   EXPECT_NE(script.find(

@@ -1,0 +1,211 @@
+// dvfslab search: one case's optimal setting found by a named strategy in a few
+// probes, run through the sweep runner and its guard (docs/search.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "cli/commands.hpp"
+#include "cli/environment.hpp"
+#include "cli/progress.hpp"
+#include "cli/search_output.hpp"
+#include "cli/search_plan.hpp"
+#include "cli/strategy_option.hpp"
+#include "dvfslab/default_workloads.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/guard.hpp"
+#include "dvfslab/plan.hpp"
+#include "dvfslab/replay.hpp"
+#include "dvfslab/search.hpp"
+#include "dvfslab/store.hpp"
+#include "dvfslab/sweep.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+constexpr int max_budget_points = 10'000;
+constexpr double max_budget_seconds = 31.0 * 24 * 3600;
+
+struct SearchArguments {
+  SearchCase search_case;
+  std::string device = "auto";
+  std::string knobs = "sm";
+  std::string objective = "energy";
+  std::string strategy;
+  std::optional<int> budget_points;
+  std::optional<double> budget_seconds;
+  SearchMeasure measure;
+  std::string db = default_database_file;
+  bool allow_clock_changes = false;
+  bool json = false;
+  bool resume = false;
+};
+
+void check_budget(const SearchArguments& args) {
+  if (args.budget_points && (*args.budget_points < 2 || *args.budget_points > max_budget_points)) {
+    throw UsageError(fmt::format("--budget {}: give between 2 (the default and one probe) and {} settings",
+                                 *args.budget_points, max_budget_points));
+  }
+  if (args.budget_seconds &&
+      (!std::isfinite(*args.budget_seconds) || *args.budget_seconds <= 0 || *args.budget_seconds > max_budget_seconds)) {
+    throw UsageError(fmt::format("--budget-seconds {}: give a number of GPU seconds above 0 and at most {:.0f} (31 days)",
+                                 *args.budget_seconds, max_budget_seconds));
+  }
+}
+
+// A replayed table knows only its own workload keys: name the table, not the
+// registry's long list.
+void check_replayed_workload(const Gpu& gpu, const std::string& workload) {
+  const auto& keys = replay_workload_keys(gpu);
+  if (std::find(keys.begin(), keys.end(), workload) != keys.end()) return;
+  throw ConfigError(fmt::format("--workload '{}': the replayed table {} has no such workload key; `dvfslab info "
+                                "--device replay:...` lists its {} keys",
+                                workload, replay_table_origin(gpu), keys.size()));
+}
+
+SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry,
+                     Store& store, const SweepOptions& options) {
+  SearchOutcome outcome;
+  outcome.gpu = gpu.identity();
+  outcome.clocks = gpu.clock_table();
+  outcome.limits = gpu.power_limits();
+  outcome.knobs = parse_search_knobs(args.knobs);
+  outcome.strategy = args.strategy;
+  outcome.objective = parse_objective(args.objective);
+  outcome.database = args.db;
+
+  StrategyOptions strategy_options;
+  strategy_options.objective = args.objective;
+  strategy_options.budget_points = args.budget_points;
+  strategy_options.budget_seconds = args.budget_seconds;
+  strategy_options.seed = plan.measure.seed;
+  SearchLimits limits{args.budget_points, args.budget_seconds, {}};
+  if (is_replay_gpu(gpu)) {
+    limits.allowed = [&gpu](const Case& workload_case, const Setting& setting) {
+      return replay_holds(gpu, workload_case.workload, setting);
+    };
+  }
+  SearchSession session(strategy_from_option(args.strategy, strategy_options), limits, gpu.clock());
+
+  auto progress = make_stderr_progress_reporter();
+  try {
+    outcome.sweep = run_sweep(gpu, plan, registry, store, options, *progress, session);
+  } catch (const CommandStartError& e) {
+    throw ConfigError(fmt::format("the search's command: {}", e.what()));
+  }
+  outcome.stopped_by_budget = session.stopped_by_budget();
+  outcome.probes = probes_in_order(session.outcomes());
+  const Analysis analysis = analyze(store.result_rows(outcome.sweep.run_id), outcome.objective);
+  if (!analysis.cases.empty()) {
+    outcome.analysis = analysis.cases.front();
+    outcome.confidence = optimum_confidence(*outcome.analysis, outcome.objective);
+  }
+  return outcome;
+}
+
+void run(SearchArguments args) {
+  check_budget(args);
+  parse_search_knobs(args.knobs);
+  parse_objective(args.objective);
+  if (args.strategy.empty()) args.strategy = default_strategy_name();
+  strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
+
+  std::unique_ptr<Gpu> gpu = open_gpu(args.device, open_options());
+  if (is_replay_gpu(*gpu) && args.search_case.command.empty()) check_replayed_workload(*gpu, args.search_case.workload);
+  const std::string text =
+      search_plan_text(*gpu, args.search_case, parse_search_knobs(args.knobs), args.measure, args.strategy);
+  const Plan plan = parse_plan_text(text, "dvfslab search");
+  check_plan_programs(plan);
+  const WorkloadRegistry registry =
+      make_default_workload_registry(plan_commands(plan), std::span<const std::unique_ptr<Gpu>>(&gpu, 1));
+  SweepOptions options;
+  options.allow_clock_changes = args.allow_clock_changes;
+  options.resume = args.resume;
+  options.state_dir = state_dir();
+
+  install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
+  const bool database_existed = std::filesystem::exists(args.db);
+  std::optional<Store> store(std::in_place, args.db);
+  SearchOutcome outcome;
+  try {
+    outcome = search(args, *gpu, plan, registry, *store, options);
+  } catch (...) {
+    // A search refused before it began leaves no empty database behind.
+    if (!database_existed && store->runs().empty()) {
+      store.reset();
+      for (const auto& file : database_files(args.db)) std::filesystem::remove(file);
+    }
+    throw;
+  }
+  if (args.json) {
+    fmt::print("{}\n", search_json(outcome).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    fmt::print("{}", search_text(outcome));
+  }
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+  auto args = std::make_shared<SearchArguments>();
+  auto* command = app.add_subcommand(
+      "search",
+      "Find one case's optimal setting in a few measurements: a search strategy chooses which settings of "
+      "the knobs to probe. Runs like a sweep (guard, restore, --resume) and stores its run in --db.");
+  command->add_option("--workload", args->search_case.workload,
+                      "The workload: a built-in name, a replayed table's workload key, or the name of the "
+                      "command after --")
+      ->required();
+  command->add_option("--batch", args->search_case.batch, "Batch size (default 1)");
+  command->add_option("--mode", args->search_case.mode, "train (default) or infer");
+  command->add_option("--precision", args->search_case.precision, "fp32 (default), tf32, bf16 or fp16");
+  command->add_option("--device", args->device, device_spec_help())->check(non_empty_device)->capture_default_str();
+  command->add_option("--knobs", args->knobs,
+                      "The knobs to search, comma-separated: sm (core clock), mem (memory clock), pl (power limit)")
+      ->capture_default_str();
+  command->add_option("--objective", args->objective, objective_help())->capture_default_str();
+  command->add_option("--strategy", args->strategy,
+                      strategy_help() + " Default: " + default_strategy_name() + ".");
+  auto* budget = command->add_option(
+      "--budget", args->budget_points, "At most N distinct settings measured, the default included (2 to 10000)");
+  command
+      ->add_option("--budget-seconds", args->budget_seconds,
+                   "Start no further probe after S seconds of GPU time (the GPU's clock)")
+      ->excludes(budget);
+  // The plan's own ranges (docs/plans.md#measure), checked here so that the
+  // message names the option.
+  command
+      ->add_option("--duration", args->measure.duration_s,
+                   "Seconds per measured window (default: at least max(2 s, 20 sensor periods))")
+      ->check(CLI::Range(0.001, 3600.0));
+  command->add_option("--repetitions", args->measure.repetitions, "Windows per probe at least")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  command
+      ->add_option("--max-repetitions", args->measure.max_repetitions,
+                   "Windows per probe at most, while the 95 % interval of energy per item is wider than "
+                   "--ci-target")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  command->add_option("--ci-target", args->measure.ci_target_pct, "Target 95 % half-width, % of the mean")
+      ->check(CLI::Range(0.001, 100.0))
+      ->capture_default_str();
+  command->add_option("--settle", args->measure.settle_s, "Seconds to wait after a clock change")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  command->add_option("--db", args->db, "SQLite database to write (created if missing)")->capture_default_str();
+  command->add_flag("--allow-clock-changes", args->allow_clock_changes,
+                    "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
+  command->add_flag("--json", args->json, "Print the result as JSON on standard output");
+  command->add_flag("--resume", args->resume,
+                    "Continue the newest unfinished run of this search in --db, reusing its measured probes");
+  command->add_option("command", args->search_case.command,
+                      "A program of your own reporting progress markers (docs/measure.md), after --");
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace dvfslab::cli

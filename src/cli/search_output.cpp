@@ -1,0 +1,133 @@
+// The search's result as text and JSON (docs/search.md#command-line).
+#include "cli/search_output.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "dvfslab/json_optional.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+// The knobs a setting leaves at the default, filled in with the GPU's defaults
+// where the search controls them; absent where it does not.
+struct Knobs {
+  std::optional<int> sm_mhz, mem_mhz, power_limit_w;
+};
+
+Knobs controlled_values(const SearchOutcome& outcome, const Setting& setting) {
+  Knobs knobs;
+  if (outcome.knobs.sm)
+    knobs.sm_mhz = setting.sm_mhz ? setting.sm_mhz : outcome.clocks.default_graphics_mhz;
+  if (outcome.knobs.mem)
+    knobs.mem_mhz = setting.mem_mhz ? setting.mem_mhz : outcome.clocks.default_memory_mhz;
+  if (outcome.knobs.power) {
+    knobs.power_limit_w = setting.power_limit_w;
+    if (!knobs.power_limit_w && outcome.limits.default_w)
+      knobs.power_limit_w = static_cast<int>(std::lround(*outcome.limits.default_w));
+  }
+  return knobs;
+}
+
+nlohmann::json setting_json(const SearchOutcome& outcome, const Setting& setting) {
+  const Knobs knobs = controlled_values(outcome, setting);
+  return {{"sm_mhz", or_null(knobs.sm_mhz)},
+          {"mem_mhz", or_null(knobs.mem_mhz)},
+          {"power_limit_w", or_null(knobs.power_limit_w)},
+          {"is_default", setting.is_default()}};
+}
+
+std::string setting_text(const SearchOutcome& outcome, const Setting& setting) {
+  const Knobs knobs = controlled_values(outcome, setting);
+  std::string text;
+  const auto add = [&](const char* name, const std::optional<int>& value, const char* unit) {
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", name, value ? fmt::format("{} {}", *value, unit) : "?");
+  };
+  if (outcome.knobs.sm) add("sm", knobs.sm_mhz, "MHz");
+  if (outcome.knobs.mem) add("mem", knobs.mem_mhz, "MHz");
+  if (outcome.knobs.power) add("pl", knobs.power_limit_w, "W");
+  return setting.is_default() ? fmt::format("default ({})", text) : text;
+}
+
+const PointSummary* optimum_point(const SearchOutcome& outcome) {
+  if (!outcome.analysis || !outcome.analysis->optimum) return nullptr;
+  return &outcome.analysis->points[*outcome.analysis->optimum];
+}
+
+}  // namespace
+
+nlohmann::json search_json(const SearchOutcome& outcome) {
+  nlohmann::json probes = nlohmann::json::array();
+  for (const Probe& probe : outcome.probes) {
+    nlohmann::json entry = setting_json(outcome, probe.setting);
+    entry["order"] = probe.order;
+    entry["repetitions"] = probe.repetitions;
+    entry["energy_per_item_j"] = probe.energy_per_item_j;
+    probes.push_back(std::move(entry));
+  }
+  nlohmann::json optimum = nullptr;
+  if (const PointSummary* point = optimum_point(outcome)) {
+    optimum = setting_json(outcome, point->setting);
+    optimum["energy_per_item_j"] = point->energy_per_item_j.mean;
+    optimum["time_per_iteration_s"] = point->time_per_iteration_s.mean;
+    optimum["mean_power_w"] = point->mean_power_w.mean;
+  }
+  const auto& analysis = outcome.analysis;
+  return {
+      {"gpu", outcome.gpu.name},
+      {"simulated", outcome.gpu.simulated},
+      {"workload", analysis ? nlohmann::json(to_string(analysis->key.workload_case)) : nlohmann::json(nullptr)},
+      {"strategy", outcome.strategy},
+      {"objective", to_string(outcome.objective)},
+      {"optimum", optimum},
+      {"default_energy_per_item_j",
+       analysis ? nlohmann::json(analysis->points[analysis->baseline].energy_per_item_j.mean) : nullptr},
+      {"saving_pct", analysis ? or_null(analysis->energy_saving_pct) : nullptr},
+      {"time_change_pct", analysis ? or_null(analysis->time_change_pct) : nullptr},
+      {"confidence_within_1pct", or_null(outcome.confidence)},
+      {"probes", probes},
+      {"stopped_by_budget", outcome.stopped_by_budget},
+      {"gpu_seconds", outcome.sweep.gpu_seconds},
+      {"run_id", outcome.sweep.run_id},
+      {"resumed", outcome.sweep.resumed},
+      {"database", outcome.database},
+  };
+}
+
+std::string search_text(const SearchOutcome& outcome) {
+  const auto& analysis = outcome.analysis;
+  std::string text = fmt::format(
+      "Search on {}{}{}: strategy {}, objective {}\n", outcome.gpu.name, outcome.gpu.simulated ? " (SIMULATED)" : "",
+      analysis ? " for " + to_string(analysis->key.workload_case) : std::string(), outcome.strategy,
+      to_string(outcome.objective));
+  text += "  probes, in measuring order:\n";
+  for (const Probe& probe : outcome.probes) {
+    text += fmt::format("  {:>4}  {:<36} {:>2} rep.  {:.6g} J/item\n", probe.order,
+                        setting_text(outcome, probe.setting), probe.repetitions, probe.energy_per_item_j);
+  }
+  if (const PointSummary* point = optimum_point(outcome)) {
+    text += fmt::format("  optimum: {}: {:.6g} J/item, {} against the default{}\n",
+                        setting_text(outcome, point->setting), point->energy_per_item_j.mean,
+                        analysis->energy_saving_pct ? fmt::format("saving {:.2f} %", *analysis->energy_saving_pct)
+                                                    : std::string("no saving known"),
+                        analysis->time_change_pct ? fmt::format(" (time {:+.2f} %)", *analysis->time_change_pct)
+                                                  : std::string());
+  } else {
+    text += "  optimum: none (no probed setting meets the objective)\n";
+  }
+  text += outcome.confidence
+              ? fmt::format("  confidence that the optimum is within 1 % of every probed setting: {:.1f} %\n",
+                            100.0 * *outcome.confidence)
+              : std::string("  confidence: unknown (no probe was measured twice)\n");
+  text += fmt::format("  GPU time: {:.1f} s{}, {} probes{}; run {} in {}{}\n", outcome.sweep.gpu_seconds,
+                      outcome.gpu.simulated ? " (simulated)" : "", outcome.probes.size(),
+                      outcome.stopped_by_budget ? " (the budget stopped the search)" : "", outcome.sweep.run_id,
+                      outcome.database,
+                      outcome.sweep.points_skipped
+                          ? fmt::format(", {} already measured before the resume", outcome.sweep.points_skipped)
+                          : "");
+  return text;
+}
+
+}  // namespace dvfslab::cli

@@ -1,0 +1,35 @@
+#pragma once
+// What `dvfslab search` prints: the optimum, its saving against the default, the
+// probes in order, the confidence and the GPU time, as text or as JSON.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/search_plan.hpp"
+#include "dvfslab/analysis.hpp"
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/search.hpp"
+#include "dvfslab/sweep.hpp"
+
+namespace dvfslab::cli {
+
+struct SearchOutcome {
+  GpuIdentity gpu;
+  ClockTable clocks;
+  PowerLimits limits;
+  SearchKnobs knobs;
+  std::string strategy;
+  Objective objective;
+  std::string database;
+  SweepResult sweep;
+  bool stopped_by_budget = false;
+  std::vector<Probe> probes;
+  std::optional<CaseAnalysis> analysis;  // absent when nothing was measured
+  std::optional<double> confidence;
+};
+
+nlohmann::json search_json(const SearchOutcome& outcome);
+std::string search_text(const SearchOutcome& outcome);
+
+}  // namespace dvfslab::cli

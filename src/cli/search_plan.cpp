@@ -1,0 +1,116 @@
+// The in-memory plan of `dvfslab search`, as TOML.
+#include "cli/search_plan.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/replay.hpp"
+#include "dvfslab/search.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+constexpr int spread_power_limits = 16;
+
+// A TOML basic string: quotes, backslashes and control characters escaped.
+std::string toml_string(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7F) {
+      out += fmt::format("\\u{:04x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// A TOML float: a whole number keeps its ".0", which TOML needs to read a float.
+std::string toml_float(double value) {
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+
+std::string power_knob(Gpu& gpu, const std::string& workload) {
+  if (!is_replay_gpu(gpu)) return fmt::format("{{ count = {} }}", spread_power_limits);
+  const PowerLimits limits = gpu.power_limits();
+  std::vector<int> held;
+  if (limits.min_w && limits.max_w) {
+    for (int watts = static_cast<int>(std::ceil(*limits.min_w)); watts <= std::floor(*limits.max_w); ++watts) {
+      if (replay_holds(gpu, workload, Setting{std::nullopt, std::nullopt, watts})) held.push_back(watts);
+    }
+  }
+  if (held.empty()) {
+    throw ConfigError(fmt::format("the replayed table of {} holds no power limit for '{}': search the knobs "
+                                  "it varies (--knobs sm or mem)",
+                                  gpu.identity().name, workload));
+  }
+  return fmt::format("[{}]", fmt::join(held, ", "));
+}
+
+}  // namespace
+
+SearchKnobs parse_search_knobs(const std::string& text) {
+  SearchKnobs knobs;
+  std::istringstream names(text);
+  std::string name;
+  int count = 0;
+  while (std::getline(names, name, ',')) {
+    bool* knob = name == "sm" ? &knobs.sm : name == "mem" ? &knobs.mem : name == "pl" ? &knobs.power : nullptr;
+    if (!knob) {
+      throw UsageError(fmt::format("--knobs '{}': unknown knob '{}'; give a comma-separated list of sm (core "
+                                   "clock), mem (memory clock) and pl (power limit)",
+                                   text, name));
+    }
+    if (*knob) throw UsageError(fmt::format("--knobs '{}': '{}' is named twice", text, name));
+    *knob = true;
+    ++count;
+  }
+  if (count == 0) throw UsageError("--knobs is empty: give sm, mem, pl or a comma-separated list of them");
+  return knobs;
+}
+
+std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const SearchKnobs& knobs,
+                             const SearchMeasure& measure, const std::string& strategy) {
+  const ClockTable clocks = gpu.clock_table();
+  const auto refuse_fixed = [&](const char* knob, const char* what) {
+    throw ConfigError(fmt::format("--knobs {}: {} has only one {}, so there is nothing to search; choose the "
+                                  "knobs it varies (`dvfslab info --device ...` lists them)",
+                                  knob, gpu.identity().name, what));
+  };
+  if (knobs.sm && clocks.all_graphics_mhz().size() < 2) refuse_fixed("sm", "SM clock");
+  if (knobs.mem && clocks.memory_mhz.size() < 2) refuse_fixed("mem", "memory clock");
+  std::string text = fmt::format("[plan]\nname = {}\n\n[knobs]\n", toml_string("search " + search_case.workload));
+  if (knobs.sm) text += "sm_mhz = \"all\"\n";
+  if (knobs.mem) text += "mem_mhz = \"all\"\n";
+  if (knobs.power) text += fmt::format("power_limit_w = {}\n", power_knob(gpu, search_case.workload));
+  text += "\n[[cases]]\n";
+  if (search_case.command.empty()) {
+    text += fmt::format("workloads = [{}]\n", toml_string(search_case.workload));
+  } else {
+    std::vector<std::string> argv;
+    for (const auto& argument : search_case.command) argv.push_back(toml_string(argument));
+    text += fmt::format("name = {}\ncommand = [{}]\n", toml_string(search_case.workload), fmt::join(argv, ", "));
+  }
+  text += fmt::format("batch_sizes = [{}]\n", search_case.batch.value_or(1));
+  if (!search_case.mode.empty()) text += fmt::format("modes = [{}]\n", toml_string(search_case.mode));
+  if (!search_case.precision.empty())
+    text += fmt::format("precisions = [{}]\n", toml_string(search_case.precision));
+  text += fmt::format(
+      "\n[measure]\nrepetitions = {}\nmax_repetitions = {}\nci_target_pct = {}\nsettle_s = {}\n"
+      "order = \"ascending\"\ninclude_default = true\ndrift_check = false\n",
+      measure.repetitions, measure.max_repetitions, toml_float(measure.ci_target_pct), toml_float(measure.settle_s));
+  if (measure.duration_s) text += fmt::format("duration_s = {}\n", toml_float(*measure.duration_s));
+  return plan_text_with_strategy(text, strategy);
+}
+
+}  // namespace dvfslab::cli

@@ -1,0 +1,253 @@
+// dvfslab search on the simulated V100 and on a published table: the JSON
+// contract, determinism, --resume after a kill, and one line with the documented
+// exit code for every bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_process.hpp"
+#include "scratch_dir.hpp"
+
+namespace dvfslab {
+namespace {
+
+const std::string power_limit_table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/v100-dnn-power-limit.csv";
+
+std::size_t lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+class SearchCliTest : public ::testing::Test {
+ protected:
+  testing::ProcessResult search(std::vector<std::string> arguments, const std::string& db = "db.sqlite",
+                                testing::EnvironmentChanges environment = {}) {
+    arguments.insert(arguments.begin(), "search");
+    arguments.insert(arguments.end(), {"--db", (dir_ / db).string()});
+    environment.try_emplace("DVFSLAB_TEST_KILL_AFTER_POINTS", std::nullopt);
+    return testing::run_dvfslab(arguments, environment);
+  }
+
+  static std::vector<std::string> sim_search() {
+    return {"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--strategy", "grid",
+            "--budget", "5",        "--json"};
+  }
+
+  testing::ScratchDir scratch_;
+  const std::filesystem::path dir_ = scratch_.path();
+};
+
+TEST_F(SearchCliTest, JsonOnTheSimulatedGpuHasTheOptimumProbesSavingAndGpuTime) {
+  const auto result = search(sim_search());
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  ASSERT_TRUE(json["optimum"].is_object()) << result.out;
+  EXPECT_TRUE(json["optimum"]["sm_mhz"].is_number_integer()) << "the searched knob";
+  EXPECT_TRUE(json["optimum"]["mem_mhz"].is_null()) << "not controlled";
+  EXPECT_TRUE(json["optimum"]["power_limit_w"].is_null()) << "not controlled";
+  const auto& probes = json["probes"];
+  ASSERT_EQ(probes.size(), 5u) << "--budget 5: the default and four probes";
+  EXPECT_TRUE(probes[0]["is_default"].get<bool>()) << "the baseline is measured first";
+  double lowest = probes[0]["energy_per_item_j"].get<double>();
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    EXPECT_EQ(probes[i]["order"], static_cast<int>(i) + 1);
+    EXPECT_GE(probes[i]["repetitions"].get<int>(), 2) << "--repetitions defaults to 2";
+    EXPECT_GT(probes[i]["energy_per_item_j"].get<double>(), 0);
+    lowest = std::min(lowest, probes[i]["energy_per_item_j"].get<double>());
+  }
+  EXPECT_DOUBLE_EQ(json["optimum"]["energy_per_item_j"].get<double>(), lowest) << "energy: the least probed";
+  EXPECT_TRUE(json["saving_pct"].is_number());
+  EXPECT_GT(json["gpu_seconds"].get<double>(), 0);
+  EXPECT_TRUE(json["stopped_by_budget"].get<bool>());
+  EXPECT_EQ(json["strategy"], "grid");
+  EXPECT_TRUE(json["simulated"].get<bool>());
+  const double confidence = json["confidence_within_1pct"].get<double>();
+  EXPECT_GE(confidence, 0.0);
+  EXPECT_LE(confidence, 1.0);
+}
+
+TEST_F(SearchCliTest, TheSameSearchGivesTheSameResultOnTheSimulatedGpu) {
+  const auto first = search(sim_search(), "first.sqlite");
+  const auto second = search(sim_search(), "second.sqlite");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  auto a = nlohmann::json::parse(first.out), b = nlohmann::json::parse(second.out);
+  a.erase("database");
+  b.erase("database");
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(SearchCliTest, TextOutputNamesTheOptimumTheProbesTheConfidenceAndTheGpuTime) {
+  std::vector<std::string> arguments = sim_search();
+  arguments.pop_back();  // no --json
+  const auto result = search(arguments);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  for (const char* expected : {"strategy grid", "probes, in measuring order", "optimum: ", "against the default",
+                               "confidence that the optimum is within 1 %", "GPU time: "}) {
+    EXPECT_NE(result.out.find(expected), std::string::npos) << expected << "\n" << result.out;
+  }
+}
+
+TEST_F(SearchCliTest, OnAReplayedTableTheGridSearchFindsTheTablesOptimumPowerLimit) {
+  const auto result = search({"--device", "replay:" + power_limit_table, "--workload",
+                              "cifar100/shufflenetv2/b1024/adam", "--knobs", "pl", "--strategy", "grid", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  // The table's least energy for this workload is at 125 W, 33.67 % under the 250 W default.
+  EXPECT_EQ(json["optimum"]["power_limit_w"], 125) << result.out;
+  EXPECT_TRUE(json["optimum"]["sm_mhz"].is_null());
+  EXPECT_NEAR(json["saving_pct"].get<double>(), 33.67, 0.01);
+  EXPECT_EQ(json["probes"].size(), 8u) << "the default and the table's seven power limits";
+  EXPECT_FALSE(json["simulated"].get<bool>());
+}
+
+TEST_F(SearchCliTest, AnUnknownWorkloadKeyOfAReplayedTableIsOneLineWithExit3) {
+  const auto result = search({"--device", "replay:" + power_limit_table, "--workload", "no/such/key", "--knobs", "pl"});
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  EXPECT_EQ(lines(result.err), 1u) << result.err;
+  EXPECT_NE(result.err.find("no/such/key"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("v100-dnn-power-limit.csv"), std::string::npos) << result.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "db.sqlite"));
+}
+
+TEST_F(SearchCliTest, AKnobTheReplayedTableDoesNotVaryIsOneLineWithExit3) {
+  const auto result = search({"--device", "replay:" + power_limit_table, "--workload",
+                              "cifar100/shufflenetv2/b1024/adam", "--knobs", "sm"});
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  EXPECT_EQ(lines(result.err), 1u) << result.err;
+}
+
+TEST_F(SearchCliTest, EveryBadOptionIsOneLineWithItsExitCodeAndLeavesNoDatabase) {
+  struct BadInput {
+    std::vector<std::string> options;
+    int exit_code;
+    const char* names;
+  };
+  const std::vector<BadInput> cases = {
+      {{"--strategy", "no-such"}, 2, "no-such"},
+      {{"--knobs", "sm,foo"}, 2, "foo"},
+      {{"--knobs", "sm,sm"}, 2, "twice"},
+      {{"--knobs", ""}, 2, "--knobs"},
+      {{"--budget", "0"}, 2, "--budget"},
+      {{"--budget", "-3"}, 2, "--budget"},
+      {{"--budget", "10001"}, 2, "--budget"},
+      {{"--budget", "99999999999999999999"}, 2, "--budget"},
+      {{"--budget-seconds", "0"}, 2, "--budget-seconds"},
+      {{"--budget-seconds", "nan"}, 2, "--budget-seconds"},
+      {{"--budget-seconds", "1e12"}, 2, "--budget-seconds"},
+      {{"--budget", "3", "--budget-seconds", "10"}, 2, "excludes"},
+      {{"--objective", "speed"}, 3, "speed"},
+      {{"--repetitions", "0"}, 2, "--repetitions"},
+      {{"--workload", "no-such-network"}, 3, "no-such-network"},
+  };
+  for (const auto& bad : cases) {
+    std::vector<std::string> arguments = {"--device", "sim:v100", "--batch", "32"};
+    if (bad.options.front() != "--workload") arguments.insert(arguments.end(), {"--workload", "resnet50"});
+    arguments.insert(arguments.end(), bad.options.begin(), bad.options.end());
+    const auto result = search(arguments);
+    const std::string label = bad.options.front() + " " + bad.options.back();
+    EXPECT_EQ(result.exit_code, bad.exit_code) << label << ": " << result.err;
+    EXPECT_EQ(lines(result.err), 1u) << label << ": " << result.err;
+    EXPECT_NE(result.err.find(bad.names), std::string::npos) << label << ": " << result.err;
+    EXPECT_TRUE(result.out.empty()) << label;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "db.sqlite")) << label;
+  }
+}
+
+TEST_F(SearchCliTest, ResumeAfterAKillReusesTheStoredProbesAndEndsAtTheSameOptimum) {
+  // The default strategy, adaptive: the resumed search must choose the same probes.
+  const std::vector<std::string> adaptive = {"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--json"};
+  const auto whole = search(adaptive, "whole.sqlite");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const auto killed = search(adaptive, "resumed.sqlite", {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "3"}});
+  ASSERT_EQ(killed.exit_code, 128 + 9) << killed.err;
+  std::vector<std::string> resume = adaptive;
+  resume.push_back("--resume");
+  const auto resumed = search(resume, "resumed.sqlite");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto expected = nlohmann::json::parse(whole.out), got = nlohmann::json::parse(resumed.out);
+  EXPECT_TRUE(got["resumed"].get<bool>());
+  EXPECT_EQ(got["run_id"], 1) << "the killed run continued";
+  EXPECT_EQ(got["optimum"]["sm_mhz"], expected["optimum"]["sm_mhz"]);
+  const double optimum_energy = expected["optimum"]["energy_per_item_j"].get<double>();
+  EXPECT_NEAR(got["optimum"]["energy_per_item_j"].get<double>(), optimum_energy, optimum_energy * 1e-9);
+  ASSERT_EQ(got["probes"].size(), expected["probes"].size());
+  for (std::size_t i = 0; i < got["probes"].size(); ++i) {
+    EXPECT_EQ(got["probes"][i]["sm_mhz"], expected["probes"][i]["sm_mhz"]) << i;
+    const double energy = expected["probes"][i]["energy_per_item_j"].get<double>();
+    EXPECT_NEAR(got["probes"][i]["energy_per_item_j"].get<double>(), energy, energy * 1e-9) << i;
+  }
+  EXPECT_LT(got["gpu_seconds"].get<double>(), expected["gpu_seconds"].get<double>())
+      << "the three stored probes were not measured again";
+}
+
+TEST_F(SearchCliTest, TheDefaultStrategyIsAutoAndNeedsFewerProbesThanTheClocks) {
+  const auto result = search({"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["strategy"], "auto");
+  EXPECT_LE(json["probes"].size(), 20u) << "the V100 has over 180 core clocks";
+  EXPECT_FALSE(json["optimum"]["is_default"].get<bool>()) << "the simulated V100 saves energy below its default clock";
+}
+
+TEST_F(SearchCliTest, SweepWithAStrategySearchesOnlyItsShardsCasesAndSaysWhichStrategy) {
+  std::ofstream(dir_ / "plan.toml") << "[plan]\nname = \"two cases\"\n[knobs]\nsm_mhz = { count = 9 }\n[[cases]]\n"
+                                       "workloads = [\"resnet50\", \"alexnet\"]\nbatch_sizes = [32]\n"
+                                       "[measure]\nwarmup_iterations = 1\ndrift_check = false\n";
+  const auto result = testing::run_dvfslab({"sweep", (dir_ / "plan.toml").string(), "--device", "sim:v100",
+                                            "--strategy", "golden", "--shard", "2/2", "--db",
+                                            (dir_ / "db.sqlite").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("strategy golden"), std::string::npos) << result.out;
+  const auto analysis = testing::run_dvfslab({"analyze", (dir_ / "db.sqlite").string(), "--json", "--points"});
+  ASSERT_EQ(analysis.exit_code, 0) << analysis.err;
+  const auto json = nlohmann::json::parse(analysis.out);
+  ASSERT_EQ(json["cases"].size(), 1u) << "case 2 of 2 only";
+  EXPECT_NE(json["cases"][0].dump().find("alexnet"), std::string::npos);
+  EXPECT_LT(json["cases"][0]["points"].size(), 10u) << "golden measures fewer than the 9 clocks and the default";
+}
+
+TEST_F(SearchCliTest, ReportNumbersTheProbesOfASearchInTheOrderMeasured) {
+  std::vector<std::string> arguments = sim_search();
+  arguments[9] = "4";  // --budget 4
+  ASSERT_EQ(search(arguments).exit_code, 0);
+  const auto report = testing::run_dvfslab({"report", (dir_ / "db.sqlite").string(), "-o", (dir_ / "r.html").string()});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  std::ifstream in(dir_ / "r.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto table = html.find("<table class=\"probes\">");
+  ASSERT_NE(table, std::string::npos) << "the probes table";
+  const std::string probes = html.substr(table, html.find("</table>", table) - table);
+  for (const char* order : {"<td>1</td>", "<td>2</td>", "<td>3</td>", "<td>4</td>"})
+    EXPECT_NE(probes.find(order), std::string::npos) << order << "\n" << probes;
+  // Points in setting order (the default's 1245 MHz first, then 150, 142, 135 MHz), numbered as measured.
+  EXPECT_NE(html.find("\"probe\":[1,4,3,2]"), std::string::npos) << "the charts' probe column";
+}
+
+TEST_F(SearchCliTest, StudyWithAStrategyFindsAnOptimumForEveryCase) {
+  const auto result = testing::run_dvfslab(
+      {"study", "--device", "sim:v100", "--strategy", "auto", "--out", (dir_ / "study").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("core clock swept by strategy auto"), std::string::npos) << result.out;
+  std::ifstream in(dir_ / "study" / "analysis.json");
+  const auto analysis = nlohmann::json::parse(in);
+  ASSERT_GE(analysis["cases"].size(), 4u);
+  for (const auto& study_case : analysis["cases"]) EXPECT_FALSE(study_case["optimum"].is_null()) << study_case;
+}
+
+TEST_F(SearchCliTest, SweepAndStudyRefuseAnUnknownStrategyWithExit2) {
+  for (const std::vector<std::string>& arguments :
+       {std::vector<std::string>{"sweep", "plan.toml", "--strategy", "no-such"},
+        std::vector<std::string>{"study", "--device", "sim:v100", "--strategy", "no-such"}}) {
+    const auto result = testing::run_dvfslab(arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments.front() << ": " << result.err;
+    EXPECT_EQ(lines(result.err), 1u) << result.err;
+    EXPECT_NE(result.err.find("choose one of: grid"), std::string::npos) << result.err;
+  }
+}
+
+}  // namespace
+}  // namespace dvfslab

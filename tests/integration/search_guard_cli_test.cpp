@@ -1,0 +1,155 @@
+// dvfslab search on the fake NVML goes through the guard like a sweep: SIGINT and
+// SIGTERM restore the GPU, SIGKILL leaves a journal that `dvfslab restore` applies,
+// --resume continues the search, and read-only mode refuses it before any change.
+// The fake's setter log is the evidence.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "fake_nvml_env.hpp"
+#include "run_process.hpp"
+#include "scratch_dir.hpp"
+
+namespace dvfslab {
+namespace {
+
+using testing::EnvironmentChanges;
+
+// One iteration of 8 items every 20 ms; with SIGNAL_AT=N it sends SIGNAL_NAME to
+// dvfslab at its N-th iteration, once the first probes changed the clocks.
+const char* const marker_loop =
+    "n=0; while :; do sleep 0.02; n=$((n+1)); echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
+    "if [ \"$n\" = \"${SIGNAL_AT:-0}\" ]; then kill -$SIGNAL_NAME $PPID; fi; done";
+
+// The H200's default power limit, which the fake starts with.
+constexpr long h200_default_limit_mw = 700000;
+
+struct SetterState {
+  bool sm_locked = false;
+  std::optional<long> power_limit_mw;
+  std::size_t calls = 0;
+};
+
+SetterState replay(const std::string& log) {
+  SetterState state;
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line)) {
+    ++state.calls;
+    if (line.starts_with("nvmlDeviceSetGpuLockedClocks")) state.sm_locked = true;
+    if (line.starts_with("nvmlDeviceResetGpuLockedClocks")) state.sm_locked = false;
+    if (const auto at = line.find("limit_mw="); line.starts_with("nvmlDeviceSetPowerManagementLimit"))
+      state.power_limit_mw = std::stol(line.substr(at + 9));
+  }
+  return state;
+}
+
+class FakeNvmlSearchTest : public ::testing::Test {
+ protected:
+  void SetUp() override { std::filesystem::create_directories(dir_ / "state"); }
+
+  EnvironmentChanges environment(EnvironmentChanges extra = {}) const {
+    extra["DVFSLAB_FAKE_NVML_LOG"] = log_path();
+    extra["DVFSLAB_STATE_DIR"] = (dir_ / "state").string();
+    extra.try_emplace("DVFSLAB_TEST_KILL_AFTER_POINTS", std::nullopt);
+    return testing::fake_nvml_environment("h200", std::move(extra));
+  }
+
+  // The default and three power limits of the H200's range, 0.3 s windows.
+  testing::ProcessResult search(std::vector<std::string> extra, EnvironmentChanges env = {}) {
+    std::vector<std::string> arguments = {
+        "search", "--device", "0", "--workload", "loop", "--knobs", "pl", "--strategy", "grid", "--budget", "4",
+        "--duration", "0.3", "--settle", "0", "--repetitions", "1", "--max-repetitions", "1", "--json",
+        "--db", (dir_ / "db.sqlite").string()};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    arguments.insert(arguments.end(), {"--", "bash", "-c", marker_loop});
+    return testing::run_dvfslab(arguments, environment(std::move(env)));
+  }
+
+  std::string log_path() const { return (dir_ / "setters.log").string(); }
+  std::string log() const {
+    std::ifstream in(log_path());
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  bool journal_exists() const {
+    for (const auto& entry : std::filesystem::directory_iterator(dir_ / "state")) {
+      if (entry.path().filename().string().starts_with("journal-")) return true;
+    }
+    return false;
+  }
+
+  testing::ScratchDir scratch_;
+  const std::filesystem::path dir_ = scratch_.path();
+};
+
+TEST_F(FakeNvmlSearchTest, AWholeSearchLeavesTheGpuAsFound) {
+  const auto result = search({"--allow-clock-changes"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["probes"].size(), 4u);
+  EXPECT_TRUE(json["optimum"]["power_limit_w"].is_number_integer()) << result.out;
+  const auto state = replay(log());
+  EXPECT_GT(state.calls, 2u) << "the power limit was changed";
+  EXPECT_EQ(state.power_limit_mw, h200_default_limit_mw) << log();
+  EXPECT_FALSE(journal_exists());
+}
+
+TEST_F(FakeNvmlSearchTest, SigintAndSigtermRestoreThePowerLimit) {
+  for (const auto& [signal_name, exit_code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
+    std::filesystem::remove(log_path());
+    const auto result = search({"--allow-clock-changes"}, {{"SIGNAL_AT", "30"}, {"SIGNAL_NAME", signal_name}});
+    EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
+    const std::string calls = log();
+    EXPECT_NE(calls.find("nvmlDeviceSetPowerManagementLimit"), std::string::npos)
+        << "the signal must land after a change: " << calls;
+    const auto state = replay(calls);
+    EXPECT_EQ(state.power_limit_mw, h200_default_limit_mw) << signal_name << ": " << calls;
+    EXPECT_FALSE(state.sm_locked);
+    EXPECT_FALSE(journal_exists()) << signal_name;
+  }
+}
+
+TEST_F(FakeNvmlSearchTest, AfterSigkillRestoreAppliesTheJournalAndResumeFinishesTheSearch) {
+  const auto killed = search({"--allow-clock-changes"}, {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "2"}});
+  ASSERT_EQ(killed.exit_code, 128 + 9) << killed.err;
+  EXPECT_NE(replay(log()).power_limit_mw, h200_default_limit_mw) << "killed with the power limit changed";
+  EXPECT_TRUE(journal_exists());
+
+  const auto restore = testing::run_dvfslab({"restore"}, environment());
+  ASSERT_EQ(restore.exit_code, 0) << restore.err;
+  EXPECT_EQ(replay(log()).power_limit_mw, h200_default_limit_mw) << log();
+  EXPECT_FALSE(journal_exists());
+
+  const auto resumed = search({"--allow-clock-changes", "--resume"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto json = nlohmann::json::parse(resumed.out);
+  EXPECT_TRUE(json["resumed"].get<bool>());
+  EXPECT_EQ(json["run_id"], 1);
+  EXPECT_EQ(json["probes"].size(), 4u) << "two stored probes and two new ones";
+  EXPECT_EQ(replay(log()).power_limit_mw, h200_default_limit_mw);
+  EXPECT_FALSE(journal_exists());
+}
+
+TEST_F(FakeNvmlSearchTest, ReadOnlyModeRefusesTheSearchBeforeAnyChange) {
+  const auto result = search({"--allow-clock-changes"}, {{"DVFSLAB_READ_ONLY", "1"}});
+  EXPECT_EQ(result.exit_code, 5) << result.err;
+  EXPECT_NE(result.err.find("DVFSLAB_READ_ONLY"), std::string::npos) << result.err;
+  EXPECT_TRUE(result.out.empty());
+  EXPECT_EQ(replay(log()).calls, 0u) << log();
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "db.sqlite")) << "a refused search leaves no database";
+}
+
+TEST_F(FakeNvmlSearchTest, ARealGpuNeedsAllowClockChanges) {
+  const auto result = search({});
+  EXPECT_EQ(result.exit_code, 5) << result.err;
+  EXPECT_NE(result.err.find("--allow-clock-changes"), std::string::npos) << result.err;
+  EXPECT_EQ(replay(log()).calls, 0u) << log();
+}
+
+}  // namespace
+}  // namespace dvfslab
