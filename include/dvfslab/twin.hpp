@@ -79,6 +79,9 @@ bool is_twin_gpu(const Gpu& gpu);
 // The rest throw ConfigError when `twin_gpu` is not a twin.
 // Whether the twin can run `workload` at `setting` (knobs left alone at the default).
 bool twin_holds(const Gpu& twin_gpu, const std::string& workload, const Setting& setting);
+// The source's rates of `workload` at `setting` (knobs left alone at the default),
+// without noise; absent where it has none.
+std::optional<TwinRates> twin_rates(const Gpu& twin_gpu, const std::string& workload, const Setting& setting);
 const std::vector<std::string>& twin_workload_keys(const Gpu& twin_gpu);
 std::string twin_origin(const Gpu& twin_gpu);
 // Runs `units` units of `workload` at the current setting on the twin's virtual

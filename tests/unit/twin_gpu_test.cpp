@@ -135,6 +135,19 @@ TEST_F(TwinOfATable, WorkloadsRunOneUnitPerIteration) {
   EXPECT_NEAR(gpu->clock().now_s(), 0.2, 1e-9);
 }
 
+TEST_F(TwinOfATable, AUnitLongerThanASecondIsSplitIntoIterationsOfAtMostASecond) {
+  const fs::path long_units = scratch_ / "long.csv";
+  std::ofstream(long_units) << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+                               "paper,GPU A,train,,,250,3600.5,200,1\n";
+  const auto gpu = open_gpu("twin:" + long_units.string());
+  WorkloadRegistry registry;
+  add_twin_workloads(registry, *gpu);
+  auto train = registry.create(Case{"train", 1, Mode::train, Precision::fp32}, *gpu, {});
+  EXPECT_DOUBLE_EQ(train->items_per_iteration(), 1.0 / 3601);
+  train->run_iterations(2);
+  EXPECT_NEAR(gpu->clock().now_s(), 2 * 3600.5 / 3601, 1e-9);
+}
+
 std::vector<double> run_durations(Gpu& gpu, int runs) {
   std::vector<double> durations;
   for (int i = 0; i < runs; ++i) {

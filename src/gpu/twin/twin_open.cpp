@@ -61,9 +61,13 @@ std::unique_ptr<Gpu> open_twin_gpu(std::string_view spec) {
 
 bool is_twin_gpu(const Gpu& gpu) { return dynamic_cast<const twin::TwinGpu*>(&gpu) != nullptr; }
 
-bool twin_holds(const Gpu& twin_gpu, const std::string& workload, const Setting& setting) {
+std::optional<TwinRates> twin_rates(const Gpu& twin_gpu, const std::string& workload, const Setting& setting) {
   const auto& gpu = as_twin_gpu(twin_gpu);
-  return gpu.source().rates(workload, gpu.with_defaults(setting)).has_value();
+  return gpu.source().rates(workload, gpu.with_defaults(setting));
+}
+
+bool twin_holds(const Gpu& twin_gpu, const std::string& workload, const Setting& setting) {
+  return twin_rates(twin_gpu, workload, setting).has_value();
 }
 
 const std::vector<std::string>& twin_workload_keys(const Gpu& twin_gpu) {
