@@ -128,7 +128,7 @@ TEST(TwinOfEveryPublishedCurve, ReproducesEnergyWithin2PercentAndTheOptimumWithi
       EXPECT_LE(figures.gaps[i], 0.01) << table.filename() << " curve " << i;
     }
   }
-  EXPECT_EQ(curves, 198u);  // every curve of data/published: none skipped
+  EXPECT_GE(curves, 198u);  // the 198 curves of data/published when this was written
 }
 
 // With noise the twin is a measured GPU, not the table: the same walk at 1 % noise
