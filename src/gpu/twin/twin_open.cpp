@@ -1,5 +1,6 @@
 // Opening twins: from a --device spec, or from any TwinSource (dvfslab/twin.hpp).
 #include <cmath>
+#include <type_traits>
 
 #include <fmt/format.h>
 

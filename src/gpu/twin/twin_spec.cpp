@@ -1,5 +1,6 @@
 #include "gpu/twin/twin_spec.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
