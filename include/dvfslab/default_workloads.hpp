@@ -2,7 +2,8 @@
 // The workloads a program offers by default, built by the library: simulated
 // profiles (for sim:NAME GPUs), the LibTorch models (real GPUs, when the program
 // links dvfslab::torch), a plan's command workloads (real GPUs) and the workloads of
-// every replayed table among the GPUs (replay:FILE.csv, that GPU only).
+// every replayed table or twin among the GPUs (replay:FILE.csv, twin:FILE.csv,
+// that GPU only).
 //
 //   WorkloadRegistry registry = make_default_workload_registry(plan_commands(plan), gpus);
 #include <memory>

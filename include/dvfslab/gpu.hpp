@@ -23,7 +23,7 @@ struct GpuIdentity {
   std::string driver_version;
   std::string library_version;  // the vendor's management library (NVML's version on NVIDIA)
   bool simulated = false;       // every output made from it must say SIMULATED
-  std::string backend;          // "nvml", "sim", "replay"
+  std::string backend;          // "nvml", "sim", "replay", "twin"
   std::string device_spec;      // the --device text that opens this GPU again (NVML: its UUID)
 };
 

@@ -30,8 +30,8 @@ inline int& requested_exit_status() {
 inline const CLI::Validator non_empty_device(
     [](const std::string& value) {
       return value.empty() ? std::string(
-                                 "empty: give auto, a GPU index, UUID or PCI bus id, sim:NAME or "
-                                 "replay:FILE.csv")
+                                 "empty: give auto, a GPU index, UUID or PCI bus id, sim:NAME, "
+                                 "replay:FILE.csv or twin:FILE.csv")
                            : std::string();
     },
     "");

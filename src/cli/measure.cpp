@@ -16,6 +16,7 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/replay.hpp"
+#include "dvfslab/twin.hpp"
 
 namespace dvfslab::cli {
 namespace {
@@ -123,6 +124,12 @@ void run_measure(const MeasureArguments& args) {
     throw ConfigError(
         fmt::format("{} is a replayed sweep table ({}): it has no live sensors to measure a program "
                     "with; sweep the table's workloads instead (docs/replay.md)",
+                    gpu->identity().name, args.device));
+  }
+  if (is_twin_gpu(*gpu)) {
+    throw ConfigError(
+        fmt::format("{} is a twin ({}): it lives on a virtual clock that a program cannot load; sweep its "
+                    "workloads instead (docs/twins.md)",
                     gpu->identity().name, args.device));
   }
 

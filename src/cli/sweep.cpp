@@ -21,6 +21,7 @@
 #include "dvfslab/search.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
+#include "dvfslab/twin.hpp"
 
 namespace dvfslab::cli {
 namespace {
@@ -74,15 +75,17 @@ void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const S
   }
 }
 
-// A replayed table holds only the settings its source measured: name the points it
+// A replayed table (or a twin of one) holds only the settings its source measured: name the points it
 // lacks before measuring any of them.
-void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule) {
+void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule,
+                                   bool (*holds)(const Gpu&, const std::string&, const Setting&),
+                                   std::string_view what) {
   constexpr std::size_t shown = 5;
   std::set<std::pair<std::string, Setting>> checked;
   std::vector<std::string> missing;
   for (const auto& point : schedule.points) {
     const std::string& workload = point.workload_case.workload;
-    if (!checked.emplace(workload, point.setting).second || replay_holds(gpu, workload, point.setting))
+    if (!checked.emplace(workload, point.setting).second || holds(gpu, workload, point.setting))
       continue;
     missing.push_back(fmt::format("'{}' at {}", workload, to_string(point.setting)));
   }
@@ -90,9 +93,10 @@ void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule) {
   const std::size_t count = missing.size();
   if (count > shown) missing.resize(shown);
   throw ConfigError(
-      fmt::format("the replayed table of {} has no measurement for {} point(s) of the plan: {}{}; sweep "
-                  "only settings the table holds (`dvfslab info --device replay:...` lists them)",
-                  gpu.identity().name, count, fmt::join(missing, ", "), count > shown ? ", ..." : ""));
+      fmt::format("the {} of {} has no measurement for {} point(s) of the plan: {}{}; sweep only settings "
+                  "the table holds (`dvfslab info --device {}` lists them)",
+                  what, gpu.identity().name, count, fmt::join(missing, ", "), count > shown ? ", ..." : "",
+                  gpu.identity().device_spec));
 }
 
 void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const WorkloadRegistry& registry,
@@ -147,7 +151,10 @@ void run(const SweepArguments& args) {
   std::vector<Schedule> schedules;
   for (auto& gpu : gpus) {
     schedules.push_back(prepare_sweep(*gpu, plan, registry, options));
-    if (is_replay_gpu(*gpu) && args.strategy == "grid") check_table_holds_every_point(*gpu, schedules.back());
+    if (args.strategy == "grid") {
+      if (is_replay_gpu(*gpu)) check_table_holds_every_point(*gpu, schedules.back(), replay_holds, "replayed table");
+      if (is_twin_gpu(*gpu)) check_table_holds_every_point(*gpu, schedules.back(), twin_holds, "twin");
+    }
     if (!args.dry_run) check_sweep_allowed(*gpu, schedules.back(), options);
   }
   if (args.dry_run) {

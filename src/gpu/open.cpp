@@ -10,6 +10,7 @@
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/replay.hpp"
 #include "dvfslab/sim_gpu.hpp"
+#include "dvfslab/twin.hpp"
 #include "gpu/nvml/nvml_devices.hpp"
 
 namespace dvfslab {
@@ -65,10 +66,18 @@ std::string replay_spec_help() {
   return "replay:FILE.csv to answer from a published sweep table (docs/replay.md)";
 }
 
+GpuList open_twin(std::string_view spec, const OpenOptions& /*options*/) { return one(open_twin_gpu(spec)); }
+
+std::string twin_spec_help() {
+  return "twin:FILE.csv[#GPU NAME][@noise=1%,seed=7] for a simulated GPU that behaves like the table's, "
+         "with a sensor and seeded noise (docs/twins.md)";
+}
+
 // Prefixed backends first; the unprefixed one last.
 const GpuBackend backends[] = {
     {"sim:", open_simulated, nullptr, simulated_spec_help},
     {"replay:", open_replayed, nullptr, replay_spec_help},
+    {"twin:", open_twin, nullptr, twin_spec_help},
     {"", open_nvml, find_nvml, nvml_spec_help},
 };
 

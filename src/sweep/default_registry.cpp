@@ -4,6 +4,8 @@
 #include "dvfslab/replay.hpp"
 #include "dvfslab/replay_workloads.hpp"
 #include "dvfslab/sim_workloads.hpp"
+#include "dvfslab/twin.hpp"
+#include "dvfslab/twin_workloads.hpp"
 
 namespace dvfslab {
 namespace {
@@ -50,6 +52,7 @@ WorkloadRegistry make_workload_registry(const std::vector<CommandSpec>& commands
   add_command_workloads(registry, commands);
   for (const auto& gpu : gpus) {
     if (is_replay_gpu(*gpu)) add_replay_workloads(registry, *gpu);
+    if (is_twin_gpu(*gpu)) add_twin_workloads(registry, *gpu);
   }
   return registry;
 }
