@@ -14,12 +14,12 @@
 #include "cli/search_output.hpp"
 #include "cli/search_plan.hpp"
 #include "cli/strategy_option.hpp"
+#include "cli/table_gpu.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/plan.hpp"
-#include "dvfslab/replay.hpp"
 #include "dvfslab/search.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
@@ -59,14 +59,6 @@ void check_budget(const SearchArguments& args) {
 
 // A replayed table knows only its own workload keys: name the table, not the
 // registry's long list.
-void check_replayed_workload(const Gpu& gpu, const std::string& workload) {
-  const auto& keys = replay_workload_keys(gpu);
-  if (std::find(keys.begin(), keys.end(), workload) != keys.end()) return;
-  throw ConfigError(fmt::format("--workload '{}': the replayed table {} has no such workload key; `dvfslab info "
-                                "--device replay:...` lists its {} keys",
-                                workload, replay_table_origin(gpu), keys.size()));
-}
-
 SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry,
                      Store& store, const SweepOptions& options) {
   SearchOutcome outcome;
@@ -84,9 +76,9 @@ SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan, co
   strategy_options.budget_seconds = args.budget_seconds;
   strategy_options.seed = plan.measure.seed;
   SearchLimits limits{args.budget_points, args.budget_seconds, {}};
-  if (is_replay_gpu(gpu)) {
-    limits.allowed = [&gpu](const Case& workload_case, const Setting& setting) {
-      return replay_holds(gpu, workload_case.workload, setting);
+  if (const auto table = table_gpu(gpu)) {
+    limits.allowed = [&gpu, holds = table->holds](const Case& workload_case, const Setting& setting) {
+      return holds(gpu, workload_case.workload, setting);
     };
   }
   SearchSession session(strategy_from_option(args.strategy, strategy_options), limits, gpu.clock());
@@ -115,7 +107,8 @@ void run(SearchArguments args) {
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
 
   std::unique_ptr<Gpu> gpu = open_gpu(args.device, open_options());
-  if (is_replay_gpu(*gpu) && args.search_case.command.empty()) check_replayed_workload(*gpu, args.search_case.workload);
+  const auto table = table_gpu(*gpu);
+  if (table && args.search_case.command.empty()) check_table_workload(*gpu, *table, args.search_case.workload);
   const std::string text =
       search_plan_text(*gpu, args.search_case, parse_search_knobs(args.knobs), args.measure, args.strategy);
   const Plan plan = parse_plan_text(text, "dvfslab search");

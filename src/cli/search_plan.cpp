@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "dvfslab/error.hpp"
-#include "dvfslab/replay.hpp"
+#include "cli/table_gpu.hpp"
 #include "dvfslab/search.hpp"
 
 namespace dvfslab::cli {
@@ -41,18 +41,19 @@ std::string toml_float(double value) {
 }
 
 std::string power_knob(Gpu& gpu, const std::string& workload) {
-  if (!is_replay_gpu(gpu)) return fmt::format("{{ count = {} }}", spread_power_limits);
+  const auto table = table_gpu(gpu);
+  if (!table) return fmt::format("{{ count = {} }}", spread_power_limits);
   const PowerLimits limits = gpu.power_limits();
   std::vector<int> held;
   if (limits.min_w && limits.max_w) {
     for (int watts = static_cast<int>(std::ceil(*limits.min_w)); watts <= std::floor(*limits.max_w); ++watts) {
-      if (replay_holds(gpu, workload, Setting{std::nullopt, std::nullopt, watts})) held.push_back(watts);
+      if (table->holds(gpu, workload, Setting{std::nullopt, std::nullopt, watts})) held.push_back(watts);
     }
   }
   if (held.empty()) {
-    throw ConfigError(fmt::format("the replayed table of {} holds no power limit for '{}': search the knobs "
+    throw ConfigError(fmt::format("the {} of {} holds no power limit for '{}': search the knobs "
                                   "it varies (--knobs sm or mem)",
-                                  gpu.identity().name, workload));
+                                  table->kind, gpu.identity().name, workload));
   }
   return fmt::format("[{}]", fmt::join(held, ", "));
 }

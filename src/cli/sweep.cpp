@@ -12,16 +12,15 @@
 #include "cli/environment.hpp"
 #include "cli/progress.hpp"
 #include "cli/strategy_option.hpp"
+#include "cli/table_gpu.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/plan.hpp"
-#include "dvfslab/replay.hpp"
 #include "dvfslab/search.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
-#include "dvfslab/twin.hpp"
 
 namespace dvfslab::cli {
 namespace {
@@ -110,9 +109,9 @@ SweepResult run_with_strategy(Gpu& gpu, const Plan& plan, const WorkloadRegistry
   StrategyOptions strategy_options;
   strategy_options.seed = plan.measure.seed;
   SearchLimits limits;
-  if (is_replay_gpu(gpu)) {
-    limits.allowed = [&gpu](const Case& workload_case, const Setting& setting) {
-      return replay_holds(gpu, workload_case.workload, setting);
+  if (const auto table = table_gpu(gpu)) {
+    limits.allowed = [&gpu, holds = table->holds](const Case& workload_case, const Setting& setting) {
+      return holds(gpu, workload_case.workload, setting);
     };
   }
   SearchSession session(strategy_from_option(strategy, strategy_options), limits, gpu.clock());
@@ -151,10 +150,8 @@ void run(const SweepArguments& args) {
   std::vector<Schedule> schedules;
   for (auto& gpu : gpus) {
     schedules.push_back(prepare_sweep(*gpu, plan, registry, options));
-    if (args.strategy == "grid") {
-      if (is_replay_gpu(*gpu)) check_table_holds_every_point(*gpu, schedules.back(), replay_holds, "replayed table");
-      if (is_twin_gpu(*gpu)) check_table_holds_every_point(*gpu, schedules.back(), twin_holds, "twin");
-    }
+    const auto table = table_gpu(*gpu);
+    if (table && args.strategy == "grid") check_table_holds_every_point(*gpu, schedules.back(), table->holds, table->kind);
     if (!args.dry_run) check_sweep_allowed(*gpu, schedules.back(), options);
   }
   if (args.dry_run) {
