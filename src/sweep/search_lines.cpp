@@ -55,7 +55,7 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
           a = b;
           b = low + high - a;
           break;
-        case Comparison::tie:  // equal within noise: a unimodal minimum lies between them
+        case Comparison::tie:  // equal means: a unimodal minimum lies between them
           low = a;
           high = b;
           std::tie(a, b) = interior(low, high);
