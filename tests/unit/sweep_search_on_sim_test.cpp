@@ -6,6 +6,7 @@
 #include <set>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/error.hpp"
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/sim_workloads.hpp"
 #include "dvfslab/store.hpp"
@@ -76,6 +77,51 @@ TEST(SearchOnSim, AutoFindsTheGridsOptimumMeasuringAFractionOfItsSettings) {
   EXPECT_LT(distinct.size(), grid.points_measured / 2);
   EXPECT_LT(search.points_measured, grid.points_measured);
   EXPECT_TRUE(outcomes.all.front().point.setting.is_default()) << "the baseline first";
+}
+
+// Fails the run after `points` outcomes, as a crash would.
+class FailAfter final : public ProgressReporter {
+ public:
+  explicit FailAfter(std::size_t points) : points_(points) {}
+  void start(const Schedule&, const GpuIdentity&, std::size_t) override {}
+  void point_done(const PointOutcome&, std::size_t done, std::size_t) override {
+    if (done >= points_) throw Error("the test stops the run here");
+  }
+  void finish() override {}
+
+ private:
+  std::size_t points_;
+};
+
+TEST(SearchOnSim, AResumedSearchReusesWhatTheFailedRunStoredAndFinishes) {
+  testing::ScratchDir scratch;
+  WorkloadRegistry registry;
+  add_sim_workloads(registry);
+  const Plan plan = parse_plan_text(plan_text, "search.toml");
+  Store store(scratch / "resume.sqlite");
+  const auto strategy = make_strategy("auto", {});
+  {
+    SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+    FailAfter fail(4);
+    EXPECT_THROW(run_sweep(gpu, plan, registry, store, SweepOptions{}, fail, *strategy), Error);
+  }
+  ASSERT_EQ(store.runs().at(0).status, RunStatus::failed);
+  const std::size_t stored_before = store.result_rows().size();
+
+  SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  SweepOptions options;
+  options.resume = true;
+  Outcomes outcomes;
+  const SweepResult resumed = run_sweep(gpu, plan, registry, store, options, outcomes, *strategy);
+  EXPECT_TRUE(resumed.resumed);
+  ASSERT_EQ(store.runs().size(), 1u);
+  EXPECT_EQ(store.runs()[0].status, RunStatus::finished);
+  EXPECT_GE(resumed.points_skipped, 3u) << "the stored probes were measured again";
+  ASSERT_FALSE(outcomes.all.empty());
+  EXPECT_TRUE(outcomes.all.front().point.setting.is_default());
+  EXPECT_EQ(outcomes.all.front().repetitions, 0) << "the stored baseline is reused";
+  EXPECT_GT(store.result_rows().size(), stored_before) << "the search went on past the stored probes";
+  EXPECT_TRUE(best_measured_setting(expand_cases(plan).front(), outcomes.all, {}));
 }
 
 }  // namespace
