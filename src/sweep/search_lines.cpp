@@ -80,7 +80,9 @@ std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start,
     for (const std::size_t neighbour : {at - 1, at + 1}) {
       // at - 1 wraps around at 0 and is then above `high`.
       if (neighbour < low || neighbour > high || neighbour >= line.size()) continue;
-      if (evidence.compare(line[neighbour], line[at]) == Comparison::less) {
+      const Comparison comparison = evidence.compare(line[neighbour], line[at]);
+      // Where neither satisfies the constraint, a higher setting is the way out.
+      if (comparison == Comparison::less || (comparison == Comparison::both_infeasible && neighbour > at)) {
         at = neighbour;
         moved = true;
         break;
