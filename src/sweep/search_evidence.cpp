@@ -84,8 +84,13 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
     // carries energy only): look() measures it again.
     if (objective_uses_time(objective_) && reading.items_per_s <= 0) continue;
     reading.value = objective_value(objective_, point, baseline.value_or(point));
-    // Time and power are taken to be as noisy as energy (the pooled noise).
-    const double uncertainty = 2.0 * relative_noise() / std::sqrt(std::max(1, reading.throughput_windows));
+    // Time and power are taken to be as noisy as energy (the pooled noise); a limit
+    // relative to the baseline carries the baseline's noise too.
+    const int baseline_windows =
+        baseline_reading == readings_.end() || setting == Setting{} ? 0 : baseline_reading->second.throughput_windows;
+    const double uncertainty =
+        2.0 * relative_noise() *
+        std::sqrt(1.0 / std::max(1, reading.throughput_windows) + (baseline_windows > 0 ? 1.0 / baseline_windows : 0.0));
     const auto scaled = [&](double factor) {
       PointSummary changed = point;
       changed.time_per_iteration_s.mean *= factor;
@@ -100,7 +105,16 @@ const Reading& CaseEvidence::look(const Setting& setting) {
   const auto it = readings_.find(setting);
   if (it != readings_.end()) {
     const bool unjudged = objective_uses_time(objective_) && it->second.items_per_s <= 0;
-    if ((unjudged || it->second.borderline) && may_measure_again(it->second)) throw ProbeNeeded{setting};
+    if (unjudged && may_measure_again(it->second)) throw ProbeNeeded{setting};
+    if (it->second.borderline) {
+      // The less certain of the setting and the baseline its limit depends on.
+      const auto baseline = readings_.find(Setting{});
+      const Reading* again = &it->second;
+      if (baseline != readings_.end() && baseline->second.throughput_windows < again->throughput_windows)
+        again = &baseline->second;
+      if (may_measure_again(*again)) throw ProbeNeeded{again->setting};
+      if (may_measure_again(it->second)) throw ProbeNeeded{setting};
+    }
     return it->second;
   }
   if (options_.budget_points && static_cast<int>(readings_.size()) >= *options_.budget_points) throw BudgetSpent{};

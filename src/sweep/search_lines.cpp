@@ -55,7 +55,7 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
           a = b;
           b = low + high - a;
           break;
-        case Comparison::tie:  // equal within noise: a unimodal minimum lies between them
+        case Comparison::tie:  // equal means: a unimodal minimum lies between them
           low = a;
           high = b;
           std::tie(a, b) = interior(low, high);
@@ -80,7 +80,9 @@ std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start,
     for (const std::size_t neighbour : {at - 1, at + 1}) {
       // at - 1 wraps around at 0 and is then above `high`.
       if (neighbour < low || neighbour > high || neighbour >= line.size()) continue;
-      if (evidence.compare(line[neighbour], line[at]) == Comparison::less) {
+      const Comparison comparison = evidence.compare(line[neighbour], line[at]);
+      // Where neither satisfies the constraint, a higher setting is the way out.
+      if (comparison == Comparison::less || (comparison == Comparison::both_infeasible && neighbour > at)) {
         at = neighbour;
         moved = true;
         break;

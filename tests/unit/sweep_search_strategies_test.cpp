@@ -185,6 +185,17 @@ TEST(SearchStrategies, AutoMeasuresAShortLineWholeSoASecondValleyIsNotMissed) {
   EXPECT_EQ(sm_of(run_search("auto", sm_clocks(6), curve).best), 600);
 }
 
+TEST(SearchStrategies, ABracketEndingAmongInfeasibleSettingsClimbsToTheFeasibleOnes) {
+  // Regression: golden-section ended inside a bracket of settings all too slow and
+  // the descent did not leave it, so the search fell back to the default. A 1 %
+  // slowdown allows only the top clock here.
+  StrategyOptions options;
+  options.objective = "energy-within-slowdown:1%";
+  for (const std::string& name : adaptive) {
+    EXPECT_EQ(sm_of(run_search(name, sm_clocks(21), valley(300), options).best), 1200) << name;
+  }
+}
+
 TEST(SearchStrategies, ScanStopsThreeRisesPastTheBest) {
   // Top 1200 down to the floor at 1050 (6 settings), then three rises: 9 settings
   // and the default.
