@@ -11,6 +11,7 @@
 // Every coefficient is non-negative; a weak prior toward a generic shape keeps fits
 // from 3–6 settings stable, and a knob the points do not vary is reported as not
 // identified instead of guessed.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,8 +92,8 @@ class Model {
   const std::string& workload() const { return workload_; }
   const FitReport& report() const { return report_; }
 
-  // model.json, format version 1 (docs/model.md#json). from_json throws ConfigError
-  // naming the field on anything missing, of the wrong type or of another version.
+  // One entry of model.json's "models" (docs/model.md#json). from_json throws
+  // ConfigError naming the field on anything missing or of the wrong type.
   nlohmann::json to_json() const;
   static Model from_json(const nlohmann::json& json);
 
@@ -119,5 +120,14 @@ class Model {
 // and the model then holds the prior shape scaled to the points. Throws ConfigError
 // when there are no points or a time or power is not a positive finite number.
 Model fit(const std::vector<Observation>& points, const Facts& facts);
+
+// model.json, format version 1: {"format": "dvfslab-model", "version": 1, "models": [...]},
+// one model per (GPU, workload).
+nlohmann::json to_json(const std::vector<Model>& models);
+std::vector<Model> models_from_json(const nlohmann::json& document);
+// Reads a model.json file; throws ConfigError naming the file on anything wrong.
+std::vector<Model> read_models(const std::filesystem::path& path);
+// The model of (gpu, workload) among `models`, or nullptr.
+const Model* find_model(const std::vector<Model>& models, const std::string& gpu, const std::string& workload);
 
 }  // namespace dvfslab::model

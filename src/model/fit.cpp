@@ -132,11 +132,20 @@ Coefficients fit_coefficients(const std::vector<Scaled>& points) {
   const bool any_limit = std::any_of(points.begin(), points.end(), [](const Scaled& p) { return p.limit_w; });
 
   const auto& power_source = unlimited.empty() ? points : unlimited;
-  if (unlimited.empty()) {
+  const bool clock_varies = std::any_of(power_source.begin(), power_source.end(),
+                                        [&](const Scaled& p) { return p.x != power_source.front().x; });
+  if (unlimited.empty() || !clock_varies) {
     const auto basis = [](double x, double y) { return form::power_basis(x, y, form::prior_knee); };
     const double power_scale = prior_scale(power_source, form::power_prior, basis, &Scaled::power_w);
-    c.power.assign(form::power_prior.begin(), form::power_prior.end());
-    for (double& v : c.power) v *= power_scale;
+    if (unlimited.empty()) {
+      c.power.assign(form::power_prior.begin(), form::power_prior.end());
+      for (double& v : c.power) v *= power_scale;
+    } else {
+      std::vector<std::array<double, form::power_terms>> rows;
+      std::vector<double> values;
+      for (const auto& p : unlimited) rows.push_back(basis(p.x, p.y)), values.push_back(p.power_w);
+      c.power = ridge_fit(rows, values, form::power_prior, power_scale).coef;
+    }
   } else {
     // The knee by profile: the best linear fit over a grid of knees.
     double best_cost = std::numeric_limits<double>::infinity();

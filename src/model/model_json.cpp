@@ -1,7 +1,10 @@
 // model.json, format version 1 (docs/model.md#json).
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/input_file.hpp"
 #include "dvfslab/json_optional.hpp"
 #include "dvfslab/model.hpp"
 #include "model/form.hpp"
@@ -93,9 +96,7 @@ nlohmann::json Model::to_json() const {
   nlohmann::json time, power;
   for (std::size_t i = 0; i < form::time_terms; ++i) time[std::string(form::time_names[i])] = time_coef_[i];
   for (std::size_t i = 0; i < form::power_terms; ++i) power[std::string(form::power_names[i])] = power_coef_[i];
-  return {{"format", format_name},
-          {"version", format_version},
-          {"gpu", gpu_},
+  return {{"gpu", gpu_},
           {"workload", workload_},
           {"reference", {{"sm_mhz", sm_ref_}, {"mem_mhz", mem_ref_}}},
           {"default", {{"sm_mhz", or_null(default_sm_mhz_)}, {"mem_mhz", or_null(default_mem_mhz_)},
@@ -111,11 +112,6 @@ nlohmann::json Model::to_json() const {
 }
 
 Model Model::from_json(const nlohmann::json& json) {
-  if (field<std::string>(json, "format", "") != format_name)
-    throw ConfigError("model.json: not a dvfslab model (format is not \"dvfslab-model\")");
-  const int version = field<int>(json, "version", "");
-  if (version != format_version)
-    throw ConfigError("model.json: format version " + std::to_string(version) + " is not supported (this dvfslab reads version 1)");
   Model m;
   m.gpu_ = field<std::string>(json, "gpu", "");
   m.workload_ = field<std::string>(json, "workload", "");
@@ -144,6 +140,55 @@ Model Model::from_json(const nlohmann::json& json) {
   m.power_rel_sd_ = field<double>(sd, "power", "relative_sd.");
   m.report_ = report_from_json(field<nlohmann::json>(json, "report", ""));
   return m;
+}
+
+nlohmann::json to_json(const std::vector<Model>& models) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& m : models) list.push_back(m.to_json());
+  return {{"format", format_name}, {"version", format_version}, {"models", list}};
+}
+
+std::vector<Model> models_from_json(const nlohmann::json& document) {
+  if (field<std::string>(document, "format", "") != format_name)
+    throw ConfigError("model.json: not a dvfslab model file (its format is not \"dvfslab-model\")");
+  const int version = field<int>(document, "version", "");
+  if (version != format_version)
+    throw ConfigError("model.json: format version " + std::to_string(version) +
+                      " is not supported (this dvfslab reads version 1): fit the model again with `dvfslab model fit`");
+  std::vector<Model> models;
+  const auto& list = field<nlohmann::json>(document, "models", "");
+  if (!list.is_array()) throw ConfigError("model.json: field models must be a list");
+  for (const auto& entry : list) models.push_back(Model::from_json(entry));
+  return models;
+}
+
+std::vector<Model> read_models(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path))
+    throw ConfigError(path.string() + " does not exist: give a model file written by `dvfslab model fit -o`");
+  require_regular_file(path, "model file");
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path.string() + ": cannot be opened for reading");
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(path.string() + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  try {
+    return models_from_json(document);
+  } catch (const ConfigError& e) {
+    // "model.json: ..." names the format; the user needs the file.
+    std::string message = e.what();
+    const std::string prefix = "model.json: ";
+    if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+    throw ConfigError(path.string() + ": " + message);
+  }
+}
+
+const Model* find_model(const std::vector<Model>& models, const std::string& gpu, const std::string& workload) {
+  for (const auto& m : models)
+    if (m.gpu() == gpu && m.workload() == workload) return &m;
+  return nullptr;
 }
 
 }  // namespace dvfslab::model
