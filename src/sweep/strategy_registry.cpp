@@ -5,14 +5,16 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/strategy.hpp"
+#include "sweep/model_strategy.hpp"
 
 namespace dvfslab {
 namespace {
 
 std::unique_ptr<SearchStrategy> make_grid(const StrategyOptions&) { return make_grid_strategy(); }
 
-const std::array<StrategyDefinition, 1> registered = {
+const std::array<StrategyDefinition, 2> registered = {
     StrategyDefinition{"grid", "every setting of the plan's knobs (the exhaustive sweep)", make_grid},
+    StrategyDefinition{"model", "4 spread settings, then the fitted model's optimum and its neighbours until no gain above noise", make_model_strategy},
 };
 
 std::string names() {
