@@ -3,7 +3,7 @@
 // as functions of the SM clock, the memory clock and the board power limit, fitted
 // to a few measured settings (docs/model.md gives the form and why).
 //
-//   time  t(x, y)  = τ0 + τ1/x + τ2/x² + τ3/y        x = SM clock / ref, y = memory clock / ref
+//   time  t(x, y)  = τ0 + τ1/x + τ2/x² + τ3·(r/x − 1)⁺ + τ4/y   x = SM clock / ref, y = memory clock / ref
 //   power P(x, y)  = π0 + π1·x + π2·x·h + π3·x·h² + π4·y     h = max(0, x − knee)
 //   a power limit L acts through the clock: the board draws softmin(P(x, y), L) and the
 //   firmware lowers x until P(x_eff, y) equals that draw; time is t(x_eff, y).
@@ -38,6 +38,12 @@ struct Facts {
   std::string gpu;
   std::string workload;
   Setting reference;
+};
+
+struct FitOptions {
+  // Leave-one-out refits for the report (and the intervals): n more fits. A search
+  // that refits after every probe leaves them out.
+  bool cross_validate = true;
 };
 
 // A predicted value and its ~95 % interval.
@@ -98,7 +104,7 @@ class Model {
   static Model from_json(const nlohmann::json& json);
 
  private:
-  friend Model fit(const std::vector<Observation>&, const Facts&);
+  friend Model fit(const std::vector<Observation>&, const Facts&, const FitOptions&);
 
   std::string gpu_;
   std::string workload_;
@@ -109,6 +115,7 @@ class Model {
   std::optional<double> power_limit_low_, power_limit_high_;
   std::vector<double> time_coef_;    // τ0..τ3
   std::vector<double> power_coef_;   // π0..π4
+  double ridge_ = 1;                 // SM clock fraction below which the work turns compute-bound
   double knee_ = 0.6;                // SM clock fraction where the voltage starts to rise
   double cap_softness_ = 8;          // q of softmin(a, b) = (a^-q + b^-q)^(-1/q)
   double time_rel_sd_ = 0.01, power_rel_sd_ = 0.01;  // interval half-widths / 1.96
@@ -119,7 +126,7 @@ class Model {
 // cannot identify the model from: the report says so (identifiable false, reason),
 // and the model then holds the prior shape scaled to the points. Throws ConfigError
 // when there are no points or a time or power is not a positive finite number.
-Model fit(const std::vector<Observation>& points, const Facts& facts);
+Model fit(const std::vector<Observation>& points, const Facts& facts, const FitOptions& options = {});
 
 // model.json, format version 1: {"format": "dvfslab-model", "version": 1, "models": [...]},
 // one model per (GPU, workload).

@@ -23,6 +23,9 @@ constexpr double prior_weight = 0.0002;
 constexpr std::array<double, 8> softness_grid{3, 4, 6, 8, 12, 16, 24, 32};
 // A point whose power is this far under its limit tells the unlimited power curve.
 constexpr double clearly_under_limit = 0.85;
+// The knee and the ridge are placed only from this many SM clocks; fewer cannot
+// tell a kink from a curve (the prior knee, and no ridge, stand instead).
+constexpr std::size_t clocks_to_place_a_kink = 4;
 constexpr double noise_floor = 0.005;  // relative sd assumed when nothing says better
 
 struct Scaled {
@@ -34,6 +37,7 @@ struct Scaled {
 struct Coefficients {
   std::vector<double> time, power;
   double knee = form::prior_knee;
+  double ridge = 1.0;
   double softness = 8;
 };
 
@@ -124,6 +128,12 @@ void fit_power_limit(Coefficients& c, const std::vector<Scaled>& points) {
   c = best;
 }
 
+std::size_t distinct_clocks(const std::vector<Scaled>& points) {
+  std::set<double> clocks;
+  for (const auto& p : points) clocks.insert(p.x);
+  return clocks.size();
+}
+
 Coefficients fit_coefficients(const std::vector<Scaled>& points) {
   Coefficients c;
   std::vector<Scaled> unlimited;
@@ -132,9 +142,7 @@ Coefficients fit_coefficients(const std::vector<Scaled>& points) {
   const bool any_limit = std::any_of(points.begin(), points.end(), [](const Scaled& p) { return p.limit_w; });
 
   const auto& power_source = unlimited.empty() ? points : unlimited;
-  const bool clock_varies = std::any_of(power_source.begin(), power_source.end(),
-                                        [&](const Scaled& p) { return p.x != power_source.front().x; });
-  if (unlimited.empty() || !clock_varies) {
+  if (unlimited.empty() || distinct_clocks(unlimited) < clocks_to_place_a_kink) {
     const auto basis = [](double x, double y) { return form::power_basis(x, y, form::prior_knee); };
     const double power_scale = prior_scale(power_source, form::power_prior, basis, &Scaled::power_w);
     if (unlimited.empty()) {
@@ -163,11 +171,18 @@ Coefficients fit_coefficients(const std::vector<Scaled>& points) {
 
   std::vector<Scaled> effective = points;
   for (auto& p : effective) p.x = effective_clock(c, p);
-  const double time_scale = prior_scale(effective, form::time_prior, form::time_basis, &Scaled::time_s);
-  std::vector<std::array<double, form::time_terms>> rows;
-  std::vector<double> values;
-  for (const auto& p : effective) rows.push_back(form::time_basis(p.x, p.y)), values.push_back(p.time_s);
-  c.time = ridge_fit(rows, values, form::time_prior, time_scale).coef;
+  const bool place_ridge = distinct_clocks(effective) >= clocks_to_place_a_kink;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (double ridge : form::ridge_grid) {
+    if (!place_ridge && ridge != 1.0) continue;
+    const auto basis = [ridge](double x, double y) { return form::time_basis(x, y, ridge); };
+    const double time_scale = prior_scale(effective, form::time_prior, basis, &Scaled::time_s);
+    std::vector<std::array<double, form::time_terms>> rows;
+    std::vector<double> values;
+    for (const auto& p : effective) rows.push_back(basis(p.x, p.y)), values.push_back(p.time_s);
+    const auto trial = ridge_fit(rows, values, form::time_prior, time_scale);
+    if (trial.cost < best_cost) best_cost = trial.cost, c.time = trial.coef, c.ridge = ridge;
+  }
   return c;
 }
 
@@ -200,7 +215,7 @@ double relative_spread(const std::vector<Observation>& points, std::optional<dou
 
 }  // namespace
 
-Model fit(const std::vector<Observation>& points, const Facts& facts) {
+Model fit(const std::vector<Observation>& points, const Facts& facts, const FitOptions& options) {
   check_points(points, facts);
   Model model;
   model.gpu_ = facts.gpu;
@@ -248,6 +263,7 @@ Model fit(const std::vector<Observation>& points, const Facts& facts) {
   model.power_coef_ = c.power;
   model.cap_softness_ = c.softness;
   model.knee_ = c.knee;
+  model.ridge_ = c.ridge;
 
   FitReport& report = model.report_;
   report.points = points.size();
@@ -279,10 +295,11 @@ Model fit(const std::vector<Observation>& points, const Facts& facts) {
 
   std::vector<double> all_parameters(c.time);
   all_parameters.insert(all_parameters.end(), c.power.begin(), c.power.end());
+  all_parameters.push_back(c.ridge);
   all_parameters.push_back(c.knee);
   all_parameters.push_back(c.softness);
   std::vector<std::vector<double>> jackknife;
-  if (points.size() >= 4) {
+  if (options.cross_validate && points.size() >= 4) {
     double time_abs = 0, power_abs = 0, energy_abs = 0;
     for (std::size_t left_out = 0; left_out < points.size(); ++left_out) {
       std::vector<Scaled> rest;
@@ -291,11 +308,12 @@ Model fit(const std::vector<Observation>& points, const Facts& facts) {
       const Coefficients cv = fit_coefficients(rest);
       Scaled p = scaled[left_out];
       const double power = modelled_power(cv, p);
-      const double time = form::evaluate_time(cv.time, effective_clock(cv, p), p.y);
+      const double time = form::evaluate_time(cv.time, cv.ridge, effective_clock(cv, p), p.y);
       time_abs += std::abs(time / p.time_s - 1), power_abs += std::abs(power / p.power_w - 1);
       energy_abs += std::abs(time * power / (p.time_s * p.power_w) - 1);
       std::vector<double> params(cv.time);
       params.insert(params.end(), cv.power.begin(), cv.power.end());
+      params.push_back(cv.ridge);
       params.push_back(cv.knee);
       params.push_back(cv.softness);
       jackknife.push_back(params);
@@ -307,6 +325,7 @@ Model fit(const std::vector<Observation>& points, const Facts& facts) {
   std::vector<std::string> names;
   for (auto name : form::time_names) names.push_back("time." + std::string(name));
   for (auto name : form::power_names) names.push_back("power." + std::string(name));
+  names.emplace_back("time.ridge");
   names.emplace_back("power.knee");
   names.emplace_back("cap.softness");
   for (std::size_t j = 0; j < names.size(); ++j) {

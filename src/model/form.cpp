@@ -5,15 +5,17 @@
 
 namespace dvfslab::model::form {
 
-std::array<double, time_terms> time_basis(double x, double y) { return {1.0, 1.0 / x, 1.0 / (x * x), 1.0 / y}; }
+std::array<double, time_terms> time_basis(double x, double y, double ridge) {
+  return {1.0, 1.0 / x, 1.0 / (x * x), std::max(0.0, ridge / x - 1.0), 1.0 / y};
+}
 
 std::array<double, power_terms> power_basis(double x, double y, double knee) {
   const double h = std::max(0.0, x - knee);
   return {1.0, x, x * h, x * h * h, y};
 }
 
-double evaluate_time(const std::vector<double>& coef, double x, double y) {
-  const auto basis = time_basis(x, y);
+double evaluate_time(const std::vector<double>& coef, double ridge, double x, double y) {
+  const auto basis = time_basis(x, y, ridge);
   double sum = 0;
   for (std::size_t i = 0; i < time_terms; ++i) sum += coef[i] * basis[i];
   return sum;

@@ -31,7 +31,7 @@ Prediction Model::predict(const Setting& setting) const {
   const double unlimited = form::evaluate_power(power_coef_, knee_, x, y);
   const double power = limit ? form::capped_power(unlimited, *limit, cap_softness_) : unlimited;
   const double x_effective = limit ? form::clock_for_power(power_coef_, knee_, x, y, power) : x;
-  const double time = form::evaluate_time(time_coef_, x_effective, y);
+  const double time = form::evaluate_time(time_coef_, ridge_, x_effective, y);
 
   // Beyond the fitted range the error grows with the distance: twice as fast as the
   // distance itself, a rough allowance that says "extrapolated" in numbers.

@@ -105,6 +105,7 @@ nlohmann::json Model::to_json() const {
                      {"power_limit_w", power_limit_low_ ? nlohmann::json{*power_limit_low_, *power_limit_high_} : nlohmann::json(nullptr)}}},
           {"time_s", time},
           {"power_w", power},
+          {"ridge", ridge_},
           {"knee", knee_},
           {"cap_softness", cap_softness_},
           {"relative_sd", {{"time", time_rel_sd_}, {"power", power_rel_sd_}}},
@@ -131,6 +132,8 @@ Model Model::from_json(const nlohmann::json& json) {
   if (limit) m.power_limit_low_ = (*limit)[0], m.power_limit_high_ = (*limit)[1];
   m.time_coef_ = coefficients(json, "time_s", form::time_names);
   m.power_coef_ = coefficients(json, "power_w", form::power_names);
+  m.ridge_ = field<double>(json, "ridge", "");
+  if (!(m.ridge_ > 0)) throw ConfigError("model.json: ridge must be positive");
   m.knee_ = field<double>(json, "knee", "");
   if (!(m.knee_ > 0)) throw ConfigError("model.json: knee must be positive");
   m.cap_softness_ = field<double>(json, "cap_softness", "");

@@ -112,7 +112,7 @@ class ModelStrategy final : public SearchStrategy {
       points.push_back({setting, m.time_s, m.power_w, std::nullopt, std::nullopt});
       noise = std::max(noise, m.relative_sd);
     }
-    const auto fitted = model::fit(points, {"", to_string(workload_case), settings.back()});
+    const auto fitted = model::fit(points, {"", to_string(workload_case), settings.back()}, {.cross_validate = false});
     const double baseline_time = fitted.predict(settings.back()).time_s.value;
 
     std::optional<double> best_measured;
