@@ -116,7 +116,7 @@ class Model {
   std::vector<double> time_coef_;    // τ0..τ3
   std::vector<double> power_coef_;   // π0..π4
   double ridge_ = 1;                 // SM clock fraction below which the work turns compute-bound
-  double knee_ = 0.6;                // SM clock fraction where the voltage starts to rise
+  double knee_ = 0;                  // SM clock fraction where the voltage starts to rise
   double cap_softness_ = 8;          // q of softmin(a, b) = (a^-q + b^-q)^(-1/q)
   double time_rel_sd_ = 0.01, power_rel_sd_ = 0.01;  // interval half-widths / 1.96
   FitReport report_;

@@ -29,8 +29,9 @@ inline constexpr double lowest_sm_fraction = 0.1;
 inline constexpr std::array<double, 11> ridge_grid{0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0};
 
 std::array<double, time_terms> time_basis(double x, double y, double ridge);
-// The knee assumed where the points do not vary the SM clock.
-inline constexpr double prior_knee = 0.6;
+// The knee where the points cannot place one: none, the voltage rising over the
+// whole range (a smooth cubic in the clock).
+inline constexpr double prior_knee = 0.0;
 // Knees the fit tries (fractions of the reference SM clock); 1 means no knee in range.
 inline constexpr std::array<double, 12> knee_grid{0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0};
 
