@@ -5,7 +5,7 @@
 //
 //   time  t(x, y)  = τ0 + τ1/x + τ2/x² + τ3·(r/x − 1)⁺ + τ4/y   x = SM clock / ref, y = memory clock / ref
 //   power P(x, y)  = π0 + π1·x + π2·x·h + π3·x·h² + π4·y     h = max(0, x − knee)
-//   a power limit L acts through the clock: the board draws softmin(P(x, y), L) and the
+//   a power limit L acts through the clock: the board draws softmin(P(x, y), η·L) and the
 //   firmware lowers x until P(x_eff, y) equals that draw; time is t(x_eff, y).
 //
 // Every coefficient is non-negative; a weak prior toward a generic shape keeps fits
@@ -118,6 +118,7 @@ class Model {
   double ridge_ = 1;                 // SM clock fraction below which the work turns compute-bound
   double knee_ = 0;                  // SM clock fraction where the voltage starts to rise
   double cap_softness_ = 8;          // q of softmin(a, b) = (a^-q + b^-q)^(-1/q)
+  double limit_share_ = 1;           // η: the average draw a limit L allows is η·L
   double time_rel_sd_ = 0.01, power_rel_sd_ = 0.01;  // interval half-widths / 1.96
   FitReport report_;
 };

@@ -21,6 +21,7 @@ namespace {
 // points override it along every knob they vary, and it decides only what they leave open.
 constexpr double prior_weight = 0.0002;
 constexpr std::array<double, 8> softness_grid{3, 4, 6, 8, 12, 16, 24, 32};
+constexpr std::array<double, 9> limit_share_grid{0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0};
 // A point whose power is this far under its limit tells the unlimited power curve.
 constexpr double clearly_under_limit = 0.85;
 // The knee and the ridge are placed only from this many SM clocks; fewer cannot
@@ -39,6 +40,7 @@ struct Coefficients {
   double knee = form::prior_knee;
   double ridge = 1.0;
   double softness = 8;
+  double limit_share = 1;
 };
 
 template <std::size_t N>
@@ -86,7 +88,7 @@ double prior_scale(const std::vector<Scaled>& points, const std::array<double, N
 
 double modelled_power(const Coefficients& c, const Scaled& p) {
   const double unlimited = form::evaluate_power(c.power, c.knee, p.x, p.y);
-  return p.limit_w ? form::capped_power(unlimited, *p.limit_w, c.softness) : unlimited;
+  return p.limit_w ? form::capped_power(unlimited, c.limit_share * *p.limit_w, c.softness) : unlimited;
 }
 
 double effective_clock(const Coefficients& c, const Scaled& p) {
@@ -100,18 +102,23 @@ double power_cost(const Coefficients& c, const std::vector<Scaled>& points) {
   return cost;
 }
 
-// Scales the unlimited power curve (and picks the softness) to fit the limited points.
+// Scales the unlimited power curve (and picks the softness and the limit's share) to
+// fit the limited points.
 void fit_power_limit(Coefficients& c, const std::vector<Scaled>& points) {
   const std::vector<double> base = c.power;
+  double share = 1;
   auto scaled = [&](double log_scale, double softness) {
     Coefficients trial = c;
     trial.softness = softness;
+    trial.limit_share = share;
     for (std::size_t j = 0; j < base.size(); ++j) trial.power[j] = base[j] * std::exp(log_scale);
     return trial;
   };
   double best_cost = std::numeric_limits<double>::infinity();
   Coefficients best = c;
+  for (double limit_share : limit_share_grid)
   for (double softness : softness_grid) {
+    share = limit_share;
     double low = std::log(0.5), high = std::log(4.0);  // golden section on the log scale
     const double ratio = (std::sqrt(5.0) - 1) / 2;
     for (int step = 0; step < 40; ++step) {
@@ -262,6 +269,7 @@ Model fit(const std::vector<Observation>& points, const Facts& facts, const FitO
   model.time_coef_ = c.time;
   model.power_coef_ = c.power;
   model.cap_softness_ = c.softness;
+  model.limit_share_ = c.limit_share;
   model.knee_ = c.knee;
   model.ridge_ = c.ridge;
 
@@ -298,6 +306,7 @@ Model fit(const std::vector<Observation>& points, const Facts& facts, const FitO
   all_parameters.push_back(c.ridge);
   all_parameters.push_back(c.knee);
   all_parameters.push_back(c.softness);
+  all_parameters.push_back(c.limit_share);
   std::vector<std::vector<double>> jackknife;
   if (options.cross_validate && points.size() >= 4) {
     double time_abs = 0, power_abs = 0, energy_abs = 0;
@@ -316,6 +325,7 @@ Model fit(const std::vector<Observation>& points, const Facts& facts, const FitO
       params.push_back(cv.ridge);
       params.push_back(cv.knee);
       params.push_back(cv.softness);
+      params.push_back(cv.limit_share);
       jackknife.push_back(params);
     }
     report.loo_time_mape_pct = time_abs / n * 100;
@@ -328,6 +338,7 @@ Model fit(const std::vector<Observation>& points, const Facts& facts, const FitO
   names.emplace_back("time.ridge");
   names.emplace_back("power.knee");
   names.emplace_back("cap.softness");
+  names.emplace_back("cap.limit_share");
   for (std::size_t j = 0; j < names.size(); ++j) {
     Parameter parameter{names[j], all_parameters[j], std::nullopt};
     if (!jackknife.empty()) {

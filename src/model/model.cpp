@@ -29,7 +29,7 @@ Prediction Model::predict(const Setting& setting) const {
   const double y = mem ? *mem / mem_ref_ : 1.0;
 
   const double unlimited = form::evaluate_power(power_coef_, knee_, x, y);
-  const double power = limit ? form::capped_power(unlimited, *limit, cap_softness_) : unlimited;
+  const double power = limit ? form::capped_power(unlimited, limit_share_ * *limit, cap_softness_) : unlimited;
   const double x_effective = limit ? form::clock_for_power(power_coef_, knee_, x, y, power) : x;
   const double time = form::evaluate_time(time_coef_, ridge_, x_effective, y);
 

@@ -108,6 +108,7 @@ nlohmann::json Model::to_json() const {
           {"ridge", ridge_},
           {"knee", knee_},
           {"cap_softness", cap_softness_},
+          {"limit_share", limit_share_},
           {"relative_sd", {{"time", time_rel_sd_}, {"power", power_rel_sd_}}},
           {"report", report_json(report_)}};
 }
@@ -138,6 +139,8 @@ Model Model::from_json(const nlohmann::json& json) {
   if (!(m.knee_ > 0)) throw ConfigError("model.json: knee must be positive");
   m.cap_softness_ = field<double>(json, "cap_softness", "");
   if (!(m.cap_softness_ > 0)) throw ConfigError("model.json: cap_softness must be positive");
+  m.limit_share_ = field<double>(json, "limit_share", "");
+  if (!(m.limit_share_ > 0)) throw ConfigError("model.json: limit_share must be positive");
   const auto& sd = field<nlohmann::json>(json, "relative_sd", "");
   m.time_rel_sd_ = field<double>(sd, "time", "relative_sd.");
   m.power_rel_sd_ = field<double>(sd, "power", "relative_sd.");
