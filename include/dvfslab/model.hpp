@@ -62,7 +62,7 @@ struct Prediction {
 };
 
 struct Parameter {
-  std::string name;  // "time.inv_sm", "power.sm_cubed", "cap.softness", ...
+  std::string name;  // "time.inv_sm", "power.sm_knee", "cap.softness", ...
   double value = 0;
   std::optional<double> sd;  // jackknife (leave-one-out) standard deviation; absent under 4 points
 };
