@@ -9,8 +9,8 @@
 //   firmware lowers x until P(x_eff, y) equals that draw; time is t(x_eff, y).
 //
 // Every coefficient is non-negative; a weak prior toward a generic shape keeps fits
-// from 3–6 settings stable, and a knob the points do not vary is reported as not
-// identified instead of guessed.
+// from 3–6 settings stable; a knob the points do not vary takes the prior's shape,
+// and the fit's report says so.
 #include <filesystem>
 #include <optional>
 #include <string>

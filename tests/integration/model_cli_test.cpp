@@ -84,6 +84,28 @@ TEST(ModelCli, PredictWithoutAModelForARowNamesIt) {
   EXPECT_TRUE(run.out.empty());
 }
 
+TEST(ModelCli, FitsFromADatabaseAsFromTheTable) {
+  testing::ScratchDir scratch;
+  const auto db = scratch / "published.sqlite";
+  ASSERT_EQ(run_dvfslab({"import", v100_table, "--db", db.string()}).exit_code, 0);
+  const auto from_db = run_dvfslab({"model", "fit", db.string(), "--gpu", "Tesla V100 PCIe", "--workload", kernel});
+  const auto from_csv = run_dvfslab({"model", "fit", v100_table, "--gpu", "Tesla V100 PCIe", "--workload", kernel});
+  ASSERT_EQ(from_db.exit_code, 0) << from_db.err;
+  EXPECT_EQ(from_db.out, from_csv.out);
+  const auto wrong_gpu = run_dvfslab({"model", "fit", db.string(), "--gpu", "GTX 0"});
+  EXPECT_EQ(wrong_gpu.exit_code, 3);
+  EXPECT_NE(wrong_gpu.err.find("no GPU 'GTX 0'"), std::string::npos) << wrong_gpu.err;
+}
+
+TEST(ModelCli, MalformedModelFileIsAConfigErrorNamingIt) {
+  testing::ScratchDir scratch;
+  const auto broken = scratch / "broken.json";
+  std::ofstream(broken) << "{\"format\": \"dvfslab-model\", ";
+  const auto run = run_dvfslab({"model", "predict", broken.string(), "--at", v100_table});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_NE(run.err.find(broken.string() + ": not valid JSON"), std::string::npos) << run.err;
+}
+
 TEST(ModelCli, SubcommandIsRequired) {
   const auto run = run_dvfslab({"model"});
   EXPECT_EQ(run.exit_code, 2);
