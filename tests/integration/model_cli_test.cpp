@@ -106,6 +106,32 @@ TEST(ModelCli, MalformedModelFileIsAConfigErrorNamingIt) {
   EXPECT_NE(run.err.find(broken.string() + ": not valid JSON"), std::string::npos) << run.err;
 }
 
+TEST(ModelCli, AnalyzeShowsPredictionsApartFromTheMeasurements) {
+  testing::ScratchDir scratch;
+  const auto model_file = scratch / "model.json";
+  ASSERT_EQ(run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()}).exit_code, 0);
+  const auto plain = run_dvfslab({"analyze", v100_table});
+  const auto text = run_dvfslab({"analyze", v100_table, "--model", model_file.string()});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  // The analysis itself is unchanged; the predictions follow it, headed PREDICTED.
+  EXPECT_EQ(text.out.substr(0, plain.out.size()), plain.out);
+  EXPECT_NE(text.out.find("PREDICTED by the model in " + model_file.string()), std::string::npos) << text.out;
+
+  const auto json = run_dvfslab({"analyze", v100_table, "--model", model_file.string(), "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto document = nlohmann::json::parse(json.out);
+  const auto& predicted = document.at("predicted");
+  ASSERT_EQ(predicted.size(), 10u);  // the 10 clocks of the one kernel with a model
+  for (const auto& entry : predicted) {
+    EXPECT_EQ(entry.at("workload"), kernel);
+    const auto& energy = entry.at("predicted").at("energy_per_item_j");
+    EXPECT_LE(energy.at("low").get<double>(), energy.at("value").get<double>());
+    EXPECT_GE(energy.at("high").get<double>(), energy.at("value").get<double>());
+    EXPECT_GT(entry.at("measured").at("energy_per_item_j").get<double>(), 0);
+  }
+  EXPECT_FALSE(nlohmann::json::parse(run_dvfslab({"analyze", v100_table, "--json"}).out).contains("predicted"));
+}
+
 TEST(ModelCli, SubcommandIsRequired) {
   const auto run = run_dvfslab({"model"});
   EXPECT_EQ(run.exit_code, 2);
