@@ -1,4 +1,5 @@
-# The layers of the library (docs/architecture.md#layers). Each module folder of
+# The layers of the library (docs/architecture.md#layers: common → model → gpu →
+# meter → guard → workload → store → analysis → sweep → report → study → slurm). Each module folder of
 # src/ is one static library that links only the module below it, and each module
 # sees, through the include paths the compiler gets, nothing but
 #   - the public headers of include/dvfslab/ that it or a lower module owns, and

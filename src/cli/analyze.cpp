@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/model_predictions.hpp"
 #include "cli/result_input.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/output_file.hpp"
@@ -22,20 +23,24 @@ struct AnalyzeOptions {
   bool json = false;
   bool points = false;
   std::string emit;  // commands that apply the optima (src/slurm/optimum_commands.cpp)
+  std::string model;  // a model.json whose predictions are shown beside the measurements
 };
 
 void run_analyze(const AnalyzeOptions& options) {
   refuse_standard_output_over(input_files(options.input));
   const Objective objective = parse_objective(options.objective);
-  const Analysis analysis = analyze(load_result_rows(options.input), objective);
+  const auto rows = load_result_rows(options.input);
+  const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
+  const Analysis analysis = analyze(rows, objective);
   if (!options.emit.empty()) {
     fmt::print("{}", slurm::format_optimum_commands(analysis, slurm::parse_optimum_commands(options.emit)));
   } else if (options.json) {
-    fmt::print(
-        "{}\n",
-        to_json(analysis, options.points).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    auto json = to_json(analysis, options.points);
+    if (!options.model.empty()) json["predicted"] = prediction_json(rows, models);
+    fmt::print("{}\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("{}", format_analysis_tables(analysis));
+    if (!options.model.empty()) fmt::print("{}", format_predictions(rows, models, options.model));
   }
 }
 
@@ -64,6 +69,11 @@ void add_analyze_command(CLI::App& app) {
           "of sbatch/srun) or nvidia-smi (an administrator's commands); docs/slurm.md")
       ->check(CLI::IsMember({"slurm", "nvidia-smi"}))
       ->excludes("--json");
+  command
+      ->add_option("--model", options->model,
+                   "a model.json (`dvfslab model fit -o`): show its prediction, with a 95 % interval, beside every "
+                   "measured setting of the cases it has a model for; apart from the analysis (JSON: \"predicted\")")
+      ->excludes("--emit");
   command->callback([options] { run_analyze(*options); });
 }
 

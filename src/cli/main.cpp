@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_run_workload_command(app);
 #endif
   dvfslab::cli::add_import_command(app);
+  dvfslab::cli::add_model_command(app);
   dvfslab::cli::add_export_command(app);
   dvfslab::cli::add_merge_command(app);
   dvfslab::cli::add_measure_command(app);

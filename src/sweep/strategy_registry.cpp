@@ -5,6 +5,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/strategy.hpp"
+#include "sweep/model_strategy.hpp"
 #include "sweep/search_strategies.hpp"
 
 namespace dvfslab {
@@ -14,7 +15,7 @@ std::unique_ptr<SearchStrategy> make_grid(const StrategyOptions&) { return make_
 
 using namespace search_detail;
 
-const std::array<StrategyDefinition, 5> registered = {
+const std::array<StrategyDefinition, 6> registered = {
     StrategyDefinition{"grid", "every setting of the plan's knobs (the exhaustive sweep)", make_grid},
     StrategyDefinition{"golden", "golden-section search along each knob, for a unimodal objective",
                        make_golden_strategy},
@@ -22,6 +23,9 @@ const std::array<StrategyDefinition, 5> registered = {
                        make_scan_strategy},
     StrategyDefinition{"coordinate", "golden-section, then neighbour descents, knob by knob (several knobs)",
                        make_coordinate_strategy},
+    StrategyDefinition{"model",
+                       "4 spread settings, then the fitted model's optimum and its neighbours until no gain above noise",
+                       make_model_strategy},
     StrategyDefinition{"auto", "the best search by the benchmark (docs/search.md)", make_auto_strategy},
 };
 
