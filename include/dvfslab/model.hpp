@@ -97,6 +97,17 @@ class Model {
   const std::string& gpu() const { return gpu_; }
   const std::string& workload() const { return workload_; }
   const FitReport& report() const { return report_; }
+  // The settings the model was fitted over (MHz, W; low == high for a knob the
+  // points did not vary) and what an absent knob means.
+  struct Domain {
+    double sm_low_mhz = 0, sm_high_mhz = 0, mem_low_mhz = 0, mem_high_mhz = 0;
+    std::optional<double> power_limit_low_w, power_limit_high_w;
+    std::optional<double> default_sm_mhz, default_mem_mhz, default_power_limit_w;
+  };
+  Domain domain() const {
+    return {sm_low_, sm_high_, mem_low_, mem_high_, power_limit_low_, power_limit_high_,
+            default_sm_mhz_, default_mem_mhz_, default_power_limit_w_};
+  }
 
   // One entry of model.json's "models" (docs/model.md#json). from_json throws
   // ConfigError naming the field on anything missing or of the wrong type.

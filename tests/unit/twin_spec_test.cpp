@@ -115,7 +115,7 @@ TEST_F(TwinSpecText, BadSeedsUnknownAndRepeatedOptionsAreRefused) {
   EXPECT_NE(message_of(path_.string() + "#GPU A@colour=red").find("noise=P%, time_noise=P%"), std::string::npos);
 }
 
-TEST_F(TwinSpecText, ModelFilesAreRefusedUntilTheModelSourceExists) {
+TEST_F(TwinSpecText, AModelFileThatIsNoModelIsAConfigError) {
   const fs::path model = scratch_ / "model.json";
   std::ofstream(model) << "{}";
   EXPECT_THROW(open_gpu("twin:" + model.string()), ConfigError);

@@ -6,6 +6,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/twin.hpp"
+#include "gpu/twin/model_source.hpp"
 #include "gpu/twin/table_source.hpp"
 #include "gpu/twin/twin_gpu.hpp"
 #include "gpu/twin/twin_spec.hpp"
@@ -48,16 +49,15 @@ std::unique_ptr<Gpu> make_twin_gpu(std::unique_ptr<TwinSource> source, const Twi
 
 std::unique_ptr<Gpu> open_twin_gpu(std::string_view spec) {
   const twin::TwinSpec parsed = twin::parse_twin_spec(spec);
-  // A fitted model (model.json) becomes a second source here, through its adapter.
-  if (parsed.path.extension() == ".json") {
-    throw ConfigError(fmt::format("twin:{}: twins of fitted models are not available yet; give a sweep "
-                                  "table (.csv)",
-                                  parsed.path.string()));
-  }
   TwinOptions options;
   options.noise = parsed.noise;
-  return make_twin_gpu(std::make_unique<twin::TableSource>(parsed.path, parsed.gpu_name), options,
-                       "twin:" + std::string(spec));
+  std::unique_ptr<TwinSource> source;
+  if (parsed.path.extension() == ".json") {
+    source = std::make_unique<twin::ModelSource>(parsed.path, parsed.gpu_name);
+  } else {
+    source = std::make_unique<twin::TableSource>(parsed.path, parsed.gpu_name);
+  }
+  return make_twin_gpu(std::move(source), options, "twin:" + std::string(spec));
 }
 
 bool is_twin_gpu(const Gpu& gpu) { return dynamic_cast<const twin::TwinGpu*>(&gpu) != nullptr; }
