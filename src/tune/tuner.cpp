@@ -1,0 +1,118 @@
+// Tuner: the TuneController on a real (or simulated) GPU — the meter measures each
+// window, the ClockGuard applies the next setting between iterations.
+#include <fmt/format.h>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/guard.hpp"
+#include "dvfslab/meter.hpp"
+#include "dvfslab/tuner.hpp"
+
+namespace dvfslab {
+namespace {
+
+const std::string window_name = "tune.window";
+
+void refuse_read_only(const Gpu& gpu) {
+  if (gpu.read_only())
+    throw PermissionError(fmt::format(
+        "read-only mode (DVFSLAB_READ_ONLY=1) forbids the clock and power-limit changes tuning needs on {}; "
+        "unset DVFSLAB_READ_ONLY to tune, or measure the job unchanged with `dvfslab measure`",
+        gpu.identity().name));
+}
+
+}  // namespace
+
+struct Tuner::State {
+  State(Gpu& gpu_, TunerOptions options)
+      : gpu((refuse_read_only(gpu_), gpu_)),
+        controller((validate(options), tune_candidates(gpu_, options.knobs)), options),
+        // Running the tuner is the request to change clocks: the guard still
+        // validates every setting, journals the state found and restores it.
+        guard(gpu_, GuardOptions{options.state_dir, true}),
+        meter(gpu_) {}
+
+  Gpu& gpu;
+  TuneController controller;
+  ClockGuard guard;
+  EnergyMeter meter;
+  Setting current;
+  bool started = false;
+  bool finished = false;
+  std::int64_t window_iterations = 0;
+  double window_items = 0;
+
+  void apply_next() {
+    const Setting wanted = controller.next().setting;
+    if (wanted == current) return;
+    guard.apply(wanted);
+    current = wanted;
+  }
+
+  void close_window() {
+    const Measurement m = meter.end(window_name);
+    controller.complete(WindowFigures{window_iterations, window_items, m.duration_s, m.energy_j.value_or(0)});
+    window_iterations = 0;
+    window_items = 0;
+  }
+};
+
+Tuner::Tuner(Gpu& gpu, TunerOptions options) : state_(std::make_unique<State>(gpu, std::move(options))) {
+  state_->meter.start();
+}
+
+Tuner::~Tuner() = default;  // the guard restores what finish() did not
+
+void Tuner::step_begin() {
+  State& s = *state_;
+  if (s.started || s.finished) return;
+  s.started = true;
+  s.apply_next();
+  s.meter.begin(window_name);
+}
+
+void Tuner::step_end(double items) { add_iterations(1, items); }
+
+void Tuner::add_iterations(std::int64_t iterations, double items) {
+  State& s = *state_;
+  if (s.finished) throw Error("the tuner has finished: no more iterations can be added");
+  if (iterations <= 0) return;
+  if (!s.started) step_begin();
+  s.meter.add_iterations(iterations, items);
+  s.window_iterations += iterations;
+  s.window_items += items;
+  if (s.window_iterations < s.controller.next().iterations) return;
+  s.close_window();
+  s.apply_next();
+  s.meter.begin(window_name);
+}
+
+Setting Tuner::current_setting() const { return state_->current; }
+
+void Tuner::stop_tuning() {
+  State& s = *state_;
+  s.controller.stop();
+  s.guard.restore();
+  s.current = Setting{};
+}
+
+TuneReport Tuner::finish() {
+  State& s = *state_;
+  if (s.finished) throw Error("the tuner has already finished");
+  s.finished = true;
+  if (s.started) {
+    if (s.window_iterations > 0) {
+      s.close_window();
+    } else {
+      s.meter.end(window_name);
+    }
+  }
+  s.meter.stop();
+  TuneReport report = s.controller.report();
+  report.restore_actions = s.guard.restore().actions;
+  s.current = Setting{};
+  report.device = s.gpu.identity().name;
+  report.simulated = s.gpu.identity().simulated;
+  return report;
+}
+
+}  // namespace dvfslab
