@@ -74,6 +74,9 @@ struct TuneController::State {
   std::map<Setting, PointOutcome> measured;
   std::vector<ScheduledPoint> queue;
   std::size_t proposals = 0;
+  // The phase's first probe is the controller's own (the default); strategies
+  // start from no outcomes, so it reaches them only when they propose it.
+  bool measuring_baseline = false;
 
   // The held setting's reference and its windows' relative shifts from it.
   double reference_time_per_iteration_s = 0;
@@ -90,6 +93,7 @@ struct TuneController::State {
     measured.clear();
     queue.clear();
     proposals = 0;
+    measuring_baseline = true;
     // The default first: the baseline of the objective and of the report's estimates.
     window = TuneWindow{Setting{}, WindowRole::probe, options.probe_iterations, current_phase()};
   }
@@ -160,7 +164,8 @@ struct TuneController::State {
       report.phases.back().default_energy_per_iteration_j = figures.energy_j / static_cast<double>(figures.iterations);
     report.probes.push_back(probe);
     measured[window.setting] = outcome;
-    outcomes.push_back(std::move(outcome));
+    if (!measuring_baseline) outcomes.push_back(std::move(outcome));
+    measuring_baseline = false;
   }
 
   void watch(const WindowFigures& figures) {
