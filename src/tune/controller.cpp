@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <utility>
 #include <set>
 
 #include "dvfslab/error.hpp"
@@ -78,11 +80,10 @@ struct TuneController::State {
   // start from no outcomes, so it reaches them only when they propose it.
   bool measuring_baseline = false;
 
-  // The held setting's reference and its windows' relative shifts from it.
-  double reference_time_per_iteration_s = 0;
-  double reference_power_w = 0;
-  std::vector<double> time_shifts;
-  std::vector<double> power_shifts;
+  // The held setting's windows (its probe first): their mean is the reference a
+  // new window is compared with, their spread its noise.
+  std::vector<double> held_times_per_iteration_s;
+  std::vector<double> held_powers_w;
 
   std::int64_t iteration = 0;
 
@@ -138,15 +139,13 @@ struct TuneController::State {
     PhaseRecord& phase = report.phases.back();
     const Setting chosen = best != nullptr ? best->setting : Setting{};
     phase.best = chosen;
+    forget_held_windows();
     for (const ProbeRecord& probe : report.probes) {
       if (probe.phase == current_phase() && probe.setting == chosen && probe.figures.iterations > 0) {
-        reference_time_per_iteration_s = probe.figures.duration_s / static_cast<double>(probe.figures.iterations);
-        reference_power_w = probe.figures.duration_s > 0 ? probe.figures.energy_j / probe.figures.duration_s : 0;
+        remember_held_window(probe.figures);
         phase.best_energy_per_iteration_j = probe.figures.energy_j / static_cast<double>(probe.figures.iterations);
       }
     }
-    time_shifts.clear();
-    power_shifts.clear();
     stage = Stage::holding;
     window = TuneWindow{chosen, WindowRole::hold, options.probe_iterations, current_phase()};
   }
@@ -168,34 +167,48 @@ struct TuneController::State {
     measuring_baseline = false;
   }
 
-  void watch(const WindowFigures& figures) {
-    if (figures.iterations <= 0 || figures.duration_s <= 0 || reference_time_per_iteration_s <= 0) return;
-    const double time_shift =
-        figures.duration_s / static_cast<double>(figures.iterations) / reference_time_per_iteration_s - 1.0;
-    const double power_shift = reference_power_w > 0 ? figures.energy_j / figures.duration_s / reference_power_w - 1.0 : 0;
+  void remember_held_window(const WindowFigures& figures) {
+    if (figures.iterations <= 0 || figures.duration_s <= 0) return;
+    held_times_per_iteration_s.push_back(figures.duration_s / static_cast<double>(figures.iterations));
+    held_powers_w.push_back(figures.energy_j / figures.duration_s);
+  }
+
+  void forget_held_windows() {
+    held_times_per_iteration_s.clear();
+    held_powers_w.clear();
+  }
+
+  // The relative shift of `value` from the mean of `held`, and whether it is beyond
+  // the noise of `held` (and the minimum shift).
+  std::pair<double, bool> shift_of(double value, const std::vector<double>& held) const {
+    const double mean = std::accumulate(held.begin(), held.end(), 0.0) / static_cast<double>(held.size());
+    if (mean <= 0) return {0.0, false};
+    const double shift = value / mean - 1.0;
     const double minimum = options.phase_min_shift_pct / 100.0;
-    const auto threshold = [&](const std::vector<double>& shifts) {
-      return shifts.size() < windows_for_noise ? minimum
-                                               : std::max(minimum, noise_multiple * standard_deviation(shifts));
-    };
-    const bool time_moved = std::abs(time_shift) > threshold(time_shifts);
-    const bool power_moved = std::abs(power_shift) > threshold(power_shifts);
+    const double threshold = held.size() < windows_for_noise
+                                 ? minimum
+                                 : std::max(minimum, noise_multiple * standard_deviation(held) / mean);
+    return {shift, std::abs(shift) > threshold};
+  }
+
+  void watch(const WindowFigures& figures) {
+    if (figures.iterations <= 0 || figures.duration_s <= 0 || held_times_per_iteration_s.empty()) return;
+    const auto [time_shift, time_moved] =
+        shift_of(figures.duration_s / static_cast<double>(figures.iterations), held_times_per_iteration_s);
+    const auto [power_shift, power_moved] = shift_of(figures.energy_j / figures.duration_s, held_powers_w);
     if (!time_moved && !power_moved) {
-      time_shifts.push_back(time_shift);
-      power_shifts.push_back(power_shift);
+      remember_held_window(figures);
       return;
     }
     const std::string reason = time_moved ? fmt::format("time per iteration {:+.1f} %", time_shift * 100.0)
                                           : fmt::format("power {:+.1f} %", power_shift * 100.0);
+    forget_held_windows();
     if (report.retunes >= options.max_retunes) {
       report.warnings.push_back(fmt::format(
           "iteration {}: {}, but the re-tune budget ({}) is spent; holding {}", iteration, reason,
           options.max_retunes, to_string(window.setting)));
       // The new level is the reference from now on, so the same change is reported once.
-      reference_time_per_iteration_s = figures.duration_s / static_cast<double>(figures.iterations);
-      reference_power_w = figures.energy_j / figures.duration_s;
-      time_shifts.clear();
-      power_shifts.clear();
+      remember_held_window(figures);
       return;
     }
     ++report.retunes;
