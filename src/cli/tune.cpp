@@ -81,14 +81,13 @@ void print_report(std::FILE* out, const TuneReport& r, const std::string& job) {
   }
   for (const PhaseRecord& phase : r.phases) {
     fmt::print(out, "phase {}      from iteration {} ({}): {}\n", phase.index, phase.first_iteration, phase.reason,
-               phase.best ? "held " + to_string(*phase.best) : std::string("still probing at the end"));
+               phase.best ? "held " + to_string(*phase.best) : std::string("no setting held: the job ended before the search did"));
   }
   for (const HeldSpan& span : r.held)
     fmt::print(out, "held         {} for iterations {}-{}\n", to_string(span.setting), span.first_iteration,
                span.first_iteration + span.iterations - 1);
   fmt::print(out, "restored     {}\n", r.restore_actions.empty() ? std::string("nothing to restore")
                                                                   : fmt::format("{}", fmt::join(r.restore_actions, "; ")));
-  for (const std::string& warning : r.warnings) fmt::print(stderr, "warning: {}\n", warning);
 }
 
 void run_tune(const TuneArguments& args) {
@@ -118,6 +117,7 @@ void run_tune(const TuneArguments& args) {
     if (tuned.interrupted_by != 0) job += fmt::format(" (signal {} passed on to it)", tuned.interrupted_by);
     requested_exit_status() = tuned.exit.shell_code();
   }
+  for (const std::string& warning : report.warnings) fmt::print(stderr, "warning: {}\n", warning);
   // The report first: a database that cannot be written must not lose it.
   if (args.json) {
     fmt::print("{}\n", to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -1,5 +1,7 @@
 // An external program under the tuner: its iteration markers are the tuner's steps,
 // and a termination signal restores the GPU at once, before the program has ended.
+#include <string>
+
 #include "dvfslab/tune_job.hpp"
 
 namespace dvfslab {
@@ -43,6 +45,15 @@ TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const 
     result.malformed_markers = child.markers().malformed();
   }
   result.report = tuner.finish();
+  if (result.report.iterations == 0) {
+    result.report.warnings.push_back(
+        "the program reported no iterations, so nothing was tuned: it must write 'dvfslab:iter N' or "
+        "'dvfslab:step K' lines to the descriptor in $DVFSLAB_MARK_FD (docs/measure.md)");
+  }
+  if (result.malformed_markers > 0) {
+    result.report.warnings.push_back(std::to_string(result.malformed_markers) +
+                                     " marker lines were malformed and ignored (docs/measure.md)");
+  }
   return result;
 }
 

@@ -158,6 +158,14 @@ TEST(TuneCli, BadInputGetsOneLineAndItsExitCode) {
   }
 }
 
+TEST(TuneCli, AJobWithoutMarkersIsWarnedAboutAndKeepsItsExitCode) {
+  testing::ScratchDir scratch;
+  const auto result = testing::run_dvfslab(
+      {"tune", "--device", "sim:v100", "--db", (scratch.path() / "db.sqlite").string(), "--", "bash", "-c", "exit 3"});
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  EXPECT_NE(result.err.find("warning: the program reported no iterations"), std::string::npos) << result.err;
+}
+
 TEST(TuneCli, ASimulatedJobReportsEstimatesAndIsStored) {
   testing::ScratchDir scratch;
   const std::string db = (scratch.path() / "db.sqlite").string();
