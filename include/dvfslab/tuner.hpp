@@ -88,6 +88,8 @@ struct HeldSpan {
   int phase = 0;
   std::int64_t first_iteration = 0;
   std::int64_t iterations = 0;
+  double first_time_s = 0;  // the job's measured time before the span began
+  double duration_s = 0;
 };
 
 struct PhaseRecord {

@@ -84,8 +84,9 @@ void print_report(std::FILE* out, const TuneReport& r, const std::string& job) {
                phase.best ? "held " + to_string(*phase.best) : std::string("no setting held: the job ended before the search did"));
   }
   for (const HeldSpan& span : r.held)
-    fmt::print(out, "held         {} for iterations {}-{}\n", to_string(span.setting), span.first_iteration,
-               span.first_iteration + span.iterations - 1);
+    fmt::print(out, "held         {} for iterations {}-{} ({:.3f}-{:.3f} s)\n", to_string(span.setting),
+               span.first_iteration, span.first_iteration + span.iterations - 1, span.first_time_s,
+               span.first_time_s + span.duration_s);
   fmt::print(out, "restored     {}\n", r.restore_actions.empty() ? std::string("nothing to restore")
                                                                   : fmt::format("{}", fmt::join(r.restore_actions, "; ")));
 }

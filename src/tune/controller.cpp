@@ -221,6 +221,7 @@ struct TuneController::State {
   }
 
   void account(const WindowFigures& figures) {
+    const double before_s = report.duration_s;
     report.iterations += figures.iterations;
     report.items += figures.items;
     report.duration_s += figures.duration_s;
@@ -234,8 +235,10 @@ struct TuneController::State {
       if (!report.held.empty() && report.held.back().setting == window.setting &&
           report.held.back().phase == window.phase) {
         report.held.back().iterations += figures.iterations;
+        report.held.back().duration_s += figures.duration_s;
       } else {
-        report.held.push_back(HeldSpan{window.setting, window.phase, iteration, figures.iterations});
+        report.held.push_back(
+            HeldSpan{window.setting, window.phase, iteration, figures.iterations, before_s, figures.duration_s});
       }
     }
   }

@@ -48,7 +48,9 @@ nlohmann::json to_json(const TuneReport& report) {
     held.push_back({{"phase", span.phase},
                     {"setting", setting_json(span.setting)},
                     {"first_iteration", span.first_iteration},
-                    {"iterations", span.iterations}});
+                    {"iterations", span.iterations},
+                    {"first_time_s", span.first_time_s},
+                    {"duration_s", span.duration_s}});
   }
   return {{"device", report.device},
           {"simulated", report.simulated},

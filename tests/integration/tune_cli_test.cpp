@@ -18,14 +18,14 @@ namespace {
 
 using testing::EnvironmentChanges;
 
-// One iteration of 8 items every 20 ms at the H200's top clock, slower in
+// One iteration of 8 items every 10 ms at the H200's top clock, slower in
 // proportion at a lower locked SM clock (read from the fake's state file); with
 // SIGNAL_AT=N it sends SIGNAL_NAME to SIGNAL_TARGET (parent: dvfslab, self: the job)
 // at its N-th iteration. It ends after ITERS iterations.
 const char* const paced_job =
-    "n=0; while [ $n -lt ${ITERS:-40} ]; do "
+    "n=0; while [ $n -lt ${ITERS:-30} ]; do "
     "mhz=$(grep -o '\"locked_sm_max_mhz\": [0-9]*' \"$DVFSLAB_FAKE_NVML_STATE\" | grep -o '[0-9]*$'); "
-    "sleep $(awk \"BEGIN{print 0.02*1980/${mhz:-1980}}\"); n=$((n+1)); "
+    "sleep $(awk \"BEGIN{print 0.01*1980/${mhz:-1980}}\"); n=$((n+1)); "
     "echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
     "if [ \"$n\" = \"${SIGNAL_AT:-0}\" ]; then "
     "if [ \"$SIGNAL_TARGET\" = self ]; then kill -$SIGNAL_NAME $$; else kill -$SIGNAL_NAME $PPID; fi; fi; done";
@@ -86,8 +86,8 @@ TEST_F(FakeNvmlTuneTest, APacedJobIsProbedAndTheGpuRestoredAtItsEnd) {
 TEST_F(FakeNvmlTuneTest, SigintAndSigtermToDvfslabReachTheJobAndRestoreTheGpu) {
   for (const auto& [signal_name, exit_code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
     std::filesystem::remove(log_path());
-    // Iterations 6-8 are the first probe away from the default: the clock is locked.
-    const auto result = tune({{"SIGNAL_AT", "7"}, {"SIGNAL_NAME", signal_name}, {"SIGNAL_TARGET", "parent"}});
+    // Iterations 6-8 and 9-11 probe two locked SM clocks (after the warm-up and the default).
+    const auto result = tune({{"SIGNAL_AT", "10"}, {"SIGNAL_NAME", signal_name}, {"SIGNAL_TARGET", "parent"}});
     EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
     const std::string calls = log();
     EXPECT_NE(calls.find("nvmlDeviceSetGpuLockedClocks"), std::string::npos) << signal_name << ": " << calls;
@@ -101,7 +101,7 @@ TEST_F(FakeNvmlTuneTest, AJobKilledBySigintSigtermOrSigkillLeavesTheGpuRestored)
   for (const auto& [signal_name, exit_code] :
        {std::pair{"INT", 130}, std::pair{"TERM", 143}, std::pair{"KILL", 137}}) {
     std::filesystem::remove(log_path());
-    const auto result = tune({{"SIGNAL_AT", "7"}, {"SIGNAL_NAME", signal_name}, {"SIGNAL_TARGET", "self"}});
+    const auto result = tune({{"SIGNAL_AT", "10"}, {"SIGNAL_NAME", signal_name}, {"SIGNAL_TARGET", "self"}});
     EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
     const std::string calls = log();
     EXPECT_NE(calls.find("nvmlDeviceSetGpuLockedClocks"), std::string::npos) << signal_name << ": " << calls;
@@ -111,7 +111,7 @@ TEST_F(FakeNvmlTuneTest, AJobKilledBySigintSigtermOrSigkillLeavesTheGpuRestored)
 }
 
 TEST_F(FakeNvmlTuneTest, AfterSigkillOfDvfslabRestoreUsesTheJournal) {
-  const auto killed = tune({{"SIGNAL_AT", "7"}, {"SIGNAL_NAME", "KILL"}, {"SIGNAL_TARGET", "parent"}});
+  const auto killed = tune({{"SIGNAL_AT", "10"}, {"SIGNAL_NAME", "KILL"}, {"SIGNAL_TARGET", "parent"}});
   ASSERT_EQ(killed.exit_code, 137) << killed.err;
   EXPECT_TRUE(sm_locked_in_state()) << "killed with the clock locked: " << log();
   ASSERT_TRUE(journal_exists());
