@@ -107,9 +107,11 @@ Outcome run_tuner(const Curve& curve, std::uint64_t seed) {
   std::int64_t done = 0;
   while (done < job_iterations) {
     const dvfslab::TuneWindow window = controller.next();
-    const std::int64_t n = std::min(window.iterations, job_iterations - done);
-    controller.complete(twin.run(window.setting, n));
-    done += n;
+    const std::int64_t settle = std::min(window.settle_iterations, job_iterations - done);
+    const dvfslab::WindowFigures settled = settle > 0 ? twin.run(window.setting, settle) : dvfslab::WindowFigures{};
+    const std::int64_t n = std::min(window.iterations, job_iterations - done - settle);
+    controller.complete(n > 0 ? twin.run(window.setting, n) : dvfslab::WindowFigures{}, settled);
+    done += settle + n;
   }
   return Outcome{twin.spent(), controller.report().probe_iterations};
 }

@@ -41,6 +41,7 @@ struct TunerOptions {
   Objective objective;                      // the analysis's; energy-within-slowdown for --max-slowdown
   std::int64_t warmup_iterations = 20;      // run at the state found before anything is measured
   std::int64_t probe_iterations = 50;       // one probe (and one watch) window
+  std::int64_t settle_iterations = 1;       // after a change, run before the window is measured
   std::string strategy = "online";          // "online" or a registered search strategy
   int max_retunes = 3;                      // phase changes that may start a new search
   double phase_min_shift_pct = 5.0;         // a smaller shift never counts as a phase change
@@ -63,8 +64,11 @@ std::string_view to_string(WindowRole role);
 struct TuneWindow {
   Setting setting;
   WindowRole role = WindowRole::warmup;
-  std::int64_t iterations = 0;  // its length (the job may report a few more at once)
+  std::int64_t iterations = 0;  // its measured length (the job may report a few more at once)
   int phase = 0;
+  // Iterations to run first, unmeasured for the decision (counted in the totals):
+  // after a change of setting, work queued before it still runs at the old one.
+  std::int64_t settle_iterations = 0;
 };
 
 // What one window measured.
@@ -136,9 +140,10 @@ class TuneController {
   TuneController& operator=(TuneController&&) noexcept;
 
   const TuneWindow& next() const;
-  // The figures of the window next() named; a shorter window (the job ended)
-  // counts in the totals but decides nothing.
-  void complete(const WindowFigures& figures);
+  // The figures of the window next() named (its measured part, and its settle
+  // iterations apart); a shorter window (the job ended) counts in the totals but
+  // decides nothing.
+  void complete(const WindowFigures& figures, const WindowFigures& settle = {});
   // Stops tuning: the default setting from now on (after an interrupt).
   void stop();
   // The report so far (device, restore actions: the caller's).

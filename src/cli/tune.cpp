@@ -34,6 +34,7 @@ struct TuneArguments {
   std::optional<double> max_slowdown_pct;
   std::int64_t probe_iterations = 50;
   std::int64_t warmup_iterations = 20;
+  std::int64_t settle_iterations = 1;
   std::string strategy = "online";
   int max_retunes = 3;
   std::string db = default_database_file;
@@ -57,6 +58,7 @@ TunerOptions tuner_options(const TuneArguments& args) {
   }
   options.probe_iterations = args.probe_iterations;
   options.warmup_iterations = args.warmup_iterations;
+  options.settle_iterations = args.settle_iterations;
   options.strategy = args.strategy;
   options.max_retunes = args.max_retunes;
   options.state_dir = state_dir(args.state_dir);
@@ -152,6 +154,10 @@ void add_tune_command(CLI::App& app) {
   tune->add_option("--probe-iters", args->probe_iterations, "Iterations per probe (and watch) window")
       ->capture_default_str();
   tune->add_option("--warmup-iters", args->warmup_iterations, "Iterations run as found before probing")
+      ->capture_default_str();
+  tune->add_option("--settle-iters", args->settle_iterations,
+                   "Iterations after each change of setting left out of the window's measurement (work "
+                   "queued before the change still runs at the old setting); counted in the job's totals")
       ->capture_default_str();
   tune->add_option("--strategy", args->strategy,
                    "online (one knob at a time, golden-section; fewest probes) or a registered strategy: " +

@@ -52,6 +52,8 @@ void validate(const TunerOptions& options) {
     throw ConfigError("the warm-up must be from 0 to 1000000000 iterations");
   if (options.probe_iterations < 1 || options.probe_iterations > 1'000'000'000)
     throw ConfigError("a probe window must be from 1 to 1000000000 iterations");
+  if (options.settle_iterations < 0 || options.settle_iterations > 1'000'000)
+    throw ConfigError("the settle iterations must be from 0 to 1000000");
   if (options.max_retunes < 0 || options.max_retunes > 1000)
     throw ConfigError("the re-tune budget must be from 0 to 1000");
   if (!(options.phase_min_shift_pct > 0 && options.phase_min_shift_pct <= 1000))
@@ -96,10 +98,17 @@ struct TuneController::State {
     proposals = 0;
     measuring_baseline = true;
     // The default first: the baseline of the objective and of the report's estimates.
-    window = TuneWindow{Setting{}, WindowRole::probe, options.probe_iterations, current_phase()};
+    open_window(Setting{}, WindowRole::probe, options.probe_iterations);
   }
 
   int current_phase() const { return static_cast<int>(report.phases.size()) - 1; }
+
+  // A window at a setting other than the last one's starts with the settle
+  // iterations: work queued before the change still runs at the old setting.
+  void open_window(const Setting& setting, WindowRole role, std::int64_t iterations) {
+    const std::int64_t settle = setting == window.setting ? 0 : options.settle_iterations;
+    window = TuneWindow{setting, role, iterations, current_phase(), settle};
+  }
 
   void advance_probing() {
     while (true) {
@@ -119,7 +128,7 @@ struct TuneController::State {
         outcomes.push_back(std::move(again));
         continue;
       }
-      window = TuneWindow{point.setting, WindowRole::probe, options.probe_iterations, current_phase()};
+      open_window(point.setting, WindowRole::probe, options.probe_iterations);
       return;
     }
     hold_best();
@@ -147,7 +156,7 @@ struct TuneController::State {
       }
     }
     stage = Stage::holding;
-    window = TuneWindow{chosen, WindowRole::hold, options.probe_iterations, current_phase()};
+    open_window(chosen, WindowRole::hold, options.probe_iterations);
   }
 
   void record_probe(const WindowFigures& figures) {
@@ -221,6 +230,7 @@ struct TuneController::State {
   }
 
   void account(const WindowFigures& figures) {
+    if (figures.iterations == 0 && figures.duration_s == 0 && figures.energy_j == 0) return;
     const double before_s = report.duration_s;
     report.iterations += figures.iterations;
     report.items += figures.items;
@@ -273,8 +283,10 @@ TuneController& TuneController::operator=(TuneController&&) noexcept = default;
 
 const TuneWindow& TuneController::next() const { return state_->window; }
 
-void TuneController::complete(const WindowFigures& figures) {
+void TuneController::complete(const WindowFigures& figures, const WindowFigures& settle) {
   State& s = *state_;
+  s.account(settle);
+  s.iteration += settle.iterations;
   s.account(figures);
   const bool whole = figures.iterations >= s.window.iterations;
   const State::Stage stage = s.stage;
@@ -292,7 +304,7 @@ void TuneController::complete(const WindowFigures& figures) {
 void TuneController::stop() {
   State& s = *state_;
   s.stage = State::Stage::stopped;
-  s.window = TuneWindow{Setting{}, WindowRole::hold, s.options.probe_iterations, s.current_phase()};
+  s.open_window(Setting{}, WindowRole::hold, s.options.probe_iterations);
 }
 
 TuneReport TuneController::report() const {

@@ -11,6 +11,7 @@ namespace dvfslab {
 namespace {
 
 const std::string window_name = "tune.window";
+const std::string settle_name = "tune.settle";
 
 void refuse_read_only(const Gpu& gpu) {
   if (gpu.read_only())
@@ -40,17 +41,38 @@ struct Tuner::State {
   bool finished = false;
   std::int64_t window_iterations = 0;
   double window_items = 0;
+  bool settling = false;
+  WindowFigures settled;  // the settle iterations of the window in progress
 
-  void apply_next() {
-    const Setting wanted = controller.next().setting;
-    if (wanted == current) return;
-    guard.apply(wanted);
-    current = wanted;
+  // Applies the next window's setting and opens its meter window (its settle window first).
+  void open_next() {
+    const TuneWindow& next = controller.next();
+    if (next.setting != current) {
+      guard.apply(next.setting);
+      current = next.setting;
+    }
+    settling = next.settle_iterations > 0;
+    meter.begin(settling ? settle_name : window_name);
+  }
+
+  static WindowFigures figures_of(const Measurement& m, std::int64_t iterations, double items) {
+    return WindowFigures{iterations, items, m.duration_s, m.energy_j.value_or(0)};
+  }
+
+  void close_settle() {
+    settled = figures_of(meter.end(settle_name), window_iterations, window_items);
+    settling = false;
+    window_iterations = 0;
+    window_items = 0;
   }
 
   void close_window() {
-    const Measurement m = meter.end(window_name);
-    controller.complete(WindowFigures{window_iterations, window_items, m.duration_s, m.energy_j.value_or(0)});
+    if (settling) close_settle();
+    const WindowFigures measured = meter.is_open(window_name)
+                                       ? figures_of(meter.end(window_name), window_iterations, window_items)
+                                       : WindowFigures{};
+    controller.complete(measured, settled);
+    settled = WindowFigures{};
     window_iterations = 0;
     window_items = 0;
   }
@@ -66,8 +88,7 @@ void Tuner::step_begin() {
   State& s = *state_;
   if (s.started || s.finished) return;
   s.started = true;
-  s.apply_next();
-  s.meter.begin(window_name);
+  s.open_next();
 }
 
 void Tuner::step_end(double items) { add_iterations(1, items); }
@@ -80,10 +101,16 @@ void Tuner::add_iterations(std::int64_t iterations, double items) {
   s.meter.add_iterations(iterations, items);
   s.window_iterations += iterations;
   s.window_items += items;
+  if (s.settling) {
+    if (s.window_iterations >= s.controller.next().settle_iterations) {
+      s.close_settle();
+      s.meter.begin(window_name);
+    }
+    return;
+  }
   if (s.window_iterations < s.controller.next().iterations) return;
   s.close_window();
-  s.apply_next();
-  s.meter.begin(window_name);
+  s.open_next();
 }
 
 Setting Tuner::current_setting() const { return state_->current; }
@@ -99,13 +126,7 @@ TuneReport Tuner::finish() {
   State& s = *state_;
   if (s.finished) throw Error("the tuner has already finished");
   s.finished = true;
-  if (s.started) {
-    if (s.window_iterations > 0) {
-      s.close_window();
-    } else {
-      s.meter.end(window_name);
-    }
-  }
+  if (s.started) s.close_window();
   s.meter.stop();
   TuneReport report = s.controller.report();
   report.restore_actions = s.guard.restore().actions;

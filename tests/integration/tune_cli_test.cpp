@@ -5,6 +5,8 @@
 // state file are the evidence. Also read-only refusal and bad input.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,14 +20,16 @@ namespace {
 
 using testing::EnvironmentChanges;
 
-// One iteration of 8 items every 10 ms at the H200's top clock, slower in
+// One iteration of 8 items every 20 ms at the H200's top clock, slower in
 // proportion at a lower locked SM clock (read from the fake's state file); with
 // SIGNAL_AT=N it sends SIGNAL_NAME to SIGNAL_TARGET (parent: dvfslab, self: the job)
-// at its N-th iteration. It ends after ITERS iterations.
+// at its N-th iteration. It ends after ITERS iterations, or with 130 / 143 on SIGINT /
+// SIGTERM, as a training script does (bash alone would wait for its `sleep`).
 const char* const paced_job =
-    "n=0; while [ $n -lt ${ITERS:-30} ]; do "
-    "mhz=$(grep -o '\"locked_sm_max_mhz\": [0-9]*' \"$DVFSLAB_FAKE_NVML_STATE\" | grep -o '[0-9]*$'); "
-    "sleep $(awk \"BEGIN{print 0.01*1980/${mhz:-1980}}\"); n=$((n+1)); "
+    "trap 'exit 130' INT; trap 'exit 143' TERM; n=0; while [ $n -lt ${ITERS:-30} ]; do mhz=1980; "
+    "while read -r line; do if [[ $line =~ locked_sm_max_mhz[^0-9n]*([0-9]+) ]]; then mhz=${BASH_REMATCH[1]}; fi; "
+    "done < \"$DVFSLAB_FAKE_NVML_STATE\"; "
+    "printf -v pause '0.%06d' $((20000 * 1980 / mhz)); sleep $pause; n=$((n+1)); "
     "echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
     "if [ \"$n\" = \"${SIGNAL_AT:-0}\" ]; then "
     "if [ \"$SIGNAL_TARGET\" = self ]; then kill -$SIGNAL_NAME $$; else kill -$SIGNAL_NAME $PPID; fi; fi; done";
@@ -77,8 +81,23 @@ TEST_F(FakeNvmlTuneTest, APacedJobIsProbedAndTheGpuRestoredAtItsEnd) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const std::string calls = log();
   EXPECT_NE(calls.find("nvmlDeviceSetGpuLockedClocks"), std::string::npos) << calls;
-  EXPECT_NE(result.out.find("\"probe_iterations\""), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("\"restore_actions\""), std::string::npos) << result.out;
+  const auto report = nlohmann::json::parse(result.out);
+  // The job follows the GPU's setting: the slowest clock probed runs its iterations slower.
+  double default_time = 0;
+  double slowest_clock_time = 0;
+  int slowest_clock = 1 << 30;
+  for (const auto& probe : report.at("probes")) {
+    const double time = probe.at("duration_s").get<double>() / probe.at("iterations").get<double>();
+    const auto& sm = probe.at("setting").at("sm_mhz");
+    if (sm.is_null()) default_time = time;
+    else if (sm.get<int>() < slowest_clock) {
+      slowest_clock = sm.get<int>();
+      slowest_clock_time = time;
+    }
+  }
+  ASSERT_LT(slowest_clock, 1400) << result.out;
+  EXPECT_GT(slowest_clock_time, default_time * 1.2) << result.out;
+  EXPECT_GT(report.at("probe_iterations").get<int>(), 6) << result.out;
   EXPECT_FALSE(sm_locked_in_state()) << calls;
   EXPECT_FALSE(journal_exists());
 }

@@ -41,9 +41,11 @@ void drive(TuneController& controller, std::int64_t iterations, Figures figures)
   std::int64_t done = 0;
   while (done < iterations) {
     const TuneWindow window = controller.next();
-    const std::int64_t n = std::min(window.iterations, iterations - done);
-    controller.complete(figures(window.setting, n));
-    done += n;
+    const std::int64_t settle = std::min(window.settle_iterations, iterations - done);
+    const WindowFigures settled = settle > 0 ? figures(window.setting, settle) : WindowFigures{};
+    const std::int64_t n = std::min(window.iterations, iterations - done - settle);
+    controller.complete(n > 0 ? figures(window.setting, n) : WindowFigures{}, settled);
+    done += settle + n;
   }
 }
 
