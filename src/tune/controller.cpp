@@ -75,7 +75,8 @@ struct TuneController::State {
   std::unique_ptr<SearchStrategy> strategy;
   SearchSpace space;
   std::vector<PointOutcome> outcomes;
-  std::map<Setting, PointOutcome> measured;
+  std::map<Setting, PointOutcome> measured;  // every window of a setting in its series
+  std::set<Setting> proposed;                 // by the strategy, in this phase
   std::vector<ScheduledPoint> queue;
   std::size_t proposals = 0;
   // The phase's first probe is the controller's own (the default); strategies
@@ -94,6 +95,7 @@ struct TuneController::State {
     strategy = strategy_named(options);
     outcomes.clear();
     measured.clear();
+    proposed.clear();
     queue.clear();
     proposals = 0;
     measuring_baseline = true;
@@ -122,10 +124,13 @@ struct TuneController::State {
       queue.pop_back();
       ++proposals;
       if (!allowed.contains(point.setting)) continue;
-      if (const auto found = measured.find(point.setting); found != measured.end()) {
-        PointOutcome again = found->second;
-        again.point = point;
-        outcomes.push_back(std::move(again));
+      // The baseline window answers the strategy's first proposal of the default; a
+      // point proposed again is measured again (the seam's contract).
+      const bool first_proposal = proposed.insert(point.setting).second;
+      if (const auto found = measured.find(point.setting); first_proposal && found != measured.end()) {
+        PointOutcome stored = found->second;
+        stored.point = point;
+        outcomes.push_back(std::move(stored));
         continue;
       }
       open_window(point.setting, WindowRole::probe, options.probe_iterations);
@@ -134,27 +139,42 @@ struct TuneController::State {
     hold_best();
   }
 
-  const ProbeRecord* best_probe_of_phase() const {
-    const ProbeRecord* best = nullptr;
+  // The setting with the least mean objective value over its windows in this phase.
+  std::optional<Setting> best_setting_of_phase() const {
+    std::map<Setting, std::pair<double, int>> sums;
     for (const ProbeRecord& probe : report.probes) {
       if (probe.phase != current_phase() || !probe.objective_value) continue;
-      if (best == nullptr || *probe.objective_value < *best->objective_value) best = &probe;
+      auto& [sum, count] = sums[probe.setting];
+      sum += *probe.objective_value;
+      ++count;
+    }
+    std::optional<Setting> best;
+    double best_mean = 0;
+    for (const auto& [setting, sum] : sums) {
+      const double mean = sum.first / sum.second;
+      if (!best || mean < best_mean) {
+        best = setting;
+        best_mean = mean;
+      }
     }
     return best;
   }
 
   void hold_best() {
-    const ProbeRecord* best = best_probe_of_phase();
     PhaseRecord& phase = report.phases.back();
-    const Setting chosen = best != nullptr ? best->setting : Setting{};
+    const Setting chosen = best_setting_of_phase().value_or(Setting{});
     phase.best = chosen;
     forget_held_windows();
+    double energy = 0;
+    std::int64_t iterations = 0;
     for (const ProbeRecord& probe : report.probes) {
       if (probe.phase == current_phase() && probe.setting == chosen && probe.figures.iterations > 0) {
         remember_held_window(probe.figures);
-        phase.best_energy_per_iteration_j = probe.figures.energy_j / static_cast<double>(probe.figures.iterations);
+        energy += probe.figures.energy_j;
+        iterations += probe.figures.iterations;
       }
     }
+    if (iterations > 0) phase.best_energy_per_iteration_j = energy / static_cast<double>(iterations);
     stage = Stage::holding;
     open_window(chosen, WindowRole::hold, options.probe_iterations);
   }
@@ -168,11 +188,24 @@ struct TuneController::State {
     }
     ProbeRecord probe{current_phase(), window.setting, iteration, figures, std::nullopt};
     if (baseline != nullptr) probe.objective_value = tune::objective_score(options.objective, outcome, *baseline);
-    if (window.setting.is_default() && figures.iterations > 0)
-      report.phases.back().default_energy_per_iteration_j = figures.energy_j / static_cast<double>(figures.iterations);
+    PhaseRecord& phase = report.phases.back();
+    if (window.setting.is_default() && figures.iterations > 0 && !phase.default_energy_per_iteration_j)
+      phase.default_energy_per_iteration_j = figures.energy_j / static_cast<double>(figures.iterations);
     report.probes.push_back(probe);
-    measured[window.setting] = outcome;
-    if (!measuring_baseline) outcomes.push_back(std::move(outcome));
+    const auto [entry, first_window] = measured.try_emplace(window.setting, outcome);
+    if (!first_window) {
+      // Another window of the setting: its series grows, the last window's figures lead.
+      PointOutcome& all = entry->second;
+      all.point = outcome.point;
+      all.repetitions += 1;
+      all.energy_per_item_j_series.insert(all.energy_per_item_j_series.end(),
+                                          outcome.energy_per_item_j_series.begin(),
+                                          outcome.energy_per_item_j_series.end());
+      all.energy_per_item_j = outcome.energy_per_item_j;
+      all.items_per_s = outcome.items_per_s;
+      all.mean_power_w = outcome.mean_power_w;
+    }
+    if (!measuring_baseline) outcomes.push_back(entry->second);
     measuring_baseline = false;
   }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/sim_gpu.hpp"
@@ -127,13 +128,22 @@ TEST(TuneController, BadOptionsAreRefused) {
   EXPECT_EQ(phases[1].iterations, 1000);
 }
 
-TEST(TuneController, TheGridStrategyThroughTheSeamProbesEverySetting) {
+TEST(TuneController, TheGridStrategyThroughTheSeamProbesEverySettingAndItsDriftChecksAgain) {
   TunerOptions options = options_with(5);
   options.strategy = "grid";
   TuneController controller(sm_candidates(), options);
   drive(controller, 1000, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
   const TuneReport report = controller.report();
-  EXPECT_EQ(report.probes.size(), sm_candidates().size() + 1);
+  std::set<Setting> distinct;
+  std::size_t default_windows = 0;
+  for (const ProbeRecord& probe : report.probes) {
+    distinct.insert(probe.setting);
+    if (probe.setting.is_default()) ++default_windows;
+  }
+  EXPECT_EQ(distinct.size(), sm_candidates().size() + 1);
+  // The baseline answers the grid's default point; its drift checks, proposed again, are measured again.
+  EXPECT_EQ(default_windows, 1 + report.probes.size() - distinct.size());
+  EXPECT_GT(default_windows, 1u);
   EXPECT_EQ(report.phases[0].best->sm_mhz, 900);
 }
 
