@@ -57,7 +57,10 @@ class SearchStrategy {
   // (in measuring order); empty when the search is done. Called again after the
   // returned points were measured. The runner numbers the points (sequence) in the
   // order measured; a point's role says whether it is a grid point (repeated under
-  // the stop rule) or a drift check (measured once).
+  // the stop rule) or a drift check (measured once). A grid point proposed again in
+  // the same run is measured again (at least one more window), and its outcome's
+  // series holds all of its windows; a resumed run hands back a point it stored, on
+  // its first proposal, without measuring it.
   virtual std::vector<ScheduledPoint> propose(const SearchSpace& space,
                                               std::span<const PointOutcome> measured) = 0;
   // The points it will measure when known up front (for progress and dry runs);
@@ -94,6 +97,12 @@ std::span<const StrategyDefinition> search_strategies();
 std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, const StrategyOptions& options);
 // The --strategy help, listing every registered strategy.
 std::string strategy_help();
+
+// What a search found for one case: the measured setting with the least value of
+// options.objective (against the case's measured default setting), by the mean of
+// its windows; nullopt when no measured setting satisfies the objective.
+std::optional<Setting> best_measured_setting(const Case& workload_case, std::span<const PointOutcome> measured,
+                                             const StrategyOptions& options);
 
 // ---------------------------------------------------------------- named choices
 

@@ -120,6 +120,9 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
     const auto it = repetitions.find({point.workload_case, point.setting});
     return it != repetitions.end() && !stop_rule.needs_another_repetition(it->second);
   };
+  // A point proposed again in this run is measured again (a search settling a
+  // comparison); only its first proposal may reuse what a resumed run holds.
+  std::set<CaseSetting> proposed;
   const Schedule planned = strategy.planned(space);
   std::size_t already_done = 0;
   for (const auto& point : planned.points) already_done += finished_before(point) ? 1 : 0;
@@ -146,7 +149,9 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
         point.sequence = sequence++;
         PointOutcome outcome;
         outcome.point = point;
-        if (finished_before(point)) {
+        const bool first_proposal =
+            point.role != PointRole::grid || proposed.insert({point.workload_case, point.setting}).second;
+        if (first_proposal && finished_before(point)) {
           outcome.energy_per_item_j_series = repetitions[{point.workload_case, point.setting}];
           ++result.points_skipped;
         } else {

@@ -5,14 +5,24 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/strategy.hpp"
+#include "sweep/search_strategies.hpp"
 
 namespace dvfslab {
 namespace {
 
 std::unique_ptr<SearchStrategy> make_grid(const StrategyOptions&) { return make_grid_strategy(); }
 
-const std::array<StrategyDefinition, 1> registered = {
+using namespace search_detail;
+
+const std::array<StrategyDefinition, 5> registered = {
     StrategyDefinition{"grid", "every setting of the plan's knobs (the exhaustive sweep)", make_grid},
+    StrategyDefinition{"golden", "golden-section search along each knob, for a unimodal objective",
+                       make_golden_strategy},
+    StrategyDefinition{"scan", "from the highest setting down until the objective rose three times",
+                       make_scan_strategy},
+    StrategyDefinition{"coordinate", "golden-section, then neighbour descents, knob by knob (several knobs)",
+                       make_coordinate_strategy},
+    StrategyDefinition{"auto", "the best search by the benchmark (docs/search.md)", make_auto_strategy},
 };
 
 std::string names() {

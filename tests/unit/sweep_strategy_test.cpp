@@ -67,6 +67,43 @@ max_repetitions = 2
   EXPECT_EQ(order, (std::vector<std::pair<int, int>>{{0, 1380}, {0, 1380}, {1, 600}, {1, 600}}));
 }
 
+// Proposes the highest setting twice, one run of the runner apart.
+class SameSettingTwice final : public SearchStrategy {
+ public:
+  std::string name() const override { return "same-setting-twice"; }
+  std::vector<ScheduledPoint> propose(const SearchSpace& space,
+                                      std::span<const PointOutcome> measured) override {
+    if (measured.size() >= 2) return {};
+    return {ScheduledPoint{space.cases.front(), space.settings.back(), PointRole::grid, 0}};
+  }
+};
+
+TEST(SearchStrategy, APointProposedAgainIsMeasuredAgainAndItsOutcomeCarriesEveryWindow) {
+  testing::ScratchDir scratch;
+  SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  WorkloadRegistry registry;
+  add_sim_workloads(registry);
+  const Plan plan = parse_plan_text(R"(
+[knobs]
+sm_mhz = { count = 3, min = 600 }
+[[cases]]
+workloads = ["resnet50"]
+batch_sizes = [32]
+modes = ["infer"]
+[measure]
+duration_s = 1.0
+drift_check = false
+)",
+                                    "again.toml");
+  Store store(scratch / "again.sqlite");
+  auto progress = make_silent_progress_reporter();
+  SameSettingTwice strategy;
+  const SweepResult result = run_sweep(gpu, plan, registry, store, SweepOptions{}, *progress, strategy);
+  EXPECT_EQ(result.points_measured, 2u) << "the second proposal was not skipped as already measured";
+  EXPECT_EQ(result.measurements, 2u);
+  EXPECT_EQ(store.measurements().size(), 2u);
+}
+
 // Stops as soon as a repetition's energy is below a threshold.
 class BelowThreshold final : public StopCriterion {
  public:

@@ -1,0 +1,304 @@
+// search_bench: every registered search strategy on every curve and surface of the
+// published sweep tables, through the strategy seam (propose/outcome loop) against
+// an in-process noisy twin of the table, as the runner would drive it. Prints per
+// table and overall: probes (median, p90), GPU time against the exhaustive sweep,
+// regret against the exhaustive optimum (median, p90) and the share within 1 %.
+//
+// Usage: search_bench DATA_DIR [--smoke]
+//   DATA_DIR  a folder of sweep tables (data/published)
+//   --smoke   only the first curve of each table, one noise level (a quick check)
+//
+// The twin: each window of a setting gives the table's energy per unit of work and
+// time per unit, each multiplied by (1 + σ·z) with z a seeded standard normal, σ the
+// noise level. One window per probe (repetitions = max_repetitions = 1); a point
+// proposed again gets one more window. Windows have a fixed length, so GPU time is
+// counted in windows: the exhaustive sweep measures every setting of the curve (the
+// default included) once.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dvfslab/analysis.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/strategy.hpp"
+#include "dvfslab/sweep_table.hpp"
+
+namespace {
+
+using namespace dvfslab;
+
+struct Truth {
+  double energy = 0;  // per unit of work
+  double time = 0;    // per unit of work
+};
+
+// One curve (one knob) or surface (two knobs) of one workload.
+struct Curve {
+  std::string table;
+  int knobs = 1;
+  std::map<Setting, Truth> points;  // the default setting's row included
+  Setting baseline;                 // that row's setting
+};
+
+// Standard normal draws from mt19937_64 (whose output the standard fixes) by
+// Box–Muller, so a seed gives the same noise with every library.
+class Noise {
+ public:
+  explicit Noise(std::uint64_t seed) : generator_(seed) {}
+  double normal() {
+    const double u1 = (static_cast<double>(generator_() >> 11) + 0.5) * 0x1.0p-53;
+    const double u2 = static_cast<double>(generator_() >> 11) * 0x1.0p-53;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  }
+
+ private:
+  std::mt19937_64 generator_;
+};
+
+PointSummary summary_of(const Setting& setting, const Truth& truth) {
+  PointSummary point;
+  point.setting = setting;
+  point.repetitions = 1;
+  point.energy_per_item_j.mean = truth.energy;
+  point.energy_per_iteration_j.mean = truth.energy;
+  point.time_per_iteration_s.mean = truth.time;
+  point.edp_j_s.mean = truth.energy * truth.time;
+  point.ed2p_j_s2.mean = truth.energy * truth.time * truth.time;
+  point.mean_power_w.mean = truth.energy / truth.time;
+  return point;
+}
+
+// The objective's true value of a setting of the curve (the default setting maps to
+// the baseline row); infinity where it violates the constraint.
+double true_value(const Curve& curve, const Objective& objective, const Setting& setting) {
+  const Setting& row = setting.is_default() ? curve.baseline : setting;
+  const auto value = objective_value(objective, summary_of(row, curve.points.at(row)),
+                                     summary_of(curve.baseline, curve.points.at(curve.baseline)));
+  return value ? *value : std::numeric_limits<double>::infinity();
+}
+
+struct RunResult {
+  int probes = 0;
+  int windows = 0;
+  int exhaustive_windows = 0;
+  double regret_pct = 0;
+};
+
+const Case bench_case{"curve", 1, Mode::train, Precision::fp32};
+
+RunResult run(const Curve& curve, const std::string& strategy_name, const std::string& objective_text,
+              double noise_level, std::uint64_t seed) {
+  StrategyOptions options;
+  options.objective = objective_text;
+  const auto strategy = make_strategy(strategy_name, options);
+  SearchSpace space;
+  space.cases = {bench_case};
+  for (const auto& [setting, truth] : curve.points) {
+    if (setting != curve.baseline) space.settings.push_back(setting);
+  }
+  space.policy.repetitions = 1;
+  space.policy.max_repetitions = 1;
+  space.policy.drift_check = false;
+  const StopRule stop_rule = make_stop_rule(space.policy);
+
+  Noise noise(seed);
+  std::vector<PointOutcome> outcomes;
+  std::map<Setting, std::vector<double>> series;
+  RunResult result;
+  for (auto batch = strategy->propose(space, outcomes); !batch.empty(); batch = strategy->propose(space, outcomes)) {
+    for (const ScheduledPoint& point : batch) {
+      const Setting& row = point.setting.is_default() ? curve.baseline : point.setting;
+      const Truth& truth = curve.points.at(row);
+      auto& values = series[point.setting];
+      PointOutcome outcome;
+      outcome.point = point;
+      do {
+        const double energy = truth.energy * (1 + noise_level * noise.normal());
+        const double time = truth.time * (1 + noise_level * noise.normal());
+        values.push_back(energy);
+        outcome.energy_per_item_j = energy;
+        outcome.items_per_s = 1 / time;
+        outcome.mean_power_w = energy / time;
+        ++outcome.repetitions;
+        ++result.windows;
+      } while (stop_rule.needs_another_repetition(values));
+      outcome.energy_per_item_j_series = values;
+      outcomes.push_back(outcome);
+    }
+    if (outcomes.size() > 10'000) throw Error("search_bench: " + strategy_name + " does not end");
+  }
+  result.probes = static_cast<int>(series.size());
+  result.exhaustive_windows = static_cast<int>(curve.points.size());
+  const Objective objective = parse_objective(objective_text);
+  double optimum = std::numeric_limits<double>::infinity();
+  for (const auto& [setting, truth] : curve.points) optimum = std::min(optimum, true_value(curve, objective, setting));
+  const auto chosen = best_measured_setting(bench_case, outcomes, options);
+  const double value = chosen ? true_value(curve, objective, *chosen) : std::numeric_limits<double>::infinity();
+  result.regret_pct = 100.0 * (value / optimum - 1.0);
+  return result;
+}
+
+// ---------------------------------------------------------------- curves of a table
+
+std::vector<Curve> curves_of(const std::filesystem::path& path) {
+  const auto rows = read_sweep_table(path);
+  std::map<std::pair<std::string, std::string>, std::vector<const ResultRow*>> workloads;
+  for (const ResultRow& row : rows) workloads[{row.gpu, sweep_table_workload_key(row)}].push_back(&row);
+  std::vector<Curve> curves;
+  const std::string table = path.filename().string();
+  for (const auto& [key, workload_rows] : workloads) {
+    std::map<Setting, std::pair<Truth, int>> sums;  // repetitions averaged
+    std::optional<Setting> marked_default;
+    for (const ResultRow* row : workload_rows) {
+      auto& [truth, count] = sums[row->setting];
+      truth.energy += row->energy_per_iteration_j / row->items_per_iteration;
+      truth.time += row->time_per_iteration_s / row->items_per_iteration;
+      ++count;
+      if (row->is_default) marked_default = row->setting;
+    }
+    std::map<Setting, Truth> points;
+    for (const auto& [setting, sum] : sums) points[setting] = Truth{sum.first.energy / sum.second, sum.first.time / sum.second};
+    std::set<int> memory_clocks;
+    std::set<int> core_clocks;
+    for (const auto& [setting, truth] : points) {
+      if (setting.mem_mhz) memory_clocks.insert(*setting.mem_mhz);
+      if (setting.sm_mhz) core_clocks.insert(*setting.sm_mhz);
+    }
+    // The baseline: the marked default, else the highest setting (docs/analysis.md).
+    const auto baseline_of = [&](const std::map<Setting, Truth>& curve_points) {
+      if (marked_default && curve_points.count(*marked_default)) return *marked_default;
+      Setting highest = curve_points.begin()->first;
+      for (const auto& [setting, truth] : curve_points) {
+        if (setting_order_before(setting, highest)) highest = setting;
+      }
+      return highest;
+    };
+    const auto add = [&](std::map<Setting, Truth> curve_points, int knobs) {
+      if (curve_points.size() < 3) return;
+      const Setting baseline = baseline_of(curve_points);
+      curves.push_back(Curve{table, knobs, std::move(curve_points), baseline});
+    };
+    if (memory_clocks.size() > 1 && core_clocks.size() > 1) {
+      for (int mem : memory_clocks) {  // core clock at each fixed memory clock
+        std::map<Setting, Truth> line;
+        for (const auto& [setting, truth] : points) {
+          if (setting.mem_mhz == mem) line[setting] = truth;
+        }
+        add(std::move(line), 1);
+      }
+      add(points, 2);
+    } else {
+      add(points, 1);
+    }
+  }
+  return curves;
+}
+
+// ---------------------------------------------------------------- the table
+
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size()))) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+struct Tally {
+  std::vector<double> probes;
+  std::vector<double> regret;
+  double windows = 0;
+  double exhaustive_windows = 0;
+
+  void add(const RunResult& r) {
+    probes.push_back(r.probes);
+    regret.push_back(r.regret_pct);
+    windows += r.windows;
+    exhaustive_windows += r.exhaustive_windows;
+  }
+};
+
+std::string percent(double value) {
+  if (!std::isfinite(value)) return "infeasible";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+void print_row(const std::string& scope, int knobs, const std::string& objective, double noise,
+               const std::string& strategy, const Tally& tally) {
+  const auto within = std::count_if(tally.regret.begin(), tally.regret.end(), [](double r) { return r <= 1.0; });
+  std::printf("%-34s %d  %-27s %3.0f%%  %-10s %5zu  %5.1f %5.1f  %6.1f%%  %10s %10s  %6.1f%%\n", scope.c_str(), knobs,
+              objective.c_str(), 100 * noise, strategy.c_str(), tally.regret.size(), quantile(tally.probes, 0.5),
+              quantile(tally.probes, 0.9), 100.0 * tally.windows / tally.exhaustive_windows,
+              percent(quantile(tally.regret, 0.5)).c_str(), percent(quantile(tally.regret, 0.9)).c_str(),
+              100.0 * static_cast<double>(within) / static_cast<double>(tally.regret.size()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || (argc == 3 && std::string(argv[2]) != "--smoke") || argc > 3) {
+    std::fprintf(stderr, "usage: search_bench DATA_DIR [--smoke]\n");
+    return 2;
+  }
+  const bool smoke = argc == 3;
+  try {
+    std::vector<std::filesystem::path> tables;
+    for (const auto& entry : std::filesystem::directory_iterator(argv[1])) {
+      if (entry.path().extension() == ".csv") tables.push_back(entry.path());
+    }
+    std::sort(tables.begin(), tables.end());
+    if (tables.empty()) throw ConfigError(std::string("no sweep tables (*.csv) in ") + argv[1]);
+    std::vector<Curve> curves;
+    for (const auto& table : tables) {
+      auto table_curves = curves_of(table);
+      if (smoke && table_curves.size() > 1) table_curves.resize(1);
+      curves.insert(curves.end(), table_curves.begin(), table_curves.end());
+    }
+    const std::vector<std::string> objectives = {"energy", "edp", "energy-within-slowdown:10%"};
+    const std::vector<double> noise_levels = smoke ? std::vector<double>{0.01} : std::vector<double>{0.0, 0.01, 0.02};
+    std::vector<std::string> strategies;
+    for (const StrategyDefinition& definition : search_strategies()) strategies.emplace_back(definition.name);
+
+    // (scope, knobs, objective, noise, strategy) → tally; scope "all" or a table.
+    using Key = std::tuple<std::string, int, std::string, double, std::string>;
+    std::map<Key, Tally> tallies;
+    for (std::size_t c = 0; c < curves.size(); ++c) {
+      const Curve& curve = curves[c];
+      for (std::size_t o = 0; o < objectives.size(); ++o) {
+        for (std::size_t n = 0; n < noise_levels.size(); ++n) {
+          const std::uint64_t seed = (c * 31 + o) * 17 + n + 1;  // the same noise for every strategy
+          for (const std::string& strategy : strategies) {
+            const RunResult result = run(curve, strategy, objectives[o], noise_levels[n], seed);
+            tallies[{"all", curve.knobs, objectives[o], noise_levels[n], strategy}].add(result);
+            tallies[{curve.table, curve.knobs, objectives[o], noise_levels[n], strategy}].add(result);
+          }
+        }
+      }
+    }
+    std::printf("search_bench: %zu curves of %zu tables in %s; probes = distinct settings measured (the "
+                "default included); GPU time = windows against the exhaustive sweep's; regret in %% of the "
+                "exhaustive optimum's objective value\n\n",
+                curves.size(), tables.size(), argv[1]);
+    std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s  %10s %10s  %7s\n", "table", "k", "objective", "noise",
+                "strategy", "n", "p.med", "p.p90", "gpu", "regret.med", "regret.p90", "in1%");
+    std::string last_scope;
+    for (const auto& [key, tally] : tallies) {
+      const auto& [scope, knobs, objective, noise, strategy] = key;
+      if (!last_scope.empty() && scope != last_scope) std::printf("\n");
+      last_scope = scope;
+      print_row(scope, knobs, objective, noise, strategy, tally);
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "search_bench: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,239 @@
+// What a search knows of one case (see search_evidence.hpp).
+#include "sweep/search_evidence.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace dvfslab::search_detail {
+namespace {
+
+// The noise assumed before any setting was measured twice: 1 % per window, weighted
+// as one degree of freedom, so the case's own repetitions soon outweigh it.
+constexpr double prior_relative_noise = 0.01;
+// Windows a setting may get beyond the plan's most before it is no longer measured
+// again to settle a comparison.
+constexpr int extra_windows = 3;
+// Two settings whose difference is uncertain are not measured again when choosing
+// the lower mean can cost less than this share of the value: a search that aims
+// within 1 % of the optimum lets their means decide.
+constexpr double resolution = 0.01;
+
+bool objective_uses_time(const Objective& objective) { return objective.kind != Objective::Kind::energy; }
+
+// A point summary carrying what the objective registry reads. Time and EDP are per
+// item (the items per iteration are the same for every setting of a case, so the
+// ranking and a relative slowdown do not depend on them).
+PointSummary summary_of(const Reading& reading) {
+  PointSummary point;
+  point.setting = reading.setting;
+  point.repetitions = static_cast<int>(reading.energy_per_item_j.size());
+  point.energy_per_item_j = estimate(reading.energy_per_item_j);
+  const double energy = point.energy_per_item_j.mean;
+  const double time = reading.items_per_s > 0 ? 1.0 / reading.items_per_s : 0.0;
+  point.time_per_iteration_s.mean = time;
+  point.throughput_items_per_s.mean = reading.items_per_s;
+  point.energy_per_iteration_j.mean = energy;
+  point.edp_j_s.mean = energy * time;
+  point.ed2p_j_s2.mean = energy * time * time;
+  point.mean_power_w.mean = reading.mean_power_w;
+  return point;
+}
+
+}  // namespace
+
+CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutcome> measured,
+                           const Objective& objective, const MeasurePolicy& policy, const StrategyOptions& options)
+    : objective_(objective), policy_(policy), options_(options) {
+  std::map<Setting, std::pair<double, int>> throughput;  // sum, count
+  std::map<Setting, std::pair<double, int>> power;
+  for (const PointOutcome& outcome : measured) {
+    if (outcome.point.role != PointRole::grid || !(outcome.point.workload_case == workload_case)) continue;
+    Reading& reading = readings_[outcome.point.setting];
+    reading.setting = outcome.point.setting;
+    // Each outcome carries the setting's whole series so far: the latest is complete.
+    reading.energy_per_item_j = outcome.energy_per_item_j_series;
+    ++reading.proposals;
+    if (outcome.items_per_s) {
+      auto& [sum, count] = throughput[outcome.point.setting];
+      sum += *outcome.items_per_s;
+      ++count;
+      ++reading.throughput_windows;
+    }
+    if (outcome.mean_power_w) {
+      auto& [sum, count] = power[outcome.point.setting];
+      sum += *outcome.mean_power_w;
+      ++count;
+    }
+  }
+  for (auto it = readings_.begin(); it != readings_.end();) {
+    it = it->second.energy_per_item_j.empty() ? readings_.erase(it) : std::next(it);
+  }
+  for (auto& [setting, reading] : readings_) {
+    if (const auto it = throughput.find(setting); it != throughput.end())
+      reading.items_per_s = it->second.first / it->second.second;
+    if (const auto it = power.find(setting); it != power.end())
+      reading.mean_power_w = it->second.first / it->second.second;
+  }
+  const auto baseline_reading = readings_.find(Setting{});
+  const std::optional<PointSummary> baseline =
+      baseline_reading == readings_.end() ? std::nullopt : std::optional(summary_of(baseline_reading->second));
+  for (auto& [setting, reading] : readings_) {
+    const PointSummary point = summary_of(reading);
+    // Without time a time-based objective cannot judge the point (a resumed point
+    // carries energy only): look() measures it again.
+    if (objective_uses_time(objective_) && reading.items_per_s <= 0) continue;
+    reading.value = objective_value(objective_, point, baseline.value_or(point));
+    // Time and power are taken to be as noisy as energy (the pooled noise).
+    const double uncertainty = 2.0 * relative_noise() / std::sqrt(std::max(1, reading.throughput_windows));
+    const auto scaled = [&](double factor) {
+      PointSummary changed = point;
+      changed.time_per_iteration_s.mean *= factor;
+      changed.mean_power_w.mean *= factor;
+      return objective_value(objective_, changed, baseline.value_or(point)).has_value();
+    };
+    reading.borderline = scaled(1 - uncertainty) != scaled(1 + uncertainty);
+  }
+}
+
+const Reading& CaseEvidence::look(const Setting& setting) {
+  const auto it = readings_.find(setting);
+  if (it != readings_.end()) {
+    const bool unjudged = objective_uses_time(objective_) && it->second.items_per_s <= 0;
+    if ((unjudged || it->second.borderline) && may_measure_again(it->second)) throw ProbeNeeded{setting};
+    return it->second;
+  }
+  if (options_.budget_points && static_cast<int>(readings_.size()) >= *options_.budget_points) throw BudgetSpent{};
+  const double probe_s = policy_.settle_s + policy_.resolved_duration_s(std::nullopt) * std::max(1, policy_.repetitions);
+  if (options_.budget_seconds && seconds_spent() + probe_s > *options_.budget_seconds) throw BudgetSpent{};
+  throw ProbeNeeded{setting};
+}
+
+Comparison CaseEvidence::compare(const Setting& a, const Setting& b) {
+  const Reading& first = look(a);
+  const Reading& second = look(b);
+  if (!first.value && !second.value) return Comparison::both_infeasible;
+  if (!first.value) return Comparison::greater;
+  if (!second.value) return Comparison::less;
+  const double difference = *first.value - *second.value;
+  const double uncertainty = difference_half_width(first, second);
+  if (std::abs(difference) > uncertainty) return difference < 0 ? Comparison::less : Comparison::greater;
+  // The difference's interval holds zero. Unless the lower mean could be worse than
+  // the other by less than the resolution anyway, the less certain one is measured
+  // again before either is trusted; then the means decide.
+  if (uncertainty - std::abs(difference) > resolution * std::min(*first.value, *second.value)) {
+    const bool first_less_certain = first.energy_per_item_j.size() <= second.energy_per_item_j.size();
+    const Reading& again = first_less_certain ? first : second;
+    const Reading& other = first_less_certain ? second : first;
+    if (may_measure_again(again)) throw ProbeNeeded{again.setting};
+    if (may_measure_again(other)) throw ProbeNeeded{other.setting};
+  }
+  if (difference == 0) return Comparison::tie;
+  return difference < 0 ? Comparison::less : Comparison::greater;
+}
+
+std::optional<Setting> CaseEvidence::best() const {
+  const Reading* best = nullptr;
+  for (const auto& [setting, reading] : readings_) {
+    if (reading.value && (!best || *reading.value < *best->value)) best = &reading;
+  }
+  return best ? std::optional(best->setting) : std::nullopt;
+}
+
+std::optional<Setting> CaseEvidence::best_among(const std::vector<Setting>& candidates) const {
+  const Reading* best = nullptr;
+  for (const Setting& setting : candidates) {
+    const auto it = readings_.find(setting);
+    if (it == readings_.end() || !it->second.value) continue;
+    if (!best || *it->second.value < *best->value) best = &it->second;
+  }
+  return best ? std::optional(best->setting) : std::nullopt;
+}
+
+double CaseEvidence::relative_noise() const {
+  double squares = prior_relative_noise * prior_relative_noise;
+  double degrees_of_freedom = 1;
+  for (const auto& [setting, reading] : readings_) {
+    const auto& series = reading.energy_per_item_j;
+    if (series.size() < 2) continue;
+    const double mean = std::accumulate(series.begin(), series.end(), 0.0) / static_cast<double>(series.size());
+    if (mean <= 0) continue;
+    for (double value : series) squares += (value / mean - 1) * (value / mean - 1);
+    degrees_of_freedom += static_cast<double>(series.size() - 1);
+  }
+  return std::sqrt(squares / degrees_of_freedom);
+}
+
+// About 95 % of the difference of two means of n windows each, with the case's
+// pooled noise: their intervals "overlap" when it holds zero.
+double CaseEvidence::difference_half_width(const Reading& a, const Reading& b) const {
+  const auto variance = [](const Reading& reading) {
+    const double value = reading.value.value_or(0);
+    return value * value / static_cast<double>(reading.energy_per_item_j.size());
+  };
+  return 2.0 * relative_noise() * std::sqrt(variance(a) + variance(b));
+}
+
+bool CaseEvidence::may_measure_again(const Reading& reading) const {
+  const int cap = std::max(policy_.repetitions, policy_.max_repetitions) + extra_windows;
+  if (static_cast<int>(reading.energy_per_item_j.size()) >= cap) return false;
+  const double window_s = policy_.resolved_duration_s(std::nullopt);
+  return !options_.budget_seconds || seconds_spent() + window_s <= *options_.budget_seconds;
+}
+
+// Estimated from the plan: windows of its duration, a settle per setting.
+double CaseEvidence::seconds_spent() const {
+  double seconds = 0;
+  for (const auto& [setting, reading] : readings_) {
+    seconds += policy_.settle_s +
+               policy_.resolved_duration_s(std::nullopt) * static_cast<double>(reading.energy_per_item_j.size());
+  }
+  return seconds;
+}
+
+// ---------------------------------------------------------------- the grid
+
+namespace {
+
+std::optional<int> knob(const Setting& setting, int axis) {
+  switch (axis) {
+    case 0: return setting.sm_mhz;
+    case 1: return setting.mem_mhz;
+    default: return setting.power_limit_w;
+  }
+}
+
+constexpr int knob_count = 3;
+
+}  // namespace
+
+KnobGrid::KnobGrid(const std::vector<Setting>& settings) : settings_(settings) {
+  for (int axis = 0; axis < knob_count; ++axis) {
+    std::vector<std::optional<int>> values;
+    for (const Setting& setting : settings_) values.push_back(knob(setting, axis));
+    std::sort(values.begin(), values.end());
+    if (std::unique(values.begin(), values.end()) - values.begin() > 1) axes_.push_back(axis);
+  }
+}
+
+std::vector<Setting> KnobGrid::line(const Setting& through, int axis) const {
+  std::vector<Setting> line;
+  for (const Setting& setting : settings_) {
+    bool same = true;
+    for (int other = 0; other < knob_count; ++other) {
+      if (other != axis && knob(setting, other) != knob(through, other)) same = false;
+    }
+    if (same) line.push_back(setting);
+  }
+  std::sort(line.begin(), line.end(),
+            [axis](const Setting& a, const Setting& b) { return knob(a, axis) < knob(b, axis); });
+  return line;
+}
+
+Setting KnobGrid::top() const { return *std::max_element(settings_.begin(), settings_.end()); }
+
+std::size_t index_of(const std::vector<Setting>& line, const Setting& setting) {
+  return static_cast<std::size_t>(std::find(line.begin(), line.end(), setting) - line.begin());
+}
+
+}  // namespace dvfslab::search_detail

@@ -1,0 +1,102 @@
+#pragma once
+// What a search knows of one case: every setting measured so far (from the
+// outcomes the runner reported, resumed ones included), the objective's value of
+// each against the case's baseline, the noise of the measurements, and the rules
+// that turn "I need this setting's value" into a probe (docs/search.md).
+//
+// The searches are replayed from the start on every propose(): each is a plain
+// function of what was measured, so a search needs no state of its own and a
+// resumed run continues where it stopped. A replay ends at the first setting whose
+// value it needs and does not have: look() and compare() throw ProbeNeeded, which
+// the strategy turns into the next point to measure.
+#include <map>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "dvfslab/analysis.hpp"
+#include "dvfslab/strategy.hpp"
+
+namespace dvfslab::search_detail {
+
+// The replay needs this setting measured (for the first time, or once more).
+struct ProbeNeeded {
+  Setting setting;
+};
+// The budget allows no further probe for this case: the search ends with what it has.
+struct BudgetSpent {};
+
+// One measured setting of the case.
+struct Reading {
+  Setting setting;
+  std::vector<double> energy_per_item_j;  // every window, in measuring order
+  double items_per_s = 0;                 // mean over the outcomes' last windows
+  double mean_power_w = 0;
+  int proposals = 0;            // times the setting was proposed in this run
+  int throughput_windows = 0;   // outcomes that carried a throughput
+  std::optional<double> value;  // the objective's; absent: violates its constraint
+  // Within the noise of the objective's constraint: a little faster or slower (or
+  // less or more power) would change whether it is feasible.
+  bool borderline = false;
+};
+
+enum class Comparison { less, greater, tie, both_infeasible };
+
+class CaseEvidence {
+ public:
+  CaseEvidence(const Case& workload_case, std::span<const PointOutcome> measured, const Objective& objective,
+               const MeasurePolicy& policy, const StrategyOptions& options);
+
+  // The setting's reading; throws ProbeNeeded when it was not measured yet (or is
+  // borderline on the constraint and may be measured again), or BudgetSpent when
+  // the budget allows no new setting.
+  const Reading& look(const Setting& setting);
+  // a against b under the objective. Where their confidence intervals overlap (the
+  // difference's holds zero), the one with fewer windows is measured again
+  // (ProbeNeeded) until the lower mean is within the resolution of the other at
+  // worst, both reached the window cap or the budget is spent; then the means decide
+  // (a tie only when equal).
+  Comparison compare(const Setting& a, const Setting& b);
+  bool known(const Setting& setting) const { return readings_.count(setting) > 0; }
+
+  // The measured setting with the least objective value (feasible only), by mean.
+  std::optional<Setting> best() const;
+  // The same among `candidates`.
+  std::optional<Setting> best_among(const std::vector<Setting>& candidates) const;
+  // Relative standard deviation of one window's energy, pooled over the case's
+  // repeated settings with a prior of one degree of freedom.
+  double relative_noise() const;
+
+ private:
+  double difference_half_width(const Reading& a, const Reading& b) const;
+  bool may_measure_again(const Reading& reading) const;
+  double seconds_spent() const;
+
+  Objective objective_;
+  MeasurePolicy policy_;
+  StrategyOptions options_;
+  std::map<Setting, Reading> readings_;
+};
+
+// The knobs of a search space as a grid: the distinct values of every knob the
+// settings vary (ascending), recovered from the settings (a cross product).
+class KnobGrid {
+ public:
+  explicit KnobGrid(const std::vector<Setting>& settings);
+  // Knobs with more than one value: 0 = SM clock, 1 = memory clock, 2 = power limit.
+  const std::vector<int>& axes() const { return axes_; }
+  // The settings that equal `through` on every knob but `axis`, ascending on it.
+  std::vector<Setting> line(const Setting& through, int axis) const;
+  // The setting with every knob at its highest value (closest to the default).
+  Setting top() const;
+  bool empty() const { return settings_.empty(); }
+
+ private:
+  std::vector<Setting> settings_;
+  std::vector<int> axes_;
+};
+
+// Position of `setting` in `line`; line.size() when absent.
+std::size_t index_of(const std::vector<Setting>& line, const Setting& setting);
+
+}  // namespace dvfslab::search_detail

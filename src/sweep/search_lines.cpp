@@ -1,0 +1,182 @@
+// Searches along one knob and over several (see search_lines.hpp).
+#include "sweep/search_lines.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+namespace dvfslab::search_detail {
+namespace {
+
+// 1 − 1/φ: where golden-section search places its first interior point.
+constexpr double golden_fraction = 0.3819660112501051;
+
+// Interior points of [low, high] at golden-section positions, a < b.
+std::pair<std::size_t, std::size_t> interior(std::size_t low, std::size_t high) {
+  const auto offset = static_cast<std::size_t>(std::lround(golden_fraction * static_cast<double>(high - low)));
+  std::size_t a = low + std::max<std::size_t>(offset, 1);
+  std::size_t b = low + high - a;
+  if (b <= a) b = a + 1;
+  return {a, b};
+}
+
+// The index of the best measured setting in [low, high]; `fallback` when none is.
+std::size_t best_known(const CaseEvidence& evidence, const Line& line, std::size_t low, std::size_t high,
+                       std::size_t fallback) {
+  const Line candidates(line.begin() + static_cast<std::ptrdiff_t>(low),
+                        line.begin() + static_cast<std::ptrdiff_t>(high) + 1);
+  const auto best = evidence.best_among(candidates);
+  return best ? index_of(line, *best) : fallback;
+}
+
+// Passes over every knob stop here at the latest; each pass that continues moved the
+// incumbent to a strictly better setting, so this is only a guard.
+constexpr int most_passes = 8;
+
+}  // namespace
+
+std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify_whole_line) {
+  if (line.empty()) return 0;
+  std::size_t low = 0;
+  std::size_t high = line.size() - 1;
+  if (high - low > 3) {
+    auto [a, b] = interior(low, high);
+    while (high - low > 3) {
+      switch (evidence.compare(line[a], line[b])) {
+        case Comparison::less:  // the minimum is not above b
+          high = b;
+          b = a;
+          a = low + high - b;
+          break;
+        case Comparison::greater:  // nor below a
+        case Comparison::both_infeasible:  // a higher setting is never slower
+          low = a;
+          a = b;
+          b = low + high - a;
+          break;
+        case Comparison::tie:  // equal means: a unimodal minimum lies between them
+          low = a;
+          high = b;
+          std::tie(a, b) = interior(low, high);
+          break;
+      }
+      if (a > b) std::swap(a, b);
+      if (a == b) {
+        if (b + 1 < high) ++b;
+        else --a;
+      }
+    }
+  }
+  const std::size_t start = best_known(evidence, line, low, high, (low + high) / 2);
+  return verify_whole_line ? descend(evidence, line, start, 0, line.size() - 1)
+                           : descend(evidence, line, start, low, high);
+}
+
+std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start, std::size_t low, std::size_t high) {
+  std::size_t at = start;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const std::size_t neighbour : {at - 1, at + 1}) {
+      // at - 1 wraps around at 0 and is then above `high`.
+      if (neighbour < low || neighbour > high || neighbour >= line.size()) continue;
+      if (evidence.compare(line[neighbour], line[at]) == Comparison::less) {
+        at = neighbour;
+        moved = true;
+        break;
+      }
+    }
+  }
+  return at;
+}
+
+std::size_t scan_down(CaseEvidence& evidence, const Line& line, int rises) {
+  if (line.empty()) return 0;
+  std::size_t best = line.size() - 1;
+  evidence.look(line[best]);
+  int risen = 0;
+  for (std::size_t i = best; i-- > 0 && risen < rises;) {
+    switch (evidence.compare(line[i], line[best])) {
+      case Comparison::less:
+        best = i;
+        risen = 0;
+        break;
+      case Comparison::greater:
+      case Comparison::both_infeasible:
+        ++risen;
+        break;
+      case Comparison::tie:
+        break;
+    }
+  }
+  return best;
+}
+
+std::size_t measure_line(CaseEvidence& evidence, const Line& line) {
+  if (line.empty()) return 0;
+  std::size_t best = line.size() - 1;
+  evidence.look(line[best]);
+  for (std::size_t i = best; i-- > 0;) {
+    if (evidence.compare(line[i], line[best]) == Comparison::less) best = i;
+  }
+  return best;
+}
+
+std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (i != best && evidence.known(line[i]) && evidence.compare(line[i], line[best]) == Comparison::less) best = i;
+  }
+  return best;
+}
+
+namespace {
+
+// The incumbent's diagonal neighbours that are measurably better; the first one.
+std::optional<Setting> better_diagonal(CaseEvidence& evidence, const KnobGrid& grid, const Setting& incumbent) {
+  const auto& axes = grid.axes();
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    for (std::size_t j = i + 1; j < axes.size(); ++j) {
+      const Line first = grid.line(incumbent, axes[i]);
+      const std::size_t at = index_of(first, incumbent);
+      for (const std::size_t step_i : {at - 1, at + 1}) {
+        if (step_i >= first.size()) continue;  // at - 1 wraps around at 0
+        const Line second = grid.line(first[step_i], axes[j]);
+        const std::size_t at_j = index_of(second, first[step_i]);
+        for (const std::size_t step_j : {at_j - 1, at_j + 1}) {
+          if (step_j >= second.size()) continue;
+          if (evidence.compare(second[step_j], incumbent) == Comparison::less) return second[step_j];
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Setting coordinate_search(CaseEvidence& evidence, const KnobGrid& grid, const LineSearch& first_pass,
+                          const LineSearch& later_passes, bool diagonals) {
+  Setting incumbent = grid.top();
+  for (int pass = 0; pass < most_passes; ++pass) {
+    const Setting before = incumbent;
+    for (const int axis : grid.axes()) {
+      const Line line = grid.line(incumbent, axis);
+      const LineSearch& search = pass == 0 ? first_pass : later_passes;
+      const std::size_t found = search(evidence, line, index_of(line, incumbent));
+      // The line's best replaces a measured incumbent only when it is measurably better.
+      if (line[found] != incumbent &&
+          (!evidence.known(incumbent) || evidence.compare(line[found], incumbent) == Comparison::less))
+        incumbent = line[found];
+    }
+    if (grid.axes().size() < 2) break;
+    if (incumbent == before && pass > 0) {
+      const auto diagonal = diagonals ? better_diagonal(evidence, grid, incumbent) : std::nullopt;
+      if (!diagonal) break;
+      incumbent = *diagonal;
+    }
+  }
+  evidence.look(incumbent);
+  return incumbent;
+}
+
+}  // namespace dvfslab::search_detail

@@ -1,0 +1,128 @@
+// The search strategies through the real runner on the simulated GPU: the probes are
+// measured and stored like sweep points, and the optimum found matches the grid's
+// within the simulated sensor's noise.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "dvfslab/analysis.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/sim_gpu.hpp"
+#include "dvfslab/sim_workloads.hpp"
+#include "dvfslab/store.hpp"
+#include "dvfslab/strategy.hpp"
+#include "dvfslab/sweep.hpp"
+#include "scratch_dir.hpp"
+
+namespace dvfslab {
+namespace {
+
+// Keeps every outcome the runner reports, in order.
+class Outcomes final : public ProgressReporter {
+ public:
+  void start(const Schedule&, const GpuIdentity&, std::size_t) override {}
+  void point_done(const PointOutcome& outcome, std::size_t, std::size_t) override { all.push_back(outcome); }
+  void finish() override {}
+  std::vector<PointOutcome> all;
+};
+
+const char* const plan_text = R"(
+[knobs]
+sm_mhz = { count = 24, min = 500 }
+[[cases]]
+workloads = ["resnet50"]
+batch_sizes = [64]
+modes = ["infer"]
+[measure]
+warmup_iterations = 1
+duration_s = 3.0
+settle_s = 0.1
+drift_check = false
+)";
+
+TEST(SearchOnSim, AutoFindsTheGridsOptimumMeasuringAFractionOfItsSettings) {
+  testing::ScratchDir scratch;
+  WorkloadRegistry registry;
+  add_sim_workloads(registry);
+  const Plan plan = parse_plan_text(plan_text, "search.toml");
+
+  SimGpu grid_gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  Store grid_store(scratch / "grid.sqlite");
+  auto silent = make_silent_progress_reporter();
+  const SweepResult grid = run_sweep(grid_gpu, plan, registry, grid_store, SweepOptions{}, *silent);
+  const Analysis analysis = analyze(grid_store.result_rows());
+  ASSERT_EQ(analysis.cases.size(), 1u);
+  const CaseAnalysis& grid_case = analysis.cases.front();
+  ASSERT_TRUE(grid_case.optimum);
+  const double grid_optimum = grid_case.points[*grid_case.optimum].energy_per_item_j.mean;
+
+  SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  Store store(scratch / "auto.sqlite");
+  Outcomes outcomes;
+  const auto strategy = make_strategy("auto", {});
+  const SweepResult search = run_sweep(gpu, plan, registry, store, SweepOptions{}, outcomes, *strategy);
+  const auto best = best_measured_setting(expand_cases(plan).front(), outcomes.all, {});
+  ASSERT_TRUE(best);
+  double found = 0;
+  for (const PointSummary& point : grid_case.points) {
+    if (point.setting == *best) found = point.energy_per_item_j.mean;
+  }
+  ASSERT_GT(found, 0) << to_string(*best) << " is not a setting of the grid";
+  // The grid's own values are single windows with the simulated energy counter's
+  // noise (a few % between 1 s windows of one setting), so "the same optimum"
+  // allows 2 %.
+  EXPECT_LE(found, 1.02 * grid_optimum) << to_string(*best);
+  std::set<Setting> distinct;
+  for (const PointOutcome& outcome : outcomes.all) distinct.insert(outcome.point.setting);
+  EXPECT_LT(distinct.size(), grid.points_measured / 2);
+  EXPECT_LT(search.points_measured, grid.points_measured);
+  EXPECT_TRUE(outcomes.all.front().point.setting.is_default()) << "the baseline first";
+}
+
+// Fails the run after `points` outcomes, as a crash would.
+class FailAfter final : public ProgressReporter {
+ public:
+  explicit FailAfter(std::size_t points) : points_(points) {}
+  void start(const Schedule&, const GpuIdentity&, std::size_t) override {}
+  void point_done(const PointOutcome&, std::size_t done, std::size_t) override {
+    if (done >= points_) throw Error("the test stops the run here");
+  }
+  void finish() override {}
+
+ private:
+  std::size_t points_;
+};
+
+TEST(SearchOnSim, AResumedSearchReusesWhatTheFailedRunStoredAndFinishes) {
+  testing::ScratchDir scratch;
+  WorkloadRegistry registry;
+  add_sim_workloads(registry);
+  const Plan plan = parse_plan_text(plan_text, "search.toml");
+  Store store(scratch / "resume.sqlite");
+  const auto strategy = make_strategy("auto", {});
+  {
+    SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+    FailAfter fail(4);
+    EXPECT_THROW(run_sweep(gpu, plan, registry, store, SweepOptions{}, fail, *strategy), Error);
+  }
+  ASSERT_EQ(store.runs().at(0).status, RunStatus::failed);
+  const std::size_t stored_before = store.result_rows().size();
+
+  SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  SweepOptions options;
+  options.resume = true;
+  Outcomes outcomes;
+  const SweepResult resumed = run_sweep(gpu, plan, registry, store, options, outcomes, *strategy);
+  EXPECT_TRUE(resumed.resumed);
+  ASSERT_EQ(store.runs().size(), 1u);
+  EXPECT_EQ(store.runs()[0].status, RunStatus::finished);
+  EXPECT_GE(resumed.points_skipped, 3u) << "the stored probes were measured again";
+  ASSERT_FALSE(outcomes.all.empty());
+  EXPECT_TRUE(outcomes.all.front().point.setting.is_default());
+  EXPECT_EQ(outcomes.all.front().repetitions, 0) << "the stored baseline is reused";
+  EXPECT_GT(store.result_rows().size(), stored_before) << "the search went on past the stored probes";
+  EXPECT_TRUE(best_measured_setting(expand_cases(plan).front(), outcomes.all, {}));
+}
+
+}  // namespace
+}  // namespace dvfslab

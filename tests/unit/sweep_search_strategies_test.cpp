@@ -1,0 +1,277 @@
+// The adaptive search strategies (golden, scan, coordinate, auto) driven through the
+// seam's propose/outcome loop against small in-memory curves, the way the runner
+// drives them: each proposed point measured under the plan's stop rule, a point
+// proposed again measured once more, stored points reused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/strategy.hpp"
+
+namespace dvfslab {
+namespace {
+
+// The truth of one setting: energy per item and seconds per item.
+struct Truth {
+  double energy = 0;
+  double time = 0;
+};
+
+const Case test_case{"curve", 1, Mode::train, Precision::fp32};
+
+struct Search {
+  std::vector<PointOutcome> outcomes;
+  std::map<Setting, int> windows;  // per distinct setting measured
+  std::optional<Setting> best;
+  int probes() const { return static_cast<int>(windows.size()); }
+  int total_windows() const {
+    int total = 0;
+    for (const auto& [setting, count] : windows) total += count;
+    return total;
+  }
+};
+
+// Runs `strategy_name` over `settings` (the default setting is `truth(Setting{})`).
+// `noise(window)` multiplies the energy of the window-th window measured in the run.
+Search run_search(const std::string& strategy_name, const std::vector<Setting>& settings,
+                  const std::function<Truth(const Setting&)>& truth, StrategyOptions options = {},
+                  const std::function<double(int)>& noise = [](int) { return 1.0; },
+                  const std::map<Setting, std::vector<double>>& stored = {}) {
+  const auto strategy = make_strategy(strategy_name, options);
+  SearchSpace space;
+  space.cases = {test_case};
+  space.settings = settings;
+  space.policy.repetitions = 1;
+  space.policy.max_repetitions = 1;
+  const StopRule stop_rule = make_stop_rule(space.policy);
+  Search search;
+  std::map<Setting, std::vector<double>> series = stored;
+  std::set<Setting> proposed;
+  int window = 0;
+  for (auto batch = strategy->propose(space, search.outcomes); !batch.empty();
+       batch = strategy->propose(space, search.outcomes)) {
+    EXPECT_LT(search.outcomes.size(), 500u) << "the search does not end";
+    if (search.outcomes.size() >= 500) break;
+    for (const ScheduledPoint& point : batch) {
+      PointOutcome outcome;
+      outcome.point = point;
+      auto& values = series[point.setting];
+      const bool first = proposed.insert(point.setting).second;
+      if (!(first && !values.empty() && !stop_rule.needs_another_repetition(values))) {
+        const Truth t = truth(point.setting);
+        do {
+          values.push_back(t.energy * noise(window++));
+          ++outcome.repetitions;
+          ++search.windows[point.setting];
+        } while (stop_rule.needs_another_repetition(values));
+        outcome.items_per_s = 1.0 / t.time;
+        outcome.mean_power_w = t.energy / t.time;
+        outcome.energy_per_item_j = values.back();
+      }
+      outcome.energy_per_item_j_series = values;
+      search.outcomes.push_back(outcome);
+    }
+  }
+  options.objective = options.objective.empty() ? "energy" : options.objective;
+  search.best = best_measured_setting(test_case, search.outcomes, options);
+  return search;
+}
+
+std::vector<Setting> sm_clocks(int count, int step = 30, int lowest = 600) {
+  std::vector<Setting> settings;
+  for (int i = 0; i < count; ++i) settings.push_back(Setting{lowest + step * i, std::nullopt, std::nullopt});
+  return settings;
+}
+
+// A valley in energy over the SM clock with its floor at `floor_mhz`; time falls as
+// the clock rises. The default setting runs like the top clock with 2 % more energy
+// (a boost clock), so that it is never the optimum.
+std::function<Truth(const Setting&)> valley(int floor_mhz, double curvature = 1e-6, int top_mhz = 1200) {
+  return [=](const Setting& setting) {
+    const double mhz = setting.sm_mhz.value_or(top_mhz);
+    const double boost = setting.is_default() ? 1.02 : 1.0;
+    return Truth{boost * (1.0 + curvature * (mhz - floor_mhz) * (mhz - floor_mhz)), 1000.0 / mhz};
+  };
+}
+
+int sm_of(const std::optional<Setting>& setting) { return setting && setting->sm_mhz ? *setting->sm_mhz : -1; }
+
+const std::vector<std::string> adaptive = {"golden", "scan", "coordinate", "auto"};
+
+TEST(SearchStrategies, EachFindsTheFloorOfAUnimodalValleyInFewerProbesThanTheGrid) {
+  const auto settings = sm_clocks(21);  // 600..1200 MHz
+  for (const std::string& name : adaptive) {
+    const Search search = run_search(name, settings, valley(780, 1e-5));
+    EXPECT_EQ(sm_of(search.best), 780) << name;
+    EXPECT_LT(search.probes(), 21) << name;
+  }
+  EXPECT_LE(run_search("golden", settings, valley(780, 1e-5)).probes(), 10);
+}
+
+TEST(SearchStrategies, TheDefaultSettingIsMeasuredFirst) {
+  for (const std::string& name : adaptive) {
+    const Search search = run_search(name, sm_clocks(8), valley(700));
+    ASSERT_FALSE(search.outcomes.empty()) << name;
+    EXPECT_TRUE(search.outcomes.front().point.setting.is_default()) << name;
+  }
+}
+
+TEST(SearchStrategies, AFlatValleyEndsWithinOnePercentOfItsFloor) {
+  const auto settings = sm_clocks(21);
+  const auto flat = valley(900, 1e-8);  // 0.1 % over the whole range
+  for (const std::string& name : adaptive) {
+    const Search search = run_search(name, settings, flat);
+    ASSERT_TRUE(search.best) << name;
+    EXPECT_LE(flat(*search.best).energy, 1.01 * flat(Setting{900, {}, {}}).energy) << name;
+  }
+}
+
+TEST(SearchStrategies, OptimaOnEitherBoundaryAreFound) {
+  const auto settings = sm_clocks(15);  // 600..1020 MHz
+  for (const std::string& name : adaptive) {
+    EXPECT_EQ(sm_of(run_search(name, settings, valley(600)).best), 600) << name << " lowest";
+    EXPECT_EQ(sm_of(run_search(name, settings, valley(1020, 1e-6, 1020)).best), 1020) << name << " highest";
+  }
+}
+
+// Alternating ±1.5 % on a valley whose neighbours differ by ~0.5 %: single windows
+// mislead, repeated ones average out.
+double alternating(int window) { return window % 2 == 0 ? 1.015 : 0.985; }
+
+TEST(SearchStrategies, OverlappingProbesAreMeasuredAgainAndTheNoisyValleyIsFound) {
+  const auto settings = sm_clocks(21);
+  const auto curve = valley(840, 2e-6);
+  const double floor = curve(Setting{840, {}, {}}).energy;
+  for (const char* name : {"golden", "auto"}) {
+    const Search search = run_search(name, settings, curve, {}, alternating);
+    EXPECT_GT(search.total_windows(), search.probes()) << name << ": some probe was measured again";
+    ASSERT_TRUE(search.best) << name;
+    EXPECT_LE(curve(*search.best).energy, 1.01 * floor) << name;
+  }
+}
+
+TEST(SearchStrategies, QuietMeasurementsAreMeasuredAgainLessThanNoisyOnes) {
+  // The case's own repeats replace the assumed noise: once they show none, fewer
+  // comparisons need another window.
+  const auto curve = valley(780, 2e-6);
+  const Search quiet = run_search("golden", sm_clocks(21), curve);
+  const Search noisy = run_search("golden", sm_clocks(21), curve, {}, alternating);
+  EXPECT_LT(quiet.total_windows() - quiet.probes(), noisy.total_windows() - noisy.probes());
+}
+
+TEST(SearchStrategies, ASlowdownLimitExcludesTooSlowSettingsAndTheOptimumIsTheBestFeasibleOne) {
+  // Energy falls all the way down to 600 MHz, but 10 % over the default's time
+  // (the top clock, 1200 MHz) allows nothing below 1091 MHz: the optimum is 1110.
+  const auto settings = sm_clocks(21);
+  const auto downhill = valley(300);
+  StrategyOptions options;
+  options.objective = "energy-within-slowdown:10%";
+  for (const std::string& name : adaptive) {
+    const Search search = run_search(name, settings, downhill, options);
+    EXPECT_EQ(sm_of(search.best), 1110) << name;
+  }
+}
+
+TEST(SearchStrategies, AutoMeasuresAShortLineWholeSoASecondValleyIsNotMissed) {
+  // Two valleys: a local one at 690 MHz and the deeper one at the lowest clock.
+  const std::map<int, double> energy = {{600, 0.95}, {630, 1.05}, {660, 1.10}, {690, 1.00}, {720, 1.02}, {750, 1.04}};
+  const auto curve = [&](const Setting& setting) {
+    return Truth{setting.is_default() ? 1.2 : energy.at(*setting.sm_mhz), 1.0};
+  };
+  EXPECT_EQ(sm_of(run_search("auto", sm_clocks(6), curve).best), 600);
+}
+
+TEST(SearchStrategies, ScanStopsThreeRisesPastTheBest) {
+  // Top 1200 down to the floor at 1050 (6 settings), then three rises: 9 settings
+  // and the default.
+  const Search search = run_search("scan", sm_clocks(21), valley(1050, 1e-4));
+  EXPECT_EQ(sm_of(search.best), 1050);
+  EXPECT_EQ(search.probes(), 10);
+}
+
+// Energy over SM × memory clock with its floor at (780, 5001) and an interaction
+// between the knobs; time falls with both clocks.
+std::vector<Setting> sm_by_mem() {
+  std::vector<Setting> settings;
+  for (int mem : {4001, 5001, 6001, 7001, 8001, 9001})
+    for (int sm = 600; sm <= 1200; sm += 60) settings.push_back(Setting{sm, mem, std::nullopt});
+  return settings;
+}
+
+Truth bowl(const Setting& setting) {
+  const double sm = (setting.sm_mhz.value_or(1200) - 780) / 100.0;
+  const double mem = (setting.mem_mhz.value_or(9001) - 5001) / 1000.0;
+  return Truth{1.0 + 0.02 * sm * sm + 0.03 * mem * mem + 0.01 * sm * mem,
+               1.0 / setting.sm_mhz.value_or(1200) + 1.0 / setting.mem_mhz.value_or(9001)};
+}
+
+TEST(SearchStrategies, SeveralKnobsAreSearchedOnTheirGridAndTheFloorIsFound) {
+  const auto settings = sm_by_mem();  // 11 × 6
+  for (const char* name : {"coordinate", "auto"}) {
+    const Search search = run_search(name, settings, bowl);
+    ASSERT_TRUE(search.best) << name;
+    EXPECT_EQ(*search.best, (Setting{780, 5001, std::nullopt})) << name;
+    EXPECT_LE(search.probes(), 24) << name << " of 67 settings";
+  }
+}
+
+TEST(SearchStrategies, StoredPointsAreReusedWithoutMeasuringThemAgain) {
+  const auto settings = sm_clocks(21);
+  const auto curve = valley(780);
+  std::map<Setting, std::vector<double>> stored;
+  for (const Setting& setting : settings) stored[setting] = {curve(setting).energy};
+  stored[Setting{}] = {curve(Setting{}).energy};
+  const Search search = run_search("golden", settings, curve, {}, [](int) { return 1.0; }, stored);
+  EXPECT_EQ(sm_of(search.best), 780);
+  // A setting's first proposal takes its stored window; only a repeat to settle a
+  // comparison measures anything.
+  std::set<Setting> seen;
+  for (const PointOutcome& outcome : search.outcomes) {
+    if (seen.insert(outcome.point.setting).second) {
+      EXPECT_EQ(outcome.repetitions, 0) << to_string(outcome.point.setting);
+    }
+  }
+  EXPECT_LT(search.total_windows(), run_search("golden", settings, curve).total_windows());
+}
+
+TEST(SearchStrategies, ABudgetOfPointsBoundsTheSettingsMeasuredAndTheBestSoFarIsTheResult) {
+  StrategyOptions options;
+  options.budget_points = 4;
+  for (const std::string& name : adaptive) {
+    const Search search = run_search(name, sm_clocks(21), valley(780), options);
+    EXPECT_LE(search.probes(), 4) << name;
+    EXPECT_TRUE(search.best) << name;
+  }
+}
+
+TEST(SearchStrategies, ABudgetOfSecondsBoundsTheWindowsMeasured) {
+  StrategyOptions options;
+  options.budget_seconds = 30;  // settle 1 s + a 2 s window per setting: 10 settings at most
+  const Search search = run_search("scan", sm_clocks(21), valley(600), options);
+  const int seconds = 2 * search.total_windows() + search.probes();
+  EXPECT_LE(seconds, 30);
+  EXPECT_GE(seconds, 27);
+}
+
+TEST(SearchStrategies, AnUnknownObjectiveIsAConfigErrorWhenTheStrategyIsMade) {
+  StrategyOptions options;
+  options.objective = "happiness";
+  for (const std::string& name : adaptive) EXPECT_THROW(make_strategy(name, options), ConfigError) << name;
+}
+
+TEST(SearchStrategies, EdpPrefersAHigherClockThanEnergyAlone) {
+  const auto settings = sm_clocks(21);
+  StrategyOptions edp;
+  edp.objective = "edp";
+  const int energy_optimum = sm_of(run_search("auto", settings, valley(780)).best);
+  const int edp_optimum = sm_of(run_search("auto", settings, valley(780), edp).best);
+  EXPECT_EQ(energy_optimum, 780);
+  EXPECT_GT(edp_optimum, energy_optimum);
+}
+
+}  // namespace
+}  // namespace dvfslab
