@@ -10,7 +10,8 @@
 //          each (the default first), then the least measured energy held
 //   oracle the curve's least-energy setting from the first iteration
 //
-// Usage: tune_bench [DATA_DIR] (default data/published). Output: docs/results/tune_bench.txt.
+// Usage: tune_bench [DATA_DIR [STRATEGY]] (default data/published, the tuner's own
+// strategy online; any registered strategy can be named). Output: docs/results/tune_bench.txt.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -95,13 +96,14 @@ struct Outcome {
   std::int64_t probe_iterations = 0;
 };
 
-Outcome run_tuner(const Curve& curve, std::uint64_t seed) {
+Outcome run_tuner(const Curve& curve, const std::string& strategy, std::uint64_t seed) {
   std::vector<Setting> candidates;
   for (const auto& [s, f] : curve.points)
     if (!s.is_default()) candidates.push_back(s);
   dvfslab::TunerOptions options;
   options.warmup_iterations = warmup_iterations;
   options.probe_iterations = window_iterations;
+  options.strategy = strategy;
   dvfslab::TuneController controller(candidates, options);
   Twin twin(curve, seed);
   std::int64_t done = 0;
@@ -152,6 +154,7 @@ double median(std::vector<double> values) {
 
 int main(int argc, char** argv) {
   const std::filesystem::path data = argc > 1 ? argv[1] : "data/published";
+  const std::string strategy = argc > 2 ? argv[2] : "online";
   std::vector<Curve> curves;
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(data))
@@ -165,8 +168,9 @@ int main(int argc, char** argv) {
       if (rows.size() >= 2) curves.push_back(make_curve(path.filename().string(), name, rows));
   }
 
-  fmt::print("tune_bench: {} curves, a {}-iteration job, warm-up {}, windows of {} iterations, {:.0f} % noise\n",
-             curves.size(), job_iterations, warmup_iterations, window_iterations, noise * 100);
+  fmt::print("tune_bench: {} curves, a {}-iteration job, warm-up {}, windows of {} iterations, {:.0f} % noise, "
+             "tuner strategy {}\n",
+             curves.size(), job_iterations, warmup_iterations, window_iterations, noise * 100, strategy);
   struct FileTotals {
     int curves = 0, within_3 = 0, fewer_probes = 0, zeus_within_3 = 0;
     std::vector<double> tuner_saving, zeus_saving, oracle_saving;
@@ -180,7 +184,7 @@ int main(int argc, char** argv) {
     for (const auto& [s, f] : curve.points) oracle_energy = std::min(oracle_energy, f.energy_j);
     const double oracle = oracle_energy * job_iterations;
     const double at_default = curve.points.at(Setting{}).energy_j * job_iterations;
-    const Outcome tuner = run_tuner(curve, seed);
+    const Outcome tuner = run_tuner(curve, strategy, seed);
     const Outcome zeus = run_zeus(curve, seed);
     ++seed;
     for (FileTotals* t : {&per_file[curve.file], &all}) {
