@@ -7,6 +7,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/sim_gpu.hpp"
+#include "dvfslab/strategy.hpp"
 #include "dvfslab/tune_job.hpp"
 #include "dvfslab/tuner.hpp"
 
@@ -145,6 +146,18 @@ TEST(TuneController, TheGridStrategyThroughTheSeamProbesEverySettingAndItsDriftC
   EXPECT_EQ(default_windows, 1 + report.probes.size() - distinct.size());
   EXPECT_GT(default_windows, 1u);
   EXPECT_EQ(report.phases[0].best->sm_mhz, 900);
+}
+
+TEST(TuneController, EveryRegisteredStrategyTunesThroughTheSeam) {
+  for (const StrategyDefinition& definition : search_strategies()) {
+    TunerOptions options = options_with(5);
+    options.strategy = std::string(definition.name);
+    TuneController controller(sm_candidates(), options);
+    drive(controller, 3000, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
+    const auto best = controller.report().phases[0].best;
+    ASSERT_TRUE(best) << definition.name << ": still probing after 3000 iterations";
+    EXPECT_EQ(best->sm_mhz, 900) << definition.name;
+  }
 }
 
 class SimTuner : public ::testing::Test {
