@@ -157,8 +157,9 @@ class TuneController {
 // The tuner on a GPU: an EnergyMeter measures the windows, a ClockGuard applies the
 // settings (journal, lock) and restores the state found in finish(), in the
 // destructor, and on SIGINT / SIGTERM where a handler or InterruptScope is
-// installed (guard.hpp). Refuses a read-only GPU with PermissionError before
-// anything starts.
+// installed (guard.hpp): after such an interrupt the next step_begin / step_end
+// throws InterruptedError, and finish() still gives the report. Refuses a read-only
+// GPU with PermissionError before anything starts.
 class Tuner {
  public:
   Tuner(Gpu& gpu, TunerOptions options);

@@ -59,6 +59,14 @@ struct Tuner::State {
     return WindowFigures{iterations, items, m.duration_s, m.energy_j.value_or(0)};
   }
 
+  // After an interrupt restored the GPU (an InterruptScope, guard.hpp), the job's
+  // next step stops it, so that the host sees the interrupt at once.
+  void refuse_after_interrupt() const {
+    if (guard.interrupted())
+      throw InterruptedError(fmt::format("interrupted: {} was restored and tuning stopped; call finish() for the report",
+                                         gpu.identity().name));
+  }
+
   void close_settle() {
     settled = figures_of(meter.end(settle_name), window_iterations, window_items);
     settling = false;
@@ -86,6 +94,7 @@ Tuner::~Tuner() = default;  // the guard restores what finish() did not
 
 void Tuner::step_begin() {
   State& s = *state_;
+  s.refuse_after_interrupt();
   if (s.started || s.finished) return;
   s.started = true;
   s.open_next();
@@ -96,6 +105,7 @@ void Tuner::step_end(double items) { add_iterations(1, items); }
 void Tuner::add_iterations(std::int64_t iterations, double items) {
   State& s = *state_;
   if (s.finished) throw Error("the tuner has finished: no more iterations can be added");
+  s.refuse_after_interrupt();
   if (iterations <= 0) return;
   if (!s.started) step_begin();
   s.meter.add_iterations(iterations, items);

@@ -2,10 +2,14 @@
 // Tuner on a simulated GPU's virtual clock (phase changes, restore, read-only).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <thread>
 #include <set>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/guard.hpp"
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/tune_job.hpp"
@@ -199,6 +203,28 @@ TEST_F(SimTuner, AnExceptionInTheJobLeavesTheGpuRestored) {
   } catch (const std::runtime_error&) {
   }
   EXPECT_EQ(gpu_.control_state(), found);
+}
+
+TEST_F(SimTuner, SigintInsideAnInterruptScopeRestoresAndStopsTheNextStep) {
+  const ControlState found = gpu_.control_state();
+  const InterruptScope scope;
+  Tuner tuner(gpu_, options_with(10, 0));
+  const SimKernel kernel{0.001, 0.01, 0.7, 1.0, 1.0};
+  for (int i = 0; i < 25; ++i) {
+    tuner.step_begin();
+    gpu_.run(kernel);
+    tuner.step_end(1);
+  }
+  ASSERT_NE(gpu_.control_state(), found) << "probing when the signal comes";
+  std::raise(SIGINT);
+  for (int waited = 0; !scope.signal() && waited < 500; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(scope.signal(), SIGINT);
+  EXPECT_EQ(gpu_.control_state(), found) << "restored by the interrupt";
+  EXPECT_THROW(tuner.step_begin(), InterruptedError);
+  EXPECT_THROW(tuner.step_end(1), InterruptedError);
+  const TuneReport report = tuner.finish();
+  EXPECT_EQ(report.iterations, 25) << "every iteration reported before the interrupt";
 }
 
 TEST_F(SimTuner, ReadOnlyModeIsRefusedBeforeAnythingStarts) {
