@@ -107,6 +107,7 @@ void run_tune(const TuneArguments& args) {
   install_interrupt_handler();  // before the job starts: restore, then exit 128 + signal
   TuneReport report;
   std::string job;
+  nlohmann::json exit_json;  // the job's end, for a command
   if (!args.sim_job.empty()) {
     job = "sim-job " + args.sim_job;
     Tuner tuner(*gpu, options);
@@ -119,11 +120,17 @@ void run_tune(const TuneArguments& args) {
     job += ": " + tuned.exit.describe();
     if (tuned.interrupted_by != 0) job += fmt::format(" (signal {} passed on to it)", tuned.interrupted_by);
     requested_exit_status() = tuned.exit.shell_code();
+    exit_json = {{"code", tuned.exit.shell_code()},
+                 {"description", tuned.exit.describe()},
+                 {"interrupted_by", tuned.interrupted_by}};
   }
   for (const std::string& warning : report.warnings) fmt::print(stderr, "warning: {}\n", warning);
   // The report first: a database that cannot be written must not lose it.
   if (args.json) {
-    fmt::print("{}\n", to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    nlohmann::json document = to_json(report);
+    document["job"] = job;
+    document["exit"] = exit_json;
+    fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     std::fflush(stdout);
   } else {
     print_report(stderr, report, job);

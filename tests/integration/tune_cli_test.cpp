@@ -98,6 +98,7 @@ TEST_F(FakeNvmlTuneTest, APacedJobIsProbedAndTheGpuRestoredAtItsEnd) {
   ASSERT_LT(slowest_clock, 1400) << result.out;
   EXPECT_GT(slowest_clock_time, default_time * 1.2) << result.out;
   EXPECT_GT(report.at("probe_iterations").get<int>(), 6) << result.out;
+  EXPECT_EQ(report.at("exit").at("code").get<int>(), 0) << result.out;
   EXPECT_FALSE(sm_locked_in_state()) << calls;
   EXPECT_FALSE(journal_exists());
 }
