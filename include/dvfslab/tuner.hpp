@@ -58,7 +58,6 @@ void validate(const TunerOptions& options);
 std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs);
 
 enum class WindowRole { warmup, probe, hold };
-std::string_view to_string(WindowRole role);
 
 // What the next window runs at.
 struct TuneWindow {

@@ -89,15 +89,6 @@ std::vector<TuneKnob> parse_tune_knobs(std::string_view text) {
   return knobs;
 }
 
-std::string_view to_string(WindowRole role) {
-  switch (role) {
-    case WindowRole::warmup: return "warmup";
-    case WindowRole::probe: return "probe";
-    case WindowRole::hold: return "hold";
-  }
-  return "?";
-}
-
 std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs) {
   const auto has = [&](TuneKnob knob) { return std::find(knobs.begin(), knobs.end(), knob) != knobs.end(); };
   const ClockTable table = gpu.clock_table();
