@@ -19,6 +19,9 @@ using KnobValue = std::optional<int>;
 using KnobField = KnobValue Setting::*;
 constexpr KnobField knob_fields[] = {&Setting::sm_mhz, &Setting::mem_mhz, &Setting::power_limit_w};
 constexpr double golden_fraction = 0.381966;  // 1 − 1/φ
+// Within this share, the lower of the two settings compared counts as no worse:
+// twice the 1 % window noise tune_bench is run with.
+constexpr double near_tie_fraction = 0.02;
 const double unusable = std::numeric_limits<double>::infinity();
 
 class Replay {
@@ -91,8 +94,10 @@ class Replay {
       if (!upper) return std::nullopt;
       const auto lower = score_at(axis, at, a);
       if (!lower) return std::nullopt;
-      // Ties (both unusable: too slow for the constraint) move up, towards the default.
-      if (*lower < *upper) high = b;
+      // Near-ties move down: published energy curves often run flat from the top and
+      // fall only at the low end (power limits), and a flat stretch hides that under
+      // the noise. Unusable ties (both too slow for the constraint) move up.
+      if (*lower < *upper * (1 + near_tie_fraction)) high = b;
       else low = a;
     }
     std::size_t best = high;

@@ -61,12 +61,14 @@ TEST(TuneController, TheOnlineSearchFindsTheValleyWithFewerProbesThanSettings) {
   const TuneReport report = controller.report();
   ASSERT_EQ(report.phases.size(), 1u);
   ASSERT_TRUE(report.phases[0].best);
-  EXPECT_EQ(report.phases[0].best->sm_mhz, 900);
+  // On the valley floor: the online search counts settings within 2 % as ties.
+  ASSERT_TRUE(report.phases[0].best->sm_mhz);
+  EXPECT_LE(std::abs(*report.phases[0].best->sm_mhz - 900), 100);
   EXPECT_LT(report.probes.size(), 12u) << "of 25 settings";
   EXPECT_TRUE(report.probes.front().setting.is_default()) << "the baseline comes first";
   EXPECT_EQ(report.iterations, 2000);
   ASSERT_TRUE(report.estimated_best_from_start_energy_j);
-  EXPECT_NEAR(*report.estimated_best_from_start_energy_j, 2000.0, 1e-6);
+  EXPECT_LE(*report.estimated_best_from_start_energy_j, 2000.0 * 1.02);
   EXPECT_NEAR(*report.estimated_default_energy_j, 2000.0 * (1 + 0.64), 1e-6);
   EXPECT_EQ(report.retunes, 0) << "a steady job has one phase";
 }
