@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -45,9 +46,12 @@ class FakeNvmlTuneTest : public ::testing::Test {
     return testing::fake_nvml_environment("h200", std::move(extra));
   }
 
+  // Windows of 3 iterations after 2 of warm-up unless `extra` sets them.
   testing::ProcessResult tune(EnvironmentChanges env = {}, std::vector<std::string> extra = {}) {
-    std::vector<std::string> arguments = {"tune", "--device", "0", "--warmup-iters", "2", "--probe-iters", "3",
-                                          "--db", (dir_ / "db.sqlite").string()};
+    std::vector<std::string> arguments = {"tune", "--device", "0", "--db", (dir_ / "db.sqlite").string()};
+    if (std::find(extra.begin(), extra.end(), "--probe-iters") == extra.end()) {
+      for (const char* word : {"--warmup-iters", "2", "--probe-iters", "3"}) arguments.emplace_back(word);
+    }
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     for (const char* word : {"--", "bash", "-c", paced_job}) arguments.emplace_back(word);
     return testing::run_process_with_limit(DVFSLAB_BINARY, arguments, environment(std::move(env)),
@@ -115,6 +119,19 @@ TEST_F(FakeNvmlTuneTest, SigintAndSigtermToDvfslabReachTheJobAndRestoreTheGpu) {
     EXPECT_NE(result.err.find("passed on"), std::string::npos) << result.err;
     EXPECT_FALSE(journal_exists()) << signal_name;
   }
+}
+
+TEST_F(FakeNvmlTuneTest, SigtermWhileTuningClockAndPowerLimitRestoresBoth) {
+  // The online search turns the SM clock first, then the power limit: a longer job
+  // reaches the power-limit probes before the signal.
+  const auto result = tune({{"SIGNAL_AT", "45"}, {"SIGNAL_NAME", "TERM"}, {"SIGNAL_TARGET", "parent"}, {"ITERS", "60"}},
+                           {"--knobs", "sm,pl", "--warmup-iters", "0", "--probe-iters", "1", "--settle-iters", "0"});
+  EXPECT_EQ(result.exit_code, 143) << result.err;
+  const std::string calls = log();
+  EXPECT_NE(calls.find("nvmlDeviceSetPowerManagementLimit"), std::string::npos) << calls;
+  EXPECT_FALSE(sm_locked_in_state()) << calls;
+  EXPECT_NE(read(dir_ / "gpu-state.json").find("\"power_limit_w\": 700.0"), std::string::npos) << calls;
+  EXPECT_FALSE(journal_exists());
 }
 
 TEST_F(FakeNvmlTuneTest, AJobKilledBySigintSigtermOrSigkillLeavesTheGpuRestored) {
