@@ -40,5 +40,6 @@ inline const CLI::Validator non_empty_device(
 void add_measure_command(CLI::App& app);
 void add_hold_command(CLI::App& app);
 void add_restore_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
 
 }  // namespace dvfslab::cli

@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_restore_command(app);
   dvfslab::cli::add_sweep_command(app);
   dvfslab::cli::add_search_command(app);
+  dvfslab::cli::add_tune_command(app);
   dvfslab::cli::add_study_command(app);
   dvfslab::cli::add_slurm_command(app);
 

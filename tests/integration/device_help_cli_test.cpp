@@ -10,7 +10,7 @@ namespace {
 
 TEST(DeviceHelpCli, EveryCommandShowsTheSameDeviceHelpWithEveryBackend) {
   const std::string help = device_spec_help();
-  for (const char* command : {"info", "hold", "measure", "sweep", "study", "restore"}) {
+  for (const char* command : {"info", "hold", "measure", "sweep", "study", "restore", "tune"}) {
     const ProcessResult result = run_dvfslab({command, "--help"});
     EXPECT_EQ(result.exit_code, 0) << command << ": " << result.err;
     EXPECT_NE(result.out.find(help), std::string::npos) << command << " --help:\n" << result.out;

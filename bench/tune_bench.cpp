@@ -1,0 +1,224 @@
+// The online tuner against the oracle, the default and a Zeus-style policy on twins
+// of every published curve (data/published): for each (GPU, workload) curve, an
+// in-process twin answers a window of n iterations at a setting with the curve's
+// time and energy per iteration, measured with 1 % noise (independent Gaussian
+// errors, σ = 1 %, on each window's time and energy); the energy actually spent is
+// the noiseless figure. A job is 20,000 iterations.
+//
+//   tuner  TuneController (online strategy, objective energy) — warm-up, probes, hold, watch
+//   zeus   warm-up, then every setting of the curve from the top down for one window
+//          each (the default first), then the least measured energy held
+//   oracle the curve's least-energy setting from the first iteration
+//
+// Usage: tune_bench [DATA_DIR [STRATEGY]] (default data/published, the tuner's own
+// strategy online; any registered strategy can be named). Output: docs/results/tune_bench.txt.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "dvfslab/sweep_table.hpp"
+#include "dvfslab/tuner.hpp"
+
+namespace {
+
+using dvfslab::Setting;
+
+constexpr std::int64_t job_iterations = 20'000;
+constexpr std::int64_t warmup_iterations = 20;
+constexpr std::int64_t window_iterations = 50;
+constexpr double noise = 0.01;
+
+struct Figures {
+  double time_s = 0;
+  double energy_j = 0;
+};
+
+struct Curve {
+  std::string file;
+  std::string name;
+  std::map<Setting, Figures> points;  // the default as Setting{}
+};
+
+// The rows of one curve, with each knob at the default row's value written as absent,
+// so that Setting{} is the default as on a GPU.
+Curve make_curve(const std::string& file, const std::string& name, const std::vector<dvfslab::ResultRow>& rows) {
+  const dvfslab::ResultRow* base = nullptr;
+  for (const auto& row : rows)
+    if (row.is_default) base = &row;
+  if (base == nullptr) {
+    base = &rows.front();
+    for (const auto& row : rows)
+      if (dvfslab::setting_order_before(row.setting, base->setting)) base = &row;
+  }
+  std::map<Setting, std::pair<Figures, int>> sums;  // repetitions averaged
+  for (const auto& row : rows) {
+    Setting s = row.setting;
+    if (s.sm_mhz == base->setting.sm_mhz) s.sm_mhz.reset();
+    if (s.mem_mhz == base->setting.mem_mhz) s.mem_mhz.reset();
+    if (s.power_limit_w == base->setting.power_limit_w) s.power_limit_w.reset();
+    auto& [sum, count] = sums[s];
+    sum.time_s += row.time_per_iteration_s;
+    sum.energy_j += row.energy_per_iteration_j;
+    ++count;
+  }
+  Curve curve{file, name, {}};
+  for (const auto& [s, sum] : sums)
+    curve.points[s] = Figures{sum.first.time_s / sum.second, sum.first.energy_j / sum.second};
+  return curve;
+}
+
+class Twin {
+ public:
+  Twin(const Curve& curve, std::uint64_t seed) : curve_(curve), random_(seed) {}
+  // Runs n iterations at `s`: what the meter reports; the true energy is added to spent().
+  dvfslab::WindowFigures run(const Setting& s, std::int64_t n) {
+    const Figures& f = curve_.points.at(s);
+    const double iterations = static_cast<double>(n);
+    spent_ += iterations * f.energy_j;
+    return dvfslab::WindowFigures{n, 0, iterations * f.time_s * (1 + noise * normal_(random_)),
+                                  iterations * f.energy_j * (1 + noise * normal_(random_))};
+  }
+  double spent() const { return spent_; }
+
+ private:
+  const Curve& curve_;
+  std::mt19937_64 random_;
+  std::normal_distribution<double> normal_{0.0, 1.0};
+  double spent_ = 0;
+};
+
+struct Outcome {
+  double energy_j = 0;
+  std::int64_t probe_iterations = 0;
+};
+
+Outcome run_tuner(const Curve& curve, const std::string& strategy, std::uint64_t seed) {
+  std::vector<Setting> candidates;
+  for (const auto& [s, f] : curve.points)
+    if (!s.is_default()) candidates.push_back(s);
+  dvfslab::TunerOptions options;
+  options.warmup_iterations = warmup_iterations;
+  options.probe_iterations = window_iterations;
+  options.strategy = strategy;
+  dvfslab::TuneController controller(candidates, options);
+  Twin twin(curve, seed);
+  std::int64_t done = 0;
+  while (done < job_iterations) {
+    const dvfslab::TuneWindow window = controller.next();
+    const std::int64_t settle = std::min(window.settle_iterations, job_iterations - done);
+    const dvfslab::WindowFigures settled = settle > 0 ? twin.run(window.setting, settle) : dvfslab::WindowFigures{};
+    const std::int64_t n = std::min(window.iterations, job_iterations - done - settle);
+    controller.complete(n > 0 ? twin.run(window.setting, n) : dvfslab::WindowFigures{}, settled);
+    done += settle + n;
+  }
+  return Outcome{twin.spent(), controller.report().probe_iterations};
+}
+
+Outcome run_zeus(const Curve& curve, std::uint64_t seed) {
+  std::vector<Setting> order;
+  for (const auto& [s, f] : curve.points) order.push_back(s);
+  std::sort(order.begin(), order.end(), dvfslab::setting_order_before);  // from the top down
+  Twin twin(curve, seed);
+  twin.run(Setting{}, warmup_iterations);
+  std::int64_t done = warmup_iterations;
+  Setting best;
+  double best_energy = 0;
+  std::int64_t probing = 0;
+  for (const Setting& s : order) {
+    const std::int64_t n = std::min(window_iterations, job_iterations - done);
+    if (n <= 0) break;
+    const auto measured = twin.run(s, n);
+    const double per_iteration = measured.energy_j / static_cast<double>(n);
+    if (probing == 0 || per_iteration < best_energy) {
+      best = s;
+      best_energy = per_iteration;
+    }
+    done += n;
+    probing += n;
+  }
+  if (done < job_iterations) twin.run(best, job_iterations - done);
+  return Outcome{twin.spent(), probing};
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::filesystem::path data = argc > 1 ? argv[1] : "data/published";
+  const std::string strategy = argc > 2 ? argv[2] : "online";
+  std::vector<Curve> curves;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(data))
+    if (entry.path().extension() == ".csv") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& path : files) {
+    std::map<std::string, std::vector<dvfslab::ResultRow>> by_curve;
+    for (auto& row : dvfslab::read_sweep_table(path))
+      by_curve[row.gpu + " / " + dvfslab::sweep_table_workload_key(row)].push_back(row);
+    for (const auto& [name, rows] : by_curve)
+      if (rows.size() >= 2) curves.push_back(make_curve(path.filename().string(), name, rows));
+  }
+
+  fmt::print("tune_bench: {} curves, a {}-iteration job, warm-up {}, windows of {} iterations, {:.0f} % noise, "
+             "tuner strategy {}\n",
+             curves.size(), job_iterations, warmup_iterations, window_iterations, noise * 100, strategy);
+  struct FileTotals {
+    int curves = 0, within_3 = 0, fewer_probes = 0, zeus_within_3 = 0;
+    std::vector<double> tuner_saving, zeus_saving, oracle_saving;
+    double tuner_probes = 0, zeus_probes = 0;
+  };
+  std::map<std::string, FileTotals> per_file;
+  FileTotals all;
+  std::uint64_t seed = 1;
+  for (const Curve& curve : curves) {
+    double oracle_energy = curve.points.begin()->second.energy_j;
+    for (const auto& [s, f] : curve.points) oracle_energy = std::min(oracle_energy, f.energy_j);
+    const double oracle = oracle_energy * job_iterations;
+    const double at_default = curve.points.at(Setting{}).energy_j * job_iterations;
+    const Outcome tuner = run_tuner(curve, strategy, seed);
+    const Outcome zeus = run_zeus(curve, seed);
+    ++seed;
+    for (FileTotals* t : {&per_file[curve.file], &all}) {
+      ++t->curves;
+      if (tuner.energy_j <= oracle * 1.03) ++t->within_3;
+      if (zeus.energy_j <= oracle * 1.03) ++t->zeus_within_3;
+      if (tuner.probe_iterations < zeus.probe_iterations) ++t->fewer_probes;
+      t->tuner_saving.push_back(1 - tuner.energy_j / at_default);
+      t->zeus_saving.push_back(1 - zeus.energy_j / at_default);
+      t->oracle_saving.push_back(1 - oracle / at_default);
+      t->tuner_probes += static_cast<double>(tuner.probe_iterations);
+      t->zeus_probes += static_cast<double>(zeus.probe_iterations);
+    }
+  }
+  const auto row = [](const std::string& name, const FileTotals& t) {
+    fmt::print("{:<36} {:>6} {:>9.1f} % {:>9.1f} % {:>9.2f} % {:>9.2f} % {:>9.2f} % {:>8.0f} {:>8.0f} {:>9.1f} %\n", name,
+               t.curves, 100.0 * t.within_3 / t.curves, 100.0 * t.zeus_within_3 / t.curves,
+               100 * median(t.tuner_saving), 100 * median(t.zeus_saving), 100 * median(t.oracle_saving),
+               t.tuner_probes / t.curves, t.zeus_probes / t.curves, 100.0 * t.fewer_probes / t.curves);
+  };
+  fmt::print("\n{:<36} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8} {:>11}\n", "file", "curves", "tuner≤3%",
+             "zeus≤3%", "tuner save", "zeus save", "oracle save", "tuner pi", "zeus pi", "fewer pi");
+  for (const auto& [file, totals] : per_file) row(file, totals);
+  row("all", all);
+  const double within = static_cast<double>(all.within_3) / all.curves;
+  const double saving_ratio = median(all.tuner_saving) / median(all.oracle_saving);
+  const double fewer = static_cast<double>(all.fewer_probes) / all.curves;
+  fmt::print("\n(≤3%: job energy within 3 % of the oracle, probing included; save: median saving against the "
+             "default; pi: mean probing iterations per job; fewer pi: tuner probed fewer iterations than zeus)\n");
+  fmt::print("target  job energy within 3 % of the oracle on >= 90 % of curves: {:.1f} % {}\n", 100 * within,
+             within >= 0.9 ? "MET" : "NOT MET");
+  fmt::print("target  median saving >= 90 % of the oracle's: {:.1f} % {}\n", 100 * saving_ratio,
+             saving_ratio >= 0.9 ? "MET" : "NOT MET");
+  fmt::print("target  fewer probing iterations than zeus on >= 90 % of curves: {:.1f} % {}\n", 100 * fewer,
+             fewer >= 0.9 ? "MET" : "NOT MET");
+  return 0;
+}

@@ -1,0 +1,187 @@
+// `dvfslab tune [options] -- CMD ARGS...` (or --sim-job): finds the best setting
+// while the job runs and holds it, restoring the GPU at the end (docs/tune.md). The
+// readable report goes to stderr; with --json the JSON document is the only thing
+// on stdout and the job's stdout goes to stderr.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <ranges>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/environment.hpp"
+#include "dvfslab/analysis.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/gpu.hpp"
+#include "dvfslab/guard.hpp"
+#include "dvfslab/replay.hpp"
+#include "dvfslab/store.hpp"
+#include "dvfslab/strategy.hpp"
+#include "dvfslab/tune_job.hpp"
+
+namespace dvfslab::cli {
+namespace {
+
+struct TuneArguments {
+  std::string device = "auto";
+  std::string knobs = "sm";
+  std::string objective = "energy";
+  std::optional<double> max_slowdown_pct;
+  std::int64_t probe_iterations = 50;
+  std::int64_t warmup_iterations = 20;
+  std::int64_t settle_iterations = 1;
+  std::string strategy = "online";
+  int max_retunes = 3;
+  std::string db = default_database_file;
+  bool json = false;
+  std::string state_dir;
+  std::string sim_job;
+  std::vector<std::string> command;
+};
+
+TunerOptions tuner_options(const TuneArguments& args) {
+  TunerOptions options;
+  options.knobs = parse_tune_knobs(args.knobs);
+  if (args.max_slowdown_pct) {
+    if (args.objective != "energy")
+      throw UsageError("--max-slowdown sets the objective energy-within-slowdown; leave out --objective");
+    if (!(*args.max_slowdown_pct >= 0 && *args.max_slowdown_pct <= 1000))
+      throw UsageError("--max-slowdown must be a percentage from 0 to 1000");
+    options.objective = parse_objective(fmt::format("energy-within-slowdown:{}%", *args.max_slowdown_pct));
+  } else {
+    options.objective = parse_objective(args.objective);
+  }
+  options.probe_iterations = args.probe_iterations;
+  options.warmup_iterations = args.warmup_iterations;
+  options.settle_iterations = args.settle_iterations;
+  options.strategy = args.strategy;
+  options.max_retunes = args.max_retunes;
+  options.state_dir = state_dir(args.state_dir);
+  validate(options);
+  return options;
+}
+
+void print_report(std::FILE* out, const TuneReport& r, const std::string& job) {
+  if (r.simulated) fmt::print(out, "SIMULATED GPU: every figure below comes from the simulator, not hardware\n");
+  fmt::print(out, "device       {}{}\n", r.device, r.simulated ? " (SIMULATED)" : "");
+  fmt::print(out, "job          {}\n", job);
+  fmt::print(out, "tuning       objective {}, knobs {}, strategy {}\n", r.objective,
+             fmt::join(r.knobs | std::views::transform([](TuneKnob k) { return to_string(k); }), ","), r.strategy);
+  fmt::print(out, "job energy   {:.2f} J over {} iterations, {:.3f} s\n", r.energy_j, r.iterations, r.duration_s);
+  fmt::print(out, "probing      {} windows, {} iterations, {:.2f} J\n", r.probes.size(), r.probe_iterations,
+             r.probe_energy_j);
+  if (r.estimated_default_energy_j && r.estimated_best_from_start_energy_j) {
+    const double at_default = *r.estimated_default_energy_j;
+    fmt::print(out, "estimates    at the default {:.2f} J (this run {:+.1f} %); best held from the start {:.2f} J ({:+.1f} %)\n",
+               at_default, (r.energy_j / at_default - 1) * 100, *r.estimated_best_from_start_energy_j,
+               (*r.estimated_best_from_start_energy_j / at_default - 1) * 100);
+  }
+  for (const PhaseRecord& phase : r.phases) {
+    fmt::print(out, "phase {}      from iteration {} ({}): {}\n", phase.index, phase.first_iteration, phase.reason,
+               phase.best ? "held " + to_string(*phase.best) : std::string("no setting held: the job ended before the search did"));
+  }
+  for (const HeldSpan& span : r.held)
+    fmt::print(out, "held         {} for iterations {}-{} ({:.3f}-{:.3f} s)\n", to_string(span.setting),
+               span.first_iteration, span.first_iteration + span.iterations - 1, span.first_time_s,
+               span.first_time_s + span.duration_s);
+  fmt::print(out, "restored     {}\n", r.restore_actions.empty() ? std::string("nothing to restore")
+                                                                  : fmt::format("{}", fmt::join(r.restore_actions, "; ")));
+}
+
+void run_tune(const TuneArguments& args) {
+  if (args.sim_job.empty() == args.command.empty())
+    throw UsageError("give the job to tune: either -- CMD ARGS... or --sim-job PHASES (not both)");
+  const TunerOptions options = tuner_options(args);
+  const std::vector<SimJobPhase> phases = args.sim_job.empty() ? std::vector<SimJobPhase>{} : parse_sim_job(args.sim_job);
+  const SimTimeMode time = args.sim_job.empty() ? SimTimeMode::wall_time : SimTimeMode::virtual_time;
+  auto gpu = open_gpu(args.device, open_options(time));
+  if (is_replay_gpu(*gpu))
+    throw ConfigError(fmt::format("{} is a replayed sweep table ({}): it cannot run a job; tune on a GPU or sim:NAME",
+                                  gpu->identity().name, args.device));
+
+  install_interrupt_handler();  // before the job starts: restore, then exit 128 + signal
+  TuneReport report;
+  std::string job;
+  nlohmann::json exit_json;  // the job's end, for a command
+  if (!args.sim_job.empty()) {
+    job = "sim-job " + args.sim_job;
+    Tuner tuner(*gpu, options);
+    run_sim_job(*gpu, tuner, phases);
+    report = tuner.finish();
+  } else {
+    job = fmt::format("{}", fmt::join(args.command, " "));
+    TunedCommand tuned = tune_command(*gpu, args.command, options, ChildOptions{args.json});
+    report = std::move(tuned.report);
+    job += ": " + tuned.exit.describe();
+    if (tuned.interrupted_by != 0) job += fmt::format(" (signal {} passed on to it)", tuned.interrupted_by);
+    requested_exit_status() = tuned.exit.shell_code();
+    exit_json = {{"code", tuned.exit.shell_code()},
+                 {"description", tuned.exit.describe()},
+                 {"interrupted_by", tuned.interrupted_by}};
+  }
+  for (const std::string& warning : report.warnings) fmt::print(stderr, "warning: {}\n", warning);
+  // The report first: a database that cannot be written must not lose it.
+  if (args.json) {
+    nlohmann::json document = to_json(report);
+    document["job"] = job;
+    document["exit"] = exit_json;
+    fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    std::fflush(stdout);
+  } else {
+    print_report(stderr, report, job);
+  }
+  store_tune_report(args.db, gpu->identity(), job, report);
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto args = std::make_shared<TuneArguments>();
+  CLI::App* tune = app.add_subcommand(
+      "tune",
+      "Run a job and tune the GPU while it runs: after --warmup-iters iterations, probe settings between "
+      "iterations (each for --probe-iters iterations, the default first), hold the best, and tune again "
+      "when the job's time or power per iteration shifts (a new phase). The GPU is restored at the end, on "
+      "SIGINT/SIGTERM (passed on to the job) and, after a crash, by `dvfslab restore`. The job reports "
+      "iterations with 'dvfslab:iter N' / 'dvfslab:step K' lines on $DVFSLAB_MARK_FD (docs/measure.md). "
+      "Running tune is the request to change clocks (no --allow-clock-changes); DVFSLAB_READ_ONLY=1 "
+      "refuses it before the job starts. Exits with the job's code.\n"
+      "Examples: dvfslab tune --knobs sm,pl -- python3 train.py\n"
+      "          dvfslab tune --device sim:v100 --sim-job resnet50/train/b64:3000,resnet50/infer/b256:3000");
+  tune->add_option("--device", args->device, device_spec_help())->capture_default_str()->check(non_empty_device);
+  tune->add_option("--knobs", args->knobs, "What to tune: a comma-separated list of sm, mem, pl")->capture_default_str();
+  tune->add_option("--objective", args->objective, objective_help())->capture_default_str();
+  tune->add_option("--max-slowdown", args->max_slowdown_pct,
+                   "Least energy at most PCT % slower than the default (objective energy-within-slowdown:PCT%)");
+  tune->add_option("--probe-iters", args->probe_iterations, "Iterations per probe (and watch) window")
+      ->capture_default_str();
+  tune->add_option("--warmup-iters", args->warmup_iterations, "Iterations run as found before probing")
+      ->capture_default_str();
+  tune->add_option("--settle-iters", args->settle_iterations,
+                   "Iterations after each change of setting left out of the window's measurement (work "
+                   "queued before the change still runs at the old setting); counted in the job's totals")
+      ->capture_default_str();
+  tune->add_option("--strategy", args->strategy,
+                   "online (one knob at a time, golden-section; fewest probes) or a registered strategy: " +
+                       strategy_help())
+      ->capture_default_str();
+  tune->add_option("--max-retunes", args->max_retunes, "Phase changes that may start a new search")
+      ->capture_default_str();
+  tune->add_option("--db", args->db, "SQLite database to keep the probes and the report in (created if missing)")
+      ->capture_default_str();
+  tune->add_flag("--json", args->json, "Print the report as one JSON document on stdout");
+  tune->add_option("--state-dir", args->state_dir,
+                   "directory of the restore journal (default: see `dvfslab restore --help`)");
+  tune->add_option("--sim-job", args->sim_job,
+                   "A simulated job instead of a command (with --device sim:NAME): PHASE[,PHASE...], PHASE = "
+                   "WORKLOAD[/train|/infer][/bBATCH][/PRECISION][:ITERATIONS]");
+  tune->add_option("command", args->command, "The job and its arguments, after --");
+  tune->callback([args] { run_tune(*args); });
+}
+
+}  // namespace dvfslab::cli

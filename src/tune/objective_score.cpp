@@ -1,0 +1,54 @@
+// Scoring probes with the analysis's objective registry, so that `tune` chooses by
+// exactly the rules `analyze` applies to a sweep.
+#include "tune/objective_score.hpp"
+
+namespace dvfslab::tune {
+namespace {
+
+std::optional<PointSummary> summary_of(const PointOutcome& outcome) {
+  if (!outcome.energy_per_item_j || !outcome.items_per_s || *outcome.items_per_s <= 0) return std::nullopt;
+  PointSummary summary;
+  summary.setting = outcome.point.setting;
+  summary.is_default = outcome.point.setting.is_default();
+  summary.repetitions = 1;
+  // Per item throughout: items per iteration are the same for every probe of a
+  // phase, so every objective orders the probes as it would per iteration.
+  const double energy = *outcome.energy_per_item_j;
+  const double time = 1.0 / *outcome.items_per_s;
+  summary.time_per_iteration_s.mean = time;
+  summary.throughput_items_per_s.mean = *outcome.items_per_s;
+  summary.mean_power_w.mean = outcome.mean_power_w.value_or(energy / time);
+  summary.energy_per_iteration_j.mean = energy;
+  summary.energy_per_item_j.mean = energy;
+  summary.edp_j_s.mean = energy * time;
+  summary.ed2p_j_s2.mean = energy * time * time;
+  summary.flags = outcome.flags;
+  return summary;
+}
+
+}  // namespace
+
+PointOutcome to_outcome(const ScheduledPoint& point, const WindowFigures& figures) {
+  PointOutcome outcome;
+  outcome.point = point;
+  outcome.repetitions = 1;
+  const double items = figures.items > 0 ? figures.items : static_cast<double>(figures.iterations);
+  outcome.item_unit = figures.items > 0 ? "items" : "iterations";
+  if (items > 0 && figures.duration_s > 0) {
+    outcome.energy_per_item_j = figures.energy_j / items;
+    outcome.energy_per_item_j_series = {*outcome.energy_per_item_j};
+    outcome.items_per_s = items / figures.duration_s;
+    outcome.mean_power_w = figures.energy_j / figures.duration_s;
+  }
+  return outcome;
+}
+
+std::optional<double> objective_score(const Objective& objective, const PointOutcome& probe,
+                                      const PointOutcome& baseline) {
+  const auto point = summary_of(probe);
+  const auto base = summary_of(baseline);
+  if (!point || !base) return std::nullopt;
+  return definition_of(objective).value(objective.limit, *point, *base);
+}
+
+}  // namespace dvfslab::tune

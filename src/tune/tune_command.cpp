@@ -1,0 +1,60 @@
+// An external program under the tuner: its iteration markers are the tuner's steps,
+// and a termination signal restores the GPU at once, before the program has ended.
+#include <string>
+
+#include "dvfslab/tune_job.hpp"
+
+namespace dvfslab {
+namespace {
+
+// Bounds only how late a signal is noticed: markers and the program's exit wake the poll.
+constexpr double poll_timeout_s = 0.1;
+
+void feed(Tuner& tuner, const std::vector<Marker>& markers) {
+  for (const Marker& marker : markers) {
+    if (marker.kind == Marker::Kind::iterations || marker.kind == Marker::Kind::step)
+      tuner.add_iterations(marker.iterations, marker.items.value_or(0.0));
+  }
+}
+
+}  // namespace
+
+TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const TunerOptions& options,
+                          const ChildOptions& child_options) {
+  TunedCommand result;
+  result.command = argv;
+  Tuner tuner(gpu, options);  // refuses read-only mode and takes the lock before the program starts
+  {
+    MarkedChild child(argv, child_options);
+    SignalForwarder forwarder(child.pid());
+    bool stopped = false;
+    while (true) {
+      feed(tuner, child.poll(poll_timeout_s));  // after a stop the tuner holds the default
+      if (!stopped && forwarder.received() != 0) {
+        tuner.stop_tuning();
+        stopped = true;
+      }
+      if (const auto exit = child.try_wait()) {
+        result.exit = *exit;
+        break;
+      }
+    }
+    feed(tuner, child.drain());
+    result.interrupted_by = forwarder.received();
+    result.marker_lines = child.markers().lines();
+    result.malformed_markers = child.markers().malformed();
+  }
+  result.report = tuner.finish();
+  if (result.report.iterations == 0) {
+    result.report.warnings.push_back(
+        "the program reported no iterations, so nothing was tuned: it must write 'dvfslab:iter N' or "
+        "'dvfslab:step K' lines to the descriptor in $DVFSLAB_MARK_FD (docs/measure.md)");
+  }
+  if (result.malformed_markers > 0) {
+    result.report.warnings.push_back(std::to_string(result.malformed_markers) +
+                                     " marker lines were malformed and ignored (docs/measure.md)");
+  }
+  return result;
+}
+
+}  // namespace dvfslab

@@ -1,0 +1,248 @@
+// The online tuner: its decisions on synthetic figures (TuneController), and the
+// Tuner on a simulated GPU's virtual clock (phase changes, restore, read-only).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <thread>
+#include <set>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/guard.hpp"
+#include "dvfslab/sim_gpu.hpp"
+#include "dvfslab/strategy.hpp"
+#include "dvfslab/tune_job.hpp"
+#include "dvfslab/tuner.hpp"
+
+namespace dvfslab {
+namespace {
+
+// SM clocks 500, 550, ..., 1650 MHz; the default runs at 1700.
+std::vector<Setting> sm_candidates() {
+  std::vector<Setting> settings;
+  for (int mhz = 500; mhz <= 1650; mhz += 50) settings.push_back(Setting{mhz, std::nullopt, std::nullopt});
+  return settings;
+}
+
+// A valley: the least energy per iteration at `best_mhz`; time falls with the clock.
+WindowFigures valley(const Setting& setting, std::int64_t iterations, int best_mhz) {
+  const double mhz = setting.sm_mhz.value_or(1700);
+  const double energy = 1.0 + std::pow((mhz - best_mhz) / 1000.0, 2);
+  const double time = 0.1 * 1700 / mhz;
+  const auto n = static_cast<double>(iterations);
+  return WindowFigures{iterations, 0, n * time, n * energy};
+}
+
+TunerOptions options_with(std::int64_t probe, std::int64_t warmup = 0) {
+  TunerOptions options;
+  options.probe_iterations = probe;
+  options.warmup_iterations = warmup;
+  return options;
+}
+
+// Runs `iterations` through the controller with figures from `figures(setting, n)`.
+template <typename Figures>
+void drive(TuneController& controller, std::int64_t iterations, Figures figures) {
+  std::int64_t done = 0;
+  while (done < iterations) {
+    const TuneWindow window = controller.next();
+    const std::int64_t settle = std::min(window.settle_iterations, iterations - done);
+    const WindowFigures settled = settle > 0 ? figures(window.setting, settle) : WindowFigures{};
+    const std::int64_t n = std::min(window.iterations, iterations - done - settle);
+    controller.complete(n > 0 ? figures(window.setting, n) : WindowFigures{}, settled);
+    done += settle + n;
+  }
+}
+
+TEST(TuneController, TheOnlineSearchFindsTheValleyWithFewerProbesThanSettings) {
+  TuneController controller(sm_candidates(), options_with(10, 5));
+  drive(controller, 2000, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
+  const TuneReport report = controller.report();
+  ASSERT_EQ(report.phases.size(), 1u);
+  ASSERT_TRUE(report.phases[0].best);
+  // On the valley floor: the online search counts settings within 2 % as ties.
+  ASSERT_TRUE(report.phases[0].best->sm_mhz);
+  EXPECT_LE(std::abs(*report.phases[0].best->sm_mhz - 900), 100);
+  EXPECT_LT(report.probes.size(), 12u) << "of 25 settings";
+  EXPECT_TRUE(report.probes.front().setting.is_default()) << "the baseline comes first";
+  EXPECT_EQ(report.iterations, 2000);
+  ASSERT_TRUE(report.estimated_best_from_start_energy_j);
+  EXPECT_LE(*report.estimated_best_from_start_energy_j, 2000.0 * 1.02);
+  EXPECT_NEAR(*report.estimated_default_energy_j, 2000.0 * (1 + 0.64), 1e-6);
+  EXPECT_EQ(report.retunes, 0) << "a steady job has one phase";
+}
+
+TEST(TuneController, MaxSlowdownKeepsTheHeldSettingWithinTheLimit) {
+  TunerOptions options = options_with(10);
+  options.objective = parse_objective("energy-within-slowdown:10%");
+  TuneController controller(sm_candidates(), options);
+  drive(controller, 1500, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
+  const auto best = controller.report().phases[0].best;
+  ASSERT_TRUE(best && best->sm_mhz);
+  // 10 % slower than the default's 1700 MHz is 1545 MHz; the valley lies below.
+  EXPECT_EQ(*best->sm_mhz, 1550);
+}
+
+TEST(TuneController, APhaseChangeHalfwayIsDetectedWithinTwoWindowsAndRetuned) {
+  TuneController controller(sm_candidates(), options_with(20, 10));
+  drive(controller, 3000, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
+  // The second half is slower per iteration and has its valley elsewhere.
+  drive(controller, 3000, [](const Setting& s, std::int64_t n) {
+    WindowFigures f = valley(s, n, 1300);
+    f.duration_s *= 1.5;
+    return f;
+  });
+  const TuneReport report = controller.report();
+  ASSERT_EQ(report.phases.size(), 2u);
+  EXPECT_GE(report.phases[1].first_iteration, 3000);
+  EXPECT_LE(report.phases[1].first_iteration, 3000 + 2 * 20);
+  ASSERT_TRUE(report.phases[1].best);
+  EXPECT_EQ(report.phases[1].best->sm_mhz, 1300);
+  EXPECT_EQ(report.retunes, 1);
+}
+
+TEST(TuneController, ASpentRetuneBudgetWarnsAndKeepsHolding) {
+  TunerOptions options = options_with(20);
+  options.max_retunes = 0;
+  TuneController controller(sm_candidates(), options);
+  drive(controller, 1000, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
+  drive(controller, 1000, [](const Setting& s, std::int64_t n) {
+    WindowFigures f = valley(s, n, 900);
+    f.duration_s *= 2;
+    return f;
+  });
+  const TuneReport report = controller.report();
+  EXPECT_EQ(report.phases.size(), 1u);
+  ASSERT_EQ(report.warnings.size(), 1u) << "reported once";
+  EXPECT_NE(report.warnings[0].find("budget"), std::string::npos);
+}
+
+TEST(TuneController, BadOptionsAreRefused) {
+  EXPECT_THROW(TuneController(sm_candidates(), options_with(0)), ConfigError);
+  TunerOptions unknown = options_with(10);
+  unknown.strategy = "no-such-strategy";
+  EXPECT_THROW(TuneController(sm_candidates(), unknown), ConfigError);
+  EXPECT_THROW(parse_tune_knobs("sm,,pl"), ConfigError);
+  EXPECT_THROW(parse_tune_knobs("pl,pl"), ConfigError);
+  EXPECT_EQ(parse_tune_knobs("sm,mem,pl").size(), 3u);
+  EXPECT_THROW(parse_sim_job("resnet50:-3"), ConfigError);
+  EXPECT_THROW(parse_sim_job("resnet50/sideways"), ConfigError);
+  const auto phases = parse_sim_job("resnet50/infer/b256/fp16:30,bert_base");
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_EQ(phases[0].workload_case.batch, 256);
+  EXPECT_EQ(phases[0].iterations, 30);
+  EXPECT_EQ(phases[1].iterations, 1000);
+}
+
+TEST(TuneController, TheGridStrategyThroughTheSeamProbesEverySettingAndItsDriftChecksAgain) {
+  TunerOptions options = options_with(5);
+  options.strategy = "grid";
+  TuneController controller(sm_candidates(), options);
+  drive(controller, 1000, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
+  const TuneReport report = controller.report();
+  std::set<Setting> distinct;
+  std::size_t default_windows = 0;
+  for (const ProbeRecord& probe : report.probes) {
+    distinct.insert(probe.setting);
+    if (probe.setting.is_default()) ++default_windows;
+  }
+  EXPECT_EQ(distinct.size(), sm_candidates().size() + 1);
+  // The baseline answers the grid's default point; its drift checks, proposed again, are measured again.
+  EXPECT_EQ(default_windows, 1 + report.probes.size() - distinct.size());
+  EXPECT_GT(default_windows, 1u);
+  EXPECT_EQ(report.phases[0].best->sm_mhz, 900);
+}
+
+TEST(TuneController, EveryRegisteredStrategyTunesThroughTheSeam) {
+  for (const StrategyDefinition& definition : search_strategies()) {
+    TunerOptions options = options_with(5);
+    options.strategy = std::string(definition.name);
+    TuneController controller(sm_candidates(), options);
+    drive(controller, 3000, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
+    const auto best = controller.report().phases[0].best;
+    ASSERT_TRUE(best) << definition.name << ": still probing after 3000 iterations";
+    EXPECT_EQ(best->sm_mhz, 900) << definition.name;
+  }
+}
+
+class SimTuner : public ::testing::Test {
+ protected:
+  SimGpu gpu_{sim_gpu_spec("v100"), SimTimeMode::virtual_time};
+};
+
+TEST_F(SimTuner, APhaseChangeInASimulatedJobIsRetunedWithinTwoProbeWindows) {
+  const ControlState found = gpu_.control_state();
+  Tuner tuner(gpu_, options_with(50, 20));
+  run_sim_job(gpu_, tuner, parse_sim_job("resnet50/train/b64:3000,alexnet/infer/b256:3000"));
+  const TuneReport report = tuner.finish();
+  ASSERT_EQ(report.phases.size(), 2u);
+  EXPECT_GE(report.phases[1].first_iteration, 3000);
+  EXPECT_LE(report.phases[1].first_iteration, 3000 + 2 * 50);
+  ASSERT_TRUE(report.phases[0].best && report.phases[1].best);
+  // Each phase holds what tuning that workload alone holds.
+  SimGpu alone(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  Tuner tuner_alone(alone, options_with(50, 20));
+  run_sim_job(alone, tuner_alone, parse_sim_job("alexnet/infer/b256:1000"));
+  EXPECT_EQ(*report.phases[1].best, *tuner_alone.finish().phases[0].best);
+  EXPECT_NE(*report.phases[0].best, *report.phases[1].best);
+  EXPECT_EQ(gpu_.control_state(), found) << "restored";
+  EXPECT_LT(report.energy_j, *report.estimated_default_energy_j);
+}
+
+TEST_F(SimTuner, AnExceptionInTheJobLeavesTheGpuRestored) {
+  const ControlState found = gpu_.control_state();
+  try {
+    Tuner tuner(gpu_, options_with(10, 0));
+    const SimKernel kernel{0.001, 0.01, 0.7, 1.0, 1.0};
+    for (int i = 0; i < 25; ++i) {
+      tuner.step_begin();
+      gpu_.run(kernel);
+      tuner.step_end(1);
+    }
+    ASSERT_FALSE(tuner.current_setting().is_default()) << "probing when the job fails";
+    throw std::runtime_error("the training loop failed");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(gpu_.control_state(), found);
+}
+
+TEST_F(SimTuner, SigintInsideAnInterruptScopeRestoresAndStopsTheNextStep) {
+  const ControlState found = gpu_.control_state();
+  const InterruptScope scope;
+  Tuner tuner(gpu_, options_with(10, 0));
+  const SimKernel kernel{0.001, 0.01, 0.7, 1.0, 1.0};
+  for (int i = 0; i < 25; ++i) {
+    tuner.step_begin();
+    gpu_.run(kernel);
+    tuner.step_end(1);
+  }
+  ASSERT_NE(gpu_.control_state(), found) << "probing when the signal comes";
+  std::raise(SIGINT);
+  for (int waited = 0; !scope.signal() && waited < 500; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(scope.signal(), SIGINT);
+  EXPECT_EQ(gpu_.control_state(), found) << "restored by the interrupt";
+  EXPECT_THROW(tuner.step_begin(), InterruptedError);
+  EXPECT_THROW(tuner.step_end(1), InterruptedError);
+  const TuneReport report = tuner.finish();
+  EXPECT_EQ(report.iterations, 25) << "every iteration reported before the interrupt";
+}
+
+TEST_F(SimTuner, ReadOnlyModeIsRefusedBeforeAnythingStarts) {
+  gpu_.set_read_only(true);
+  EXPECT_THROW(Tuner(gpu_, options_with(10)), PermissionError);
+}
+
+TEST_F(SimTuner, CandidatesCoverTheKnobsAsked) {
+  const auto sm = tune_candidates(gpu_, {TuneKnob::sm});
+  EXPECT_GT(sm.size(), 5u);
+  EXPECT_LE(sm.size(), 24u);
+  for (const Setting& s : sm) EXPECT_TRUE(s.sm_mhz && !s.mem_mhz && !s.power_limit_w);
+  const auto sm_pl = tune_candidates(gpu_, {TuneKnob::sm, TuneKnob::pl});
+  EXPECT_GT(sm_pl.size(), sm.size() * 8);
+  EXPECT_THROW(tune_candidates(gpu_, {TuneKnob::mem}), NotSupportedError) << "a V100 has one memory clock";
+}
+
+}  // namespace
+}  // namespace dvfslab
