@@ -72,11 +72,6 @@ class Gpu {
   virtual ClockTable clock_table() = 0;
   virtual PowerLimits power_limits() = 0;
   virtual Telemetry read_telemetry() = 0;
-  // What a meter window's boundary needs at that instant: the time, the energy
-  // counter and the instant power; other fields may be absent (the meter carries
-  // them over from its latest full reading). A backend whose full reading is slow
-  // (NVML: eight calls, ~5 ms on an H200) answers fewer; the default is the full one.
-  virtual Telemetry read_boundary_telemetry() { return read_telemetry(); }
   // How often the power and energy sensors refresh, when the backend knows it.
   virtual std::optional<double> sensor_period_s() const { return std::nullopt; }
   virtual Clock& clock() = 0;

@@ -33,7 +33,6 @@ struct EnergyMeter::State {
   std::optional<double> idle_power_w;
   std::exception_ptr sampler_error;
   std::unique_ptr<meter::Sampler> sampler;
-  std::optional<Telemetry> last_full;
 
   State(Gpu& g, MeterOptions o) : gpu(g), options(std::move(o)) {}
 
@@ -42,36 +41,11 @@ struct EnergyMeter::State {
     if (options.keep_trace) trace.push_back(sample);
   }
 
-  // A window boundary reads only what its energy needs, at once (a step of a
-  // training loop must not wait for eight NVML calls); clocks, temperatures,
-  // utilisation and throttle reasons hold from the latest full reading, as they
-  // do between readings anyway.
-  void record_boundary() {
-    Telemetry sample = gpu.read_boundary_telemetry();
-    if (last_full) {
-      const Telemetry& full = *last_full;
-      if (!sample.power_average_w) sample.power_average_w = full.power_average_w;
-      if (!sample.sm_mhz) sample.sm_mhz = full.sm_mhz;
-      if (!sample.mem_mhz) sample.mem_mhz = full.mem_mhz;
-      if (!sample.gpu_temperature_c) sample.gpu_temperature_c = full.gpu_temperature_c;
-      if (!sample.memory_temperature_c) sample.memory_temperature_c = full.memory_temperature_c;
-      if (!sample.gpu_utilization_pct) sample.gpu_utilization_pct = full.gpu_utilization_pct;
-      if (!sample.memory_utilization_pct) sample.memory_utilization_pct = full.memory_utilization_pct;
-      if (!sample.throttle_reasons) sample.throttle_reasons = full.throttle_reasons;
-    }
-    record(sample);
-  }
-
-  void record_full(const Telemetry& sample) {
-    last_full = sample;
-    record(sample);
-  }
-
   void sample_tick() {
     std::lock_guard lock(mutex);
     if (sampler_error) return;
     try {
-      record_full(gpu.read_telemetry());
+      record(gpu.read_telemetry());
     } catch (...) {
       // A wall-clock sampler runs on its own thread: keep the error for the caller.
       sampler_error = std::current_exception();
@@ -131,7 +105,7 @@ void EnergyMeter::begin_after_iterations(const std::string& name, std::int64_t w
     return;
   }
   // The window begins at this reading.
-  s.record_boundary();
+  s.record(s.gpu.read_telemetry());
   s.windows.open(name);
 }
 
@@ -141,7 +115,7 @@ Measurement EnergyMeter::end(const std::string& name) {
   s.require_started();
   s.rethrow_sampler_error();
   if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
-  s.record_boundary();
+  s.record(s.gpu.read_telemetry());
   return s.windows.close(name);
 }
 
@@ -151,7 +125,7 @@ void EnergyMeter::mark(const std::string& name) {
   s.require_started();
   s.rethrow_sampler_error();
   if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
-  s.record_boundary();
+  s.record(s.gpu.read_telemetry());
   s.windows.mark(name);
 }
 
@@ -161,7 +135,7 @@ Measurement EnergyMeter::end_at_mark(const std::string& name, Measurement* after
   s.require_started();
   s.rethrow_sampler_error();
   if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
-  s.record_boundary();
+  s.record(s.gpu.read_telemetry());
   return s.windows.close_at_mark(name, after);
 }
 
@@ -171,7 +145,7 @@ Measurement EnergyMeter::restart(const std::string& name) {
   s.require_started();
   s.rethrow_sampler_error();
   if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
-  s.record_boundary();
+  s.record(s.gpu.read_telemetry());
   Measurement closed = s.windows.close(name);
   s.windows.open(name);
   return closed;
@@ -193,7 +167,7 @@ void EnergyMeter::add_iterations(std::int64_t iterations, double items) {
   s.require_started();
   const auto due = s.windows.add_iterations(iterations, items);
   if (due.empty()) return;
-  s.record_boundary();
+  s.record(s.gpu.read_telemetry());
   for (const auto& name : due) s.windows.open(name);
 }
 

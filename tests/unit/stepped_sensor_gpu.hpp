@@ -72,22 +72,6 @@ class SteppedSensorGpu final : public Gpu {
     return energy;
   }
 
-  // Boundary readings with only what a real GPU answers quickly (time, power,
-  // energy), as NVML's do; counted apart from full readings.
-  Telemetry read_boundary_telemetry() override {
-    if (!light_boundaries_) return read_telemetry();
-    ++boundary_reads_;
-    const Telemetry full = read_telemetry();
-    --reads_;
-    Telemetry light;
-    light.time_s = full.time_s;
-    light.power_instant_w = full.power_instant_w;
-    light.energy_j = full.energy_j;
-    return light;
-  }
-  void use_light_boundaries() { light_boundaries_ = true; }
-  int boundary_reads() const { return boundary_reads_; }
-
   void set_sm_mhz(int mhz) { sm_mhz_ = mhz; }
   void set_throttle(std::function<std::uint64_t(double)> throttle) { throttle_ = std::move(throttle); }
   int reads() const { return reads_; }
@@ -110,8 +94,6 @@ class SteppedSensorGpu final : public Gpu {
   bool has_counter_;
   int sm_mhz_ = 1980;
   int reads_ = 0;
-  int boundary_reads_ = 0;
-  bool light_boundaries_ = false;
   std::function<std::uint64_t(double)> throttle_ = [](double) { return std::uint64_t{0}; };
 };
 

@@ -184,23 +184,19 @@ void NvmlGpu::read_field_values(Telemetry& telemetry) {
   telemetry.memory_temperature_c = field_as_double(fields[1]);
 }
 
-Telemetry NvmlGpu::read_boundary_telemetry() {
+Telemetry NvmlGpu::read_telemetry() {
   Telemetry telemetry;
   telemetry.time_s = clock_.now_s();
   read_field_values(telemetry);
+
+  unsigned value = 0;
+  if (try_call<Entry::device_get_power_usage>("read the averaged power", device_, &value)) {
+    telemetry.power_average_w = value / 1000.0;
+  }
   unsigned long long millijoules = 0;
   if (try_call<Entry::device_get_total_energy_consumption>("read the energy counter", device_,
                                                            &millijoules)) {
     telemetry.energy_j = static_cast<double>(millijoules) / 1000.0;
-  }
-  return telemetry;
-}
-
-Telemetry NvmlGpu::read_telemetry() {
-  Telemetry telemetry = read_boundary_telemetry();
-  unsigned value = 0;
-  if (try_call<Entry::device_get_power_usage>("read the averaged power", device_, &value)) {
-    telemetry.power_average_w = value / 1000.0;
   }
   if (try_call<Entry::device_get_clock_info>("read the SM clock", device_, clock_sm, &value)) {
     telemetry.sm_mhz = static_cast<int>(value);

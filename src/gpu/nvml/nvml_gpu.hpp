@@ -18,7 +18,6 @@ class NvmlGpu final : public Gpu {
   ClockTable clock_table() override;
   PowerLimits power_limits() override;
   Telemetry read_telemetry() override;
-  Telemetry read_boundary_telemetry() override;
   std::optional<double> sensor_period_s() const override;
   Clock& clock() override { return clock_; }
   ControlState control_state() override;
