@@ -8,12 +8,20 @@
 //   DATA_DIR  a folder of sweep tables (data/published)
 //   --smoke   only the first curve of each table, one noise level (a quick check)
 //
+// Two sets of curves: "published", the tables' own settings (5–10 per curve), and
+// "dense", each published curve interpolated (monotone piecewise-cubic in time and
+// power, on the knob) onto the GPU's real setting step: 15 MHz for core clocks,
+// 5 W for power limits. The dense set is not measured data; it checks how the
+// strategies scale with the tens of settings a real GPU has.
+//
 // The twin: each window of a setting gives the table's energy per unit of work and
 // time per unit, each multiplied by (1 + σ·z) with z a seeded standard normal, σ the
 // noise level. One window per probe (repetitions = max_repetitions = 1); a point
 // proposed again gets one more window. Windows have a fixed length, so GPU time is
-// counted in windows: the exhaustive sweep measures every setting of the curve (the
-// default included) once.
+// counted in windows. The exhaustive sweep it is compared with measures every
+// setting of the curve (the default included) under the same stop rule a strategy's
+// first visit of a setting gets (repetitions until the plan's rule is satisfied; here
+// one window), so the two compare like with like.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,12 +31,14 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep_table.hpp"
+#include "monotone_cubic.hpp"
 
 namespace {
 
@@ -41,6 +51,7 @@ struct Truth {
 
 // One curve (one knob) or surface (two knobs) of one workload.
 struct Curve {
+  std::string set;  // "published" or "dense"
   std::string table;
   int knobs = 1;
   std::map<Setting, Truth> points;  // the default setting's row included
@@ -109,10 +120,20 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
   const StopRule stop_rule = make_stop_rule(space.policy);
 
   Noise noise(seed);
+  // The exhaustive sweep: each setting's first visit, under the same stop rule (its
+  // own noise stream, so the strategies' draws do not depend on it).
+  RunResult result;
+  Noise sweep_noise(~seed);
+  for (const auto& [setting, truth] : curve.points) {
+    std::vector<double> values;
+    do values.push_back(truth.energy * (1 + noise_level * sweep_noise.normal()));
+    while (stop_rule.needs_another_repetition(values));
+    result.exhaustive_windows += static_cast<int>(values.size());
+  }
   std::vector<PointOutcome> outcomes;
   std::map<Setting, std::vector<double>> series;
-  RunResult result;
-  for (auto batch = strategy->propose(space, outcomes); !batch.empty(); batch = strategy->propose(space, outcomes)) {
+  for (auto batch = strategy->propose(space, outcomes); !batch.empty();
+       batch = strategy->propose(space, outcomes)) {
     for (const ScheduledPoint& point : batch) {
       const Setting& row = point.setting.is_default() ? curve.baseline : point.setting;
       const Truth& truth = curve.points.at(row);
@@ -135,12 +156,13 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
     if (outcomes.size() > 10'000) throw Error("search_bench: " + strategy_name + " does not end");
   }
   result.probes = static_cast<int>(series.size());
-  result.exhaustive_windows = static_cast<int>(curve.points.size());
   const Objective objective = parse_objective(objective_text);
   double optimum = std::numeric_limits<double>::infinity();
-  for (const auto& [setting, truth] : curve.points) optimum = std::min(optimum, true_value(curve, objective, setting));
+  for (const auto& [setting, truth] : curve.points)
+    optimum = std::min(optimum, true_value(curve, objective, setting));
   const auto chosen = best_measured_setting(bench_case, outcomes, options);
-  const double value = chosen ? true_value(curve, objective, *chosen) : std::numeric_limits<double>::infinity();
+  const double value =
+      chosen ? true_value(curve, objective, *chosen) : std::numeric_limits<double>::infinity();
   result.regret_pct = 100.0 * (value / optimum - 1.0);
   return result;
 }
@@ -164,7 +186,8 @@ std::vector<Curve> curves_of(const std::filesystem::path& path) {
       if (row->is_default) marked_default = row->setting;
     }
     std::map<Setting, Truth> points;
-    for (const auto& [setting, sum] : sums) points[setting] = Truth{sum.first.energy / sum.second, sum.first.time / sum.second};
+    for (const auto& [setting, sum] : sums)
+      points[setting] = Truth{sum.first.energy / sum.second, sum.first.time / sum.second};
     std::set<int> memory_clocks;
     std::set<int> core_clocks;
     for (const auto& [setting, truth] : points) {
@@ -183,7 +206,7 @@ std::vector<Curve> curves_of(const std::filesystem::path& path) {
     const auto add = [&](std::map<Setting, Truth> curve_points, int knobs) {
       if (curve_points.size() < 3) return;
       const Setting baseline = baseline_of(curve_points);
-      curves.push_back(Curve{table, knobs, std::move(curve_points), baseline});
+      curves.push_back(Curve{"published", table, knobs, std::move(curve_points), baseline});
     };
     if (memory_clocks.size() > 1 && core_clocks.size() > 1) {
       for (int mem : memory_clocks) {  // core clock at each fixed memory clock
@@ -199,6 +222,65 @@ std::vector<Curve> curves_of(const std::filesystem::path& path) {
     }
   }
   return curves;
+}
+
+// ---------------------------------------------------------------- dense curves
+
+// Core clocks step by 15 MHz on NVIDIA GPUs from Volta on; power limits are set in
+// whole watts, 5 W being a sweep's usual step.
+constexpr int core_step_mhz = 15;
+constexpr int power_step_w = 5;
+
+// The published curve interpolated onto the real setting step of its knob: time and
+// power per unit of work (energy = power × time) along the core clock at each memory
+// clock, or along the power limit. The grid starts at the curve's lowest setting; each
+// line keeps its own top setting and the baseline its row.
+Curve densify(const Curve& published) {
+  const bool along_core = std::any_of(
+      published.points.begin(), published.points.end(),
+      [&](const auto& point) { return point.first.sm_mhz != published.points.begin()->first.sm_mhz; });
+  const auto knob = [&](const Setting& setting) {
+    return along_core ? *setting.sm_mhz : *setting.power_limit_w;
+  };
+  const auto with_knob = [&](Setting setting, int value) {
+    (along_core ? setting.sm_mhz : setting.power_limit_w) = value;
+    return setting;
+  };
+  const int step = along_core ? core_step_mhz : power_step_w;
+  std::map<Setting, std::map<int, Truth>> lines;  // the line's setting with the knob at 0 → knob → truth
+  int lowest = std::numeric_limits<int>::max();
+  for (const auto& [setting, truth] : published.points) {
+    lines[with_knob(setting, 0)][knob(setting)] = truth;
+    lowest = std::min(lowest, knob(setting));
+  }
+  Curve dense{"dense", published.table, published.knobs, {}, published.baseline};
+  for (const auto& [line, measured] : lines) {
+    std::vector<double> x;
+    std::vector<double> time;
+    std::vector<double> power;
+    for (const auto& [value, truth] : measured) {
+      x.push_back(value);
+      time.push_back(truth.time);
+      power.push_back(truth.energy / truth.time);
+    }
+    if (measured.size() < 2) {  // a line of one setting stays as it is
+      dense.points[with_knob(line, static_cast<int>(x.front()))] = measured.begin()->second;
+      continue;
+    }
+    const bench::MonotoneCubic time_at(x, time);
+    const bench::MonotoneCubic power_at(x, power);
+    const auto add = [&](int value) {
+      const double t = time_at(value);
+      dense.points[with_knob(line, value)] = Truth{power_at(value) * t, t};
+    };
+    const int low = measured.begin()->first;
+    const int high = measured.rbegin()->first;
+    for (int value = lowest + (low - lowest + step - 1) / step * step; value < high; value += step)
+      add(value);
+    add(high);
+  }
+  dense.points[published.baseline] = published.points.at(published.baseline);
+  return dense;
 }
 
 // ---------------------------------------------------------------- the table
@@ -233,11 +315,13 @@ std::string percent(double value) {
 
 void print_row(const std::string& scope, int knobs, const std::string& objective, double noise,
                const std::string& strategy, const Tally& tally) {
-  const auto within = std::count_if(tally.regret.begin(), tally.regret.end(), [](double r) { return r <= 1.0; });
-  std::printf("%-34s %d  %-27s %3.0f%%  %-10s %5zu  %5.1f %5.1f  %6.1f%%  %10s %10s  %6.1f%%\n", scope.c_str(), knobs,
-              objective.c_str(), 100 * noise, strategy.c_str(), tally.regret.size(), quantile(tally.probes, 0.5),
-              quantile(tally.probes, 0.9), 100.0 * tally.windows / tally.exhaustive_windows,
-              percent(quantile(tally.regret, 0.5)).c_str(), percent(quantile(tally.regret, 0.9)).c_str(),
+  const auto within =
+      std::count_if(tally.regret.begin(), tally.regret.end(), [](double r) { return r <= 1.0; });
+  std::printf("%-34s %d  %-27s %3.0f%%  %-10s %5zu  %5.1f %5.1f  %6.1f%%  %10s %10s  %6.1f%%\n",
+              scope.c_str(), knobs, objective.c_str(), 100 * noise, strategy.c_str(), tally.regret.size(),
+              quantile(tally.probes, 0.5), quantile(tally.probes, 0.9),
+              100.0 * tally.windows / tally.exhaustive_windows, percent(quantile(tally.regret, 0.5)).c_str(),
+              percent(quantile(tally.regret, 0.9)).c_str(),
               100.0 * static_cast<double>(within) / static_cast<double>(tally.regret.size()));
 }
 
@@ -262,39 +346,60 @@ int main(int argc, char** argv) {
       if (smoke && table_curves.size() > 1) table_curves.resize(1);
       curves.insert(curves.end(), table_curves.begin(), table_curves.end());
     }
+    const std::size_t published_curves = curves.size();
+    for (std::size_t c = 0; c < published_curves; ++c) curves.push_back(densify(curves[c]));
     const std::vector<std::string> objectives = {"energy", "edp", "energy-within-slowdown:10%"};
-    const std::vector<double> noise_levels = smoke ? std::vector<double>{0.01} : std::vector<double>{0.0, 0.01, 0.02};
+    const std::vector<double> noise_levels =
+        smoke ? std::vector<double>{0.01} : std::vector<double>{0.0, 0.01, 0.02};
     std::vector<std::string> strategies;
     for (const StrategyDefinition& definition : search_strategies()) strategies.emplace_back(definition.name);
 
-    // (scope, knobs, objective, noise, strategy) → tally; scope "all" or a table.
-    using Key = std::tuple<std::string, int, std::string, double, std::string>;
+    // (set, scope, knobs, objective, noise, strategy) → tally; scope "all" or a table.
+    using Key = std::tuple<std::string, std::string, int, std::string, double, std::string>;
     std::map<Key, Tally> tallies;
     for (std::size_t c = 0; c < curves.size(); ++c) {
       const Curve& curve = curves[c];
       for (std::size_t o = 0; o < objectives.size(); ++o) {
         for (std::size_t n = 0; n < noise_levels.size(); ++n) {
-          const std::uint64_t seed = (c * 31 + o) * 17 + n + 1;  // the same noise for every strategy
+          // The same noise for every strategy; a dense curve has its published curve's seed.
+          const std::uint64_t seed = ((c % published_curves) * 31 + o) * 17 + n + 1;
           for (const std::string& strategy : strategies) {
             const RunResult result = run(curve, strategy, objectives[o], noise_levels[n], seed);
-            tallies[{"all", curve.knobs, objectives[o], noise_levels[n], strategy}].add(result);
-            tallies[{curve.table, curve.knobs, objectives[o], noise_levels[n], strategy}].add(result);
+            tallies[{curve.set, "all", curve.knobs, objectives[o], noise_levels[n], strategy}].add(result);
+            tallies[{curve.set, curve.table, curve.knobs, objectives[o], noise_levels[n], strategy}].add(
+                result);
           }
         }
       }
     }
-    std::printf("search_bench: %zu curves of %zu tables in %s; probes = distinct settings measured (the "
-                "default included); GPU time = windows against the exhaustive sweep's; regret in %% of the "
-                "exhaustive optimum's objective value\n\n",
-                curves.size(), tables.size(), argv[1]);
-    std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s  %10s %10s  %7s\n", "table", "k", "objective", "noise",
-                "strategy", "n", "p.med", "p.p90", "gpu", "regret.med", "regret.p90", "in1%");
+    std::printf(
+        "search_bench: %zu curves of %zu tables in %s, and as many dense ones (below); probes = distinct "
+        "settings measured (the default included); GPU time = windows against the exhaustive sweep's, "
+        "which measures every setting under the stop rule of a first visit (one window); regret in %% "
+        "of the exhaustive optimum's objective value\n",
+        published_curves, tables.size(), argv[1]);
+    std::string last_set;
     std::string last_scope;
-    for (const auto& [key, tally] : tallies) {
-      const auto& [scope, knobs, objective, noise, strategy] = key;
-      if (!last_scope.empty() && scope != last_scope) std::printf("\n");
-      last_scope = scope;
-      print_row(scope, knobs, objective, noise, strategy, tally);
+    for (const std::string_view shown : {"published", "dense"}) {
+      for (const auto& [key, tally] : tallies) {
+        const auto& [set, scope, knobs, objective, noise, strategy] = key;
+        if (set != shown) continue;
+        if (set != last_set) {
+          std::printf("\n== %s curves: %s\n\n", set.c_str(),
+                      set == "dense"
+                          ? "each published curve interpolated (monotone cubic in time and power) onto "
+                            "15 MHz core-clock / 5 W power-limit steps; not measured data"
+                          : "the tables' own settings");
+          std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s  %10s %10s  %7s\n", "table", "k",
+                      "objective", "noise", "strategy", "n", "p.med", "p.p90", "gpu", "regret.med",
+                      "regret.p90", "in1%");
+        } else if (scope != last_scope) {
+          std::printf("\n");
+        }
+        last_set = set;
+        last_scope = scope;
+        print_row(scope, knobs, objective, noise, strategy, tally);
+      }
     }
     return 0;
   } catch (const Error& e) {

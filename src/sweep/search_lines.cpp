@@ -45,6 +45,10 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
     while (high - low > 3) {
       switch (evidence.compare(line[a], line[b])) {
         case Comparison::less:  // the minimum is not above b
+        // Equal means: on a unimodal curve the minimum lies between them, or both lie
+        // on a plateau, and DVFS curves have theirs at the top of a knob's range (a
+        // power limit above the draw, a clock the memory holds back), the minimum below.
+        case Comparison::tie:
           high = b;
           b = a;
           a = low + high - b;
@@ -54,11 +58,6 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
           low = a;
           a = b;
           b = low + high - a;
-          break;
-        case Comparison::tie:  // equal means: a unimodal minimum lies between them
-          low = a;
-          high = b;
-          std::tie(a, b) = interior(low, high);
           break;
       }
       if (a > b) std::swap(a, b);

@@ -4,6 +4,7 @@
 // proposed again measured once more, stored points reused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -110,6 +111,20 @@ TEST(SearchStrategies, EachFindsTheFloorOfAUnimodalValleyInFewerProbesThanTheGri
     EXPECT_LT(search.probes(), 21) << name;
   }
   EXPECT_LE(run_search("golden", settings, valley(780, 1e-5)).probes(), 10);
+}
+
+// A power-limit curve is flat above the GPU's draw: golden-section's first two probes
+// met on that plateau with equal values, kept the bracket between them and ended on
+// the plateau, far above the valley below it.
+TEST(SearchStrategies, GoldenSectionOnAPlateauAtTheTopGoesDownToTheValley) {
+  const auto settings = sm_clocks(41);  // 600..1800 MHz; the first probes at 1050 and 1350
+  const auto plateau = [](const Setting& setting) {
+    const double mhz = std::min(setting.sm_mhz.value_or(1800), 900);
+    return Truth{1.0 + 1e-5 * (mhz - 720) * (mhz - 720), 1000.0 / mhz};
+  };
+  for (const std::string name : {"golden", "auto"}) {
+    EXPECT_EQ(sm_of(run_search(name, settings, plateau).best), 720) << name;
+  }
 }
 
 TEST(SearchStrategies, TheDefaultSettingIsMeasuredFirst) {
