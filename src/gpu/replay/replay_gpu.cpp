@@ -1,6 +1,5 @@
 #include "gpu/replay/replay_gpu.hpp"
 
-#include <cmath>
 #include <functional>
 #include <type_traits>
 
@@ -21,30 +20,7 @@ ReplayGpu::ReplayGpu(ReplayTable table) : table_(std::move(table)) {
   identity_.simulated = false;
 }
 
-PowerLimits ReplayGpu::power_limits() {
-  PowerLimits limits = table_.power_limits();
-  if (limits.default_w)
-    limits.current_w = control_.power_limit_w ? *control_.power_limit_w : *limits.default_w;
-  return limits;
-}
-
-Setting ReplayGpu::with_defaults(const Setting& requested) const {
-  Setting s = table_.default_setting();
-  if (requested.sm_mhz) s.sm_mhz = requested.sm_mhz;
-  if (requested.mem_mhz) s.mem_mhz = requested.mem_mhz;
-  if (requested.power_limit_w) s.power_limit_w = requested.power_limit_w;
-  return s;
-}
-
-Setting ReplayGpu::current_setting() const {
-  Setting applied;
-  applied.sm_mhz =
-      control_.locked_sm_max_mhz ? control_.locked_sm_max_mhz : control_.application_graphics_mhz;
-  applied.mem_mhz =
-      control_.locked_mem_max_mhz ? control_.locked_mem_max_mhz : control_.application_memory_mhz;
-  if (control_.power_limit_w) applied.power_limit_w = static_cast<int>(std::lround(*control_.power_limit_w));
-  return with_defaults(applied);
-}
+PowerLimits ReplayGpu::power_limits() { return with_current_limit(table_.power_limits()); }
 
 std::optional<double> ReplayGpu::current_power_w() const {
   if (active_workload_.empty()) return std::nullopt;
@@ -85,44 +61,9 @@ void ReplayGpu::run(const std::string& workload, double units) {
   accumulate_energy();
 }
 
-void ReplayGpu::do_lock_sm_clocks(int /*min_mhz*/, int max_mhz) {
-  accumulate_energy();
-  control_.locked_sm_max_mhz = max_mhz;
-  control_.locked_sm_min_mhz = max_mhz;
-}
-void ReplayGpu::do_reset_sm_clocks() {
-  accumulate_energy();
-  control_.locked_sm_min_mhz.reset();
-  control_.locked_sm_max_mhz.reset();
-}
-void ReplayGpu::do_lock_memory_clocks(int /*min_mhz*/, int max_mhz) {
-  accumulate_energy();
-  control_.locked_mem_max_mhz = max_mhz;
-  control_.locked_mem_min_mhz = max_mhz;
-}
-void ReplayGpu::do_reset_memory_clocks() {
-  accumulate_energy();
-  control_.locked_mem_min_mhz.reset();
-  control_.locked_mem_max_mhz.reset();
-}
-void ReplayGpu::do_set_application_clocks(int memory_mhz, int graphics_mhz) {
-  accumulate_energy();
-  control_.application_memory_mhz = memory_mhz;
-  control_.application_graphics_mhz = graphics_mhz;
-}
-void ReplayGpu::do_reset_application_clocks() {
-  accumulate_energy();
-  control_.application_memory_mhz.reset();
-  control_.application_graphics_mhz.reset();
-}
-void ReplayGpu::do_set_power_limit(double watts) {
-  accumulate_energy();
-  control_.power_limit_w = watts;
-}
-void ReplayGpu::do_reset_power_limit() {
-  accumulate_energy();
-  control_.power_limit_w.reset();
-}
+Setting ReplayGpu::default_setting() const { return table_.default_setting(); }
+
+void ReplayGpu::settle_before_change() { accumulate_energy(); }
 
 }  // namespace dvfslab::replay
 

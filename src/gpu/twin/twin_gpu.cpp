@@ -29,30 +29,7 @@ TwinGpu::TwinGpu(std::unique_ptr<TwinSource> source, const TwinOptions& options,
   identity_.simulated = true;
 }
 
-PowerLimits TwinGpu::power_limits() {
-  PowerLimits limits = source_->power_limits();
-  if (limits.default_w)
-    limits.current_w = control_.power_limit_w ? *control_.power_limit_w : *limits.default_w;
-  return limits;
-}
-
-Setting TwinGpu::with_defaults(const Setting& requested) const {
-  Setting s = source_->default_setting();
-  if (requested.sm_mhz) s.sm_mhz = requested.sm_mhz;
-  if (requested.mem_mhz) s.mem_mhz = requested.mem_mhz;
-  if (requested.power_limit_w) s.power_limit_w = requested.power_limit_w;
-  return s;
-}
-
-Setting TwinGpu::current_setting() const {
-  Setting applied;
-  applied.sm_mhz =
-      control_.locked_sm_max_mhz ? control_.locked_sm_max_mhz : control_.application_graphics_mhz;
-  applied.mem_mhz =
-      control_.locked_mem_max_mhz ? control_.locked_mem_max_mhz : control_.application_memory_mhz;
-  if (control_.power_limit_w) applied.power_limit_w = static_cast<int>(std::lround(*control_.power_limit_w));
-  return with_defaults(applied);
-}
+PowerLimits TwinGpu::power_limits() { return with_current_limit(source_->power_limits()); }
 
 TwinRates TwinGpu::job_rates_now() {
   // A setting the source cannot answer (a knob changed mid-run on the way to a
@@ -143,43 +120,8 @@ Telemetry TwinGpu::read_telemetry() {
   return t;
 }
 
-void TwinGpu::do_lock_sm_clocks(int /*min_mhz*/, int max_mhz) {
-  catch_up();
-  control_.locked_sm_max_mhz = max_mhz;
-  control_.locked_sm_min_mhz = max_mhz;
-}
-void TwinGpu::do_reset_sm_clocks() {
-  catch_up();
-  control_.locked_sm_min_mhz.reset();
-  control_.locked_sm_max_mhz.reset();
-}
-void TwinGpu::do_lock_memory_clocks(int /*min_mhz*/, int max_mhz) {
-  catch_up();
-  control_.locked_mem_max_mhz = max_mhz;
-  control_.locked_mem_min_mhz = max_mhz;
-}
-void TwinGpu::do_reset_memory_clocks() {
-  catch_up();
-  control_.locked_mem_min_mhz.reset();
-  control_.locked_mem_max_mhz.reset();
-}
-void TwinGpu::do_set_application_clocks(int memory_mhz, int graphics_mhz) {
-  catch_up();
-  control_.application_memory_mhz = memory_mhz;
-  control_.application_graphics_mhz = graphics_mhz;
-}
-void TwinGpu::do_reset_application_clocks() {
-  catch_up();
-  control_.application_memory_mhz.reset();
-  control_.application_graphics_mhz.reset();
-}
-void TwinGpu::do_set_power_limit(double watts) {
-  catch_up();
-  control_.power_limit_w = watts;
-}
-void TwinGpu::do_reset_power_limit() {
-  catch_up();
-  control_.power_limit_w.reset();
-}
+Setting TwinGpu::default_setting() const { return source_->default_setting(); }
+
+void TwinGpu::settle_before_change() { catch_up(); }
 
 }  // namespace dvfslab::twin

@@ -8,13 +8,14 @@
 
 #include "dvfslab/clock.hpp"
 #include "dvfslab/gpu.hpp"
+#include "gpu/recorded_control_gpu.hpp"
 #include "dvfslab/twin.hpp"
 #include "gpu/sim/power_sensor.hpp"
 #include "gpu/twin/twin_noise.hpp"
 
 namespace dvfslab::twin {
 
-class TwinGpu final : public Gpu {
+class TwinGpu final : public RecordedControlGpu {
  public:
   TwinGpu(std::unique_ptr<TwinSource> source, const TwinOptions& options, const std::string& device_spec);
 
@@ -24,15 +25,8 @@ class TwinGpu final : public Gpu {
   Telemetry read_telemetry() override;
   std::optional<double> sensor_period_s() const override { return options_.sensor_period_s; }
   Clock& clock() override { return clock_; }
-  ControlState control_state() override { return control_; }
-  // A twin's setting lives only in this object.
-  bool persists_settings() const override { return false; }
 
   const TwinSource& source() const { return *source_; }
-  // `requested` with the source's default for each knob it leaves alone.
-  Setting with_defaults(const Setting& requested) const;
-  // The setting the GPU is at: what was applied, the source's default for the rest.
-  Setting current_setting() const;
   // Runs `units` units of `workload`, advancing the clock in sensor periods so that
   // a setting changed meanwhile (from a meter timer) applies from that moment.
   // Throws ConfigError when the source has no rates for it at the current setting.
@@ -41,14 +35,8 @@ class TwinGpu final : public Gpu {
   double true_energy_j();
 
  protected:
-  void do_lock_sm_clocks(int min_mhz, int max_mhz) override;
-  void do_reset_sm_clocks() override;
-  void do_lock_memory_clocks(int min_mhz, int max_mhz) override;
-  void do_reset_memory_clocks() override;
-  void do_set_application_clocks(int memory_mhz, int graphics_mhz) override;
-  void do_reset_application_clocks() override;
-  void do_set_power_limit(double watts) override;
-  void do_reset_power_limit() override;
+  Setting default_setting() const override;
+  void settle_before_change() override;
 
  private:
   struct Job {
@@ -67,7 +55,6 @@ class TwinGpu final : public Gpu {
   TwinOptions options_;
   GpuIdentity identity_;
   VirtualClock clock_;
-  ControlState control_;
   NoiseDraws noise_;
   sim::PowerSensor sensor_;
   sim::Accumulated accumulated_;
