@@ -56,6 +56,15 @@ struct EnergyMeter::State {
     if (sampler_error) std::rethrow_exception(sampler_error);
   }
 
+  // Every call that ends or marks a window: the meter must run, the sampler must
+  // not have failed, the window must be open, and the boundary is a reading now.
+  void read_at_boundary_of(const std::string& name) {
+    require_started();
+    rethrow_sampler_error();
+    if (!windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
+    record(gpu.read_telemetry());
+  }
+
   void require_started() const {
     if (!sampler) throw std::logic_error("EnergyMeter used before start()");
   }
@@ -112,40 +121,28 @@ void EnergyMeter::begin_after_iterations(const std::string& name, std::int64_t w
 Measurement EnergyMeter::end(const std::string& name) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);
-  s.require_started();
-  s.rethrow_sampler_error();
-  if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
-  s.record(s.gpu.read_telemetry());
+  s.read_at_boundary_of(name);
   return s.windows.close(name);
 }
 
 void EnergyMeter::mark(const std::string& name) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);
-  s.require_started();
-  s.rethrow_sampler_error();
-  if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
-  s.record(s.gpu.read_telemetry());
+  s.read_at_boundary_of(name);
   s.windows.mark(name);
 }
 
 Measurement EnergyMeter::end_at_mark(const std::string& name, Measurement* after) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);
-  s.require_started();
-  s.rethrow_sampler_error();
-  if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
-  s.record(s.gpu.read_telemetry());
+  s.read_at_boundary_of(name);
   return s.windows.close_at_mark(name, after);
 }
 
 Measurement EnergyMeter::restart(const std::string& name) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);
-  s.require_started();
-  s.rethrow_sampler_error();
-  if (!s.windows.is_open(name)) throw std::logic_error("meter window '" + name + "' is not open");
-  s.record(s.gpu.read_telemetry());
+  s.read_at_boundary_of(name);
   Measurement closed = s.windows.close(name);
   s.windows.open(name);
   return closed;
