@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <utility>
@@ -84,5 +87,21 @@ class ScopedEnvironment {
   }
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
+
+// The fake's setter log (DVFSLAB_FAKE_NVML_LOG) as text; "" before the first call.
+inline std::string read_setter_log(const std::filesystem::path& log) {
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Whether dvfslab left a restore journal in `state_dir` (a change not yet undone).
+inline bool restore_journal_in(const std::filesystem::path& state_dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(state_dir)) {
+    if (entry.path().filename().string().starts_with("journal-")) return true;
+  }
+  return false;
+}
 
 }  // namespace dvfslab::testing

@@ -92,18 +92,8 @@ class FakeNvmlSweepTest : public ::testing::Test {
   }
 
   std::string log_path() const { return (dir_ / "setters.log").string(); }
-  std::string log() const {
-    std::ifstream in(log_path());
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-  bool journal_exists() const {
-    for (const auto& entry : std::filesystem::directory_iterator(dir_ / "state")) {
-      if (entry.path().filename().string().starts_with("journal-")) return true;
-    }
-    return false;
-  }
+  std::string log() const { return testing::read_setter_log(log_path()); }
+  bool journal_exists() const { return testing::restore_journal_in(dir_ / "state"); }
 
   testing::ScratchDir scratch_;
   const std::filesystem::path dir_ = scratch_.path();

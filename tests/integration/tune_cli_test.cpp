@@ -70,11 +70,7 @@ class FakeNvmlTuneTest : public ::testing::Test {
   bool sm_locked_in_state() const {
     return read(dir_ / "gpu-state.json").find("\"locked_sm_max_mhz\": null") == std::string::npos;
   }
-  bool journal_exists() const {
-    for (const auto& entry : std::filesystem::directory_iterator(dir_ / "state"))
-      if (entry.path().filename().string().starts_with("journal-")) return true;
-    return false;
-  }
+  bool journal_exists() const { return testing::restore_journal_in(dir_ / "state"); }
 
   testing::ScratchDir scratch_;
   const std::filesystem::path dir_ = scratch_.path();
