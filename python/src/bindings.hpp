@@ -14,6 +14,11 @@ void register_gpu(pybind11::module_& module);
 void register_meter(pybind11::module_& module);
 // analyze(): the `dvfslab analyze --json` document of a database or sweep table.
 void register_results(pybind11::module_& module);
+// The native online tuner behind dvfslab.Tuner.
+void register_tuner(pybind11::module_& module);
+
+// Whether DVFSLAB_READ_ONLY asks for read-only mode, as the command reads it.
+bool read_only_from_environment();
 
 // A JSON document as Python objects (dict, list, str, int, float, bool, None).
 pybind11::object to_python(const nlohmann::json& value);

@@ -1,8 +1,10 @@
-// dvfslab.open(), dvfslab.devices() and the GPU objects. Every GPU opened from
-// Python is read-only: these objects have no control calls, and the library
-// refuses any that would reach the driver (Gpu::read_only).
+// dvfslab.open(), dvfslab.devices() and the GPU objects. These objects have no
+// control calls; a GPU is read-only (the library refuses any control call that
+// would reach the driver, Gpu::read_only) unless opened with allow_clock_changes,
+// and then only dvfslab.Tuner changes it, restoring what it found.
 #include <pybind11/stl.h>
 
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,11 +22,13 @@ namespace {
 namespace py = pybind11;
 using release_gil = py::call_guard<py::gil_scoped_release>;
 
-OpenOptions read_only_options(bool virtual_time, const std::optional<std::string>& nvml_library) {
+// DVFSLAB_READ_ONLY=1 wins over allow_clock_changes, as it does for the command.
+OpenOptions gpu_options(bool virtual_time, const std::optional<std::string>& nvml_library,
+                        bool allow_clock_changes = false) {
   OpenOptions options;
   options.sim_time = virtual_time ? SimTimeMode::virtual_time : SimTimeMode::wall_time;
   if (nvml_library) options.nvml_library = *nvml_library;
-  options.read_only = true;
+  options.read_only = !allow_clock_changes || read_only_from_environment();
   return options;
 }
 
@@ -99,14 +103,16 @@ void register_values(py::module_& module) {
 
 void register_gpu_classes(py::module_& module) {
   py::class_<Gpu>(module, "Gpu",
-                  "One GPU, read-only: identity, clock table, power limits and live telemetry. Open it with "
-                  "dvfslab.open().")
+                  "One GPU: identity, clock table, power limits and live telemetry; no control calls (only "
+                  "dvfslab.Tuner changes a GPU opened with allow_clock_changes=True). Open it with dvfslab.open().")
       .def_property_readonly("identity", &Gpu::identity, py::return_value_policy::reference_internal)
       .def_property_readonly("name", [](const Gpu& gpu) { return gpu.identity().name; })
       .def_property_readonly("uuid", [](const Gpu& gpu) { return gpu.identity().uuid; })
       .def_property_readonly("simulated", [](const Gpu& gpu) { return gpu.identity().simulated; })
       .def_property_readonly("device_spec", [](const Gpu& gpu) { return gpu.identity().device_spec; })
-      .def_property_readonly("read_only", &Gpu::read_only, "Always True: no control call reaches the driver.")
+      .def_property_readonly("read_only", &Gpu::read_only,
+                             "True unless opened with allow_clock_changes=True (and DVFSLAB_READ_ONLY unset): "
+                             "then a dvfslab.Tuner may change it.")
       .def_property_readonly("sensor_period_s", &Gpu::sensor_period_s,
                              "How often the power and energy sensors refresh, when known.")
       .def("clock_table", &Gpu::clock_table, release_gil())
@@ -166,29 +172,37 @@ void register_gpu_classes(py::module_& module) {
 
 }  // namespace
 
+bool read_only_from_environment() {
+  const char* value = std::getenv("DVFSLAB_READ_ONLY");
+  return value != nullptr && *value != '\0' && std::string(value) != "0";
+}
+
 void register_gpu(py::module_& module) {
   register_values(module);
   register_gpu_classes(module);
 
   module.def(
       "open",
-      [](const std::string& spec, bool virtual_time, const std::optional<std::string>& nvml_library) {
-        return hand_over(open_gpu(spec, read_only_options(virtual_time, nvml_library)));
+      [](const std::string& spec, bool virtual_time, const std::optional<std::string>& nvml_library,
+         bool allow_clock_changes) {
+        return hand_over(open_gpu(spec, gpu_options(virtual_time, nvml_library, allow_clock_changes)));
       },
       py::arg("spec") = "auto", py::kw_only(), py::arg("virtual_time") = false,
-      py::arg("nvml_library") = py::none(),
-      "Opens one GPU, read-only.\n\n"
+      py::arg("nvml_library") = py::none(), py::arg("allow_clock_changes") = false,
+      "Opens one GPU, read-only unless allow_clock_changes.\n\n"
       "spec: 'auto' (the first GPU found), an NVIDIA GPU's index, UUID or PCI bus id, 'sim:NAME' or "
       "'replay:FILE.csv' (the --device forms of the dvfslab command).\n"
       "virtual_time: a simulated GPU keeps virtual time (instant, deterministic) instead of following "
       "the wall clock.\n"
       "nvml_library: the NVML library to load (default: the driver's libnvidia-ml.so.1; the first GPU "
-      "opened in a process decides).");
+      "opened in a process decides).\n"
+      "allow_clock_changes: lets a dvfslab.Tuner change its clocks and power limit (and restore them); "
+      "with DVFSLAB_READ_ONLY=1 in the environment the GPU stays read-only and the Tuner is refused.");
   module.def(
       "devices",
       [](const std::optional<std::string>& nvml_library) {
         py::list gpus;
-        for (auto& gpu : open_gpus("auto", read_only_options(false, nvml_library)))
+        for (auto& gpu : open_gpus("auto", gpu_options(false, nvml_library)))
           gpus.append(hand_over(std::move(gpu)));
         return gpus;
       },

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_dvfslab, module) {
   dvfslab::python::register_gpu(module);
   dvfslab::python::register_meter(module);
   dvfslab::python::register_results(module);
+  dvfslab::python::register_tuner(module);
 }

@@ -1,0 +1,137 @@
+"""dvfslab.Tuner: the online tuner from Python. The GPU is restored when the `with`
+ends by an exception or by Ctrl-C (which still reaches the script as
+KeyboardInterrupt), read-only GPUs are refused before any setter call, and a
+tuning on a simulated GPU ends holding a setting with `dvfslab tune --json`'s report."""
+import json
+import textwrap
+
+import pytest
+
+import dvfslab
+from conftest import run_python
+
+# The keys of `dvfslab tune --json` (docs/tune.md) but `job` and `exit`, which name the command.
+REPORT_KEYS = {"device", "simulated", "objective", "knobs", "strategy", "iterations", "items", "duration_s",
+               "energy_j", "probe_iterations", "probe_energy_j", "retunes", "estimated_default_energy_j",
+               "estimated_best_from_start_energy_j", "phases", "probes", "held", "restore_actions", "warnings"}
+
+# A script tuning the fake NVML's first GPU until its SM clock is locked, then
+# leaving the `with` by `{leave}`; prints what it saw as JSON.
+FAKE_NVML_SCRIPT = """
+import json, os, signal, time, dvfslab
+gpu = dvfslab.open("0", nvml_library={fake_nvml!r}, allow_clock_changes=True)
+state_before = open(os.environ["DVFSLAB_FAKE_NVML_STATE"]).read()
+seen = {{"reached_script": None}}
+try:
+    with dvfslab.Tuner(gpu, knobs="sm", warmup_iters=1, probe_iters=2, settle_iters=0,
+                       state_dir={state_dir!r}) as tuner:
+        for _ in range(200):
+            with tuner.step(items=8):
+                time.sleep(0.002)
+            if tuner.current_setting["sm_mhz"] is not None:
+                seen["locked_sm_mhz"] = tuner.current_setting["sm_mhz"]
+                {leave}
+except {caught} as error:
+    seen["reached_script"] = type(error).__name__
+seen["finished"] = tuner.finished
+seen["restore_actions"] = tuner.report()["restore_actions"]
+seen["state_restored"] = open(os.environ["DVFSLAB_FAKE_NVML_STATE"]).read() == state_before
+print(json.dumps(seen))
+"""
+
+
+def run_fake_nvml_script(fake_nvml, tmp_path, leave, caught, salt):
+    code = FAKE_NVML_SCRIPT.format(fake_nvml=fake_nvml, state_dir=str(tmp_path / "state"), leave=leave,
+                                   caught=caught)
+    log = tmp_path / "setters.log"
+    env = {"DVFSLAB_FAKE_NVML_GPUS": "v100", "DVFSLAB_FAKE_NVML_LOG": str(log),
+           "DVFSLAB_FAKE_NVML_STATE": str(tmp_path / "fake_state.json"), "DVFSLAB_FAKE_NVML_UUID_SALT": salt}
+    return run_python(textwrap.dedent(code), env), log
+
+
+def setter_lines(log):
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def assert_locked_then_restored(result, log):
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    lines = setter_lines(log)
+    assert f"nvmlDeviceSetGpuLockedClocks device=0 min_mhz={seen['locked_sm_mhz']} " \
+           f"max_mhz={seen['locked_sm_mhz']}" in lines
+    assert lines[-1] == "nvmlDeviceResetGpuLockedClocks device=0"
+    assert seen["finished"] is True and seen["restore_actions"] and seen["state_restored"] is True
+    return seen
+
+
+def test_an_exception_inside_the_with_restores_the_gpu_and_reaches_the_script(fake_nvml, tmp_path):
+    result, log = run_fake_nvml_script(fake_nvml, tmp_path, 'raise RuntimeError("the training step failed")',
+                                       "RuntimeError", "python-tuner-exception")
+    assert assert_locked_then_restored(result, log)["reached_script"] == "RuntimeError"
+
+
+def test_ctrl_c_inside_the_loop_reaches_the_script_as_keyboard_interrupt_and_restores_the_gpu(fake_nvml,
+                                                                                               tmp_path):
+    # Python's own SIGINT handler: the module installs none of its own.
+    result, log = run_fake_nvml_script(fake_nvml, tmp_path, "signal.raise_signal(signal.SIGINT)",
+                                       "KeyboardInterrupt", "python-tuner-sigint")
+    assert assert_locked_then_restored(result, log)["reached_script"] == "KeyboardInterrupt"
+
+
+def test_read_only_mode_refuses_the_tuner_before_any_setter_call(fake_nvml, tmp_path):
+    log = tmp_path / "setters.log"
+    code = textwrap.dedent(f"""
+        import dvfslab
+        gpu = dvfslab.open("0", nvml_library={fake_nvml!r}, allow_clock_changes=True)
+        assert gpu.read_only
+        try:
+            dvfslab.Tuner(gpu, state_dir={str(tmp_path / "state")!r})
+        except dvfslab.PermissionError as refused:
+            print(refused.exit_code, refused)
+    """)
+    result = run_python(code, {"DVFSLAB_READ_ONLY": "1", "DVFSLAB_FAKE_NVML_LOG": str(log),
+                               "DVFSLAB_FAKE_NVML_UUID_SALT": "python-tuner-read-only"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("5 read-only mode (DVFSLAB_READ_ONLY=1) forbids the clock and power-limit")
+    assert setter_lines(log) == []
+
+
+def test_a_gpu_opened_without_allow_clock_changes_is_refused_with_what_to_do():
+    gpu = dvfslab.open("sim:v100", virtual_time=True)
+    assert gpu.read_only
+    with pytest.raises(dvfslab.PermissionError, match=r"allow_clock_changes=True") as refused:
+        dvfslab.Tuner(gpu)
+    assert refused.value.exit_code == 5
+
+
+def test_bad_options_are_refused_like_the_command():
+    gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
+    with pytest.raises(dvfslab.ConfigError):
+        dvfslab.Tuner(gpu, knobs="sm,sm")
+    with pytest.raises(dvfslab.UsageError, match="max_slowdown"):
+        dvfslab.Tuner(gpu, objective="edp", max_slowdown=10)
+
+
+def test_a_short_tuning_on_a_simulated_gpu_holds_a_setting_and_reports_like_tune_json():
+    gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
+    assert not gpu.read_only
+    items = dvfslab.SimGpu.items_per_iteration("resnet50", 64)
+    with dvfslab.Tuner(gpu, objective="energy", knobs=["sm"], warmup_iters=5, probe_iters=10) as tuner:
+        for _ in range(400):
+            with tuner.step() as step:
+                gpu.simulate("resnet50", 64)
+                step.items = items
+        held = tuner.current_setting
+    report = tuner.report()
+    assert set(report) == REPORT_KEYS
+    assert report["simulated"] is True and report["knobs"] == ["sm"] and report["iterations"] == 400
+    assert report["items"] == pytest.approx(400 * items)
+    best = report["phases"][0]["best"]
+    assert held["sm_mhz"] is not None and best == held
+    assert report["held"][-1]["setting"] == held and report["restore_actions"]
+    assert report["estimated_best_from_start_energy_j"] < report["estimated_default_energy_j"]
+    assert tuner.current_setting["sm_mhz"] is None and tuner.finished
+    with pytest.raises(ValueError):
+        tuner.step_begin()
+    with pytest.raises(ValueError):
+        tuner.finish()
