@@ -16,6 +16,14 @@ namespace dvfslab {
 // and the per-GPU × mode summary, as aligned plain text. Simulated data is marked.
 std::string format_analysis_tables(const Analysis& analysis);
 
+// A model's energy per item at one measured setting, with its ~95 % interval: drawn
+// beside the measured points, never in the tables nor in the optimum.
+struct PredictedEnergy {
+  double value = 0;
+  double low = 0;
+  double high = 0;
+};
+
 // What the page holds besides the analysis. Its size follows the number of
 // settings and cases, not of measured rows: the charts plot each setting's mean.
 struct HtmlReportOptions {
@@ -27,6 +35,10 @@ struct HtmlReportOptions {
   // The settings a search probed, per case, with the order it first measured them
   // (1 = first): numbered on the charts' points and listed under the case table.
   std::map<std::pair<CaseKey, Setting>, int> probe_order;
+  // A model's predictions (`dvfslab report --model`), drawn as a dashed line and a
+  // band in the energy figure and named there by `prediction_label`.
+  std::map<std::pair<CaseKey, Setting>, PredictedEnergy> predicted_energy;
+  std::string prediction_label;  // "predicted (model.json)"
 };
 inline constexpr std::size_t max_report_raw_rows = 10'000;
 // Above this many settings in all, the page's analysis data leaves out the

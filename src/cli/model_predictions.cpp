@@ -76,4 +76,20 @@ std::string format_predictions(const std::vector<ResultRow>& rows, const std::ve
   return text;
 }
 
+std::map<std::pair<CaseKey, Setting>, PredictedEnergy> predicted_energy(const Analysis& analysis,
+                                                                      const std::vector<model::Model>& models) {
+  std::map<std::pair<CaseKey, Setting>, PredictedEnergy> predicted;
+  for (const CaseAnalysis& c : analysis.cases) {
+    ResultRow row;
+    row.workload_case = c.key.workload_case;
+    const auto* m = model::find_model(models, c.key.gpu, sweep_table_workload_key(row));
+    if (!m) continue;
+    for (const PointSummary& point : c.points) {
+      const model::Estimate energy = m->predict(point.setting).energy_j;
+      predicted[{c.key, point.setting}] = {energy.value, energy.low, energy.high};
+    }
+  }
+  return predicted;
+}
+
 }  // namespace dvfslab::cli

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/model_predictions.hpp"
 #include "cli/result_input.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/output_file.hpp"
@@ -23,6 +24,7 @@ struct ReportOptions {
   std::string output = "report.html";
   std::string objective = "energy";
   std::size_t raw_rows = 0;
+  std::string model;  // a model.json whose predictions are drawn beside the measurements
 };
 
 // The settings each search run of a database probed, numbered in the order it first
@@ -51,6 +53,7 @@ std::map<std::pair<CaseKey, Setting>, int> search_probe_order(const std::filesys
 void run_report(const ReportOptions& options) {
   // Opened first, so that an output over the input is refused before any work.
   OutputFile output(options.output, input_files(options.input));
+  const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
   std::vector<ResultRow> rows = load_result_rows(options.input);
   const Analysis analysis = analyze(rows, parse_objective(options.objective));
   const std::size_t measured_rows = rows.size();
@@ -59,7 +62,9 @@ void run_report(const ReportOptions& options) {
   rows.shrink_to_fit();
   output.stream() << render_html_report(analysis, {.raw_rows = rows,
                                                    .measured_rows = measured_rows,
-                                                   .probe_order = search_probe_order(options.input)});
+                                                   .probe_order = search_probe_order(options.input),
+                                                   .predicted_energy = predicted_energy(analysis, models),
+                                                   .prediction_label = fmt::format("predicted ({})", std::filesystem::path(options.model).filename().string())});
   output.commit();
   fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
 }
@@ -94,6 +99,9 @@ void add_report_command(CLI::App& app) {
                       max_report_raw_rows))
       ->check(CLI::Range(std::size_t{0}, max_report_raw_rows))
       ->capture_default_str();
+  command->add_option("--model", options->model,
+                      "a model.json (`dvfslab model fit -o`): draw its predicted energy, with a 95 % interval, "
+                      "beside the measured points of every case it has a model of; never in the tables or the optimum");
   command->callback([options] { run_report(*options); });
 }
 

@@ -105,12 +105,15 @@ class Labels {
 };
 
 json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShape& shape,
-                  const std::map<std::pair<CaseKey, Setting>, int>& probe_order) {
+                  const std::map<std::pair<CaseKey, Setting>, int>& probe_order,
+                  const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted) {
   Labels labels;
   json batch = json::array(), series = json::array(), memory_series = json::array(), sm = json::array(),
        mem = json::array(), power_limit = json::array(), time = json::array(), power = json::array(),
        throughput = json::array(), energy = json::array(), repetitions = json::array(),
-       pareto = json::array(), baseline = json::array(), optimum = json::array(), probe = json::array();
+       pareto = json::array(), baseline = json::array(), optimum = json::array(), probe = json::array(),
+       predicted_value = json::array(), predicted_low = json::array(), predicted_high = json::array();
+  bool any_predicted = false;
   for (const CaseAnalysis* c : cases) {
     const int batch_size = c->key.workload_case.batch;
     std::vector<bool> on_frontier(c->points.size(), false);
@@ -133,9 +136,15 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
       optimum.push_back(c->optimum && i == *c->optimum ? 1 : 0);
       const auto probed = probe_order.find({c->key, p.setting});
       probe.push_back(probed == probe_order.end() ? json(nullptr) : json(probed->second));
+      const auto prediction = predicted.find({c->key, p.setting});
+      const bool has_prediction = prediction != predicted.end();
+      any_predicted = any_predicted || has_prediction;
+      predicted_value.push_back(has_prediction ? json(rounded(prediction->second.value)) : json(nullptr));
+      predicted_low.push_back(has_prediction ? json(rounded(prediction->second.low)) : json(nullptr));
+      predicted_high.push_back(has_prediction ? json(rounded(prediction->second.high)) : json(nullptr));
     }
   }
-  return {{"labels", labels.texts()},
+  json data = {{"labels", labels.texts()},
           {"columns",
            {{"batch", std::move(batch)},
             {"series", std::move(series)},
@@ -152,6 +161,40 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
             {"baseline", std::move(baseline)},
             {"optimum", std::move(optimum)},
             {"probe", std::move(probe)}}}};
+  // Kept apart from the measured columns, and absent without a model.
+  if (any_predicted) {
+    data["columns"]["predicted_energy"] = std::move(predicted_value);
+    data["columns"]["predicted_energy_low"] = std::move(predicted_low);
+    data["columns"]["predicted_energy_high"] = std::move(predicted_high);
+  }
+  return data;
+}
+
+// The model's energy per item: a band for its interval and a dashed line, in grey and
+// black so they never read as one of the measured series.
+void add_prediction_layers(json& spec, const std::string& label, const char* series_field) {
+  const json x = spec["layer"][0]["encoding"]["x"];
+  const json only_predicted = json::array({{{"filter", "isValid(datum.predicted)"}}});
+  const json series = {{"field", series_field}, {"type", "nominal"}};
+  spec["layer"].push_back({{"transform", only_predicted},
+                           {"mark", {{"type", "area"}, {"color", "gray"}, {"opacity", 0.25}}},
+                           {"encoding",
+                            {{"x", x},
+                             {"y", {{"field", "predicted_low"}, {"type", "quantitative"}}},
+                             {"y2", {{"field", "predicted_high"}}},
+                             {"detail", series}}}});
+  spec["layer"].push_back(
+      {{"transform", only_predicted},
+       {"mark", {{"type", "line"}, {"color", "black"}, {"strokeWidth", 1.5}}},
+       {"encoding",
+        {{"x", x},
+         {"y", {{"field", "predicted"}, {"type", "quantitative"}}},
+         {"detail", series},
+         {"strokeDash",
+          {{"datum", label},
+           {"type", "nominal"},
+           {"title", nullptr},
+           {"scale", {{"range", json::array({json::array({6, 4})})}}}}}}}});
 }
 
 struct Units {
@@ -262,8 +305,9 @@ std::string heading_of(const CaseAnalysis& c, bool show_mode) {
 
 }  // namespace
 
-std::vector<FigureGroup> build_figure_groups(const Analysis& analysis,
-                                             const std::map<std::pair<CaseKey, Setting>, int>& probe_order) {
+std::vector<FigureGroup> build_figure_groups(
+    const Analysis& analysis, const std::map<std::pair<CaseKey, Setting>, int>& probe_order,
+    const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted, const std::string& prediction_label) {
   using GroupKey = std::tuple<std::string, std::string, bool, std::string, Mode, Precision>;
   std::map<GroupKey, std::vector<const CaseAnalysis*>> grouped;
   for (const CaseAnalysis& c : analysis.cases) {
@@ -285,7 +329,8 @@ std::vector<FigureGroup> build_figure_groups(const Analysis& analysis,
     group.heading = heading_of(*cases.front(), show_mode);
     const Units units = units_of(cases.front()->item_unit);
     group.data_name = fmt::format("group-{}", groups.size());
-    group.data = data_columns(cases, shape, probe_order);
+    group.data = data_columns(cases, shape, probe_order, predicted);
+    const bool has_prediction = group.data["columns"].contains("predicted_energy");
     const std::string versus = std::string(" vs ") + info(shape.primary).title;
     const std::string prefix = group.simulated ? "SIMULATED — " : "";
     const auto add = [&](json spec) {
@@ -297,8 +342,10 @@ std::vector<FigureGroup> build_figure_groups(const Analysis& analysis,
                    "series"));
     add(line_chart("throughput" + versus, group.data_name, shape.primary, "throughput", units.rate,
                    "series"));
-    add(line_chart("energy per " + units.item + versus, group.data_name, shape.primary, "energy_per_item_j",
-                   "energy per " + units.item + " (J)", "series"));
+    json energy_chart = line_chart("energy per " + units.item + versus, group.data_name, shape.primary,
+                                   "energy_per_item_j", "energy per " + units.item + " (J)", "series");
+    if (has_prediction) add_prediction_layers(energy_chart, prediction_label, "series");
+    add(std::move(energy_chart));
     if (shape.memory_figures) {
       add(line_chart("energy per " + units.item + " vs memory clock (MHz)", group.data_name, Knob::mem,
                      "energy_per_item_j", "energy per " + units.item + " (J)", "memory_series"));

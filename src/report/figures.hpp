@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/report.hpp"
 
 namespace dvfslab::report_detail {
 
@@ -35,8 +36,12 @@ struct FigureGroup {
 // clock, else power limit, else memory clock), one line per batch size (and per
 // other varied knob); when both core and memory clock varied, energy against the
 // memory clock and a core × memory energy heatmap; and the (time, energy) Pareto plot.
-// `probe_order` numbers the points a search probed (HtmlReportOptions::probe_order).
-std::vector<FigureGroup> build_figure_groups(const Analysis& analysis,
-                                             const std::map<std::pair<CaseKey, Setting>, int>& probe_order = {});
+// `probe_order` numbers the points a search probed (HtmlReportOptions::probe_order);
+// `predicted` adds the columns predicted_energy/_low/_high and their line and band
+// to the energy figure, labelled `prediction_label`.
+std::vector<FigureGroup> build_figure_groups(
+    const Analysis& analysis, const std::map<std::pair<CaseKey, Setting>, int>& probe_order = {},
+    const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted = {},
+    const std::string& prediction_label = {});
 
 }  // namespace dvfslab::report_detail

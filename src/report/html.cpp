@@ -57,7 +57,10 @@ function dvfslabRecords(group) {
       time_s: c.time_s[i], power_w: c.power_w[i], throughput: c.throughput[i],
       energy_per_item_j: c.energy_per_item_j[i], repetitions: c.repetitions[i],
       pareto: c.pareto[i] === 1, baseline: c.baseline[i] === 1, optimum: c.optimum[i] === 1,
-      probe: c.probe[i]});
+      probe: c.probe[i],
+      predicted: c.predicted_energy ? c.predicted_energy[i] : null,
+      predicted_low: c.predicted_energy ? c.predicted_energy_low[i] : null,
+      predicted_high: c.predicted_energy ? c.predicted_energy_high[i] : null});
   }
   return records;
 }
@@ -250,7 +253,8 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
         "this dvfslab was built without the report's JavaScript runtimes (web/node_modules was missing): run "
         "`npm ci` in web/ (scripts/install-deps.sh does it), configure and build again");
   }
-  const auto groups = report_detail::build_figure_groups(analysis, options.probe_order);
+  const auto groups = report_detail::build_figure_groups(analysis, options.probe_order,
+                                                         options.predicted_energy, options.prediction_label);
   const bool any_simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
                                          [](const CaseAnalysis& c) { return c.key.simulated; });
   std::size_t settings = 0;

@@ -116,7 +116,7 @@ TEST(ReportRawRows, NoneUnlessAskedThenExactlyTheRowsGiven) {
 
   const std::string html = render_html_report(
       analysis,
-      {.raw_rows = std::span<const ResultRow>(rows).first(5), .measured_rows = rows.size(), .probe_order = {}});
+      {.raw_rows = std::span<const ResultRow>(rows).first(5), .measured_rows = rows.size(), .probe_order = {}, .predicted_energy = {}, .prediction_label = {}});
   EXPECT_NE(html.find("the first 5 of 100"), std::string::npos);
   const nlohmann::json data = page_data(html);
   ASSERT_EQ(data["raw_rows"].size(), 5u);

@@ -64,6 +64,29 @@ TEST(ReportFigures, OneDimensionalSweepGetsFourChartsPerGroup) {
   EXPECT_EQ(data["columns"]["time_s"].size(), 3u);  // one point per setting of each case
 }
 
+TEST(ReportFigures, PredictedEnergyGetsItsOwnColumnsLineAndBandOnlyInItsCase) {
+  const Analysis a = analyze(
+      {row("resnet50", 64, 1380, std::nullopt, 1.0, 300), row("resnet50", 64, 945, std::nullopt, 1.5, 150),
+       row("vgg16", 64, 1380, std::nullopt, 1.0, 250)});
+  std::map<std::pair<CaseKey, Setting>, PredictedEnergy> predicted;
+  for (const Setting& setting : {a.cases[0].points[0].setting, a.cases[0].points[1].setting})
+    predicted[{a.cases[0].key, setting}] = {4.0, 3.5, 4.5};
+  const auto groups = report_detail::build_figure_groups(a, {}, predicted, "predicted (m.json)");
+  ASSERT_EQ(groups.size(), 2u);
+  const auto& columns = groups[0].data["columns"];
+  ASSERT_TRUE(columns.contains("predicted_energy"));
+  EXPECT_EQ(columns["predicted_energy"], nlohmann::json::array({4.0, 4.0}));
+  EXPECT_EQ(columns["predicted_energy_high"], nlohmann::json::array({4.5, 4.5}));
+  EXPECT_NE(columns["energy_per_item_j"][0], 4.0);  // measured values stay measured
+  const auto& energy_layers = groups[0].figures[2].spec["layer"];
+  ASSERT_EQ(energy_layers.size(), 5u);
+  EXPECT_EQ(energy_layers[3]["mark"]["type"], "area");
+  EXPECT_EQ(energy_layers[4]["encoding"]["strokeDash"]["datum"], "predicted (m.json)");
+  EXPECT_EQ(groups[0].figures[0].spec["layer"].size(), 3u);  // power: measured only
+  EXPECT_FALSE(groups[1].data["columns"].contains("predicted_energy"));
+  EXPECT_EQ(groups[1].figures[2].spec["layer"].size(), 3u);
+}
+
 TEST(ReportFigures, CoreTimesMemoryGridAddsMemoryFigureAndHeatmap) {
   std::vector<ResultRow> rows;
   for (int sm : {1000, 1500}) {
