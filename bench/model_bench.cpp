@@ -50,7 +50,8 @@ std::vector<Curve> curves_of(const std::filesystem::path& file) {
     const std::string base = row.gpu + " / " + dvfslab::sweep_table_workload_key(row);
     auto& groups = row.setting.sm_mhz ? along_sm : along_limit;
     if (!row.setting.sm_mhz && !row.setting.power_limit_w) continue;
-    const std::string key = row.setting.sm_mhz ? fmt::format("{} @ mem {}", base, row.setting.mem_mhz.value_or(0)) : base;
+    const std::string key =
+        row.setting.sm_mhz ? fmt::format("{} @ mem {}", base, row.setting.mem_mhz.value_or(0)) : base;
     auto& sum = groups[key][row.setting];
     sum.time += row.time_per_iteration_s, sum.power += row.mean_power_w, ++sum.count;
     sum.is_default = sum.is_default || row.is_default;
@@ -61,7 +62,8 @@ std::vector<Curve> curves_of(const std::filesystem::path& file) {
       Curve curve{key, {}, std::nullopt};
       for (const auto& [setting, sum] : settings) {  // Setting orders by sm, then mem, then limit
         if (sum.is_default) curve.default_index = curve.points.size();
-        curve.points.push_back({setting, sum.time / sum.count, sum.power / sum.count, std::nullopt, std::nullopt});
+        curve.points.push_back(
+            {setting, sum.time / sum.count, sum.power / sum.count, std::nullopt, std::nullopt});
       }
       if (curve.points.size() >= 4) curves.push_back(std::move(curve));
     }
@@ -72,10 +74,12 @@ std::vector<Curve> curves_of(const std::filesystem::path& file) {
 std::vector<std::size_t> probe_indices(const Curve& curve, std::size_t k) {
   const std::size_t n = curve.points.size();
   std::vector<std::size_t> chosen;
-  for (std::size_t i = 0; i < k; ++i) chosen.push_back(static_cast<std::size_t>(std::lround(double(i) * double(n - 1) / double(k - 1))));
+  for (std::size_t i = 0; i < k; ++i)
+    chosen.push_back(static_cast<std::size_t>(std::lround(double(i) * double(n - 1) / double(k - 1))));
   if (curve.default_index && std::find(chosen.begin(), chosen.end(), *curve.default_index) == chosen.end()) {
     auto nearest = std::min_element(chosen.begin(), chosen.end() - 1, [&](std::size_t a, std::size_t b) {
-      return std::abs(double(a) - double(*curve.default_index)) < std::abs(double(b) - double(*curve.default_index));
+      return std::abs(double(a) - double(*curve.default_index)) <
+             std::abs(double(b) - double(*curve.default_index));
     });
     *nearest = *curve.default_index;
   }
@@ -137,10 +141,12 @@ void print_row(const std::string& label, std::size_t k, const std::vector<Outcom
     within_1 += o.within_1, within_3 += o.within_3, probes_1 += o.probes_within_1;
   }
   const double n = static_cast<double>(outcomes.size());
-  std::cout << fmt::format("{:<36} {:>2} {:>5}  {:>5.2f} {:>6.2f}  {:>5.2f} {:>6.2f}  {:>5.2f} {:>6.2f}  {:>5.1f} {:>5.1f}  {:>6.1f}\n", label,
-                           k, outcomes.size(), quantile(time, 0.5), quantile(time, 0.9), quantile(power, 0.5),
-                           quantile(power, 0.9), quantile(energy, 0.5), quantile(energy, 0.9), 100 * within_1 / n,
-                           100 * within_3 / n, 100 * probes_1 / n);
+  std::cout << fmt::format(
+      "{:<36} {:>2} {:>5}  {:>5.2f} {:>6.2f}  {:>5.2f} {:>6.2f}  {:>5.2f} {:>6.2f}  {:>5.1f} {:>5.1f}  "
+      "{:>6.1f}\n",
+      label, k, outcomes.size(), quantile(time, 0.5), quantile(time, 0.9), quantile(power, 0.5),
+      quantile(power, 0.9), quantile(energy, 0.5), quantile(energy, 0.9), 100 * within_1 / n,
+      100 * within_3 / n, 100 * probes_1 / n);
 }
 
 }  // namespace
@@ -155,10 +161,12 @@ int main(int argc, char** argv) {
     for (const auto& entry : std::filesystem::directory_iterator(argv[1]))
       if (entry.path().extension() == ".csv") files.push_back(entry.path());
     std::sort(files.begin(), files.end());
-    std::cout << "MAPE in %, median and p90 over curves; opt: share of curves (%) where the better of the probes and\n"
-                 "the model's measured optimum is within 1 % / 3 % of the minimum energy; probes: best probe alone within 1 %\n\n";
-    std::cout << fmt::format("{:<36} {:>2} {:>5}  {:>12}  {:>12}  {:>12}  {:>11}  {:>6}\n", "file", "k", "curves",
-                             "time med/p90", "power", "energy", "opt 1%/3%", "probes");
+    std::cout << "MAPE in %, median and p90 over curves; opt: share of curves (%) where the better of the "
+                 "probes and\n"
+                 "the model's measured optimum is within 1 % / 3 % of the minimum energy; probes: best probe "
+                 "alone within 1 %\n\n";
+    std::cout << fmt::format("{:<36} {:>2} {:>5}  {:>12}  {:>12}  {:>12}  {:>11}  {:>6}\n", "file", "k",
+                             "curves", "time med/p90", "power", "energy", "opt 1%/3%", "probes");
     std::map<std::size_t, std::vector<Outcome>> core_all, limit_all;
     for (const auto& file : files) {
       std::map<std::size_t, std::vector<Outcome>> per_k;

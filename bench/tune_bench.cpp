@@ -45,7 +45,8 @@ struct Curve {
 
 // The rows of one curve, with each knob at the default row's value written as absent,
 // so that Setting{} is the default as on a GPU.
-Curve make_curve(const std::string& file, const std::string& name, const std::vector<dvfslab::ResultRow>& rows) {
+Curve make_curve(const std::string& file, const std::string& name,
+                 const std::vector<dvfslab::ResultRow>& rows) {
   const dvfslab::ResultRow* base = nullptr;
   for (const auto& row : rows)
     if (row.is_default) base = &row;
@@ -110,7 +111,8 @@ Outcome run_tuner(const Curve& curve, const std::string& strategy, std::uint64_t
   while (done < job_iterations) {
     const dvfslab::TuneWindow window = controller.next();
     const std::int64_t settle = std::min(window.settle_iterations, job_iterations - done);
-    const dvfslab::WindowFigures settled = settle > 0 ? twin.run(window.setting, settle) : dvfslab::WindowFigures{};
+    const dvfslab::WindowFigures settled =
+        settle > 0 ? twin.run(window.setting, settle) : dvfslab::WindowFigures{};
     const std::int64_t n = std::min(window.iterations, job_iterations - done - settle);
     controller.complete(n > 0 ? twin.run(window.setting, n) : dvfslab::WindowFigures{}, settled);
     done += settle + n;
@@ -168,9 +170,10 @@ int main(int argc, char** argv) {
       if (rows.size() >= 2) curves.push_back(make_curve(path.filename().string(), name, rows));
   }
 
-  fmt::print("tune_bench: {} curves, a {}-iteration job, warm-up {}, windows of {} iterations, {:.0f} % noise, "
-             "tuner strategy {}\n",
-             curves.size(), job_iterations, warmup_iterations, window_iterations, noise * 100, strategy);
+  fmt::print(
+      "tune_bench: {} curves, a {}-iteration job, warm-up {}, windows of {} iterations, {:.0f} % noise, "
+      "tuner strategy {}\n",
+      curves.size(), job_iterations, warmup_iterations, window_iterations, noise * 100, strategy);
   struct FileTotals {
     int curves = 0, within_3 = 0, fewer_probes = 0, zeus_within_3 = 0;
     std::vector<double> tuner_saving, zeus_saving, oracle_saving;
@@ -200,20 +203,23 @@ int main(int argc, char** argv) {
     }
   }
   const auto row = [](const std::string& name, const FileTotals& t) {
-    fmt::print("{:<36} {:>6} {:>9.1f} % {:>9.1f} % {:>9.2f} % {:>9.2f} % {:>9.2f} % {:>8.0f} {:>8.0f} {:>9.1f} %\n", name,
-               t.curves, 100.0 * t.within_3 / t.curves, 100.0 * t.zeus_within_3 / t.curves,
-               100 * median(t.tuner_saving), 100 * median(t.zeus_saving), 100 * median(t.oracle_saving),
-               t.tuner_probes / t.curves, t.zeus_probes / t.curves, 100.0 * t.fewer_probes / t.curves);
+    fmt::print(
+        "{:<36} {:>6} {:>9.1f} % {:>9.1f} % {:>9.2f} % {:>9.2f} % {:>9.2f} % {:>8.0f} {:>8.0f} {:>9.1f} %\n",
+        name, t.curves, 100.0 * t.within_3 / t.curves, 100.0 * t.zeus_within_3 / t.curves,
+        100 * median(t.tuner_saving), 100 * median(t.zeus_saving), 100 * median(t.oracle_saving),
+        t.tuner_probes / t.curves, t.zeus_probes / t.curves, 100.0 * t.fewer_probes / t.curves);
   };
-  fmt::print("\n{:<36} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8} {:>11}\n", "file", "curves", "tuner≤3%",
-             "zeus≤3%", "tuner save", "zeus save", "oracle save", "tuner pi", "zeus pi", "fewer pi");
+  fmt::print("\n{:<36} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8} {:>11}\n", "file", "curves",
+             "tuner≤3%", "zeus≤3%", "tuner save", "zeus save", "oracle save", "tuner pi", "zeus pi",
+             "fewer pi");
   for (const auto& [file, totals] : per_file) row(file, totals);
   row("all", all);
   const double within = static_cast<double>(all.within_3) / all.curves;
   const double saving_ratio = median(all.tuner_saving) / median(all.oracle_saving);
   const double fewer = static_cast<double>(all.fewer_probes) / all.curves;
-  fmt::print("\n(≤3%: job energy within 3 % of the oracle, probing included; save: median saving against the "
-             "default; pi: mean probing iterations per job; fewer pi: tuner probed fewer iterations than zeus)\n");
+  fmt::print(
+      "\n(≤3%: job energy within 3 % of the oracle, probing included; save: median saving against the "
+      "default; pi: mean probing iterations per job; fewer pi: tuner probed fewer iterations than zeus)\n");
   fmt::print("target  job energy within 3 % of the oracle on >= 90 % of curves: {:.1f} % {}\n", 100 * within,
              within >= 0.9 ? "MET" : "NOT MET");
   fmt::print("target  median saving >= 90 % of the oracle's: {:.1f} % {}\n", 100 * saving_ratio,

@@ -69,18 +69,18 @@ struct Parameter {
 
 struct Residual {
   Setting setting;
-  double time_pct = 0;   // (predicted − measured) / measured × 100
+  double time_pct = 0;  // (predicted − measured) / measured × 100
   double power_pct = 0;
 };
 
 struct FitReport {
   std::size_t points = 0;
   bool identifiable = false;
-  std::string reason;                   // why not identifiable; "" when it is
-  std::vector<std::string> notes;       // knobs the points do not vary, etc.
+  std::string reason;              // why not identifiable; "" when it is
+  std::vector<std::string> notes;  // knobs the points do not vary, etc.
   std::vector<Parameter> parameters;
   std::vector<Residual> residuals;
-  double time_rms_pct = 0;              // fit residuals, relative
+  double time_rms_pct = 0;  // fit residuals, relative
   double power_rms_pct = 0;
   // Leave-one-out cross-validation (absent with fewer than 4 points): each point
   // predicted by the model fitted to the others; mean absolute percentage error.
@@ -105,7 +105,8 @@ class Model {
     std::optional<double> default_sm_mhz, default_mem_mhz, default_power_limit_w;
   };
   Domain domain() const {
-    return {sm_low_, sm_high_, mem_low_, mem_high_, power_limit_low_, power_limit_high_,
+    return {sm_low_,         sm_high_,         mem_low_,
+            mem_high_,       power_limit_low_, power_limit_high_,
             default_sm_mhz_, default_mem_mhz_, default_power_limit_w_};
   }
 
@@ -124,12 +125,12 @@ class Model {
   std::optional<double> default_sm_mhz_, default_mem_mhz_, default_power_limit_w_;
   double sm_low_ = 1, sm_high_ = 1, mem_low_ = 1, mem_high_ = 1;  // fitted range
   std::optional<double> power_limit_low_, power_limit_high_;
-  std::vector<double> time_coef_;    // τ0..τ3
-  std::vector<double> power_coef_;   // π0..π4
-  double ridge_ = 1;                 // SM clock fraction below which the work turns compute-bound
-  double knee_ = 0;                  // SM clock fraction where the voltage starts to rise
-  double cap_softness_ = 8;          // q of softmin(a, b) = (a^-q + b^-q)^(-1/q)
-  double limit_share_ = 1;           // η: the average draw a limit L allows is η·L
+  std::vector<double> time_coef_;   // τ0..τ3
+  std::vector<double> power_coef_;  // π0..π4
+  double ridge_ = 1;                // SM clock fraction below which the work turns compute-bound
+  double knee_ = 0;                 // SM clock fraction where the voltage starts to rise
+  double cap_softness_ = 8;         // q of softmin(a, b) = (a^-q + b^-q)^(-1/q)
+  double limit_share_ = 1;          // η: the average draw a limit L allows is η·L
   double time_rel_sd_ = 0.01, power_rel_sd_ = 0.01;  // interval half-widths / 1.96
   FitReport report_;
 };
@@ -147,6 +148,7 @@ std::vector<Model> models_from_json(const nlohmann::json& document);
 // Reads a model.json file; throws ConfigError naming the file on anything wrong.
 std::vector<Model> read_models(const std::filesystem::path& path);
 // The model of (gpu, workload) among `models`, or nullptr.
-const Model* find_model(const std::vector<Model>& models, const std::string& gpu, const std::string& workload);
+const Model* find_model(const std::vector<Model>& models, const std::string& gpu,
+                        const std::string& workload);
 
 }  // namespace dvfslab::model

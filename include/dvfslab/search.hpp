@@ -52,7 +52,8 @@ class SearchSession final : public SearchStrategy {
   // The inner strategy's points one at a time, until it is done or a budget is
   // spent (a point already measured is always allowed). The inner strategy is
   // offered only the allowed settings and sees every outcome.
-  std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) override;
+  std::vector<ScheduledPoint> propose(const SearchSpace& space,
+                                      std::span<const PointOutcome> measured) override;
 
   // Every outcome of the run so far, in measuring order.
   const std::vector<PointOutcome>& outcomes() const { return outcomes_; }
@@ -78,9 +79,9 @@ class SearchSession final : public SearchStrategy {
 struct Probe {
   Case workload_case;
   Setting setting;
-  int order = 0;                                 // 1 for the first probe
-  int repetitions = 0;                           // every repetition held (stored ones of a resume too)
-  double energy_per_item_j = 0;                  // their mean
+  int order = 0;                 // 1 for the first probe
+  int repetitions = 0;           // every repetition held (stored ones of a resume too)
+  double energy_per_item_j = 0;  // their mean
 };
 std::vector<Probe> probes_in_order(std::span<const PointOutcome> outcomes);
 

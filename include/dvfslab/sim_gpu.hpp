@@ -30,15 +30,15 @@ struct SimGpuSpec {
   bool has_memory_locked_clocks = true;  // Ampere and newer
   bool has_memory_temperature = true;    // HBM boards report it; GeForce boards do not
   // Model parameters (documented, not facts).
-  double idle_power_w = 0;                  // P0 at idle clocks
-  int idle_memory_mhz = 0;                  // memory clock an idle GPU drops to; 0 = it stays
-  double static_power_w = 0;                // P0 while a context is active
-  double memory_power_w_per_mhz = 0;        // γ
-  double dynamic_power_coefficient = 0;     // c in c·V(fc)²·f̃c, W/(V²·MHz)
-  double voltage_min_v = 0;                 // V at the lowest graphics clock
-  double voltage_max_v = 0;                 // V at the highest graphics clock
-  double voltage_knee_mhz = 0;              // below it V stays at voltage_min_v
-  double voltage_curve_exponent = 1.0;      // shape of V above the knee: 1 linear, >1 convex
+  double idle_power_w = 0;               // P0 at idle clocks
+  int idle_memory_mhz = 0;               // memory clock an idle GPU drops to; 0 = it stays
+  double static_power_w = 0;             // P0 while a context is active
+  double memory_power_w_per_mhz = 0;     // γ
+  double dynamic_power_coefficient = 0;  // c in c·V(fc)²·f̃c, W/(V²·MHz)
+  double voltage_min_v = 0;              // V at the lowest graphics clock
+  double voltage_max_v = 0;              // V at the highest graphics clock
+  double voltage_knee_mhz = 0;           // below it V stays at voltage_min_v
+  double voltage_curve_exponent = 1.0;   // shape of V above the knee: 1 linear, >1 convex
   // Below this clock time grows faster than 1/fc (issue 14: real V100 kernels run
   // 4.95× slower at 0.29 of the top clock where 1/fc gives 3.4×); 0 = never.
   double slow_clock_below_mhz = 0;

@@ -48,7 +48,7 @@ struct SubmitSpec {
   std::filesystem::path dvfslab_binary;
   std::filesystem::path dir;
   std::string command = "sweep";  // "sweep", or "search": the shard's sweep with `strategy`
-  std::string strategy;            // sweep --strategy; empty: the plain sweep
+  std::string strategy;           // sweep --strategy; empty: the plain sweep
   int shards = 1;
   std::string partition, gres, time_limit, account, constraint;  // empty: Slurm's default
   std::string device;                                            // empty: the plan's devices

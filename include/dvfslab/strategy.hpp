@@ -101,7 +101,8 @@ std::string strategy_help();
 // What a search found for one case: the measured setting with the least value of
 // options.objective (against the case's measured default setting), by the mean of
 // its windows; nullopt when no measured setting satisfies the objective.
-std::optional<Setting> best_measured_setting(const Case& workload_case, std::span<const PointOutcome> measured,
+std::optional<Setting> best_measured_setting(const Case& workload_case,
+                                             std::span<const PointOutcome> measured,
                                              const StrategyOptions& options);
 
 // ---------------------------------------------------------------- named choices

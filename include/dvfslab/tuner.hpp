@@ -38,14 +38,14 @@ std::vector<TuneKnob> parse_tune_knobs(std::string_view text);
 
 struct TunerOptions {
   std::vector<TuneKnob> knobs = {TuneKnob::sm};
-  Objective objective;                      // the analysis's; energy-within-slowdown for --max-slowdown
-  std::int64_t warmup_iterations = 20;      // run at the state found before anything is measured
-  std::int64_t probe_iterations = 50;       // one probe (and one watch) window
-  std::int64_t settle_iterations = 1;       // after a change, run before the window is measured
-  std::string strategy = "online";          // "online" or a registered search strategy
-  int max_retunes = 3;                      // phase changes that may start a new search
-  double phase_min_shift_pct = 5.0;         // a smaller shift never counts as a phase change
-  std::filesystem::path state_dir;          // the ClockGuard's journal; empty = default
+  Objective objective;                  // the analysis's; energy-within-slowdown for --max-slowdown
+  std::int64_t warmup_iterations = 20;  // run at the state found before anything is measured
+  std::int64_t probe_iterations = 50;   // one probe (and one watch) window
+  std::int64_t settle_iterations = 1;   // after a change, run before the window is measured
+  std::string strategy = "online";      // "online" or a registered search strategy
+  int max_retunes = 3;                  // phase changes that may start a new search
+  double phase_min_shift_pct = 5.0;     // a smaller shift never counts as a phase change
+  std::filesystem::path state_dir;      // the ClockGuard's journal; empty = default
 };
 
 // Checks the options (positive window lengths, a budget >= 0, ...): ConfigError.

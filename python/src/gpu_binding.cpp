@@ -102,17 +102,19 @@ void register_values(py::module_& module) {
 }
 
 void register_gpu_classes(py::module_& module) {
-  py::class_<Gpu>(module, "Gpu",
-                  "One GPU: identity, clock table, power limits and live telemetry; no control calls (only "
-                  "dvfslab.Tuner changes a GPU opened with allow_clock_changes=True). Open it with dvfslab.open().")
+  py::class_<Gpu>(
+      module, "Gpu",
+      "One GPU: identity, clock table, power limits and live telemetry; no control calls (only "
+      "dvfslab.Tuner changes a GPU opened with allow_clock_changes=True). Open it with dvfslab.open().")
       .def_property_readonly("identity", &Gpu::identity, py::return_value_policy::reference_internal)
       .def_property_readonly("name", [](const Gpu& gpu) { return gpu.identity().name; })
       .def_property_readonly("uuid", [](const Gpu& gpu) { return gpu.identity().uuid; })
       .def_property_readonly("simulated", [](const Gpu& gpu) { return gpu.identity().simulated; })
       .def_property_readonly("device_spec", [](const Gpu& gpu) { return gpu.identity().device_spec; })
-      .def_property_readonly("read_only", &Gpu::read_only,
-                             "True unless opened with allow_clock_changes=True (and DVFSLAB_READ_ONLY unset): "
-                             "then a dvfslab.Tuner may change it.")
+      .def_property_readonly(
+          "read_only", &Gpu::read_only,
+          "True unless opened with allow_clock_changes=True (and DVFSLAB_READ_ONLY unset): "
+          "then a dvfslab.Tuner may change it.")
       .def_property_readonly("sensor_period_s", &Gpu::sensor_period_s,
                              "How often the power and energy sensors refresh, when known.")
       .def("clock_table", &Gpu::clock_table, release_gil())

@@ -4,9 +4,9 @@
 // KeyboardInterrupt in the script, and the package's `with` restores the GPU.
 #include <pybind11/stl.h>
 
+#include <fmt/format.h>
 #include <cstdint>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -46,8 +46,10 @@ TunerOptions tuner_options(const std::string& knobs, const std::string& objectiv
   options.max_retunes = max_retunes;
   // As the command does: the given folder, else DVFSLAB_STATE_DIR, else the default.
   const char* configured = std::getenv("DVFSLAB_STATE_DIR");
-  if (!state_dir.empty()) options.state_dir = state_dir;
-  else if (configured != nullptr && *configured != '\0') options.state_dir = configured;
+  if (!state_dir.empty())
+    options.state_dir = state_dir;
+  else if (configured != nullptr && *configured != '\0')
+    options.state_dir = configured;
   validate(options);
   return options;
 }
@@ -56,10 +58,10 @@ TunerOptions tuner_options(const std::string& knobs, const std::string& objectiv
 // which the library's refusal (naming DVFSLAB_READ_ONLY) would not explain.
 void refuse_read_only(const Gpu& gpu) {
   if (gpu.read_only() && !read_only_from_environment())
-    throw PermissionError(fmt::format(
-        "{} was opened read-only: tuning changes clocks and power limits, so open it with "
-        "dvfslab.open(spec, allow_clock_changes=True)",
-        gpu.identity().name));
+    throw PermissionError(
+        fmt::format("{} was opened read-only: tuning changes clocks and power limits, so open it with "
+                    "dvfslab.open(spec, allow_clock_changes=True)",
+                    gpu.identity().name));
 }
 
 nlohmann::json setting_json(const Setting& setting) {
@@ -91,11 +93,11 @@ void register_tuner(py::module_& module) {
   py::class_<NativeTuner>(module, "_NativeTuner", "Use dvfslab.Tuner.")
       .def(py::init([](Gpu& gpu, const std::string& knobs, const std::string& objective,
                        std::optional<double> max_slowdown_pct, std::int64_t warmup_iterations,
-                       std::int64_t probe_iterations, std::int64_t settle_iterations, const std::string& strategy,
-                       int max_retunes, const std::string& state_dir) {
-             TunerOptions options = tuner_options(knobs, objective, max_slowdown_pct, warmup_iterations,
-                                                  probe_iterations, settle_iterations, strategy, max_retunes,
-                                                  state_dir);
+                       std::int64_t probe_iterations, std::int64_t settle_iterations,
+                       const std::string& strategy, int max_retunes, const std::string& state_dir) {
+             TunerOptions options =
+                 tuner_options(knobs, objective, max_slowdown_pct, warmup_iterations, probe_iterations,
+                               settle_iterations, strategy, max_retunes, state_dir);
              py::gil_scoped_release unlocked;
              return std::make_unique<NativeTuner>(gpu, std::move(options));
            }),
@@ -104,7 +106,8 @@ void register_tuner(py::module_& module) {
            py::arg("strategy"), py::arg("max_retunes"), py::arg("state_dir"), py::keep_alive<1, 2>())
       .def("step_begin", &NativeTuner::step_begin, release_gil())
       .def("step_end", &NativeTuner::step_end, py::arg("items"), release_gil())
-      .def("add_iterations", &NativeTuner::add_iterations, py::arg("iterations"), py::arg("items"), release_gil())
+      .def("add_iterations", &NativeTuner::add_iterations, py::arg("iterations"), py::arg("items"),
+           release_gil())
       .def("stop_tuning", &NativeTuner::stop_tuning, release_gil())
       .def("current_setting",
            [](const NativeTuner& self) { return to_python(setting_json(self.current_setting())); })

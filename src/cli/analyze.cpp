@@ -22,7 +22,7 @@ struct AnalyzeOptions {
   std::string objective = "energy";
   bool json = false;
   bool points = false;
-  std::string emit;  // commands that apply the optima (src/slurm/optimum_commands.cpp)
+  std::string emit;   // commands that apply the optima (src/slurm/optimum_commands.cpp)
   std::string model;  // a model.json whose predictions are shown beside the measurements
 };
 
@@ -70,9 +70,10 @@ void add_analyze_command(CLI::App& app) {
       ->check(CLI::IsMember({"slurm", "nvidia-smi"}))
       ->excludes("--json");
   command
-      ->add_option("--model", options->model,
-                   "a model.json (`dvfslab model fit -o`): show its prediction, with a 95 % interval, beside every "
-                   "measured setting of the cases it has a model for; apart from the analysis (JSON: \"predicted\")")
+      ->add_option(
+          "--model", options->model,
+          "a model.json (`dvfslab model fit -o`): show its prediction, with a 95 % interval, beside every "
+          "measured setting of the cases it has a model for; apart from the analysis (JSON: \"predicted\")")
       ->excludes("--emit");
   command->callback([options] { run_analyze(*options); });
 }

@@ -30,7 +30,8 @@ std::vector<model::Observation> observations(const Group& group) {
   std::vector<model::Observation> points;
   for (const auto& [setting, rows] : group.by_setting) {
     double time = 0, power = 0;
-    for (const auto* r : rows) time += r->time_per_iteration_s / r->items_per_iteration, power += r->mean_power_w;
+    for (const auto* r : rows)
+      time += r->time_per_iteration_s / r->items_per_iteration, power += r->mean_power_w;
     const double n = static_cast<double>(rows.size());
     model::Observation o{setting, time / n, power / n, std::nullopt, std::nullopt};
     if (rows.size() >= 2) {
@@ -78,10 +79,12 @@ void print_report(const model::Model& m) {
     fmt::print(" {}={:.4g}{}", p.name, p.value, p.sd ? fmt::format("±{:.2g}", *p.sd) : "");
   fmt::print("\n  residuals (predicted − measured):\n");
   for (const auto& res : r.residuals)
-    fmt::print("    {:<28} time {:+6.2f} %  power {:+6.2f} %\n", knob_text(res.setting), res.time_pct, res.power_pct);
+    fmt::print("    {:<28} time {:+6.2f} %  power {:+6.2f} %\n", knob_text(res.setting), res.time_pct,
+               res.power_pct);
 }
 
-void run_fit(const std::string& input, const std::string& gpu, const std::string& workload, const std::string& output) {
+void run_fit(const std::string& input, const std::string& gpu, const std::string& workload,
+             const std::string& output) {
   const auto rows = load_result_rows(input);
   std::map<Key, Group> groups;
   std::set<std::string> gpus, workloads;
@@ -97,8 +100,8 @@ void run_fit(const std::string& input, const std::string& gpu, const std::string
     if (rows.empty()) throw ConfigError(input + " holds no measurements to fit a model to");
     if (!gpu.empty() && !gpus.count(gpu))
       throw ConfigError(fmt::format("no GPU '{}' in {}; it has: {}", gpu, input, fmt::join(gpus, ", ")));
-    throw ConfigError(fmt::format("no workload '{}'{} in {}; see `dvfslab analyze {}` for the workloads", workload,
-                                  gpu.empty() ? "" : " on " + gpu, input, input));
+    throw ConfigError(fmt::format("no workload '{}'{} in {}; see `dvfslab analyze {}` for the workloads",
+                                  workload, gpu.empty() ? "" : " on " + gpu, input, input));
   }
   std::vector<model::Model> models;
   for (const auto& [key, group] : groups) {
@@ -109,7 +112,8 @@ void run_fit(const std::string& input, const std::string& gpu, const std::string
     OutputFile file(output, input_files(input));
     file.stream() << model::to_json(models).dump(2) << "\n";
     file.commit();
-    fmt::print(stderr, "dvfslab: wrote {} model{} to {}\n", models.size(), models.size() == 1 ? "" : "s", output);
+    fmt::print(stderr, "dvfslab: wrote {} model{} to {}\n", models.size(), models.size() == 1 ? "" : "s",
+               output);
   }
 }
 
@@ -123,8 +127,9 @@ void run_predict(const std::string& model_file, const std::string& table, const 
     const std::string key = sweep_table_workload_key(row);
     const auto* m = model::find_model(models, row.gpu, key);
     if (!m)
-      throw ConfigError(fmt::format("{}: no model for GPU '{}' and workload '{}' in {}; fit one with `dvfslab model fit`",
-                                    table, row.gpu, key, model_file));
+      throw ConfigError(
+          fmt::format("{}: no model for GPU '{}' and workload '{}' in {}; fit one with `dvfslab model fit`",
+                      table, row.gpu, key, model_file));
     const auto at = m->predict(row.setting);
     row.source = "predicted by dvfslab model (" + model_file + ")";
     row.time_per_iteration_s = at.time_s.value;
@@ -146,13 +151,15 @@ void run_predict(const std::string& model_file, const std::string& table, const 
 
 void add_model_command(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "model", "Fit a model of time and power over SM clock, memory clock and power limit, and predict from it "
-               "(docs/model.md)");
+      "model",
+      "Fit a model of time and power over SM clock, memory clock and power limit, and predict from it "
+      "(docs/model.md)");
   command->require_subcommand(1);
 
   auto* fit = command->add_subcommand(
-      "fit", "Fit one model per (GPU, workload) of INPUT and print each fit's report: residuals, parameters, "
-             "leave-one-out error, and whether the points identify the model");
+      "fit",
+      "Fit one model per (GPU, workload) of INPUT and print each fit's report: residuals, parameters, "
+      "leave-one-out error, and whether the points identify the model");
   struct FitOptions {
     std::string input, gpu, workload, output;
   };
@@ -161,21 +168,29 @@ void add_model_command(CLI::App& app) {
   fit->add_option("--gpu", fit_options->gpu, "Only this GPU (as named in INPUT)");
   fit->add_option("--workload", fit_options->workload, "Only this workload key (as `analyze` shows it)");
   fit->add_option("-o,--output", fit_options->output, "Write the models to this model.json");
-  fit->callback([fit_options] { run_fit(fit_options->input, fit_options->gpu, fit_options->workload, fit_options->output); });
+  fit->callback([fit_options] {
+    run_fit(fit_options->input, fit_options->gpu, fit_options->workload, fit_options->output);
+  });
 
   auto* predict = command->add_subcommand(
-      "predict", "Predict time and power for every row of a sweep table, written as a sweep table whose source "
-                 "column says the rows are predicted");
+      "predict",
+      "Predict time and power for every row of a sweep table, written as a sweep table whose source "
+      "column says the rows are predicted");
   struct PredictOptions {
     std::string model, table, output;
   };
   auto predict_options = std::make_shared<PredictOptions>();
-  predict->add_option("MODEL", predict_options->model, "A model.json from `dvfslab model fit -o`")->required();
-  predict->add_option("--at", predict_options->table, "A sweep table (CSV) of the (gpu, workload, setting) rows to predict")
+  predict->add_option("MODEL", predict_options->model, "A model.json from `dvfslab model fit -o`")
       ->required();
-  predict->add_option("-o,--output", predict_options->output, "Write the predicted table here (default: standard output)");
-  predict->callback(
-      [predict_options] { run_predict(predict_options->model, predict_options->table, predict_options->output); });
+  predict
+      ->add_option("--at", predict_options->table,
+                   "A sweep table (CSV) of the (gpu, workload, setting) rows to predict")
+      ->required();
+  predict->add_option("-o,--output", predict_options->output,
+                      "Write the predicted table here (default: standard output)");
+  predict->callback([predict_options] {
+    run_predict(predict_options->model, predict_options->table, predict_options->output);
+  });
 }
 
 }  // namespace dvfslab::cli

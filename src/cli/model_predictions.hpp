@@ -22,7 +22,7 @@ std::string format_predictions(const std::vector<ResultRow>& rows, const std::ve
                                const std::string& model_file);
 // For `report --model`: the model's energy per item at every measured setting of each
 // case it has a model of (matched as above, by GPU and sweep-table workload key).
-std::map<std::pair<CaseKey, Setting>, PredictedEnergy> predicted_energy(const Analysis& analysis,
-                                                                      const std::vector<model::Model>& models);
+std::map<std::pair<CaseKey, Setting>, PredictedEnergy> predicted_energy(
+    const Analysis& analysis, const std::vector<model::Model>& models);
 
 }  // namespace dvfslab::cli

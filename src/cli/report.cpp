@@ -60,11 +60,13 @@ void run_report(const ReportOptions& options) {
   // Only the rows the page shows are kept while it is written.
   rows.resize(std::min(rows.size(), options.raw_rows));
   rows.shrink_to_fit();
-  output.stream() << render_html_report(analysis, {.raw_rows = rows,
-                                                   .measured_rows = measured_rows,
-                                                   .probe_order = search_probe_order(options.input),
-                                                   .predicted_energy = predicted_energy(analysis, models),
-                                                   .prediction_label = fmt::format("predicted ({})", std::filesystem::path(options.model).filename().string())});
+  output.stream() << render_html_report(
+      analysis, {.raw_rows = rows,
+                 .measured_rows = measured_rows,
+                 .probe_order = search_probe_order(options.input),
+                 .predicted_energy = predicted_energy(analysis, models),
+                 .prediction_label = fmt::format("predicted ({})",
+                                                 std::filesystem::path(options.model).filename().string())});
   output.commit();
   fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
 }
@@ -99,9 +101,10 @@ void add_report_command(CLI::App& app) {
                       max_report_raw_rows))
       ->check(CLI::Range(std::size_t{0}, max_report_raw_rows))
       ->capture_default_str();
-  command->add_option("--model", options->model,
-                      "a model.json (`dvfslab model fit -o`): draw its predicted energy, with a 95 % interval, "
-                      "beside the measured points of every case it has a model of; never in the tables or the optimum");
+  command->add_option(
+      "--model", options->model,
+      "a model.json (`dvfslab model fit -o`): draw its predicted energy, with a 95 % interval, "
+      "beside the measured points of every case it has a model of; never in the tables or the optimum");
   command->callback([options] { run_report(*options); });
 }
 

@@ -50,17 +50,18 @@ void check_budget(const SearchArguments& args) {
     throw UsageError(fmt::format("--budget {}: give between 2 (the default and one probe) and {} settings",
                                  *args.budget_points, max_budget_points));
   }
-  if (args.budget_seconds &&
-      (!std::isfinite(*args.budget_seconds) || *args.budget_seconds <= 0 || *args.budget_seconds > max_budget_seconds)) {
-    throw UsageError(fmt::format("--budget-seconds {}: give a number of GPU seconds above 0 and at most {:.0f} (31 days)",
-                                 *args.budget_seconds, max_budget_seconds));
+  if (args.budget_seconds && (!std::isfinite(*args.budget_seconds) || *args.budget_seconds <= 0 ||
+                              *args.budget_seconds > max_budget_seconds)) {
+    throw UsageError(
+        fmt::format("--budget-seconds {}: give a number of GPU seconds above 0 and at most {:.0f} (31 days)",
+                    *args.budget_seconds, max_budget_seconds));
   }
 }
 
 // A replayed table knows only its own workload keys: name the table, not the
 // registry's long list.
-SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry,
-                     Store& store, const SweepOptions& options) {
+SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
+                     const WorkloadRegistry& registry, Store& store, const SweepOptions& options) {
   SearchOutcome outcome;
   outcome.gpu = gpu.identity();
   outcome.clocks = gpu.clock_table();
@@ -108,7 +109,8 @@ void run(SearchArguments args) {
 
   std::unique_ptr<Gpu> gpu = open_gpu(args.device, open_options());
   const auto table = table_gpu(*gpu);
-  if (table && args.search_case.command.empty()) check_table_workload(*gpu, *table, args.search_case.workload);
+  if (table && args.search_case.command.empty())
+    check_table_workload(*gpu, *table, args.search_case.workload);
   const std::string text =
       search_plan_text(*gpu, args.search_case, parse_search_knobs(args.knobs), args.measure, args.strategy);
   const Plan plan = parse_plan_text(text, "dvfslab search");
@@ -149,22 +151,28 @@ void add_search_command(CLI::App& app) {
       "search",
       "Find one case's optimal setting in a few measurements: a search strategy chooses which settings of "
       "the knobs to probe. Runs like a sweep (guard, restore, --resume) and stores its run in --db.");
-  command->add_option("--workload", args->search_case.workload,
-                      "The workload: a built-in name, a replayed table's workload key, or the name of the "
-                      "command after --")
+  command
+      ->add_option("--workload", args->search_case.workload,
+                   "The workload: a built-in name, a replayed table's workload key, or the name of the "
+                   "command after --")
       ->required();
   command->add_option("--batch", args->search_case.batch, "Batch size (default 1)");
   command->add_option("--mode", args->search_case.mode, "train (default) or infer");
   command->add_option("--precision", args->search_case.precision, "fp32 (default), tf32, bf16 or fp16");
-  command->add_option("--device", args->device, device_spec_help())->check(non_empty_device)->capture_default_str();
-  command->add_option("--knobs", args->knobs,
-                      "The knobs to search, comma-separated: sm (core clock), mem (memory clock), pl (power limit)")
+  command->add_option("--device", args->device, device_spec_help())
+      ->check(non_empty_device)
+      ->capture_default_str();
+  command
+      ->add_option(
+          "--knobs", args->knobs,
+          "The knobs to search, comma-separated: sm (core clock), mem (memory clock), pl (power limit)")
       ->capture_default_str();
   command->add_option("--objective", args->objective, objective_help())->capture_default_str();
   command->add_option("--strategy", args->strategy,
                       strategy_help() + " Default: " + default_strategy_name() + ".");
-  auto* budget = command->add_option(
-      "--budget", args->budget_points, "At most N distinct settings measured, the default included (2 to 10000)");
+  auto* budget =
+      command->add_option("--budget", args->budget_points,
+                          "At most N distinct settings measured, the default included (2 to 10000)");
   command
       ->add_option("--budget-seconds", args->budget_seconds,
                    "Start no further probe after S seconds of GPU time (the GPU's clock)")
@@ -190,7 +198,8 @@ void add_search_command(CLI::App& app) {
   command->add_option("--settle", args->measure.settle_s, "Seconds to wait after a clock change")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
-  command->add_option("--db", args->db, "SQLite database to write (created if missing)")->capture_default_str();
+  command->add_option("--db", args->db, "SQLite database to write (created if missing)")
+      ->capture_default_str();
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,
                     "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
   command->add_flag("--json", args->json, "Print the result as JSON on standard output");

@@ -18,8 +18,7 @@ struct Knobs {
 
 Knobs controlled_values(const SearchOutcome& outcome, const Setting& setting) {
   Knobs knobs;
-  if (outcome.knobs.sm)
-    knobs.sm_mhz = setting.sm_mhz ? setting.sm_mhz : outcome.clocks.default_graphics_mhz;
+  if (outcome.knobs.sm) knobs.sm_mhz = setting.sm_mhz ? setting.sm_mhz : outcome.clocks.default_graphics_mhz;
   if (outcome.knobs.mem)
     knobs.mem_mhz = setting.mem_mhz ? setting.mem_mhz : outcome.clocks.default_memory_mhz;
   if (outcome.knobs.power) {
@@ -42,7 +41,8 @@ std::string setting_text(const SearchOutcome& outcome, const Setting& setting) {
   const Knobs knobs = controlled_values(outcome, setting);
   std::string text;
   const auto add = [&](const char* name, const std::optional<int>& value, const char* unit) {
-    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", name, value ? fmt::format("{} {}", *value, unit) : "?");
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", name,
+                        value ? fmt::format("{} {}", *value, unit) : "?");
   };
   if (outcome.knobs.sm) add("sm", knobs.sm_mhz, "MHz");
   if (outcome.knobs.mem) add("mem", knobs.mem_mhz, "MHz");
@@ -77,7 +77,8 @@ nlohmann::json search_json(const SearchOutcome& outcome) {
   return {
       {"gpu", outcome.gpu.name},
       {"simulated", outcome.gpu.simulated},
-      {"workload", analysis ? nlohmann::json(to_string(analysis->key.workload_case)) : nlohmann::json(nullptr)},
+      {"workload",
+       analysis ? nlohmann::json(to_string(analysis->key.workload_case)) : nlohmann::json(nullptr)},
       {"strategy", outcome.strategy},
       {"objective", to_string(outcome.objective)},
       {"optimum", optimum},
@@ -97,22 +98,23 @@ nlohmann::json search_json(const SearchOutcome& outcome) {
 
 std::string search_text(const SearchOutcome& outcome) {
   const auto& analysis = outcome.analysis;
-  std::string text = fmt::format(
-      "Search on {}{}{}: strategy {}, objective {}\n", outcome.gpu.name, outcome.gpu.simulated ? " (SIMULATED)" : "",
-      analysis ? " for " + to_string(analysis->key.workload_case) : std::string(), outcome.strategy,
-      to_string(outcome.objective));
+  std::string text = fmt::format("Search on {}{}{}: strategy {}, objective {}\n", outcome.gpu.name,
+                                 outcome.gpu.simulated ? " (SIMULATED)" : "",
+                                 analysis ? " for " + to_string(analysis->key.workload_case) : std::string(),
+                                 outcome.strategy, to_string(outcome.objective));
   text += "  probes, in measuring order:\n";
   for (const Probe& probe : outcome.probes) {
     text += fmt::format("  {:>4}  {:<36} {:>2} rep.  {:.6g} J/item\n", probe.order,
                         setting_text(outcome, probe.setting), probe.repetitions, probe.energy_per_item_j);
   }
   if (const PointSummary* point = optimum_point(outcome)) {
-    text += fmt::format("  optimum: {}: {:.6g} J/item, {} against the default{}\n",
-                        setting_text(outcome, point->setting), point->energy_per_item_j.mean,
-                        analysis->energy_saving_pct ? fmt::format("saving {:.2f} %", *analysis->energy_saving_pct)
-                                                    : std::string("no saving known"),
-                        analysis->time_change_pct ? fmt::format(" (time {:+.2f} %)", *analysis->time_change_pct)
-                                                  : std::string());
+    text +=
+        fmt::format("  optimum: {}: {:.6g} J/item, {} against the default{}\n",
+                    setting_text(outcome, point->setting), point->energy_per_item_j.mean,
+                    analysis->energy_saving_pct ? fmt::format("saving {:.2f} %", *analysis->energy_saving_pct)
+                                                : std::string("no saving known"),
+                    analysis->time_change_pct ? fmt::format(" (time {:+.2f} %)", *analysis->time_change_pct)
+                                              : std::string());
   } else {
     text += "  optimum: none (no probed setting meets the objective)\n";
   }
@@ -122,11 +124,11 @@ std::string search_text(const SearchOutcome& outcome) {
               : std::string("  confidence: unknown (no probe was measured twice)\n");
   text += fmt::format("  GPU time: {:.1f} s{}, {} probes{}; run {} in {}{}\n", outcome.sweep.gpu_seconds,
                       outcome.gpu.simulated ? " (simulated)" : "", outcome.probes.size(),
-                      outcome.stopped_by_budget ? " (the budget stopped the search)" : "", outcome.sweep.run_id,
-                      outcome.database,
-                      outcome.sweep.points_skipped
-                          ? fmt::format(", {} already measured before the resume", outcome.sweep.points_skipped)
-                          : "");
+                      outcome.stopped_by_budget ? " (the budget stopped the search)" : "",
+                      outcome.sweep.run_id, outcome.database,
+                      outcome.sweep.points_skipped ? fmt::format(", {} already measured before the resume",
+                                                                 outcome.sweep.points_skipped)
+                                                   : "");
   return text;
 }
 

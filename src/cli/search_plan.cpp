@@ -7,8 +7,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "dvfslab/error.hpp"
 #include "cli/table_gpu.hpp"
+#include "dvfslab/error.hpp"
 #include "dvfslab/search.hpp"
 
 namespace dvfslab::cli {
@@ -46,14 +46,16 @@ std::string power_knob(Gpu& gpu, const std::string& workload) {
   const PowerLimits limits = gpu.power_limits();
   std::vector<int> held;
   if (limits.min_w && limits.max_w) {
-    for (int watts = static_cast<int>(std::ceil(*limits.min_w)); watts <= std::floor(*limits.max_w); ++watts) {
+    for (int watts = static_cast<int>(std::ceil(*limits.min_w)); watts <= std::floor(*limits.max_w);
+         ++watts) {
       if (table->holds(gpu, workload, Setting{std::nullopt, std::nullopt, watts})) held.push_back(watts);
     }
   }
   if (held.empty()) {
-    throw ConfigError(fmt::format("the {} of {} holds no power limit for '{}': search the knobs "
-                                  "it varies (--knobs sm or mem)",
-                                  table->kind, gpu.identity().name, workload));
+    throw ConfigError(
+        fmt::format("the {} of {} holds no power limit for '{}': search the knobs "
+                    "it varies (--knobs sm or mem)",
+                    table->kind, gpu.identity().name, workload));
   }
   return fmt::format("[{}]", fmt::join(held, ", "));
 }
@@ -66,11 +68,15 @@ SearchKnobs parse_search_knobs(const std::string& text) {
   std::string name;
   int count = 0;
   while (std::getline(names, name, ',')) {
-    bool* knob = name == "sm" ? &knobs.sm : name == "mem" ? &knobs.mem : name == "pl" ? &knobs.power : nullptr;
+    bool* knob = name == "sm"    ? &knobs.sm
+                 : name == "mem" ? &knobs.mem
+                 : name == "pl"  ? &knobs.power
+                                 : nullptr;
     if (!knob) {
-      throw UsageError(fmt::format("--knobs '{}': unknown knob '{}'; give a comma-separated list of sm (core "
-                                   "clock), mem (memory clock) and pl (power limit)",
-                                   text, name));
+      throw UsageError(
+          fmt::format("--knobs '{}': unknown knob '{}'; give a comma-separated list of sm (core "
+                      "clock), mem (memory clock) and pl (power limit)",
+                      text, name));
     }
     if (*knob) throw UsageError(fmt::format("--knobs '{}': '{}' is named twice", text, name));
     *knob = true;
@@ -84,13 +90,15 @@ std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const Sear
                              const SearchMeasure& measure, const std::string& strategy) {
   const ClockTable clocks = gpu.clock_table();
   const auto refuse_fixed = [&](const char* knob, const char* what) {
-    throw ConfigError(fmt::format("--knobs {}: {} has only one {}, so there is nothing to search; choose the "
-                                  "knobs it varies (`dvfslab info --device ...` lists them)",
-                                  knob, gpu.identity().name, what));
+    throw ConfigError(
+        fmt::format("--knobs {}: {} has only one {}, so there is nothing to search; choose the "
+                    "knobs it varies (`dvfslab info --device ...` lists them)",
+                    knob, gpu.identity().name, what));
   };
   if (knobs.sm && clocks.all_graphics_mhz().size() < 2) refuse_fixed("sm", "SM clock");
   if (knobs.mem && clocks.memory_mhz.size() < 2) refuse_fixed("mem", "memory clock");
-  std::string text = fmt::format("[plan]\nname = {}\n\n[knobs]\n", toml_string("search " + search_case.workload));
+  std::string text =
+      fmt::format("[plan]\nname = {}\n\n[knobs]\n", toml_string("search " + search_case.workload));
   if (knobs.sm) text += "sm_mhz = \"all\"\n";
   if (knobs.mem) text += "mem_mhz = \"all\"\n";
   if (knobs.power) text += fmt::format("power_limit_w = {}\n", power_knob(gpu, search_case.workload));
@@ -100,7 +108,8 @@ std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const Sear
   } else {
     std::vector<std::string> argv;
     for (const auto& argument : search_case.command) argv.push_back(toml_string(argument));
-    text += fmt::format("name = {}\ncommand = [{}]\n", toml_string(search_case.workload), fmt::join(argv, ", "));
+    text +=
+        fmt::format("name = {}\ncommand = [{}]\n", toml_string(search_case.workload), fmt::join(argv, ", "));
   }
   text += fmt::format("batch_sizes = [{}]\n", search_case.batch.value_or(1));
   if (!search_case.mode.empty()) text += fmt::format("modes = [{}]\n", toml_string(search_case.mode));
@@ -109,7 +118,8 @@ std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const Sear
   text += fmt::format(
       "\n[measure]\nrepetitions = {}\nmax_repetitions = {}\nci_target_pct = {}\nsettle_s = {}\n"
       "order = \"ascending\"\ninclude_default = true\ndrift_check = false\n",
-      measure.repetitions, measure.max_repetitions, toml_float(measure.ci_target_pct), toml_float(measure.settle_s));
+      measure.repetitions, measure.max_repetitions, toml_float(measure.ci_target_pct),
+      toml_float(measure.settle_s));
   if (measure.duration_s) text += fmt::format("duration_s = {}\n", toml_float(*measure.duration_s));
   return plan_text_with_strategy(text, strategy);
 }

@@ -127,9 +127,10 @@ void run_submit(const SubmitArguments& args) {
     // A search shard takes whole cases (case c in shard c mod N).
     const std::size_t cases = expand_cases(plan).size();
     if (static_cast<std::size_t>(args.shards) > cases) {
-      throw UsageError(fmt::format("--shards {}: a search shard takes whole cases and the plan has only {}; give "
-                                   "at most {}",
-                                   args.shards, cases, cases));
+      throw UsageError(
+          fmt::format("--shards {}: a search shard takes whole cases and the plan has only {}; give "
+                      "at most {}",
+                      args.shards, cases, cases));
     }
   } else if (const auto points = count_points(plan, args.device);
              points && static_cast<std::size_t>(args.shards) > *points) {

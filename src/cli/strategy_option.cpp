@@ -20,7 +20,8 @@ bool registered(std::string_view name) {
 
 std::string default_strategy_name() { return registered("auto") ? "auto" : "grid"; }
 
-std::unique_ptr<SearchStrategy> strategy_from_option(const std::string& name, const StrategyOptions& options) {
+std::unique_ptr<SearchStrategy> strategy_from_option(const std::string& name,
+                                                     const StrategyOptions& options) {
   if (!registered(name)) {
     std::string names;
     for (const StrategyDefinition& strategy : search_strategies())

@@ -96,8 +96,9 @@ void add_study_command(CLI::App& app) {
                     "simulated GPUs are always swept");
   command
       ->add_option("--strategy", args->strategy,
-                   strategy_help() + " With another strategy than grid, each case's optimum is searched; give "
-                                     "it its own --out")
+                   strategy_help() +
+                       " With another strategy than grid, each case's optimum is searched; give "
+                       "it its own --out")
       ->capture_default_str();
   command->add_flag("--print-plan", args->print_plan,
                     "Print the built-in plan (TOML) for the device and exit, to adapt it for dvfslab sweep");

@@ -84,8 +84,7 @@ void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule,
   std::vector<std::string> missing;
   for (const auto& point : schedule.points) {
     const std::string& workload = point.workload_case.workload;
-    if (!checked.emplace(workload, point.setting).second || holds(gpu, workload, point.setting))
-      continue;
+    if (!checked.emplace(workload, point.setting).second || holds(gpu, workload, point.setting)) continue;
     missing.push_back(fmt::format("'{}' at {}", workload, to_string(point.setting)));
   }
   if (missing.empty()) return;
@@ -151,15 +150,17 @@ void run(const SweepArguments& args) {
   for (auto& gpu : gpus) {
     schedules.push_back(prepare_sweep(*gpu, plan, registry, options));
     const auto table = table_gpu(*gpu);
-    if (table && args.strategy == "grid") check_table_holds_every_point(*gpu, schedules.back(), table->holds, table->kind);
+    if (table && args.strategy == "grid")
+      check_table_holds_every_point(*gpu, schedules.back(), table->holds, table->kind);
     if (!args.dry_run) check_sweep_allowed(*gpu, schedules.back(), options);
   }
   if (args.dry_run) {
     for (std::size_t i = 0; i < gpus.size(); ++i) print_dry_run(*gpus[i], plan, schedules[i], options);
     if (args.strategy != "grid") {
-      fmt::print("Strategy {}: measures the default setting of each case, then only the points it chooses "
-                 "while measuring.\n",
-                 args.strategy);
+      fmt::print(
+          "Strategy {}: measures the default setting of each case, then only the points it chooses "
+          "while measuring.\n",
+          args.strategy);
     }
     return;
   }
@@ -184,18 +185,19 @@ void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const Workload
                     std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options) {
   for (auto& gpu : gpus) {
     auto progress = make_stderr_progress_reporter();
-    const SweepResult result = run_sweep_of_plan(*gpu, plan, registry, store, options, *progress, args.strategy);
+    const SweepResult result =
+        run_sweep_of_plan(*gpu, plan, registry, store, options, *progress, args.strategy);
     const auto& identity = gpu->identity();
-    fmt::print(
-        "{}: run {} in {}{}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n", identity.name,
-        result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "",
-        args.strategy == "grid" ? "" : ", strategy " + args.strategy, result.points_measured,
-        result.measurements, result.gpu_seconds, identity.simulated ? "simulated " : "",
-        result.points_skipped ? fmt::format(", {} already measured before the resume", result.points_skipped)
-                              : "",
-        result.clock_mismatches
-            ? fmt::format(", {} with the clock differing from the request", result.clock_mismatches)
-            : "");
+    fmt::print("{}: run {} in {}{}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n",
+               identity.name, result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "",
+               args.strategy == "grid" ? "" : ", strategy " + args.strategy, result.points_measured,
+               result.measurements, result.gpu_seconds, identity.simulated ? "simulated " : "",
+               result.points_skipped
+                   ? fmt::format(", {} already measured before the resume", result.points_skipped)
+                   : "",
+               result.clock_mismatches
+                   ? fmt::format(", {} with the clock differing from the request", result.clock_mismatches)
+                   : "");
     if (result.drift_pct) {
       fmt::print(
           "  drift: energy per item at the default setting changed by {:+.2f} % from the first to the last "

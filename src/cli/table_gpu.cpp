@@ -19,10 +19,10 @@ std::optional<TableGpu> table_gpu(const Gpu& gpu) {
 void check_table_workload(const Gpu& gpu, const TableGpu& table, const std::string& workload) {
   const auto& keys = table.workload_keys(gpu);
   if (std::find(keys.begin(), keys.end(), workload) != keys.end()) return;
-  throw ConfigError(fmt::format("--workload '{}': the {} of {} has no such workload key; `dvfslab info --device "
-                                "{}` lists its {} keys",
-                                workload, table.kind, gpu.identity().name, gpu.identity().device_spec,
-                                keys.size()));
+  throw ConfigError(
+      fmt::format("--workload '{}': the {} of {} has no such workload key; `dvfslab info --device "
+                  "{}` lists its {} keys",
+                  workload, table.kind, gpu.identity().name, gpu.identity().device_spec, keys.size()));
 }
 
 }  // namespace dvfslab::cli

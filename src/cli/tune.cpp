@@ -67,42 +67,52 @@ TunerOptions tuner_options(const TuneArguments& args) {
 }
 
 void print_report(std::FILE* out, const TuneReport& r, const std::string& job) {
-  if (r.simulated) fmt::print(out, "SIMULATED GPU: every figure below comes from the simulator, not hardware\n");
+  if (r.simulated)
+    fmt::print(out, "SIMULATED GPU: every figure below comes from the simulator, not hardware\n");
   fmt::print(out, "device       {}{}\n", r.device, r.simulated ? " (SIMULATED)" : "");
   fmt::print(out, "job          {}\n", job);
   fmt::print(out, "tuning       objective {}, knobs {}, strategy {}\n", r.objective,
-             fmt::join(r.knobs | std::views::transform([](TuneKnob k) { return to_string(k); }), ","), r.strategy);
-  fmt::print(out, "job energy   {:.2f} J over {} iterations, {:.3f} s\n", r.energy_j, r.iterations, r.duration_s);
+             fmt::join(r.knobs | std::views::transform([](TuneKnob k) { return to_string(k); }), ","),
+             r.strategy);
+  fmt::print(out, "job energy   {:.2f} J over {} iterations, {:.3f} s\n", r.energy_j, r.iterations,
+             r.duration_s);
   fmt::print(out, "probing      {} windows, {} iterations, {:.2f} J\n", r.probes.size(), r.probe_iterations,
              r.probe_energy_j);
   if (r.estimated_default_energy_j && r.estimated_best_from_start_energy_j) {
     const double at_default = *r.estimated_default_energy_j;
-    fmt::print(out, "estimates    at the default {:.2f} J (this run {:+.1f} %); best held from the start {:.2f} J ({:+.1f} %)\n",
+    fmt::print(out,
+               "estimates    at the default {:.2f} J (this run {:+.1f} %); best held from the start {:.2f} J "
+               "({:+.1f} %)\n",
                at_default, (r.energy_j / at_default - 1) * 100, *r.estimated_best_from_start_energy_j,
                (*r.estimated_best_from_start_energy_j / at_default - 1) * 100);
   }
   for (const PhaseRecord& phase : r.phases) {
-    fmt::print(out, "phase {}      from iteration {} ({}): {}\n", phase.index, phase.first_iteration, phase.reason,
-               phase.best ? "held " + to_string(*phase.best) : std::string("no setting held: the job ended before the search did"));
+    fmt::print(out, "phase {}      from iteration {} ({}): {}\n", phase.index, phase.first_iteration,
+               phase.reason,
+               phase.best ? "held " + to_string(*phase.best)
+                          : std::string("no setting held: the job ended before the search did"));
   }
   for (const HeldSpan& span : r.held)
     fmt::print(out, "held         {} for iterations {}-{} ({:.3f}-{:.3f} s)\n", to_string(span.setting),
                span.first_iteration, span.first_iteration + span.iterations - 1, span.first_time_s,
                span.first_time_s + span.duration_s);
-  fmt::print(out, "restored     {}\n", r.restore_actions.empty() ? std::string("nothing to restore")
-                                                                  : fmt::format("{}", fmt::join(r.restore_actions, "; ")));
+  fmt::print(out, "restored     {}\n",
+             r.restore_actions.empty() ? std::string("nothing to restore")
+                                       : fmt::format("{}", fmt::join(r.restore_actions, "; ")));
 }
 
 void run_tune(const TuneArguments& args) {
   if (args.sim_job.empty() == args.command.empty())
     throw UsageError("give the job to tune: either -- CMD ARGS... or --sim-job PHASES (not both)");
   const TunerOptions options = tuner_options(args);
-  const std::vector<SimJobPhase> phases = args.sim_job.empty() ? std::vector<SimJobPhase>{} : parse_sim_job(args.sim_job);
+  const std::vector<SimJobPhase> phases =
+      args.sim_job.empty() ? std::vector<SimJobPhase>{} : parse_sim_job(args.sim_job);
   const SimTimeMode time = args.sim_job.empty() ? SimTimeMode::wall_time : SimTimeMode::virtual_time;
   auto gpu = open_gpu(args.device, open_options(time));
   if (is_replay_gpu(*gpu))
-    throw ConfigError(fmt::format("{} is a replayed sweep table ({}): it cannot run a job; tune on a GPU or sim:NAME",
-                                  gpu->identity().name, args.device));
+    throw ConfigError(
+        fmt::format("{} is a replayed sweep table ({}): it cannot run a job; tune on a GPU or sim:NAME",
+                    gpu->identity().name, args.device));
 
   install_interrupt_handler();  // before the job starts: restore, then exit 128 + signal
   TuneReport report;
@@ -153,11 +163,15 @@ void add_tune_command(CLI::App& app) {
       "refuses it before the job starts. Exits with the job's code.\n"
       "Examples: dvfslab tune --knobs sm,pl -- python3 train.py\n"
       "          dvfslab tune --device sim:v100 --sim-job resnet50/train/b64:3000,resnet50/infer/b256:3000");
-  tune->add_option("--device", args->device, device_spec_help())->capture_default_str()->check(non_empty_device);
-  tune->add_option("--knobs", args->knobs, "What to tune: a comma-separated list of sm, mem, pl")->capture_default_str();
+  tune->add_option("--device", args->device, device_spec_help())
+      ->capture_default_str()
+      ->check(non_empty_device);
+  tune->add_option("--knobs", args->knobs, "What to tune: a comma-separated list of sm, mem, pl")
+      ->capture_default_str();
   tune->add_option("--objective", args->objective, objective_help())->capture_default_str();
-  tune->add_option("--max-slowdown", args->max_slowdown_pct,
-                   "Least energy at most PCT % slower than the default (objective energy-within-slowdown:PCT%)");
+  tune->add_option(
+      "--max-slowdown", args->max_slowdown_pct,
+      "Least energy at most PCT % slower than the default (objective energy-within-slowdown:PCT%)");
   tune->add_option("--probe-iters", args->probe_iterations, "Iterations per probe (and watch) window")
       ->capture_default_str();
   tune->add_option("--warmup-iters", args->warmup_iterations, "Iterations run as found before probing")
@@ -172,7 +186,8 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str();
   tune->add_option("--max-retunes", args->max_retunes, "Phase changes that may start a new search")
       ->capture_default_str();
-  tune->add_option("--db", args->db, "SQLite database to keep the probes and the report in (created if missing)")
+  tune->add_option("--db", args->db,
+                   "SQLite database to keep the probes and the report in (created if missing)")
       ->capture_default_str();
   tune->add_flag("--json", args->json, "Print the report as one JSON document on stdout");
   tune->add_option("--state-dir", args->state_dir,

@@ -15,14 +15,17 @@ Setting RecordedControlGpu::with_defaults(const Setting& requested) const {
 Setting RecordedControlGpu::current_setting() const {
   Setting applied;
   // A locked clock wins over the application clock, as on the real driver.
-  applied.sm_mhz = control_.locked_sm_max_mhz ? control_.locked_sm_max_mhz : control_.application_graphics_mhz;
-  applied.mem_mhz = control_.locked_mem_max_mhz ? control_.locked_mem_max_mhz : control_.application_memory_mhz;
+  applied.sm_mhz =
+      control_.locked_sm_max_mhz ? control_.locked_sm_max_mhz : control_.application_graphics_mhz;
+  applied.mem_mhz =
+      control_.locked_mem_max_mhz ? control_.locked_mem_max_mhz : control_.application_memory_mhz;
   if (control_.power_limit_w) applied.power_limit_w = static_cast<int>(std::lround(*control_.power_limit_w));
   return with_defaults(applied);
 }
 
 PowerLimits RecordedControlGpu::with_current_limit(PowerLimits limits) const {
-  if (limits.default_w) limits.current_w = control_.power_limit_w ? *control_.power_limit_w : *limits.default_w;
+  if (limits.default_w)
+    limits.current_w = control_.power_limit_w ? *control_.power_limit_w : *limits.default_w;
   return limits;
 }
 

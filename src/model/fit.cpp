@@ -117,21 +117,21 @@ void fit_power_limit(Coefficients& c, const std::vector<Scaled>& points) {
   double best_cost = std::numeric_limits<double>::infinity();
   Coefficients best = c;
   for (double limit_share : limit_share_grid)
-  for (double softness : softness_grid) {
-    share = limit_share;
-    double low = std::log(0.5), high = std::log(4.0);  // golden section on the log scale
-    const double ratio = (std::sqrt(5.0) - 1) / 2;
-    for (int step = 0; step < 40; ++step) {
-      const double a = high - ratio * (high - low), b = low + ratio * (high - low);
-      if (power_cost(scaled(a, softness), points) < power_cost(scaled(b, softness), points))
-        high = b;
-      else
-        low = a;
+    for (double softness : softness_grid) {
+      share = limit_share;
+      double low = std::log(0.5), high = std::log(4.0);  // golden section on the log scale
+      const double ratio = (std::sqrt(5.0) - 1) / 2;
+      for (int step = 0; step < 40; ++step) {
+        const double a = high - ratio * (high - low), b = low + ratio * (high - low);
+        if (power_cost(scaled(a, softness), points) < power_cost(scaled(b, softness), points))
+          high = b;
+        else
+          low = a;
+      }
+      const Coefficients trial = scaled(0.5 * (low + high), softness);
+      const double cost = power_cost(trial, points);
+      if (cost < best_cost) best_cost = cost, best = trial;
     }
-    const Coefficients trial = scaled(0.5 * (low + high), softness);
-    const double cost = power_cost(trial, points);
-    if (cost < best_cost) best_cost = cost, best = trial;
-  }
   c = best;
 }
 
@@ -204,11 +204,12 @@ void check_points(const std::vector<Observation>& points, const Facts& facts) {
   if (points.empty()) throw ConfigError(who + ": no measured points to fit a model to");
   for (const auto& p : points) {
     if (!(std::isfinite(p.time_s) && p.time_s > 0) || !(std::isfinite(p.power_w) && p.power_w > 0))
-      throw ConfigError(fmt::format("{}: the point at {} has time {} s and power {} W; both must be positive", who,
-                                    to_string(p.setting), p.time_s, p.power_w));
+      throw ConfigError(fmt::format("{}: the point at {} has time {} s and power {} W; both must be positive",
+                                    who, to_string(p.setting), p.time_s, p.power_w));
     for (auto knob : {&Setting::sm_mhz, &Setting::mem_mhz, &Setting::power_limit_w})
       if ((p.setting.*knob) && *(p.setting.*knob) <= 0)
-        throw ConfigError(fmt::format("{}: the point at {} has a knob that is not positive", who, to_string(p.setting)));
+        throw ConfigError(
+            fmt::format("{}: the point at {} has a knob that is not positive", who, to_string(p.setting)));
   }
 }
 
@@ -239,12 +240,15 @@ Model fit(const std::vector<Observation>& points, const Facts& facts, const FitO
   const bool has_sm = range(&Setting::sm_mhz, model.sm_low_, model.sm_high_);
   const bool has_mem = range(&Setting::mem_mhz, model.mem_low_, model.mem_high_);
   double limit_low = 0, limit_high = 0;
-  if (range(&Setting::power_limit_w, limit_low, limit_high)) model.power_limit_low_ = limit_low, model.power_limit_high_ = limit_high;
+  if (range(&Setting::power_limit_w, limit_low, limit_high))
+    model.power_limit_low_ = limit_low, model.power_limit_high_ = limit_high;
   if (facts.reference.sm_mhz) model.default_sm_mhz_ = *facts.reference.sm_mhz;
   if (facts.reference.mem_mhz) model.default_mem_mhz_ = *facts.reference.mem_mhz;
   if (facts.reference.power_limit_w) model.default_power_limit_w_ = *facts.reference.power_limit_w;
-  model.sm_ref_ = has_sm ? std::max(model.sm_high_, model.default_sm_mhz_.value_or(0)) : model.default_sm_mhz_.value_or(1);
-  model.mem_ref_ = has_mem ? std::max(model.mem_high_, model.default_mem_mhz_.value_or(0)) : model.default_mem_mhz_.value_or(1);
+  model.sm_ref_ = has_sm ? std::max(model.sm_high_, model.default_sm_mhz_.value_or(0))
+                         : model.default_sm_mhz_.value_or(1);
+  model.mem_ref_ = has_mem ? std::max(model.mem_high_, model.default_mem_mhz_.value_or(0))
+                           : model.default_mem_mhz_.value_or(1);
   if (!has_sm) model.sm_low_ = model.sm_high_ = model.sm_ref_;
   if (!has_mem) model.mem_low_ = model.mem_high_ = model.mem_ref_;
 
@@ -278,13 +282,17 @@ Model fit(const std::vector<Observation>& points, const Facts& facts, const FitO
   std::set<Setting> settings;
   for (const auto& p : points) settings.insert(p.setting);
   if (settings.size() == 1) {
-    report.reason = "all points are at one setting (" + to_string(*settings.begin()) + "): nothing tells how time and power change";
+    report.reason = "all points are at one setting (" + to_string(*settings.begin()) +
+                    "): nothing tells how time and power change";
   } else if (settings.size() == 2) {
-    report.reason = "only 2 distinct settings: the curve's shape between and beyond them is the prior's, not the data's";
+    report.reason =
+        "only 2 distinct settings: the curve's shape between and beyond them is the prior's, not the data's";
   }
   report.identifiable = report.reason.empty();
   const std::pair<std::optional<int> Setting::*, const char*> knobs[] = {
-      {&Setting::sm_mhz, "SM clock"}, {&Setting::mem_mhz, "memory clock"}, {&Setting::power_limit_w, "power limit"}};
+      {&Setting::sm_mhz, "SM clock"},
+      {&Setting::mem_mhz, "memory clock"},
+      {&Setting::power_limit_w, "power limit"}};
   for (const auto& [knob, name] : knobs)
     if (distinct(points, knob) < 2)
       report.notes.push_back(fmt::format("the points do not vary the {}: its effect is the prior's", name));

@@ -35,7 +35,8 @@ double capped_power(double unlimited_w, double limit_w, double softness) {
   return low * std::pow(1.0 + std::pow(low / high, softness), -1.0 / softness);
 }
 
-double clock_for_power(const std::vector<double>& power_coef, double knee, double x, double y, double power_w) {
+double clock_for_power(const std::vector<double>& power_coef, double knee, double x, double y,
+                       double power_w) {
   // Power rises with the clock (non-negative coefficients), so bisection finds it.
   if (evaluate_power(power_coef, knee, x, y) <= power_w) return x;
   double low = lowest_sm_fraction;

@@ -24,12 +24,14 @@ Estimate with_interval(double value, double relative_sd) {
 Prediction Model::predict(const Setting& setting) const {
   const auto sm = setting.sm_mhz ? std::optional<double>(*setting.sm_mhz) : default_sm_mhz_;
   const auto mem = setting.mem_mhz ? std::optional<double>(*setting.mem_mhz) : default_mem_mhz_;
-  const auto limit = setting.power_limit_w ? std::optional<double>(*setting.power_limit_w) : default_power_limit_w_;
+  const auto limit =
+      setting.power_limit_w ? std::optional<double>(*setting.power_limit_w) : default_power_limit_w_;
   const double x = sm ? *sm / sm_ref_ : 1.0;
   const double y = mem ? *mem / mem_ref_ : 1.0;
 
   const double unlimited = form::evaluate_power(power_coef_, knee_, x, y);
-  const double power = limit ? form::capped_power(unlimited, limit_share_ * *limit, cap_softness_) : unlimited;
+  const double power =
+      limit ? form::capped_power(unlimited, limit_share_ * *limit, cap_softness_) : unlimited;
   const double x_effective = limit ? form::clock_for_power(power_coef_, knee_, x, y, power) : x;
   const double time = form::evaluate_time(time_coef_, ridge_, x_effective, y);
 

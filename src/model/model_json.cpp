@@ -16,15 +16,19 @@ constexpr const char* format_name = "dvfslab-model";
 constexpr int format_version = 1;
 
 nlohmann::json setting_json(const Setting& s) {
-  return {{"sm_mhz", or_null(s.sm_mhz)}, {"mem_mhz", or_null(s.mem_mhz)}, {"power_limit_w", or_null(s.power_limit_w)}};
+  return {{"sm_mhz", or_null(s.sm_mhz)},
+          {"mem_mhz", or_null(s.mem_mhz)},
+          {"power_limit_w", or_null(s.power_limit_w)}};
 }
 
 nlohmann::json report_json(const FitReport& r) {
   nlohmann::json parameters = nlohmann::json::array();
-  for (const auto& p : r.parameters) parameters.push_back({{"name", p.name}, {"value", p.value}, {"sd", or_null(p.sd)}});
+  for (const auto& p : r.parameters)
+    parameters.push_back({{"name", p.name}, {"value", p.value}, {"sd", or_null(p.sd)}});
   nlohmann::json residuals = nlohmann::json::array();
   for (const auto& res : r.residuals)
-    residuals.push_back({{"setting", setting_json(res.setting)}, {"time_pct", res.time_pct}, {"power_pct", res.power_pct}});
+    residuals.push_back(
+        {{"setting", setting_json(res.setting)}, {"time_pct", res.time_pct}, {"power_pct", res.power_pct}});
   return {{"points", r.points},
           {"identifiable", r.identifiable},
           {"reason", r.reason},
@@ -50,7 +54,8 @@ T field(const nlohmann::json& json, const std::string& key, const std::string& w
 }
 
 template <typename T>
-std::optional<T> optional_field(const nlohmann::json& json, const std::string& key, const std::string& where) {
+std::optional<T> optional_field(const nlohmann::json& json, const std::string& key,
+                                const std::string& where) {
   if (json.is_object() && json.contains(key) && json.at(key).is_null()) return std::nullopt;
   return field<T>(json, key, where);
 }
@@ -60,7 +65,8 @@ std::vector<double> coefficients(const nlohmann::json& json, const std::string& 
   std::vector<double> values;
   for (auto name : names) {
     const double v = field<double>(group, std::string(name), key + ".");
-    if (!(v >= 0) || !std::isfinite(v)) throw ConfigError("model.json: " + key + "." + std::string(name) + " must be a non-negative number");
+    if (!(v >= 0) || !std::isfinite(v))
+      throw ConfigError("model.json: " + key + "." + std::string(name) + " must be a non-negative number");
     values.push_back(v);
   }
   return values;
@@ -73,11 +79,13 @@ FitReport report_from_json(const nlohmann::json& json) {
   r.reason = field<std::string>(json, "reason", "report.");
   r.notes = field<std::vector<std::string>>(json, "notes", "report.");
   for (const auto& p : field<nlohmann::json>(json, "parameters", "report."))
-    r.parameters.push_back({field<std::string>(p, "name", "report.parameters[]."), field<double>(p, "value", "report.parameters[]."),
+    r.parameters.push_back({field<std::string>(p, "name", "report.parameters[]."),
+                            field<double>(p, "value", "report.parameters[]."),
                             optional_field<double>(p, "sd", "report.parameters[].")});
   for (const auto& res : field<nlohmann::json>(json, "residuals", "report.")) {
     const auto& s = field<nlohmann::json>(res, "setting", "report.residuals[].");
-    Setting setting{optional_field<int>(s, "sm_mhz", "setting."), optional_field<int>(s, "mem_mhz", "setting."),
+    Setting setting{optional_field<int>(s, "sm_mhz", "setting."),
+                    optional_field<int>(s, "mem_mhz", "setting."),
                     optional_field<int>(s, "power_limit_w", "setting.")};
     r.residuals.push_back({setting, field<double>(res, "time_pct", "report.residuals[]."),
                            field<double>(res, "power_pct", "report.residuals[].")});
@@ -95,14 +103,20 @@ FitReport report_from_json(const nlohmann::json& json) {
 nlohmann::json Model::to_json() const {
   nlohmann::json time, power;
   for (std::size_t i = 0; i < form::time_terms; ++i) time[std::string(form::time_names[i])] = time_coef_[i];
-  for (std::size_t i = 0; i < form::power_terms; ++i) power[std::string(form::power_names[i])] = power_coef_[i];
+  for (std::size_t i = 0; i < form::power_terms; ++i)
+    power[std::string(form::power_names[i])] = power_coef_[i];
   return {{"gpu", gpu_},
           {"workload", workload_},
           {"reference", {{"sm_mhz", sm_ref_}, {"mem_mhz", mem_ref_}}},
-          {"default", {{"sm_mhz", or_null(default_sm_mhz_)}, {"mem_mhz", or_null(default_mem_mhz_)},
-                       {"power_limit_w", or_null(default_power_limit_w_)}}},
-          {"range", {{"sm_mhz", {sm_low_, sm_high_}}, {"mem_mhz", {mem_low_, mem_high_}},
-                     {"power_limit_w", power_limit_low_ ? nlohmann::json{*power_limit_low_, *power_limit_high_} : nlohmann::json(nullptr)}}},
+          {"default",
+           {{"sm_mhz", or_null(default_sm_mhz_)},
+            {"mem_mhz", or_null(default_mem_mhz_)},
+            {"power_limit_w", or_null(default_power_limit_w_)}}},
+          {"range",
+           {{"sm_mhz", {sm_low_, sm_high_}},
+            {"mem_mhz", {mem_low_, mem_high_}},
+            {"power_limit_w", power_limit_low_ ? nlohmann::json{*power_limit_low_, *power_limit_high_}
+                                               : nlohmann::json(nullptr)}}},
           {"time_s", time},
           {"power_w", power},
           {"ridge", ridge_},
@@ -120,7 +134,8 @@ Model Model::from_json(const nlohmann::json& json) {
   const auto& reference = field<nlohmann::json>(json, "reference", "");
   m.sm_ref_ = field<double>(reference, "sm_mhz", "reference.");
   m.mem_ref_ = field<double>(reference, "mem_mhz", "reference.");
-  if (!(m.sm_ref_ > 0) || !(m.mem_ref_ > 0)) throw ConfigError("model.json: reference clocks must be positive");
+  if (!(m.sm_ref_ > 0) || !(m.mem_ref_ > 0))
+    throw ConfigError("model.json: reference clocks must be positive");
   const auto& defaults = field<nlohmann::json>(json, "default", "");
   m.default_sm_mhz_ = optional_field<double>(defaults, "sm_mhz", "default.");
   m.default_mem_mhz_ = optional_field<double>(defaults, "mem_mhz", "default.");
@@ -159,8 +174,9 @@ std::vector<Model> models_from_json(const nlohmann::json& document) {
     throw ConfigError("model.json: not a dvfslab model file (its format is not \"dvfslab-model\")");
   const int version = field<int>(document, "version", "");
   if (version != format_version)
-    throw ConfigError("model.json: format version " + std::to_string(version) +
-                      " is not supported (this dvfslab reads version 1): fit the model again with `dvfslab model fit`");
+    throw ConfigError(
+        "model.json: format version " + std::to_string(version) +
+        " is not supported (this dvfslab reads version 1): fit the model again with `dvfslab model fit`");
   std::vector<Model> models;
   const auto& list = field<nlohmann::json>(document, "models", "");
   if (!list.is_array()) throw ConfigError("model.json: field models must be a list");
@@ -191,7 +207,8 @@ std::vector<Model> read_models(const std::filesystem::path& path) {
   }
 }
 
-const Model* find_model(const std::vector<Model>& models, const std::string& gpu, const std::string& workload) {
+const Model* find_model(const std::vector<Model>& models, const std::string& gpu,
+                        const std::string& workload) {
   for (const auto& m : models)
     if (m.gpu() == gpu && m.workload() == workload) return &m;
   return nullptr;

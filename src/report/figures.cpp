@@ -145,22 +145,22 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
     }
   }
   json data = {{"labels", labels.texts()},
-          {"columns",
-           {{"batch", std::move(batch)},
-            {"series", std::move(series)},
-            {"memory_series", std::move(memory_series)},
-            {"sm_mhz", std::move(sm)},
-            {"mem_mhz", std::move(mem)},
-            {"power_limit_w", std::move(power_limit)},
-            {"time_s", std::move(time)},
-            {"power_w", std::move(power)},
-            {"throughput", std::move(throughput)},
-            {"energy_per_item_j", std::move(energy)},
-            {"repetitions", std::move(repetitions)},
-            {"pareto", std::move(pareto)},
-            {"baseline", std::move(baseline)},
-            {"optimum", std::move(optimum)},
-            {"probe", std::move(probe)}}}};
+               {"columns",
+                {{"batch", std::move(batch)},
+                 {"series", std::move(series)},
+                 {"memory_series", std::move(memory_series)},
+                 {"sm_mhz", std::move(sm)},
+                 {"mem_mhz", std::move(mem)},
+                 {"power_limit_w", std::move(power_limit)},
+                 {"time_s", std::move(time)},
+                 {"power_w", std::move(power)},
+                 {"throughput", std::move(throughput)},
+                 {"energy_per_item_j", std::move(energy)},
+                 {"repetitions", std::move(repetitions)},
+                 {"pareto", std::move(pareto)},
+                 {"baseline", std::move(baseline)},
+                 {"optimum", std::move(optimum)},
+                 {"probe", std::move(probe)}}}};
   // Kept apart from the measured columns, and absent without a model.
   if (any_predicted) {
     data["columns"]["predicted_energy"] = std::move(predicted_value);
@@ -183,18 +183,17 @@ void add_prediction_layers(json& spec, const std::string& label, const char* ser
                              {"y", {{"field", "predicted_low"}, {"type", "quantitative"}}},
                              {"y2", {{"field", "predicted_high"}}},
                              {"detail", series}}}});
-  spec["layer"].push_back(
-      {{"transform", only_predicted},
-       {"mark", {{"type", "line"}, {"color", "black"}, {"strokeWidth", 1.5}}},
-       {"encoding",
-        {{"x", x},
-         {"y", {{"field", "predicted"}, {"type", "quantitative"}}},
-         {"detail", series},
-         {"strokeDash",
-          {{"datum", label},
-           {"type", "nominal"},
-           {"title", nullptr},
-           {"scale", {{"range", json::array({json::array({6, 4})})}}}}}}}});
+  spec["layer"].push_back({{"transform", only_predicted},
+                           {"mark", {{"type", "line"}, {"color", "black"}, {"strokeWidth", 1.5}}},
+                           {"encoding",
+                            {{"x", x},
+                             {"y", {{"field", "predicted"}, {"type", "quantitative"}}},
+                             {"detail", series},
+                             {"strokeDash",
+                              {{"datum", label},
+                               {"type", "nominal"},
+                               {"title", nullptr},
+                               {"scale", {{"range", json::array({json::array({6, 4})})}}}}}}}});
 }
 
 struct Units {
@@ -307,7 +306,8 @@ std::string heading_of(const CaseAnalysis& c, bool show_mode) {
 
 std::vector<FigureGroup> build_figure_groups(
     const Analysis& analysis, const std::map<std::pair<CaseKey, Setting>, int>& probe_order,
-    const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted, const std::string& prediction_label) {
+    const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted,
+    const std::string& prediction_label) {
   using GroupKey = std::tuple<std::string, std::string, bool, std::string, Mode, Precision>;
   std::map<GroupKey, std::vector<const CaseAnalysis*>> grouped;
   for (const CaseAnalysis& c : analysis.cases) {

@@ -168,7 +168,8 @@ std::string probes_table(const report_detail::FigureGroup& group,
   }
   if (rows.empty()) return "";
   return "<p>Search probes, in the order measured (the numbers on the charts' points):</p>\n<table "
-         "class=\"probes\"><tr><th>Batch</th><th>Probe</th><th>Setting</th><th>Repetitions</th><th>Energy per "
+         "class=\"probes\"><tr><th>Batch</th><th>Probe</th><th>Setting</th><th>Repetitions</th><th>Energy "
+         "per "
          "item (J)</th></tr>\n" +
          rows + "</table>\n";
 }

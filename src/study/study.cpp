@@ -115,7 +115,8 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
 
   const auto measure = [&](bool sweep_clocks) {
     Plan plan = parse_plan_text(study_plan_text(outcome.gpu, clocks, sweep_clocks), plan_source_name);
-    if (options.strategy != "grid") plan.source_text = plan_text_with_strategy(plan.source_text, options.strategy);
+    if (options.strategy != "grid")
+      plan.source_text = plan_text_with_strategy(plan.source_text, options.strategy);
     if (has_finished_run(store, plan_hash(plan.source_text), outcome.gpu.uuid)) {
       outcome.reused_finished_run = true;
       notice(

@@ -23,7 +23,8 @@ class AutoStrategy final : public ReplayStrategy {
  protected:
   void search(CaseEvidence& evidence, const KnobGrid& grid) const override {
     const LineSearch first = [](CaseEvidence& e, const Line& line, std::size_t) {
-      const std::size_t found = line.size() <= short_line ? measure_line(e, line) : golden_section(e, line, true);
+      const std::size_t found =
+          line.size() <= short_line ? measure_line(e, line) : golden_section(e, line, true);
       return race(e, line, found);
     };
     const LineSearch descent = [](CaseEvidence& e, const Line& line, std::size_t start) {

@@ -25,11 +25,13 @@ struct Measured {
 
 class ModelStrategy final : public SearchStrategy {
  public:
-  explicit ModelStrategy(const StrategyOptions& options) : options_(options), objective_(parse_objective(options.objective)) {}
+  explicit ModelStrategy(const StrategyOptions& options)
+      : options_(options), objective_(parse_objective(options.objective)) {}
 
   std::string name() const override { return "model"; }
 
-  std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) override {
+  std::vector<ScheduledPoint> propose(const SearchSpace& space,
+                                      std::span<const PointOutcome> measured) override {
     for (const Case& workload_case : space.cases) {
       if (done_.count(workload_case)) continue;
       auto points = propose_for(workload_case, space.settings, measured);
@@ -40,7 +42,8 @@ class ModelStrategy final : public SearchStrategy {
   }
 
  private:
-  std::map<Setting, Measured> measured_of(const Case& workload_case, std::span<const PointOutcome> outcomes) const {
+  std::map<Setting, Measured> measured_of(const Case& workload_case,
+                                          std::span<const PointOutcome> outcomes) const {
     std::map<Setting, std::vector<const PointOutcome*>> by_setting;
     for (const auto& o : outcomes)
       if (o.point.workload_case == workload_case && o.items_per_s && *o.items_per_s > 0 && o.mean_power_w)
@@ -80,7 +83,8 @@ class ModelStrategy final : public SearchStrategy {
     return std::nullopt;
   }
 
-  std::vector<ScheduledPoint> points_at(const Case& workload_case, const std::vector<Setting>& settings) const {
+  std::vector<ScheduledPoint> points_at(const Case& workload_case,
+                                        const std::vector<Setting>& settings) const {
     std::vector<ScheduledPoint> points;
     for (const auto& s : settings) points.push_back({workload_case, s, PointRole::grid, 0});
     return points;
@@ -90,7 +94,8 @@ class ModelStrategy final : public SearchStrategy {
                                           std::span<const PointOutcome> outcomes) const {
     if (settings.empty()) return {};
     const auto measured = measured_of(workload_case, outcomes);
-    const std::size_t budget = std::min(settings.size(), std::size_t(options_.budget_points.value_or(int(settings.size()))));
+    const std::size_t budget =
+        std::min(settings.size(), std::size_t(options_.budget_points.value_or(int(settings.size()))));
     if (measured.size() >= budget) return {};
     std::vector<Setting> next;
     auto add = [&](const Setting& s) {
@@ -102,7 +107,9 @@ class ModelStrategy final : public SearchStrategy {
       // The top setting and the rest spread evenly, lowest included.
       const std::size_t k = std::min(initial_probes, budget);
       for (std::size_t i = k; i-- > 0;)
-        add(settings[k == 1 ? settings.size() - 1 : std::size_t(std::lround(double(i) * double(settings.size() - 1) / double(k - 1)))]);
+        add(settings[k == 1 ? settings.size() - 1
+                            : std::size_t(
+                                  std::lround(double(i) * double(settings.size() - 1) / double(k - 1)))]);
       return points_at(workload_case, next);
     }
 
@@ -112,12 +119,15 @@ class ModelStrategy final : public SearchStrategy {
       points.push_back({setting, m.time_s, m.power_w, std::nullopt, std::nullopt});
       noise = std::max(noise, m.relative_sd);
     }
-    const auto fitted = model::fit(points, {"", to_string(workload_case), settings.back()}, {.cross_validate = false});
+    const auto fitted =
+        model::fit(points, {"", to_string(workload_case), settings.back()}, {.cross_validate = false});
     const double baseline_time = fitted.predict(settings.back()).time_s.value;
 
     std::optional<double> best_measured;
     for (const auto& [setting, m] : measured)
-      if (const auto v = score(m.time_s, m.power_w, baseline_time); v && (!best_measured || *v < *best_measured)) best_measured = v;
+      if (const auto v = score(m.time_s, m.power_w, baseline_time);
+          v && (!best_measured || *v < *best_measured))
+        best_measured = v;
     std::optional<std::size_t> predicted_best;
     std::optional<double> predicted_value;
     for (std::size_t i = 0; i < settings.size(); ++i) {

@@ -43,7 +43,8 @@ PointSummary summary_of(const Reading& reading) {
 }  // namespace
 
 CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutcome> measured,
-                           const Objective& objective, const MeasurePolicy& policy, const StrategyOptions& options)
+                           const Objective& objective, const MeasurePolicy& policy,
+                           const StrategyOptions& options)
     : objective_(objective), policy_(policy), options_(options) {
   std::map<Setting, std::pair<double, int>> throughput;  // sum, count
   std::map<Setting, std::pair<double, int>> power;
@@ -76,8 +77,9 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
       reading.mean_power_w = it->second.first / it->second.second;
   }
   const auto baseline_reading = readings_.find(Setting{});
-  const std::optional<PointSummary> baseline =
-      baseline_reading == readings_.end() ? std::nullopt : std::optional(summary_of(baseline_reading->second));
+  const std::optional<PointSummary> baseline = baseline_reading == readings_.end()
+                                                   ? std::nullopt
+                                                   : std::optional(summary_of(baseline_reading->second));
   for (auto& [setting, reading] : readings_) {
     const PointSummary point = summary_of(reading);
     // Without time a time-based objective cannot judge the point (a resumed point
@@ -86,11 +88,12 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
     reading.value = objective_value(objective_, point, baseline.value_or(point));
     // Time and power are taken to be as noisy as energy (the pooled noise); a limit
     // relative to the baseline carries the baseline's noise too.
-    const int baseline_windows =
-        baseline_reading == readings_.end() || setting == Setting{} ? 0 : baseline_reading->second.throughput_windows;
-    const double uncertainty =
-        2.0 * relative_noise() *
-        std::sqrt(1.0 / std::max(1, reading.throughput_windows) + (baseline_windows > 0 ? 1.0 / baseline_windows : 0.0));
+    const int baseline_windows = baseline_reading == readings_.end() || setting == Setting{}
+                                     ? 0
+                                     : baseline_reading->second.throughput_windows;
+    const double uncertainty = 2.0 * relative_noise() *
+                               std::sqrt(1.0 / std::max(1, reading.throughput_windows) +
+                                         (baseline_windows > 0 ? 1.0 / baseline_windows : 0.0));
     const auto scaled = [&](double factor) {
       PointSummary changed = point;
       changed.time_per_iteration_s.mean *= factor;
@@ -117,8 +120,10 @@ const Reading& CaseEvidence::look(const Setting& setting) {
     }
     return it->second;
   }
-  if (options_.budget_points && static_cast<int>(readings_.size()) >= *options_.budget_points) throw BudgetSpent{};
-  const double probe_s = policy_.settle_s + policy_.resolved_duration_s(std::nullopt) * std::max(1, policy_.repetitions);
+  if (options_.budget_points && static_cast<int>(readings_.size()) >= *options_.budget_points)
+    throw BudgetSpent{};
+  const double probe_s =
+      policy_.settle_s + policy_.resolved_duration_s(std::nullopt) * std::max(1, policy_.repetitions);
   if (options_.budget_seconds && seconds_spent() + probe_s > *options_.budget_seconds) throw BudgetSpent{};
   throw ProbeNeeded{setting};
 }
@@ -170,7 +175,8 @@ double CaseEvidence::relative_noise() const {
   for (const auto& [setting, reading] : readings_) {
     const auto& series = reading.energy_per_item_j;
     if (series.size() < 2) continue;
-    const double mean = std::accumulate(series.begin(), series.end(), 0.0) / static_cast<double>(series.size());
+    const double mean =
+        std::accumulate(series.begin(), series.end(), 0.0) / static_cast<double>(series.size());
     if (mean <= 0) continue;
     for (double value : series) squares += (value / mean - 1) * (value / mean - 1);
     degrees_of_freedom += static_cast<double>(series.size() - 1);
@@ -199,8 +205,8 @@ bool CaseEvidence::may_measure_again(const Reading& reading) const {
 double CaseEvidence::seconds_spent() const {
   double seconds = 0;
   for (const auto& [setting, reading] : readings_) {
-    seconds += policy_.settle_s +
-               policy_.resolved_duration_s(std::nullopt) * static_cast<double>(reading.energy_per_item_j.size());
+    seconds += policy_.settle_s + policy_.resolved_duration_s(std::nullopt) *
+                                      static_cast<double>(reading.energy_per_item_j.size());
   }
   return seconds;
 }

@@ -14,7 +14,8 @@ constexpr double golden_fraction = 0.3819660112501051;
 
 // Interior points of [low, high] at golden-section positions, a < b.
 std::pair<std::size_t, std::size_t> interior(std::size_t low, std::size_t high) {
-  const auto offset = static_cast<std::size_t>(std::lround(golden_fraction * static_cast<double>(high - low)));
+  const auto offset =
+      static_cast<std::size_t>(std::lround(golden_fraction * static_cast<double>(high - low)));
   std::size_t a = low + std::max<std::size_t>(offset, 1);
   std::size_t b = low + high - a;
   if (b <= a) b = a + 1;
@@ -53,7 +54,7 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
           b = a;
           a = low + high - b;
           break;
-        case Comparison::greater:  // nor below a
+        case Comparison::greater:          // nor below a
         case Comparison::both_infeasible:  // a higher setting is never slower
           low = a;
           a = b;
@@ -62,8 +63,10 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
       }
       if (a > b) std::swap(a, b);
       if (a == b) {
-        if (b + 1 < high) ++b;
-        else --a;
+        if (b + 1 < high)
+          ++b;
+        else
+          --a;
       }
     }
   }
@@ -72,7 +75,8 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
                            : descend(evidence, line, start, low, high);
 }
 
-std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start, std::size_t low, std::size_t high) {
+std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start, std::size_t low,
+                    std::size_t high) {
   std::size_t at = start;
   for (bool moved = true; moved;) {
     moved = false;
@@ -103,11 +107,8 @@ std::size_t scan_down(CaseEvidence& evidence, const Line& line, int rises) {
         risen = 0;
         break;
       case Comparison::greater:
-      case Comparison::both_infeasible:
-        ++risen;
-        break;
-      case Comparison::tie:
-        break;
+      case Comparison::both_infeasible: ++risen; break;
+      case Comparison::tie: break;
     }
   }
   return best;
@@ -125,7 +126,8 @@ std::size_t measure_line(CaseEvidence& evidence, const Line& line) {
 
 std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best) {
   for (std::size_t i = 0; i < line.size(); ++i) {
-    if (i != best && evidence.known(line[i]) && evidence.compare(line[i], line[best]) == Comparison::less) best = i;
+    if (i != best && evidence.known(line[i]) && evidence.compare(line[i], line[best]) == Comparison::less)
+      best = i;
   }
   return best;
 }
@@ -133,7 +135,8 @@ std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best) {
 namespace {
 
 // The incumbent's diagonal neighbours that are measurably better; the first one.
-std::optional<Setting> better_diagonal(CaseEvidence& evidence, const KnobGrid& grid, const Setting& incumbent) {
+std::optional<Setting> better_diagonal(CaseEvidence& evidence, const KnobGrid& grid,
+                                       const Setting& incumbent) {
   const auto& axes = grid.axes();
   for (std::size_t i = 0; i < axes.size(); ++i) {
     for (std::size_t j = i + 1; j < axes.size(); ++j) {

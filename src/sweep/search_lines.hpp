@@ -23,7 +23,8 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
 // From `start`, move to a better neighbour while there is one (a local minimum along
 // the line), within [low, high]; from an infeasible setting whose neighbours are
 // infeasible too, upward.
-std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start, std::size_t low, std::size_t high);
+std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start, std::size_t low,
+                    std::size_t high);
 
 // From the top of the line downward until the objective rose `rises` times past the
 // best so far (or was infeasible) without a new best in between.

@@ -43,7 +43,8 @@ std::vector<Probe> probes_in_order(std::span<const PointOutcome> outcomes) {
     Probe& probe = probes[at->second];
     const auto& series = outcome.energy_per_item_j_series;
     probe.repetitions = static_cast<int>(series.size());
-    probe.energy_per_item_j = std::accumulate(series.begin(), series.end(), 0.0) / static_cast<double>(series.size());
+    probe.energy_per_item_j =
+        std::accumulate(series.begin(), series.end(), 0.0) / static_cast<double>(series.size());
   }
   return probes;
 }

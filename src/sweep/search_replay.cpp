@@ -31,7 +31,8 @@ std::vector<ScheduledPoint> ReplayStrategy::propose(const SearchSpace& space,
 
 namespace dvfslab {
 
-std::optional<Setting> best_measured_setting(const Case& workload_case, std::span<const PointOutcome> measured,
+std::optional<Setting> best_measured_setting(const Case& workload_case,
+                                             std::span<const PointOutcome> measured,
                                              const StrategyOptions& options) {
   const search_detail::CaseEvidence evidence(workload_case, measured, parse_objective(options.objective),
                                              MeasurePolicy{}, options);

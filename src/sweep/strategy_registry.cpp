@@ -23,9 +23,10 @@ const std::array<StrategyDefinition, 6> registered = {
                        make_scan_strategy},
     StrategyDefinition{"coordinate", "golden-section, then neighbour descents, knob by knob (several knobs)",
                        make_coordinate_strategy},
-    StrategyDefinition{"model",
-                       "4 spread settings, then the fitted model's optimum and its neighbours until no gain above noise",
-                       make_model_strategy},
+    StrategyDefinition{
+        "model",
+        "4 spread settings, then the fitted model's optimum and its neighbours until no gain above noise",
+        make_model_strategy},
     StrategyDefinition{"auto", "the best search by the benchmark (docs/search.md)", make_auto_strategy},
 };
 

@@ -29,10 +29,12 @@ std::vector<int> thin(const std::vector<int>& ascending, std::size_t most) {
 }
 
 std::vector<std::optional<int>> sm_values(const ClockTable& table) {
-  const int memory = table.default_memory_mhz.value_or(table.memory_mhz.empty() ? 0 : table.memory_mhz.front());
+  const int memory =
+      table.default_memory_mhz.value_or(table.memory_mhz.empty() ? 0 : table.memory_mhz.front());
   const auto found = table.graphics_mhz.find(memory);
   if (found == table.graphics_mhz.end() || found->second.empty())
-    throw NotSupportedError("the GPU lists no SM clocks at its default memory clock, so its SM clock cannot be tuned");
+    throw NotSupportedError(
+        "the GPU lists no SM clocks at its default memory clock, so its SM clock cannot be tuned");
   std::vector<int> clocks(found->second.rbegin(), found->second.rend());
   const double lowest = lowest_sm_share * clocks.back();
   std::erase_if(clocks, [&](int mhz) { return mhz < lowest; });
@@ -43,7 +45,8 @@ std::vector<std::optional<int>> sm_values(const ClockTable& table) {
 
 std::vector<std::optional<int>> mem_values(const ClockTable& table) {
   if (table.memory_mhz.size() < 2)
-    throw NotSupportedError("the GPU has one memory clock, so there is no memory clock to tune; leave mem out of --knobs");
+    throw NotSupportedError(
+        "the GPU has one memory clock, so there is no memory clock to tune; leave mem out of --knobs");
   return {table.memory_mhz.rbegin(), table.memory_mhz.rend()};
 }
 
@@ -77,10 +80,15 @@ std::vector<TuneKnob> parse_tune_knobs(std::string_view text) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string_view name = text.substr(start, comma - start);
     TuneKnob knob;
-    if (name == "sm") knob = TuneKnob::sm;
-    else if (name == "mem") knob = TuneKnob::mem;
-    else if (name == "pl") knob = TuneKnob::pl;
-    else throw ConfigError(fmt::format("unknown knob '{}' in '{}'; give a comma-separated list of sm, mem, pl", name, text));
+    if (name == "sm")
+      knob = TuneKnob::sm;
+    else if (name == "mem")
+      knob = TuneKnob::mem;
+    else if (name == "pl")
+      knob = TuneKnob::pl;
+    else
+      throw ConfigError(
+          fmt::format("unknown knob '{}' in '{}'; give a comma-separated list of sm, mem, pl", name, text));
     if (std::find(knobs.begin(), knobs.end(), knob) != knobs.end())
       throw ConfigError(fmt::format("knob '{}' is given twice in '{}'", name, text));
     knobs.push_back(knob);
@@ -96,9 +104,12 @@ std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knob
   std::vector<std::optional<int>> sm{std::nullopt};
   std::vector<std::optional<int>> mem{std::nullopt};
   std::vector<std::optional<int>> pl{std::nullopt};
-  if (has(TuneKnob::sm)) for (auto v : sm_values(table)) sm.push_back(v);
-  if (has(TuneKnob::mem)) for (auto v : mem_values(table)) mem.push_back(v);
-  if (has(TuneKnob::pl)) for (auto v : power_values(gpu.power_limits())) pl.push_back(v);
+  if (has(TuneKnob::sm))
+    for (auto v : sm_values(table)) sm.push_back(v);
+  if (has(TuneKnob::mem))
+    for (auto v : mem_values(table)) mem.push_back(v);
+  if (has(TuneKnob::pl))
+    for (auto v : power_values(gpu.power_limits())) pl.push_back(v);
   std::vector<Setting> settings;
   for (const auto& s : sm) {
     for (const auto& m : mem) {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <map>
 #include <numeric>
-#include <utility>
 #include <set>
+#include <utility>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/strategy.hpp"
@@ -76,7 +76,7 @@ struct TuneController::State {
   SearchSpace space;
   std::vector<PointOutcome> outcomes;
   std::map<Setting, PointOutcome> measured;  // every window of a setting in its series
-  std::set<Setting> proposed;                 // by the strategy, in this phase
+  std::set<Setting> proposed;                // by the strategy, in this phase
   std::vector<ScheduledPoint> queue;
   std::size_t proposals = 0;
   // The phase's first probe is the controller's own (the default); strategies
@@ -187,7 +187,8 @@ struct TuneController::State {
       if (const auto found = measured.find(Setting{}); found != measured.end()) baseline = &found->second;
     }
     ProbeRecord probe{current_phase(), window.setting, iteration, figures, std::nullopt};
-    if (baseline != nullptr) probe.objective_value = tune::objective_score(options.objective, outcome, *baseline);
+    if (baseline != nullptr)
+      probe.objective_value = tune::objective_score(options.objective, outcome, *baseline);
     PhaseRecord& phase = report.phases.back();
     if (window.setting.is_default() && figures.iterations > 0 && !phase.default_energy_per_iteration_j)
       phase.default_energy_per_iteration_j = figures.energy_j / static_cast<double>(figures.iterations);
@@ -246,9 +247,9 @@ struct TuneController::State {
                                           : fmt::format("power {:+.1f} %", power_shift * 100.0);
     forget_held_windows();
     if (report.retunes >= options.max_retunes) {
-      report.warnings.push_back(fmt::format(
-          "iteration {}: {}, but the re-tune budget ({}) is spent; holding {}", iteration, reason,
-          options.max_retunes, to_string(window.setting)));
+      report.warnings.push_back(
+          fmt::format("iteration {}: {}, but the re-tune budget ({}) is spent; holding {}", iteration, reason,
+                      options.max_retunes, to_string(window.setting)));
       // The new level is the reference from now on, so the same change is reported once.
       remember_held_window(figures);
       return;
@@ -280,8 +281,8 @@ struct TuneController::State {
         report.held.back().iterations += figures.iterations;
         report.held.back().duration_s += figures.duration_s;
       } else {
-        report.held.push_back(
-            HeldSpan{window.setting, window.phase, iteration, figures.iterations, before_s, figures.duration_s});
+        report.held.push_back(HeldSpan{window.setting, window.phase, iteration, figures.iterations, before_s,
+                                       figures.duration_s});
       }
     }
   }
@@ -352,7 +353,8 @@ TuneReport TuneController::report() const {
       if (best == nullptr || *probe.objective_value < *best->objective_value) best = &probe;
     }
     if (best != nullptr && best->figures.iterations > 0)
-      phase.best_energy_per_iteration_j = best->figures.energy_j / static_cast<double>(best->figures.iterations);
+      phase.best_energy_per_iteration_j =
+          best->figures.energy_j / static_cast<double>(best->figures.iterations);
   }
   double at_default = 0;
   double at_best = 0;

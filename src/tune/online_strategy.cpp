@@ -39,8 +39,10 @@ class Replay {
       std::set<int> values;
       bool absent_allowed = false;
       for (const Setting& setting : space.settings) {
-        if (setting.*field) values.insert(*(setting.*field));
-        else absent_allowed = true;
+        if (setting.*field)
+          values.insert(*(setting.*field));
+        else
+          absent_allowed = true;
       }
       if (values.empty()) continue;
       Axis axis{field, {values.begin(), values.end()}};
@@ -87,7 +89,8 @@ class Replay {
     std::size_t low = 0;
     std::size_t high = axis.values.size() - 1;
     while (high - low > 2) {
-      const auto step = std::max<std::size_t>(1, std::lround(static_cast<double>(high - low) * golden_fraction));
+      const auto step =
+          std::max<std::size_t>(1, std::lround(static_cast<double>(high - low) * golden_fraction));
       const std::size_t a = low + step;
       const std::size_t b = std::max(a + 1, high - step);
       const auto upper = score_at(axis, at, b);  // nearer the default: the cheaper probe first
@@ -97,8 +100,10 @@ class Replay {
       // Near-ties move down: published energy curves often run flat from the top and
       // fall only at the low end (power limits), and a flat stretch hides that under
       // the noise. Unusable ties (both too slow for the constraint) move up.
-      if (*lower < *upper * (1 + near_tie_fraction)) high = b;
-      else low = a;
+      if (*lower < *upper * (1 + near_tie_fraction))
+        high = b;
+      else
+        low = a;
     }
     std::size_t best = high;
     double best_score = unusable;

@@ -6,7 +6,9 @@
 namespace dvfslab {
 namespace {
 
-nlohmann::json knob(const std::optional<int>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); }
+nlohmann::json knob(const std::optional<int>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
 
 nlohmann::json setting_json(const Setting& setting) {
   return {{"sm_mhz", knob(setting.sm_mhz)},
@@ -15,7 +17,9 @@ nlohmann::json setting_json(const Setting& setting) {
           {"label", to_string(setting)}};
 }
 
-nlohmann::json number(const std::optional<double>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); }
+nlohmann::json number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
 
 }  // namespace
 

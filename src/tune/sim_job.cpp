@@ -34,7 +34,9 @@ bool read_integer(std::string_view text, Integer& value) {
 
 SimJobPhase parse_phase(std::string_view text) {
   const auto fault = [&](const std::string& what) {
-    return ConfigError(fmt::format("--sim-job phase '{}': {} (PHASE = WORKLOAD[/train|/infer][/bBATCH][/PRECISION][:ITERATIONS])", text, what));
+    return ConfigError(fmt::format(
+        "--sim-job phase '{}': {} (PHASE = WORKLOAD[/train|/infer][/bBATCH][/PRECISION][:ITERATIONS])", text,
+        what));
   };
   SimJobPhase phase;
   phase.iterations = default_phase_iterations;
@@ -46,7 +48,8 @@ SimJobPhase parse_phase(std::string_view text) {
       throw fault(fmt::format("the iterations must be an integer from 1 to {}", most_phase_iterations));
   }
   const auto parts = split(spec, '/');
-  if (parts.front().empty()) throw fault("no workload; choose one of: " + fmt::format("{}", fmt::join(sim_workload_names(), ", ")));
+  if (parts.front().empty())
+    throw fault("no workload; choose one of: " + fmt::format("{}", fmt::join(sim_workload_names(), ", ")));
   phase.workload_case.workload = std::string(parts.front());
   phase.workload_case.batch = 64;
   for (std::size_t i = 1; i < parts.size(); ++i) {
@@ -61,7 +64,8 @@ SimJobPhase parse_phase(std::string_view text) {
       try {
         phase.workload_case.precision = parse_precision(part);
       } catch (const ConfigError&) {
-        throw fault(fmt::format("'{}' is neither train/infer, bBATCH nor a precision (fp32, tf32, bf16, fp16)", part));
+        throw fault(fmt::format(
+            "'{}' is neither train/infer, bBATCH nor a precision (fp32, tf32, bf16, fp16)", part));
       }
     }
   }
@@ -71,7 +75,8 @@ SimJobPhase parse_phase(std::string_view text) {
 }  // namespace
 
 std::vector<SimJobPhase> parse_sim_job(std::string_view text) {
-  if (text.empty()) throw ConfigError("--sim-job is empty; give PHASE[,PHASE...], e.g. resnet50/train/b64:2000");
+  if (text.empty())
+    throw ConfigError("--sim-job is empty; give PHASE[,PHASE...], e.g. resnet50/train/b64:2000");
   std::vector<SimJobPhase> phases;
   for (std::string_view part : split(text, ',')) phases.push_back(parse_phase(part));
   return phases;
@@ -80,7 +85,8 @@ std::vector<SimJobPhase> parse_sim_job(std::string_view text) {
 void run_sim_job(Gpu& gpu, Tuner& tuner, const std::vector<SimJobPhase>& phases) {
   auto* sim = dynamic_cast<SimGpu*>(&gpu);
   if (sim == nullptr || sim->time_mode() != SimTimeMode::virtual_time)
-    throw ConfigError(fmt::format("--sim-job runs on a simulated GPU (--device sim:NAME), not on {}", gpu.identity().name));
+    throw ConfigError(
+        fmt::format("--sim-job runs on a simulated GPU (--device sim:NAME), not on {}", gpu.identity().name));
   struct Prepared {
     SimKernel kernel;
     double items;

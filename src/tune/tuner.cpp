@@ -63,8 +63,9 @@ struct Tuner::State {
   // next step stops it, so that the host sees the interrupt at once.
   void refuse_after_interrupt() const {
     if (guard.interrupted())
-      throw InterruptedError(fmt::format("interrupted: {} was restored and tuning stopped; call finish() for the report",
-                                         gpu.identity().name));
+      throw InterruptedError(
+          fmt::format("interrupted: {} was restored and tuning stopped; call finish() for the report",
+                      gpu.identity().name));
   }
 
   void close_settle() {

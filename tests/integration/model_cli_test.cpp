@@ -29,7 +29,8 @@ TEST(ModelCli, FitPrintsTheReportAndWritesModelJsonThatPredictReads) {
   const auto model_file = scratch / "model.json";
   const auto fit = run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()});
   ASSERT_EQ(fit.exit_code, 0) << fit.err;
-  EXPECT_NE(fit.out.find("Tesla V100 PCIe / " + kernel + ": 10 settings, identifiable"), std::string::npos) << fit.out;
+  EXPECT_NE(fit.out.find("Tesla V100 PCIe / " + kernel + ": 10 settings, identifiable"), std::string::npos)
+      << fit.out;
   EXPECT_NE(fit.out.find("leave-one-out MAPE"), std::string::npos);
   const auto document = nlohmann::json::parse(read_text(model_file));
   EXPECT_EQ(document.at("format"), "dvfslab-model");
@@ -44,7 +45,8 @@ TEST(ModelCli, FitPrintsTheReportAndWritesModelJsonThatPredictReads) {
         << "x,Tesla V100 PCIe," << kernel << ",1380,877,,1,1,1\n";
   }
   const auto predicted = scratch / "predicted.csv";
-  const auto run = run_dvfslab({"model", "predict", model_file.string(), "--at", at.string(), "-o", predicted.string()});
+  const auto run =
+      run_dvfslab({"model", "predict", model_file.string(), "--at", at.string(), "-o", predicted.string()});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto rows = read_sweep_table(predicted);
   ASSERT_EQ(rows.size(), 2u);
@@ -63,7 +65,8 @@ TEST(ModelCli, UnknownWorkloadOrMissingModelIsAConfigErrorOnOneLine) {
   EXPECT_NE(fit.err.find("no workload 'no-such-kernel'"), std::string::npos) << fit.err;
   EXPECT_EQ(std::count(fit.err.begin(), fit.err.end(), '\n'), 1);
 
-  const auto predict = run_dvfslab({"model", "predict", (scratch / "absent.json").string(), "--at", v100_table});
+  const auto predict =
+      run_dvfslab({"model", "predict", (scratch / "absent.json").string(), "--at", v100_table});
   EXPECT_EQ(predict.exit_code, 3);
   EXPECT_NE(predict.err.find("does not exist"), std::string::npos) << predict.err;
 
@@ -77,7 +80,9 @@ TEST(ModelCli, UnknownWorkloadOrMissingModelIsAConfigErrorOnOneLine) {
 TEST(ModelCli, PredictWithoutAModelForARowNamesIt) {
   testing::ScratchDir scratch;
   const auto model_file = scratch / "model.json";
-  ASSERT_EQ(run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()}).exit_code, 0);
+  ASSERT_EQ(
+      run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()}).exit_code,
+      0);
   const auto run = run_dvfslab({"model", "predict", model_file.string(), "--at", v100_table});
   EXPECT_EQ(run.exit_code, 3);
   EXPECT_NE(run.err.find("no model for GPU 'Tesla V100 PCIe'"), std::string::npos) << run.err;
@@ -88,8 +93,10 @@ TEST(ModelCli, FitsFromADatabaseAsFromTheTable) {
   testing::ScratchDir scratch;
   const auto db = scratch / "published.sqlite";
   ASSERT_EQ(run_dvfslab({"import", v100_table, "--db", db.string()}).exit_code, 0);
-  const auto from_db = run_dvfslab({"model", "fit", db.string(), "--gpu", "Tesla V100 PCIe", "--workload", kernel});
-  const auto from_csv = run_dvfslab({"model", "fit", v100_table, "--gpu", "Tesla V100 PCIe", "--workload", kernel});
+  const auto from_db =
+      run_dvfslab({"model", "fit", db.string(), "--gpu", "Tesla V100 PCIe", "--workload", kernel});
+  const auto from_csv =
+      run_dvfslab({"model", "fit", v100_table, "--gpu", "Tesla V100 PCIe", "--workload", kernel});
   ASSERT_EQ(from_db.exit_code, 0) << from_db.err;
   EXPECT_EQ(from_db.out, from_csv.out);
   const auto wrong_gpu = run_dvfslab({"model", "fit", db.string(), "--gpu", "GTX 0"});
@@ -109,7 +116,9 @@ TEST(ModelCli, MalformedModelFileIsAConfigErrorNamingIt) {
 TEST(ModelCli, AnalyzeShowsPredictionsApartFromTheMeasurements) {
   testing::ScratchDir scratch;
   const auto model_file = scratch / "model.json";
-  ASSERT_EQ(run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()}).exit_code, 0);
+  ASSERT_EQ(
+      run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()}).exit_code,
+      0);
   const auto plain = run_dvfslab({"analyze", v100_table});
   const auto text = run_dvfslab({"analyze", v100_table, "--model", model_file.string()});
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -129,7 +138,8 @@ TEST(ModelCli, AnalyzeShowsPredictionsApartFromTheMeasurements) {
     EXPECT_GE(energy.at("high").get<double>(), energy.at("value").get<double>());
     EXPECT_GT(entry.at("measured").at("energy_per_item_j").get<double>(), 0);
   }
-  EXPECT_FALSE(nlohmann::json::parse(run_dvfslab({"analyze", v100_table, "--json"}).out).contains("predicted"));
+  EXPECT_FALSE(
+      nlohmann::json::parse(run_dvfslab({"analyze", v100_table, "--json"}).out).contains("predicted"));
 }
 
 TEST(ModelCli, SubcommandIsRequired) {

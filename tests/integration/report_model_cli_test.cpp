@@ -33,11 +33,14 @@ nlohmann::json page_data(const std::filesystem::path& html_file) {
 TEST(ReportModelCli, PredictedEnergyIsDrawnBesideTheUnchangedMeasuredSeries) {
   testing::ScratchDir scratch;
   const auto model_file = scratch / "model.json";
-  ASSERT_EQ(run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()}).exit_code, 0);
+  ASSERT_EQ(
+      run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()}).exit_code,
+      0);
   const auto plain_html = scratch / "plain.html", model_html = scratch / "model.html";
   const auto plain = run_dvfslab({"report", v100_table, "-o", plain_html.string()});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  const auto with_model = run_dvfslab({"report", v100_table, "-o", model_html.string(), "--model", model_file.string()});
+  const auto with_model =
+      run_dvfslab({"report", v100_table, "-o", model_html.string(), "--model", model_file.string()});
   ASSERT_EQ(with_model.exit_code, 0) << with_model.err;
 
   const auto before = page_data(plain_html), after = page_data(model_html);
@@ -63,7 +66,8 @@ TEST(ReportModelCli, PredictedEnergyIsDrawnBesideTheUnchangedMeasuredSeries) {
                   0.2 * columns["energy_per_item_j"][i].get<double>());
     }
     // The measured columns are those of the report without a model.
-    for (const char* name : {"predicted_energy", "predicted_energy_low", "predicted_energy_high"}) columns.erase(name);
+    for (const char* name : {"predicted_energy", "predicted_energy_low", "predicted_energy_high"})
+      columns.erase(name);
     EXPECT_EQ(columns, before["groups"][g].at("columns"));
   }
   EXPECT_EQ(groups_with_prediction, 1);
@@ -73,8 +77,8 @@ TEST(ReportModelCli, PredictedEnergyIsDrawnBesideTheUnchangedMeasuredSeries) {
 
 TEST(ReportModelCli, MissingOrBadModelFileIsOneConfigErrorLine) {
   testing::ScratchDir scratch;
-  const auto missing = run_dvfslab(
-      {"report", v100_table, "-o", (scratch / "r.html").string(), "--model", (scratch / "absent.json").string()});
+  const auto missing = run_dvfslab({"report", v100_table, "-o", (scratch / "r.html").string(), "--model",
+                                    (scratch / "absent.json").string()});
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
   EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
@@ -82,7 +86,8 @@ TEST(ReportModelCli, MissingOrBadModelFileIsOneConfigErrorLine) {
 
   const auto broken = scratch / "broken.json";
   std::ofstream(broken) << "{\"format\": \"dvfslab-model\", ";
-  const auto bad = run_dvfslab({"report", v100_table, "-o", (scratch / "r.html").string(), "--model", broken.string()});
+  const auto bad =
+      run_dvfslab({"report", v100_table, "-o", (scratch / "r.html").string(), "--model", broken.string()});
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_NE(bad.err.find(broken.string() + ": not valid JSON"), std::string::npos) << bad.err;
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;

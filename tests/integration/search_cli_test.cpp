@@ -19,7 +19,9 @@ namespace {
 
 const std::string power_limit_table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/v100-dnn-power-limit.csv";
 
-std::size_t lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+std::size_t lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 class SearchCliTest : public ::testing::Test {
  protected:
@@ -32,8 +34,8 @@ class SearchCliTest : public ::testing::Test {
   }
 
   static std::vector<std::string> sim_search() {
-    return {"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--strategy", "grid",
-            "--budget", "5",        "--json"};
+    return {"--device",   "sim:v100", "--workload", "resnet50", "--batch", "32",
+            "--strategy", "grid",     "--budget",   "5",        "--json"};
   }
 
   testing::ScratchDir scratch_;
@@ -85,15 +87,17 @@ TEST_F(SearchCliTest, TextOutputNamesTheOptimumTheProbesTheConfidenceAndTheGpuTi
   arguments.pop_back();  // no --json
   const auto result = search(arguments);
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  for (const char* expected : {"strategy grid", "probes, in measuring order", "optimum: ", "against the default",
-                               "confidence that the optimum is within 1 %", "GPU time: "}) {
+  for (const char* expected :
+       {"strategy grid", "probes, in measuring order", "optimum: ", "against the default",
+        "confidence that the optimum is within 1 %", "GPU time: "}) {
     EXPECT_NE(result.out.find(expected), std::string::npos) << expected << "\n" << result.out;
   }
 }
 
 TEST_F(SearchCliTest, OnAReplayedTableTheGridSearchFindsTheTablesOptimumPowerLimit) {
-  const auto result = search({"--device", "replay:" + power_limit_table, "--workload",
-                              "cifar100/shufflenetv2/b1024/adam", "--knobs", "pl", "--strategy", "grid", "--json"});
+  const auto result =
+      search({"--device", "replay:" + power_limit_table, "--workload", "cifar100/shufflenetv2/b1024/adam",
+              "--knobs", "pl", "--strategy", "grid", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto json = nlohmann::json::parse(result.out);
   // The table's least energy for this workload is at 125 W, 33.67 % under the 250 W default.
@@ -105,7 +109,8 @@ TEST_F(SearchCliTest, OnAReplayedTableTheGridSearchFindsTheTablesOptimumPowerLim
 }
 
 TEST_F(SearchCliTest, AnUnknownWorkloadKeyOfAReplayedTableIsOneLineWithExit3) {
-  const auto result = search({"--device", "replay:" + power_limit_table, "--workload", "no/such/key", "--knobs", "pl"});
+  const auto result =
+      search({"--device", "replay:" + power_limit_table, "--workload", "no/such/key", "--knobs", "pl"});
   EXPECT_EQ(result.exit_code, 3) << result.err;
   EXPECT_EQ(lines(result.err), 1u) << result.err;
   EXPECT_NE(result.err.find("no/such/key"), std::string::npos) << result.err;
@@ -159,7 +164,8 @@ TEST_F(SearchCliTest, EveryBadOptionIsOneLineWithItsExitCodeAndLeavesNoDatabase)
 
 TEST_F(SearchCliTest, ResumeAfterAKillReusesTheStoredProbesAndEndsAtTheSameOptimum) {
   // The default strategy, adaptive: the resumed search must choose the same probes.
-  const std::vector<std::string> adaptive = {"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--json"};
+  const std::vector<std::string> adaptive = {"--device", "sim:v100", "--workload", "resnet50",
+                                             "--batch",  "32",       "--json"};
   const auto whole = search(adaptive, "whole.sqlite");
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   const auto killed = search(adaptive, "resumed.sqlite", {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "3"}});
@@ -190,31 +196,36 @@ TEST_F(SearchCliTest, TheDefaultStrategyIsAutoAndNeedsFewerProbesThanTheClocks) 
   const auto json = nlohmann::json::parse(result.out);
   EXPECT_EQ(json["strategy"], "auto");
   EXPECT_LE(json["probes"].size(), 20u) << "the V100 has over 180 core clocks";
-  EXPECT_FALSE(json["optimum"]["is_default"].get<bool>()) << "the simulated V100 saves energy below its default clock";
+  EXPECT_FALSE(json["optimum"]["is_default"].get<bool>())
+      << "the simulated V100 saves energy below its default clock";
 }
 
 TEST_F(SearchCliTest, SweepWithAStrategySearchesOnlyItsShardsCasesAndSaysWhichStrategy) {
-  std::ofstream(dir_ / "plan.toml") << "[plan]\nname = \"two cases\"\n[knobs]\nsm_mhz = { count = 9 }\n[[cases]]\n"
-                                       "workloads = [\"resnet50\", \"alexnet\"]\nbatch_sizes = [32]\n"
-                                       "[measure]\nwarmup_iterations = 1\ndrift_check = false\n";
-  const auto result = testing::run_dvfslab({"sweep", (dir_ / "plan.toml").string(), "--device", "sim:v100",
-                                            "--strategy", "golden", "--shard", "2/2", "--db",
-                                            (dir_ / "db.sqlite").string()});
+  std::ofstream(dir_ / "plan.toml")
+      << "[plan]\nname = \"two cases\"\n[knobs]\nsm_mhz = { count = 9 }\n[[cases]]\n"
+         "workloads = [\"resnet50\", \"alexnet\"]\nbatch_sizes = [32]\n"
+         "[measure]\nwarmup_iterations = 1\ndrift_check = false\n";
+  const auto result =
+      testing::run_dvfslab({"sweep", (dir_ / "plan.toml").string(), "--device", "sim:v100", "--strategy",
+                            "golden", "--shard", "2/2", "--db", (dir_ / "db.sqlite").string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("strategy golden"), std::string::npos) << result.out;
-  const auto analysis = testing::run_dvfslab({"analyze", (dir_ / "db.sqlite").string(), "--json", "--points"});
+  const auto analysis =
+      testing::run_dvfslab({"analyze", (dir_ / "db.sqlite").string(), "--json", "--points"});
   ASSERT_EQ(analysis.exit_code, 0) << analysis.err;
   const auto json = nlohmann::json::parse(analysis.out);
   ASSERT_EQ(json["cases"].size(), 1u) << "case 2 of 2 only";
   EXPECT_NE(json["cases"][0].dump().find("alexnet"), std::string::npos);
-  EXPECT_LT(json["cases"][0]["points"].size(), 10u) << "golden measures fewer than the 9 clocks and the default";
+  EXPECT_LT(json["cases"][0]["points"].size(), 10u)
+      << "golden measures fewer than the 9 clocks and the default";
 }
 
 TEST_F(SearchCliTest, ReportNumbersTheProbesOfASearchInTheOrderMeasured) {
   std::vector<std::string> arguments = sim_search();
   arguments[9] = "4";  // --budget 4
   ASSERT_EQ(search(arguments).exit_code, 0);
-  const auto report = testing::run_dvfslab({"report", (dir_ / "db.sqlite").string(), "-o", (dir_ / "r.html").string()});
+  const auto report =
+      testing::run_dvfslab({"report", (dir_ / "db.sqlite").string(), "-o", (dir_ / "r.html").string()});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   std::ifstream in(dir_ / "r.html");
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -235,7 +246,8 @@ TEST_F(SearchCliTest, StudyWithAStrategyFindsAnOptimumForEveryCase) {
   std::ifstream in(dir_ / "study" / "analysis.json");
   const auto analysis = nlohmann::json::parse(in);
   ASSERT_GE(analysis["cases"].size(), 4u);
-  for (const auto& study_case : analysis["cases"]) EXPECT_FALSE(study_case["optimum"].is_null()) << study_case;
+  for (const auto& study_case : analysis["cases"])
+    EXPECT_FALSE(study_case["optimum"].is_null()) << study_case;
 }
 
 TEST_F(SearchCliTest, SweepAndStudyRefuseAnUnknownStrategyWithExit2) {

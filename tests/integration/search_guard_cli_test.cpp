@@ -60,10 +60,17 @@ class FakeNvmlSearchTest : public ::testing::Test {
 
   // The default and three power limits of the H200's range, 0.3 s windows.
   testing::ProcessResult search(std::vector<std::string> extra, EnvironmentChanges env = {}) {
-    std::vector<std::string> arguments = {
-        "search", "--device", "0", "--workload", "loop", "--knobs", "pl", "--strategy", "grid", "--budget", "4",
-        "--duration", "0.3", "--settle", "0", "--repetitions", "1", "--max-repetitions", "1", "--json",
-        "--db", (dir_ / "db.sqlite").string()};
+    std::vector<std::string> arguments = {"search", "--device",
+                                          "0",      "--workload",
+                                          "loop",   "--knobs",
+                                          "pl",     "--strategy",
+                                          "grid",   "--budget",
+                                          "4",      "--duration",
+                                          "0.3",    "--settle",
+                                          "0",      "--repetitions",
+                                          "1",      "--max-repetitions",
+                                          "1",      "--json",
+                                          "--db",   (dir_ / "db.sqlite").string()};
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     arguments.insert(arguments.end(), {"--", "bash", "-c", marker_loop});
     return testing::run_dvfslab(arguments, environment(std::move(env)));
@@ -92,7 +99,8 @@ TEST_F(FakeNvmlSearchTest, AWholeSearchLeavesTheGpuAsFound) {
 TEST_F(FakeNvmlSearchTest, SigintAndSigtermRestoreThePowerLimit) {
   for (const auto& [signal_name, exit_code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
     std::filesystem::remove(log_path());
-    const auto result = search({"--allow-clock-changes"}, {{"SIGNAL_AT", "30"}, {"SIGNAL_NAME", signal_name}});
+    const auto result =
+        search({"--allow-clock-changes"}, {{"SIGNAL_AT", "30"}, {"SIGNAL_NAME", signal_name}});
     EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
     const std::string calls = log();
     EXPECT_NE(calls.find("nvmlDeviceSetPowerManagementLimit"), std::string::npos)

@@ -105,11 +105,12 @@ TEST_F(SlurmCli, DryRunOfASearchRunsEachShardsSweepWithTheStrategy) {
 }
 
 TEST_F(SlurmCli, RefusesMoreSearchShardsThanCasesAndAnUnknownStrategy) {
-  auto result = run_dvfslab(
-      {"slurm", "submit", plan_.string(), "--shards", "2", "--command", "search", "--dry-run"});
+  auto result =
+      run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "2", "--command", "search", "--dry-run"});
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find("only 1"), std::string::npos) << result.err;
-  result = run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "1", "--strategy", "no-such", "--dry-run"});
+  result =
+      run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "1", "--strategy", "no-such", "--dry-run"});
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find("no-such"), std::string::npos) << result.err;
 }

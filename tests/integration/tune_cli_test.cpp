@@ -28,12 +28,14 @@ using testing::EnvironmentChanges;
 // SIGTERM, as a training script does (bash alone would wait for its `sleep`).
 const char* const paced_job =
     "trap 'exit 130' INT; trap 'exit 143' TERM; n=0; while [ $n -lt ${ITERS:-30} ]; do mhz=1980; "
-    "while read -r line; do if [[ $line =~ locked_sm_max_mhz[^0-9n]*([0-9]+) ]]; then mhz=${BASH_REMATCH[1]}; fi; "
+    "while read -r line; do if [[ $line =~ locked_sm_max_mhz[^0-9n]*([0-9]+) ]]; then "
+    "mhz=${BASH_REMATCH[1]}; fi; "
     "done < \"$DVFSLAB_FAKE_NVML_STATE\"; "
     "printf -v pause '0.%06d' $((20000 * 1980 / mhz)); sleep $pause; n=$((n+1)); "
     "echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
     "if [ \"$n\" = \"${SIGNAL_AT:-0}\" ]; then "
-    "if [ \"$SIGNAL_TARGET\" = self ]; then kill -$SIGNAL_NAME $$; else kill -$SIGNAL_NAME $PPID; fi; fi; done";
+    "if [ \"$SIGNAL_TARGET\" = self ]; then kill -$SIGNAL_NAME $$; else kill -$SIGNAL_NAME $PPID; fi; fi; "
+    "done";
 
 class FakeNvmlTuneTest : public ::testing::Test {
  protected:
@@ -89,7 +91,8 @@ TEST_F(FakeNvmlTuneTest, APacedJobIsProbedAndTheGpuRestoredAtItsEnd) {
   for (const auto& probe : report.at("probes")) {
     const double time = probe.at("duration_s").get<double>() / probe.at("iterations").get<double>();
     const auto& sm = probe.at("setting").at("sm_mhz");
-    if (sm.is_null()) default_time = time;
+    if (sm.is_null())
+      default_time = time;
     else if (sm.get<int>() < slowest_clock) {
       slowest_clock = sm.get<int>();
       slowest_clock_time = time;
@@ -107,7 +110,8 @@ TEST_F(FakeNvmlTuneTest, SigintAndSigtermToDvfslabReachTheJobAndRestoreTheGpu) {
   for (const auto& [signal_name, exit_code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
     std::filesystem::remove(log_path());
     // Iterations 6-8 and 9-11 probe two locked SM clocks (after the warm-up and the default).
-    const auto result = tune({{"SIGNAL_AT", "10"}, {"SIGNAL_NAME", signal_name}, {"SIGNAL_TARGET", "parent"}});
+    const auto result =
+        tune({{"SIGNAL_AT", "10"}, {"SIGNAL_NAME", signal_name}, {"SIGNAL_TARGET", "parent"}});
     EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
     const std::string calls = log();
     EXPECT_NE(calls.find("nvmlDeviceSetGpuLockedClocks"), std::string::npos) << signal_name << ": " << calls;
@@ -120,8 +124,9 @@ TEST_F(FakeNvmlTuneTest, SigintAndSigtermToDvfslabReachTheJobAndRestoreTheGpu) {
 TEST_F(FakeNvmlTuneTest, SigtermWhileTuningClockAndPowerLimitRestoresBoth) {
   // The online search turns the SM clock first, then the power limit: a longer job
   // reaches the power-limit probes before the signal.
-  const auto result = tune({{"SIGNAL_AT", "45"}, {"SIGNAL_NAME", "TERM"}, {"SIGNAL_TARGET", "parent"}, {"ITERS", "60"}},
-                           {"--knobs", "sm,pl", "--warmup-iters", "0", "--probe-iters", "1", "--settle-iters", "0"});
+  const auto result =
+      tune({{"SIGNAL_AT", "45"}, {"SIGNAL_NAME", "TERM"}, {"SIGNAL_TARGET", "parent"}, {"ITERS", "60"}},
+           {"--knobs", "sm,pl", "--warmup-iters", "0", "--probe-iters", "1", "--settle-iters", "0"});
   EXPECT_EQ(result.exit_code, 143) << result.err;
   const std::string calls = log();
   EXPECT_NE(calls.find("nvmlDeviceSetPowerManagementLimit"), std::string::npos) << calls;
@@ -156,9 +161,9 @@ TEST_F(FakeNvmlTuneTest, AfterSigkillOfDvfslabRestoreUsesTheJournal) {
 
 TEST_F(FakeNvmlTuneTest, ReadOnlyModeRefusesBeforeTheJobStarts) {
   const std::filesystem::path started = dir_ / "started";
-  const auto result = testing::run_dvfslab(
-      {"tune", "--device", "0", "--", "bash", "-c", "touch " + started.string()},
-      environment({{"DVFSLAB_READ_ONLY", "1"}}));
+  const auto result =
+      testing::run_dvfslab({"tune", "--device", "0", "--", "bash", "-c", "touch " + started.string()},
+                           environment({{"DVFSLAB_READ_ONLY", "1"}}));
   EXPECT_EQ(result.exit_code, 5) << result.err;
   EXPECT_NE(result.err.find("read-only mode (DVFSLAB_READ_ONLY=1)"), std::string::npos) << result.err;
   EXPECT_FALSE(std::filesystem::exists(started)) << "the job must not start";
@@ -169,7 +174,7 @@ TEST(TuneCli, BadInputGetsOneLineAndItsExitCode) {
   testing::ScratchDir scratch;
   const std::string db = (scratch.path() / "db.sqlite").string();
   const std::vector<std::pair<std::vector<std::string>, int>> cases = {
-      {{"tune", "--device", "sim:v100", "--db", db}, 2},                                       // no job
+      {{"tune", "--device", "sim:v100", "--db", db}, 2},                                         // no job
       {{"tune", "--device", "sim:v100", "--db", db, "--sim-job", "resnet50", "--", "true"}, 2},  // two jobs
       {{"tune", "--device", "sim:v100", "--db", db, "--knobs", "sm,gpu", "--sim-job", "resnet50"}, 3},
       {{"tune", "--device", "sim:v100", "--db", db, "--knobs", "sm,sm", "--sim-job", "resnet50"}, 3},
@@ -178,8 +183,8 @@ TEST(TuneCli, BadInputGetsOneLineAndItsExitCode) {
       {{"tune", "--device", "sim:v100", "--db", db, "--sim-job", "resnet50:0"}, 3},
       {{"tune", "--device", "sim:v100", "--db", db, "--sim-job", "resnet50/b0:10"}, 3},
       {{"tune", "--device", "sim:v100", "--db", db, "--sim-job", "nosuchnet:10"}, 3},
-      {{"tune", "--device", "sim:v100", "--db", db, "--max-slowdown", "5", "--objective", "edp",
-        "--sim-job", "resnet50"},
+      {{"tune", "--device", "sim:v100", "--db", db, "--max-slowdown", "5", "--objective", "edp", "--sim-job",
+        "resnet50"},
        2},
       {{"tune", "--device", "sim:v100", "--db", db, "--objective", "fastest", "--sim-job", "resnet50"}, 3},
   };
@@ -193,8 +198,9 @@ TEST(TuneCli, BadInputGetsOneLineAndItsExitCode) {
 
 TEST(TuneCli, AJobWithoutMarkersIsWarnedAboutAndKeepsItsExitCode) {
   testing::ScratchDir scratch;
-  const auto result = testing::run_dvfslab(
-      {"tune", "--device", "sim:v100", "--db", (scratch.path() / "db.sqlite").string(), "--", "bash", "-c", "exit 3"});
+  const auto result =
+      testing::run_dvfslab({"tune", "--device", "sim:v100", "--db", (scratch.path() / "db.sqlite").string(),
+                            "--", "bash", "-c", "exit 3"});
   EXPECT_EQ(result.exit_code, 3) << result.err;
   EXPECT_NE(result.err.find("warning: the program reported no iterations"), std::string::npos) << result.err;
 }
@@ -202,8 +208,8 @@ TEST(TuneCli, AJobWithoutMarkersIsWarnedAboutAndKeepsItsExitCode) {
 TEST(TuneCli, ASimulatedJobReportsEstimatesAndIsStored) {
   testing::ScratchDir scratch;
   const std::string db = (scratch.path() / "db.sqlite").string();
-  const auto result = testing::run_dvfslab({"tune", "--device", "sim:v100", "--db", db, "--json", "--sim-job",
-                                            "resnet50/train/b64:1500"});
+  const auto result = testing::run_dvfslab(
+      {"tune", "--device", "sim:v100", "--db", db, "--json", "--sim-job", "resnet50/train/b64:1500"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("\"estimated_default_energy_j\""), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("\"label\": \"sm="), std::string::npos) << result.out;

@@ -18,7 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run_dvfslab;
 
-std::string shared_table(const std::string& name) { return std::string(DVFSLAB_SHARED_DATA_DIR) + "/" + name; }
+std::string shared_table(const std::string& name) {
+  return std::string(DVFSLAB_SHARED_DATA_DIR) + "/" + name;
+}
 
 const char* const kKernelPlan = R"([knobs]
 sm_mhz = "all"
@@ -41,8 +43,9 @@ class TwinCli : public ::testing::Test {
     return path.string();
   }
   testing::ProcessResult sweep(const std::string& plan, const std::string& device, const std::string& db) {
-    return run_dvfslab({"sweep", plan, "--device", device, "--db", (dir_ / db).string()},
-                       {{"DVFSLAB_READ_ONLY", std::nullopt}, {"DVFSLAB_STATE_DIR", (dir_ / "state").string()}});
+    return run_dvfslab(
+        {"sweep", plan, "--device", device, "--db", (dir_ / db).string()},
+        {{"DVFSLAB_READ_ONLY", std::nullopt}, {"DVFSLAB_STATE_DIR", (dir_ / "state").string()}});
   }
   // workload -> that case's analysis, from `dvfslab analyze INPUT --json`.
   static std::map<std::string, nlohmann::json> cases_by_workload(const std::string& input) {
@@ -141,8 +144,8 @@ batch_sizes = [1]
 }
 
 TEST_F(TwinCli, InfoShowsTheTwinAsSimulated) {
-  const auto result =
-      run_dvfslab({"info", "--device", "twin:" + shared_table("pascal-caffe-dnn-core-mem.csv") + "#TITAN X (Pascal)"});
+  const auto result = run_dvfslab(
+      {"info", "--device", "twin:" + shared_table("pascal-caffe-dnn-core-mem.csv") + "#TITAN X (Pascal)"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("TITAN X (Pascal)"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("SIMULATED"), std::string::npos) << result.out;

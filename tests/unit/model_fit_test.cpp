@@ -125,7 +125,8 @@ TEST(ModelFit, RejectsNoPointsAndNonPositiveValues) {
 TEST(ModelFit, RepetitionSpreadWidensTheInterval) {
   auto noisy = curve({700, 900, 1100, 1300, 1500});
   for (auto& p : noisy) p.time_sd_s = 0.05 * p.time_s;
-  const auto quiet_at = fit(curve({700, 900, 1100, 1300, 1500}), facts).predict(Setting{1000, 5000, std::nullopt});
+  const auto quiet_at =
+      fit(curve({700, 900, 1100, 1300, 1500}), facts).predict(Setting{1000, 5000, std::nullopt});
   const auto noisy_at = fit(noisy, facts).predict(Setting{1000, 5000, std::nullopt});
   EXPECT_GT(noisy_at.time_s.high - noisy_at.time_s.value, 2 * (quiet_at.time_s.high - quiet_at.time_s.value));
 }

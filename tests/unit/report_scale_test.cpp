@@ -114,9 +114,12 @@ TEST(ReportRawRows, NoneUnlessAskedThenExactlyTheRowsGiven) {
   EXPECT_EQ(plain.find("id=\"raw-rows\""), std::string::npos);
   EXPECT_FALSE(page_data(plain).contains("raw_rows"));
 
-  const std::string html = render_html_report(
-      analysis,
-      {.raw_rows = std::span<const ResultRow>(rows).first(5), .measured_rows = rows.size(), .probe_order = {}, .predicted_energy = {}, .prediction_label = {}});
+  const std::string html =
+      render_html_report(analysis, {.raw_rows = std::span<const ResultRow>(rows).first(5),
+                                    .measured_rows = rows.size(),
+                                    .probe_order = {},
+                                    .predicted_energy = {},
+                                    .prediction_label = {}});
   EXPECT_NE(html.find("the first 5 of 100"), std::string::npos);
   const nlohmann::json data = page_data(html);
   ASSERT_EQ(data["raw_rows"].size(), 5u);

@@ -65,9 +65,9 @@ TEST(ReportFigures, OneDimensionalSweepGetsFourChartsPerGroup) {
 }
 
 TEST(ReportFigures, PredictedEnergyGetsItsOwnColumnsLineAndBandOnlyInItsCase) {
-  const Analysis a = analyze(
-      {row("resnet50", 64, 1380, std::nullopt, 1.0, 300), row("resnet50", 64, 945, std::nullopt, 1.5, 150),
-       row("vgg16", 64, 1380, std::nullopt, 1.0, 250)});
+  const Analysis a = analyze({row("resnet50", 64, 1380, std::nullopt, 1.0, 300),
+                              row("resnet50", 64, 945, std::nullopt, 1.5, 150),
+                              row("vgg16", 64, 1380, std::nullopt, 1.0, 250)});
   std::map<std::pair<CaseKey, Setting>, PredictedEnergy> predicted;
   for (const Setting& setting : {a.cases[0].points[0].setting, a.cases[0].points[1].setting})
     predicted[{a.cases[0].key, setting}] = {4.0, 3.5, 4.5};

@@ -54,10 +54,11 @@ TEST(SlurmScripts, ASearchShardRunsTheSweepOfItsCasesWithTheStrategy) {
   spec.strategy = "golden";
   const std::string script = array_script(spec);
   EXPECT_NE(script.find("#SBATCH --job-name=dvfslab-search\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("/opt/dvfslab/bin/dvfslab sweep '/scratch/fleet run/plan.toml' --shard \"$shard/4\" "
-                        "--db '/scratch/fleet run'/shard-\"$shard\".sqlite --resume --strategy golden --device "
-                        "sim:v100\n"),
-            std::string::npos)
+  EXPECT_NE(
+      script.find("/opt/dvfslab/bin/dvfslab sweep '/scratch/fleet run/plan.toml' --shard \"$shard/4\" "
+                  "--db '/scratch/fleet run'/shard-\"$shard\".sqlite --resume --strategy golden --device "
+                  "sim:v100\n"),
+      std::string::npos)
       << script;
 }
 

@@ -98,7 +98,8 @@ TEST(ModelStrategy, EnergyWithinSlowdownStaysNearTheTopClock) {
     if (truth.time_s <= 1.05 * top_time) best = std::min(best, truth.time_s * truth.power_w);
   double chosen = INFINITY;
   for (const auto& s : result.probes)
-    if (curve.at(s).time_s <= 1.05 * top_time) chosen = std::min(chosen, curve.at(s).time_s * curve.at(s).power_w);
+    if (curve.at(s).time_s <= 1.05 * top_time)
+      chosen = std::min(chosen, curve.at(s).time_s * curve.at(s).power_w);
   EXPECT_LE(chosen, 1.01 * best);
 }
 

@@ -14,7 +14,8 @@ Setting sm(int mhz) { return Setting{mhz, std::nullopt, std::nullopt}; }
 class EverySettingOnce final : public SearchStrategy {
  public:
   std::string name() const override { return "every"; }
-  std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) override {
+  std::vector<ScheduledPoint> propose(const SearchSpace& space,
+                                      std::span<const PointOutcome> measured) override {
     seen_outcomes.push_back(measured.size());
     seen_settings = space.settings;
     seen_cases = space.cases;
@@ -22,7 +23,8 @@ class EverySettingOnce final : public SearchStrategy {
     proposed = true;
     std::vector<ScheduledPoint> points;
     for (const Case& workload_case : space.cases) {
-      for (const Setting& setting : space.settings) points.push_back({workload_case, setting, PointRole::grid, 0});
+      for (const Setting& setting : space.settings)
+        points.push_back({workload_case, setting, PointRole::grid, 0});
     }
     return points;
   }
@@ -51,7 +53,8 @@ PointOutcome outcome_of(const ScheduledPoint& point, std::vector<double> energie
 std::vector<PointOutcome> drive(SearchSession& session, const SearchSpace& space, VirtualClock& clock,
                                 double seconds_per_point = 1.0) {
   std::vector<PointOutcome> outcomes;
-  for (auto batch = session.propose(space, outcomes); !batch.empty(); batch = session.propose(space, outcomes)) {
+  for (auto batch = session.propose(space, outcomes); !batch.empty();
+       batch = session.propose(space, outcomes)) {
     for (const auto& point : batch) {
       clock.advance(seconds_per_point);
       outcomes.push_back(outcome_of(point, {1.0}));
@@ -70,7 +73,8 @@ TEST(SearchSession, TheStrategysBatchIsMeasuredOnePointAtATimeBeforeItIsAskedAga
   const auto outcomes = drive(session, space_of({resnet}, {sm(600), sm(900)}), clock);
   ASSERT_EQ(outcomes.size(), 2u);
   EXPECT_EQ(outcomes[0].point.setting, sm(600));
-  EXPECT_EQ(strategy.seen_outcomes, (std::vector<std::size_t>{0, 2})) << "asked again once both were measured";
+  EXPECT_EQ(strategy.seen_outcomes, (std::vector<std::size_t>{0, 2}))
+      << "asked again once both were measured";
   EXPECT_EQ(session.outcomes().size(), 2u);
   EXPECT_FALSE(session.stopped_by_budget());
 }
@@ -155,7 +159,8 @@ TEST(SearchConfidence, AClearOptimumIsCertainAndATieWithinNoiseIsNot) {
 TEST(SearchConfidence, APointMeasuredOnceBorrowsThePooledSpreadAndNoneRepeatedGivesNone) {
   const Objective energy;
   const auto borrowed = analysis_of({summary(1200, 8.1, 0.0, 1), summary(900, 8.0, 0.8, 3)}, 1);
-  EXPECT_LT(*optimum_confidence(borrowed, energy), 0.99) << "the once-measured point is as noisy as the other";
+  EXPECT_LT(*optimum_confidence(borrowed, energy), 0.99)
+      << "the once-measured point is as noisy as the other";
   const auto single = analysis_of({summary(1200, 10.0, 0.0, 1), summary(900, 8.0, 0.0, 1)}, 1);
   EXPECT_FALSE(optimum_confidence(single, energy));
   CaseAnalysis none = single;

@@ -38,10 +38,11 @@ struct Search {
 
 // Runs `strategy_name` over `settings` (the default setting is `truth(Setting{})`).
 // `noise(window)` multiplies the energy of the window-th window measured in the run.
-Search run_search(const std::string& strategy_name, const std::vector<Setting>& settings,
-                  const std::function<Truth(const Setting&)>& truth, StrategyOptions options = {},
-                  const std::function<double(int)>& noise = [](int) { return 1.0; },
-                  const std::map<Setting, std::vector<double>>& stored = {}) {
+Search run_search(
+    const std::string& strategy_name, const std::vector<Setting>& settings,
+    const std::function<Truth(const Setting&)>& truth, StrategyOptions options = {},
+    const std::function<double(int)>& noise = [](int) { return 1.0; },
+    const std::map<Setting, std::vector<double>>& stored = {}) {
   const auto strategy = make_strategy(strategy_name, options);
   SearchSpace space;
   space.cases = {test_case};
@@ -99,7 +100,9 @@ std::function<Truth(const Setting&)> valley(int floor_mhz, double curvature = 1e
   };
 }
 
-int sm_of(const std::optional<Setting>& setting) { return setting && setting->sm_mhz ? *setting->sm_mhz : -1; }
+int sm_of(const std::optional<Setting>& setting) {
+  return setting && setting->sm_mhz ? *setting->sm_mhz : -1;
+}
 
 const std::vector<std::string> adaptive = {"golden", "scan", "coordinate", "auto"};
 
@@ -193,7 +196,8 @@ TEST(SearchStrategies, ASlowdownLimitExcludesTooSlowSettingsAndTheOptimumIsTheBe
 
 TEST(SearchStrategies, AutoMeasuresAShortLineWholeSoASecondValleyIsNotMissed) {
   // Two valleys: a local one at 690 MHz and the deeper one at the lowest clock.
-  const std::map<int, double> energy = {{600, 0.95}, {630, 1.05}, {660, 1.10}, {690, 1.00}, {720, 1.02}, {750, 1.04}};
+  const std::map<int, double> energy = {{600, 0.95}, {630, 1.05}, {660, 1.10},
+                                        {690, 1.00}, {720, 1.02}, {750, 1.04}};
   const auto curve = [&](const Setting& setting) {
     return Truth{setting.is_default() ? 1.2 : energy.at(*setting.sm_mhz), 1.0};
   };
@@ -251,7 +255,8 @@ TEST(SearchStrategies, StoredPointsAreReusedWithoutMeasuringThemAgain) {
   std::map<Setting, std::vector<double>> stored;
   for (const Setting& setting : settings) stored[setting] = {curve(setting).energy};
   stored[Setting{}] = {curve(Setting{}).energy};
-  const Search search = run_search("golden", settings, curve, {}, [](int) { return 1.0; }, stored);
+  const Search search = run_search(
+      "golden", settings, curve, {}, [](int) { return 1.0; }, stored);
   EXPECT_EQ(sm_of(search.best), 780);
   // A setting's first proposal takes its stored window; only a repeat to settle a
   // comparison measures anything.

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <thread>
 #include <set>
+#include <thread>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"

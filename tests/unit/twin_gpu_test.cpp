@@ -185,7 +185,9 @@ TEST_F(TwinOfATable, NoiseHasTheConfiguredSpread) {
     power_sum += power_factor;
     power_squares += power_factor * power_factor;
   }
-  const auto sd = [&](double sum, double squares) { return std::sqrt(squares / runs - std::pow(sum / runs, 2)); };
+  const auto sd = [&](double sum, double squares) {
+    return std::sqrt(squares / runs - std::pow(sum / runs, 2));
+  };
   EXPECT_NEAR(time_sum / runs, 1.0, 0.002);
   EXPECT_NEAR(power_sum / runs, 1.0, 0.004);
   EXPECT_NEAR(sd(time_sum, time_squares), 0.02, 0.002);

@@ -57,7 +57,8 @@ CurveResult measure_curve(Gpu& gpu, EnergyMeter& meter, const std::string& workl
   std::size_t twin_best = 0;
   double table_least = curve.front().energy_j;
   for (std::size_t i = 0; i < curve.size(); ++i) {
-    result.mape += std::abs(measured[i] - curve[i].energy_j) / curve[i].energy_j / static_cast<double>(curve.size());
+    result.mape +=
+        std::abs(measured[i] - curve[i].energy_j) / curve[i].energy_j / static_cast<double>(curve.size());
     if (measured[i] < measured[twin_best]) twin_best = i;
     table_least = std::min(table_least, curve[i].energy_j);
   }
@@ -109,10 +110,11 @@ std::vector<fs::path> published_tables() {
 }
 
 void print_figures(const std::string& label, const FileFigures& f) {
-  const auto within_1pct = std::count_if(f.gaps.begin(), f.gaps.end(), [](double gap) { return gap <= 0.01; });
-  fmt::print("{:<36} {:>6} {:>8} {:>10.3f} {:>8.3f} {:>8}/{:<4} {:>8.3f}\n", label, f.mapes.size(), f.settings,
-             100 * median(f.mapes), 100 * *std::max_element(f.mapes.begin(), f.mapes.end()), within_1pct,
-             f.gaps.size(), 100 * *std::max_element(f.gaps.begin(), f.gaps.end()));
+  const auto within_1pct =
+      std::count_if(f.gaps.begin(), f.gaps.end(), [](double gap) { return gap <= 0.01; });
+  fmt::print("{:<36} {:>6} {:>8} {:>10.3f} {:>8.3f} {:>8}/{:<4} {:>8.3f}\n", label, f.mapes.size(),
+             f.settings, 100 * median(f.mapes), 100 * *std::max_element(f.mapes.begin(), f.mapes.end()),
+             within_1pct, f.gaps.size(), 100 * *std::max_element(f.gaps.begin(), f.gaps.end()));
 }
 
 TEST(TwinOfEveryPublishedCurve, ReproducesEnergyWithin2PercentAndTheOptimumWithin1Percent) {

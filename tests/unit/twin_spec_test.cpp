@@ -80,7 +80,8 @@ TEST_F(TwinSpecText, EmptyTextIsAUsageError) {
 
 TEST_F(TwinSpecText, MissingFileIsAConfigErrorNamingIt) {
   EXPECT_THROW(parse_twin_spec("/no/such/table.csv#GPU A@noise=1%"), ConfigError);
-  EXPECT_NE(message_of("/no/such/table.csv#GPU A").find("no such file '/no/such/table.csv'"), std::string::npos);
+  EXPECT_NE(message_of("/no/such/table.csv#GPU A").find("no such file '/no/such/table.csv'"),
+            std::string::npos);
 }
 
 TEST_F(TwinSpecText, UnknownGpuIsAConfigErrorListingTheGpus) {
@@ -112,7 +113,8 @@ TEST_F(TwinSpecText, BadSeedsUnknownAndRepeatedOptionsAreRefused) {
                                 "noise=1%,noise=2%", "noise=1%,,seed=2", "noise=1%,"}) {
     EXPECT_THROW(parse_twin_spec(path_.string() + "#GPU A@" + bad), UsageError) << bad;
   }
-  EXPECT_NE(message_of(path_.string() + "#GPU A@colour=red").find("noise=P%, time_noise=P%"), std::string::npos);
+  EXPECT_NE(message_of(path_.string() + "#GPU A@colour=red").find("noise=P%, time_noise=P%"),
+            std::string::npos);
 }
 
 TEST_F(TwinSpecText, AModelFileThatIsNoModelIsAConfigError) {

@@ -34,8 +34,8 @@ std::vector<model::Model> models_of(const std::filesystem::path& path, const std
     if (m.gpu() == gpu) kept.push_back(std::move(m));
   }
   if (kept.empty()) {
-    throw ConfigError(fmt::format("{} has no model of GPU '{}'; its GPUs: {}", path.string(), gpu,
-                                  fmt::join(gpus, ", ")));
+    throw ConfigError(
+        fmt::format("{} has no model of GPU '{}'; its GPUs: {}", path.string(), gpu, fmt::join(gpus, ", ")));
   }
   return kept;
 }
@@ -55,7 +55,8 @@ ModelSource::ModelSource(const std::filesystem::path& path, const std::string& g
     all.mem_low_mhz = std::min(all.mem_low_mhz, d.mem_low_mhz);
     all.mem_high_mhz = std::max(all.mem_high_mhz, d.mem_high_mhz);
     if (d.power_limit_low_w) {
-      all.power_limit_low_w = std::min(all.power_limit_low_w.value_or(*d.power_limit_low_w), *d.power_limit_low_w);
+      all.power_limit_low_w =
+          std::min(all.power_limit_low_w.value_or(*d.power_limit_low_w), *d.power_limit_low_w);
       all.power_limit_high_w =
           std::max(all.power_limit_high_w.value_or(*d.power_limit_high_w), *d.power_limit_high_w);
     }
@@ -93,12 +94,15 @@ ModelSource::ModelSource(const std::filesystem::path& path, const std::string& g
   }
 }
 
-std::string ModelSource::origin() const { return fmt::format("{} (fitted model)", path_.filename().string()); }
+std::string ModelSource::origin() const {
+  return fmt::format("{} (fitted model)", path_.filename().string());
+}
 
 std::optional<TwinRates> ModelSource::rates(const std::string& workload, const Setting& setting) const {
   const model::Model* m = model::find_model(models_, gpu_name_, workload);
   if (m == nullptr) return std::nullopt;
-  if (setting.sm_mhz && !clock_table_.supports(setting.mem_mhz.value_or(0), *setting.sm_mhz)) return std::nullopt;
+  if (setting.sm_mhz && !clock_table_.supports(setting.mem_mhz.value_or(0), *setting.sm_mhz))
+    return std::nullopt;
   if (setting.power_limit_w && power_limits_.min_w &&
       (*setting.power_limit_w < *power_limits_.min_w || *setting.power_limit_w > *power_limits_.max_w)) {
     return std::nullopt;

@@ -16,7 +16,8 @@ constexpr double kFinishTolerance_s = 1e-9;
 
 }  // namespace
 
-TwinGpu::TwinGpu(std::unique_ptr<TwinSource> source, const TwinOptions& options, const std::string& device_spec)
+TwinGpu::TwinGpu(std::unique_ptr<TwinSource> source, const TwinOptions& options,
+                 const std::string& device_spec)
     : source_(std::move(source)),
       options_(options),
       noise_(options.noise),
@@ -72,18 +73,18 @@ void TwinGpu::catch_up() {
 void TwinGpu::run(const std::string& workload, double units) {
   catch_up();
   if (job_ && job_->remaining_units > 0) {
-    throw Error(fmt::format("{} (twin) is already running work: run one piece of work at a time",
-                            identity_.name));
+    throw Error(
+        fmt::format("{} (twin) is already running work: run one piece of work at a time", identity_.name));
   }
   job_.reset();
   if (!(std::isfinite(units) && units >= 0))
     throw Error(fmt::format("twin work needs a finite, non-negative number of units, not {}", units));
   const auto rates = source_->rates(workload, current_setting());
   if (!rates) {
-    throw ConfigError(fmt::format("the twin of {} ({}) cannot run '{}' at {}: sweep only settings its "
-                                  "source holds (`dvfslab info --device {}` lists them)",
-                                  identity_.name, source_->origin(), workload, to_string(current_setting()),
-                                  identity_.device_spec));
+    throw ConfigError(fmt::format(
+        "the twin of {} ({}) cannot run '{}' at {}: sweep only settings its "
+        "source holds (`dvfslab info --device {}` lists them)",
+        identity_.name, source_->origin(), workload, to_string(current_setting()), identity_.device_spec));
   }
   job_ = Job{workload, units, noise_.next(), *rates};
   try {

@@ -8,8 +8,8 @@
 
 #include "dvfslab/clock.hpp"
 #include "dvfslab/gpu.hpp"
-#include "gpu/recorded_control_gpu.hpp"
 #include "dvfslab/twin.hpp"
+#include "gpu/recorded_control_gpu.hpp"
 #include "gpu/sim/power_sensor.hpp"
 #include "gpu/twin/twin_noise.hpp"
 

@@ -11,9 +11,7 @@ namespace {
 constexpr double kClip = 3.0;
 
 // A uniform draw in (0, 1] from the top 53 bits.
-double unit_interval(std::mt19937_64& bits) {
-  return (static_cast<double>(bits() >> 11) + 1.0) * 0x1.0p-53;
-}
+double unit_interval(std::mt19937_64& bits) { return (static_cast<double>(bits() >> 11) + 1.0) * 0x1.0p-53; }
 
 }  // namespace
 

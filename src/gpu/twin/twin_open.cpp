@@ -62,7 +62,8 @@ std::unique_ptr<Gpu> open_twin_gpu(std::string_view spec) {
 
 bool is_twin_gpu(const Gpu& gpu) { return dynamic_cast<const twin::TwinGpu*>(&gpu) != nullptr; }
 
-std::optional<TwinRates> twin_rates(const Gpu& twin_gpu, const std::string& workload, const Setting& setting) {
+std::optional<TwinRates> twin_rates(const Gpu& twin_gpu, const std::string& workload,
+                                    const Setting& setting) {
   const auto& gpu = as_twin_gpu(twin_gpu);
   return gpu.source().rates(workload, gpu.with_defaults(setting));
 }

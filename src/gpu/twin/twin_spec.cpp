@@ -27,8 +27,8 @@ bool is_file(const std::string& path) {
 // "1%", "0.5%": a percentage from 0 to kMaxNoisePercent, as a fraction.
 double parse_noise(std::string_view key, std::string_view value) {
   const auto refuse = [&] {
-    return UsageError(fmt::format("twin option {}={}: give a percentage from 0% to {}%, e.g. {}=1%", key, value,
-                                  kMaxNoisePercent, key));
+    return UsageError(fmt::format("twin option {}={}: give a percentage from 0% to {}%, e.g. {}=1%", key,
+                                  value, kMaxNoisePercent, key));
   };
   if (value.size() < 2 || value.back() != '%') throw refuse();
   const std::string number(value.substr(0, value.size() - 1));
@@ -54,7 +54,8 @@ std::uint64_t parse_seed(std::string_view value) {
 // "noise=1%,seed=7". A specific time_noise / power_noise wins over noise, in any order.
 TwinNoise parse_options(std::string_view text) {
   if (text.empty())
-    throw UsageError(fmt::format("twin: nothing after '@'; give options ({}) or leave out the '@'", kOptionsHelp));
+    throw UsageError(
+        fmt::format("twin: nothing after '@'; give options ({}) or leave out the '@'", kOptionsHelp));
   std::optional<double> both, time, power;
   std::optional<std::uint64_t> seed;
   std::vector<std::string> seen;
@@ -129,9 +130,10 @@ TwinSpec parse_twin_spec(std::string_view text) {
     return spec;
   }
   const std::string shown = body.substr(0, body.find('#'));
-  throw ConfigError(fmt::format("twin:{}: no such file '{}' (give the path of a sweep-table CSV, then "
-                                "#GPU NAME and @OPTIONS where needed)",
-                                std::string(text), shown.empty() ? body : shown));
+  throw ConfigError(
+      fmt::format("twin:{}: no such file '{}' (give the path of a sweep-table CSV, then "
+                  "#GPU NAME and @OPTIONS where needed)",
+                  std::string(text), shown.empty() ? body : shown));
 }
 
 }  // namespace dvfslab::twin
