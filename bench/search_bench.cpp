@@ -4,9 +4,10 @@
 // table and overall: probes (median, p90), GPU time against the exhaustive sweep,
 // regret against the exhaustive optimum (median, p90) and the share within 1 %.
 //
-// Usage: search_bench DATA_DIR [--smoke]
-//   DATA_DIR  a folder of sweep tables (data/published)
-//   --smoke   only the first curve of each table, one noise level (a quick check)
+// Usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...]
+//   DATA_DIR      a folder of sweep tables (data/published)
+//   --smoke       only the first curve of each table, one noise level (a quick check)
+//   --strategies  only these registered strategies (default: all)
 //
 // Two sets of curves: "published", the tables' own settings (5–10 per curve), and
 // "dense", each published curve interpolated (monotone piecewise-cubic in time and
@@ -16,12 +17,12 @@
 //
 // The twin: each window of a setting gives the table's energy per unit of work and
 // time per unit, each multiplied by (1 + σ·z) with z a seeded standard normal, σ the
-// noise level. One window per probe (repetitions = max_repetitions = 1); a point
-// proposed again gets one more window. Windows have a fixed length, so GPU time is
-// counted in windows. The exhaustive sweep it is compared with measures every
-// setting of the curve (the default included) under the same stop rule a strategy's
-// first visit of a setting gets (repetitions until the plan's rule is satisfied; here
-// one window), so the two compare like with like.
+// noise level. A proposed point gets the windows it asks for (a search's probe: one
+// per proposal), or windows until the stop rule of `dvfslab search` and of a sweep is
+// met: at least 2, at most 5, until the 95 % half-width of energy is within 1 %.
+// Windows have a fixed length, so GPU time is counted in windows. The exhaustive
+// sweep it is compared with is what a user would run instead: every setting of the
+// curve (the default included) under that stop rule.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -114,8 +115,11 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
   for (const auto& [setting, truth] : curve.points) {
     if (setting != curve.baseline) space.settings.push_back(setting);
   }
-  space.policy.repetitions = 1;
-  space.policy.max_repetitions = 1;
+  // `dvfslab search`'s default stop rule (docs/search.md), which is also the
+  // exhaustive sweep's.
+  space.policy.repetitions = 2;
+  space.policy.max_repetitions = 5;
+  space.policy.ci_target_pct = 1.0;
   space.policy.drift_check = false;
   const StopRule stop_rule = make_stop_rule(space.policy);
 
@@ -149,7 +153,8 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
         outcome.mean_power_w = energy / time;
         ++outcome.repetitions;
         ++result.windows;
-      } while (stop_rule.needs_another_repetition(values));
+      } while (point.windows > 0 ? outcome.repetitions < point.windows
+                                 : stop_rule.needs_another_repetition(values));
       outcome.energy_per_item_j_series = values;
       outcomes.push_back(outcome);
     }
@@ -328,11 +333,27 @@ void print_row(const std::string& scope, int knobs, const std::string& objective
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || (argc == 3 && std::string(argv[2]) != "--smoke") || argc > 3) {
-    std::fprintf(stderr, "usage: search_bench DATA_DIR [--smoke]\n");
+  bool smoke = false;
+  std::set<std::string, std::less<>> only;  // strategies to run; empty: all
+  bool usage_error = argc < 2;
+  for (int i = 2; i < argc && !usage_error; ++i) {
+    const std::string option = argv[i];
+    if (option == "--smoke") {
+      smoke = true;
+    } else if (option == "--strategies" && i + 1 < argc) {
+      for (std::string_view list = argv[++i]; !list.empty();) {
+        const auto comma = list.find(',');
+        only.emplace(list.substr(0, comma));
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+      }
+    } else {
+      usage_error = true;
+    }
+  }
+  if (usage_error) {
+    std::fprintf(stderr, "usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...]\n");
     return 2;
   }
-  const bool smoke = argc == 3;
   try {
     std::vector<std::filesystem::path> tables;
     for (const auto& entry : std::filesystem::directory_iterator(argv[1])) {
@@ -352,7 +373,10 @@ int main(int argc, char** argv) {
     const std::vector<double> noise_levels =
         smoke ? std::vector<double>{0.01} : std::vector<double>{0.0, 0.01, 0.02};
     std::vector<std::string> strategies;
-    for (const StrategyDefinition& definition : search_strategies()) strategies.emplace_back(definition.name);
+    for (const StrategyDefinition& definition : search_strategies()) {
+      if (only.empty() || only.count(definition.name)) strategies.emplace_back(definition.name);
+    }
+    if (strategies.empty()) throw ConfigError("--strategies names no registered strategy");
 
     // (set, scope, knobs, objective, noise, strategy) → tally; scope "all" or a table.
     using Key = std::tuple<std::string, std::string, int, std::string, double, std::string>;
@@ -375,7 +399,8 @@ int main(int argc, char** argv) {
     std::printf(
         "search_bench: %zu curves of %zu tables in %s, and as many dense ones (below); probes = distinct "
         "settings measured (the default included); GPU time = windows against the exhaustive sweep's, "
-        "which measures every setting under the stop rule of a first visit (one window); regret in %% "
+        "which measures every setting under the sweep's stop rule (2 to 5 windows until the 95 %% half-width "
+        "of energy is within 1 %%); regret in %% "
         "of the exhaustive optimum's objective value\n",
         published_curves, tables.size(), argv[1]);
     std::string last_set;

@@ -127,6 +127,10 @@ struct ScheduledPoint {
   Setting setting;
   PointRole role = PointRole::grid;
   int sequence = 0;  // position in the schedule
+  // Windows this proposal of a grid point measures; 0: until the plan's stop rule is
+  // met. A search asks for one and proposes the setting again while a comparison
+  // needs more (docs/search.md).
+  int windows = 0;
 };
 
 struct Schedule {

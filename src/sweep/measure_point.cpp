@@ -81,7 +81,8 @@ PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vect
     outcome.mean_power_w = m.mean_power_w;
     outcome.item_unit = workload.item_unit();
     outcome.flags |= m.flags;
-  } while (grid && context_.stop_rule.needs_another_repetition(series));
+  } while (grid && (point.windows > 0 ? outcome.repetitions < point.windows
+                                      : context_.stop_rule.needs_another_repetition(series)));
   outcome.energy_per_item_j_series = series;
   if (context_.policy.cooldown_s > 0) clock.sleep_for(context_.policy.cooldown_s);
   return outcome;

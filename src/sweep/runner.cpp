@@ -118,7 +118,9 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
   const auto finished_before = [&](const ScheduledPoint& point) {
     if (point.role != PointRole::grid) return false;
     const auto it = repetitions.find({point.workload_case, point.setting});
-    return it != repetitions.end() && !stop_rule.needs_another_repetition(it->second);
+    if (it == repetitions.end()) return false;
+    return point.windows > 0 ? std::ssize(it->second) >= point.windows
+                             : !stop_rule.needs_another_repetition(it->second);
   };
   // A point proposed again in this run is measured again (a search settling a
   // comparison); only its first proposal may reuse what a resumed run holds.

@@ -122,8 +122,9 @@ const Reading& CaseEvidence::look(const Setting& setting) {
   }
   if (options_.budget_points && static_cast<int>(readings_.size()) >= *options_.budget_points)
     throw BudgetSpent{};
-  const double probe_s =
-      policy_.settle_s + policy_.resolved_duration_s(std::nullopt) * std::max(1, policy_.repetitions);
+  // A probe's first visit: one window, the baseline's the plan's repetitions.
+  const int windows = setting.is_default() ? std::max(1, policy_.repetitions) : 1;
+  const double probe_s = policy_.settle_s + policy_.resolved_duration_s(std::nullopt) * windows;
   if (options_.budget_seconds && seconds_spent() + probe_s > *options_.budget_seconds) throw BudgetSpent{};
   throw ProbeNeeded{setting};
 }

@@ -19,8 +19,12 @@ std::vector<ScheduledPoint> ReplayStrategy::propose(const SearchSpace& space,
       evidence.look(Setting{});
       if (!grid.empty()) search(evidence, grid);
     } catch (const ProbeNeeded& probe) {
-      // One case at a time, so that its workload stays prepared.
-      return {ScheduledPoint{workload_case, probe.setting, PointRole::grid, 0}};
+      // One case at a time, so that its workload stays prepared. The baseline is
+      // measured under the plan's stop rule (every saving is relative to it, and its
+      // repetitions give the case's noise); any other setting one window per
+      // proposal, proposed again while a comparison needs more.
+      const int windows = probe.setting.is_default() ? 0 : 1;
+      return {ScheduledPoint{workload_case, probe.setting, PointRole::grid, 0, windows}};
     } catch (const BudgetSpent&) {
     }
   }

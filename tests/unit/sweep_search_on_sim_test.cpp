@@ -77,6 +77,14 @@ TEST(SearchOnSim, AutoFindsTheGridsOptimumMeasuringAFractionOfItsSettings) {
   EXPECT_LT(distinct.size(), grid.points_measured / 2);
   EXPECT_LT(search.points_measured, grid.points_measured);
   EXPECT_TRUE(outcomes.all.front().point.setting.is_default()) << "the baseline first";
+  // The baseline under the plan's stop rule (at least its 2 repetitions), every
+  // other setting one window per proposal.
+  EXPECT_GE(outcomes.all.front().repetitions, plan.measure.repetitions);
+  for (std::size_t i = 1; i < outcomes.all.size(); ++i) {
+    if (!outcomes.all[i].point.setting.is_default()) {
+      EXPECT_EQ(outcomes.all[i].repetitions, 1) << to_string(outcomes.all[i].point.setting);
+    }
+  }
 }
 
 // Fails the run after `points` outcomes, as a crash would.

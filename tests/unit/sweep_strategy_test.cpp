@@ -17,6 +17,15 @@
 namespace dvfslab {
 namespace {
 
+// Keeps every outcome the runner reports, in order.
+class Outcomes final : public ProgressReporter {
+ public:
+  void start(const Schedule&, const GpuIdentity&, std::size_t) override {}
+  void point_done(const PointOutcome& outcome, std::size_t, std::size_t) override { all.push_back(outcome); }
+  void finish() override {}
+  std::vector<PointOutcome> all;
+};
+
 // Proposes the highest setting, then (having seen its outcome) the lowest, then stops.
 class HighThenLow final : public SearchStrategy {
  public:
@@ -102,6 +111,53 @@ drift_check = false
   EXPECT_EQ(result.points_measured, 2u) << "the second proposal was not skipped as already measured";
   EXPECT_EQ(result.measurements, 2u);
   EXPECT_EQ(store.measurements().size(), 2u);
+}
+
+// Asks for the highest setting one window at a time (twice), then the lowest under
+// the stop rule.
+class OneWindowProbes final : public SearchStrategy {
+ public:
+  std::string name() const override { return "one-window-probes"; }
+  std::vector<ScheduledPoint> propose(const SearchSpace& space,
+                                      std::span<const PointOutcome> measured) override {
+    if (measured.size() < 2)
+      return {ScheduledPoint{space.cases.front(), space.settings.back(), PointRole::grid, 0, 1}};
+    if (measured.size() == 2)
+      return {ScheduledPoint{space.cases.front(), space.settings.front(), PointRole::grid, 0}};
+    return {};
+  }
+};
+
+TEST(SearchStrategy, AProposalGetsTheWindowsItAsksForAndZeroMeansTheStopRule) {
+  testing::ScratchDir scratch;
+  SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  WorkloadRegistry registry;
+  add_sim_workloads(registry);
+  const Plan plan = parse_plan_text(R"(
+[knobs]
+sm_mhz = { count = 3, min = 600 }
+[[cases]]
+workloads = ["resnet50"]
+batch_sizes = [32]
+modes = ["infer"]
+[measure]
+duration_s = 1.0
+repetitions = 3
+max_repetitions = 3
+drift_check = false
+)",
+                                    "windows.toml");
+  Store store(scratch / "windows.sqlite");
+  Outcomes outcomes;
+  OneWindowProbes strategy;
+  const SweepResult result = run_sweep(gpu, plan, registry, store, SweepOptions{}, outcomes, strategy);
+  ASSERT_EQ(outcomes.all.size(), 3u);
+  EXPECT_EQ(outcomes.all[0].repetitions, 1) << "one window, although the plan asks for three";
+  EXPECT_EQ(outcomes.all[1].repetitions, 1);
+  EXPECT_EQ(outcomes.all[1].energy_per_item_j_series.size(), 2u) << "the setting's windows so far";
+  EXPECT_EQ(outcomes.all[2].repetitions, 3) << "windows = 0: the plan's stop rule";
+  EXPECT_EQ(result.measurements, 5u);
+  EXPECT_EQ(store.measurements().size(), 5u);
 }
 
 // Stops as soon as a repetition's energy is below a threshold.
