@@ -189,7 +189,7 @@ class Meter:
         short_window, and its energy is an estimate (see energy_error_j).
 
         A step's boundary does not read the GPU: it is the meter's latest sample
-        (taken every half sensor period) held to now, so the call costs
+        (one every sample_period_s) held to now, so the call costs
         microseconds, not an NVML read. Its energy is the energy counter
         extrapolated with the latest power; energy_error_j covers the update
         instants and, past the first sensor update the sample may have missed,
