@@ -16,7 +16,9 @@
 // with an error bound (energy_error_j); the trapezoid over instant power is kept
 // beside it as a cross-check, and replaces it where there is no counter. Readings
 // update running totals, so the cost of a reading or a window does not grow with
-// the number of windows.
+// the number of windows. The sampler reads the GPU without holding up the caller's
+// bookkeeping, so a boundary that does not read (restart's latest_sample) never
+// waits for a read.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -65,9 +67,20 @@ class EnergyMeter {
   // Closes `name` at its latest mark (where it began without one); `after`, when
   // given, receives what followed the mark until now.
   Measurement end_at_mark(const std::string& name, Measurement* after = nullptr);
-  // Closes `name` and opens it again at the same reading: back-to-back windows (one
-  // per training step) that leave no gap between them, for one reading per boundary.
-  Measurement restart(const std::string& name);
+  // Where restart() puts the boundary between the window it closes and the one it
+  // opens.
+  enum class Boundary {
+    // A reading of the GPU now.
+    read,
+    // The latest sample held to now, without reading the GPU (a read costs
+    // milliseconds on some drivers). Its energy is the counter's extrapolation;
+    // energy_error_j also covers power anywhere from none to twice the latest
+    // sample's after the first sensor update the held sample may have missed.
+    latest_sample,
+  };
+  // Closes `name` and opens it again at the same boundary: back-to-back windows (one
+  // per training step) that leave no gap between them and add up exactly.
+  Measurement restart(const std::string& name, Boundary boundary = Boundary::read);
   bool is_open(const std::string& name) const;
   // Open windows, oldest first.
   std::vector<std::string> open_windows() const;

@@ -188,6 +188,13 @@ class Meter:
         are back to back; a step shorter than two sensor periods is flagged
         short_window, and its energy is an estimate (see energy_error_j).
 
+        A step's boundary does not read the GPU: it is the meter's latest sample
+        (one every sample_period_s) held to now, so the call costs
+        microseconds, not an NVML read. Its energy is the energy counter
+        extrapolated with the latest power; energy_error_j covers the update
+        instants and, past the first sensor update the sample may have missed,
+        any power from none to twice the latest. Windows read the GPU at their ends.
+
         On a GPU, finish the step's work before calling it (e.g. a loss.item()
         or torch.cuda.synchronize()), or the step measures the launch, not the work."""
         native = self._require_open()

@@ -1,6 +1,6 @@
 // The native meter behind dvfslab.Meter (python/dvfslab/meter.py): an EnergyMeter
 // that samples from the moment it is made, plus the step window that
-// Meter.step() restarts. Measurements cross as the dicts of `measure --json`.
+// Meter.step() restarts at the latest sample. Measurements cross as the dicts of `measure --json`.
 #include <pybind11/stl.h>
 
 #include <cstdint>
@@ -34,9 +34,11 @@ class NativeMeter {
     meter_.begin_after_iterations(name, skip_iterations);
   }
   nlohmann::json end(const std::string& name) { return to_json(meter_.end(name), meter_.idle_power_w()); }
+  // A step's boundary holds the latest sample instead of reading the GPU: a read
+  // costs milliseconds on some drivers, far more than a step can afford.
   nlohmann::json step(std::int64_t iterations, double items) {
     meter_.add_iterations(iterations, items);
-    return to_json(meter_.restart(step_window), meter_.idle_power_w());
+    return to_json(meter_.restart(step_window, EnergyMeter::Boundary::latest_sample), meter_.idle_power_w());
   }
   void restart_step() { meter_.restart(step_window); }
   void stop() { meter_.stop(); }

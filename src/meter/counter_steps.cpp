@@ -28,7 +28,13 @@ void CounterSteps::step_seen(double low_s, double high_s) {
   phase_high_s_ = high_s;
 }
 
-void CounterSteps::observe(const Telemetry& sample) {
+void CounterSteps::observe(const Telemetry& sample, SampleKind kind) {
+  if (kind == SampleKind::held) {
+    // It did not look at the counter: it says neither that the counter stepped nor
+    // that it did not by this time.
+    if (latest_) latest_->time_s = std::max(latest_->time_s, sample.time_s);
+    return;
+  }
   const std::optional<double> power = power_of(sample);
   const double now = sample.time_s;
   const bool later = !last_time_s_ || now > *last_time_s_;
@@ -65,12 +71,18 @@ void CounterSteps::observe(const Telemetry& sample) {
   if (power) power_w_ = power;
   if (latest_) {
     latest_->time_s = now;
+    latest_->read_s = now;
     latest_->power_w = power_w_.value_or(0.0);
   }
 }
 
 EnergyEstimate CounterSteps::estimate(const CounterReading& reading) const {
-  if (continuous_) return EnergyEstimate{reading.counter_j, 0.0};
+  // A held reading saw nothing after read_s: it extrapolates with the latest power,
+  // and its error covers any power from none to twice that over what it did not see.
+  if (continuous_) {
+    const double held_s = reading.time_s - reading.read_s;
+    return EnergyEstimate{reading.counter_j + reading.power_w * held_s, reading.power_w * held_s};
+  }
   double low = reading.update_low_s, high = reading.update_high_s;
   if (phase_low_s_ && phase_high_s_) {
     // The update nearest to the reading's own step interval, on the learnt phase.
@@ -89,8 +101,11 @@ EnergyEstimate CounterSteps::estimate(const CounterReading& reading) const {
   estimate.energy_j = reading.counter_j + reading.power_w * since_update_s;
   // The update instant is known to +-half_width; the power since the update is
   // taken to be the latest reading, which moved by power_change at the update.
-  estimate.error_j =
-      reading.power_w * half_width_s + reading.power_change_w * (since_update_s + half_width_s);
+  // The next update comes a period after the latest at the earliest: a held reading
+  // before it holds what a read would have returned, one after it may miss a change.
+  const double unseen_s = std::max(0.0, reading.time_s - std::max(reading.read_s, low + period_s_));
+  estimate.error_j = reading.power_w * half_width_s +
+                     reading.power_change_w * (since_update_s + half_width_s) + reading.power_w * unseen_s;
   return estimate;
 }
 

@@ -5,12 +5,18 @@
 // learns when the updates happen from the readings at which the counter stepped
 // (and those at which it did not); the energy at a reading is the counter plus the
 // latest power times the time since the update, evaluated with what is known when
-// it is asked for, so both ends of a window use the same, best knowledge.
+// it is asked for, so both ends of a window use the same, best knowledge. A held
+// reading (the latest values carried to a later time without reading the GPU)
+// extends that extrapolation and teaches nothing about the updates.
 #include <optional>
 
 #include "dvfslab/types.hpp"
 
 namespace dvfslab::meter {
+
+// Whether a reading's values were read from the GPU at its time, or are the latest
+// reading's values held to its time (a window boundary that does not read the GPU).
+enum class SampleKind { read, held };
 
 struct EnergyEstimate {
   double energy_j = 0;  // on the counter's scale
@@ -20,6 +26,7 @@ struct EnergyEstimate {
 // What one reading says about the counter.
 struct CounterReading {
   double time_s = 0;
+  double read_s = 0;  // when the counter was last read: before time_s for a held reading
   double counter_j = 0;
   double power_w = 0;         // latest power reading
   double power_change_w = 0;  // how much power moved at the update that set counter_j
@@ -31,8 +38,9 @@ class CounterSteps {
  public:
   explicit CounterSteps(double sensor_period_s) : period_s_(sensor_period_s) {}
 
-  // Readings must come in time order.
-  void observe(const Telemetry& sample);
+  // Readings must come in time order. A held reading only moves the time the
+  // latest counter reading is extrapolated to.
+  void observe(const Telemetry& sample, SampleKind kind);
   // The latest reading's view of the counter; absent without a counter.
   const std::optional<CounterReading>& latest() const { return latest_; }
   // The counter's energy at `reading`'s time, with what is known now.

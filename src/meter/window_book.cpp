@@ -105,7 +105,7 @@ std::vector<std::string> WindowBook::open_names() const {
   return names;
 }
 
-void WindowBook::add_sample(const Telemetry& sample) { totals_.add(sample); }
+void WindowBook::add_sample(const Telemetry& sample, SampleKind kind) { totals_.add(sample, kind); }
 
 std::vector<std::string> WindowBook::add_iterations(std::int64_t iterations, double items) {
   totals_.add_iterations(iterations, items);

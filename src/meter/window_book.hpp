@@ -40,8 +40,9 @@ class WindowBook {
   // Open windows, oldest first.
   std::vector<std::string> open_names() const;
 
-  // A reading: every open window sees it.
-  void add_sample(const Telemetry& sample);
+  // A reading (read from the GPU, or the latest held to a later time): every open
+  // window sees it.
+  void add_sample(const Telemetry& sample, SampleKind kind);
   // Counts iterations in every open window, then returns the waiting windows whose
   // warm-up is over: the caller opens them with a fresh reading.
   std::vector<std::string> add_iterations(std::int64_t iterations, double items);

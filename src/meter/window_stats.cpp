@@ -39,7 +39,7 @@ std::optional<double> RunningTotals::SuffixExtreme::since(std::size_t index) con
   return it->second;
 }
 
-void RunningTotals::add(const Telemetry& sample) {
+void RunningTotals::add(const Telemetry& sample, SampleKind kind) {
   const std::optional<double> power = power_of(sample);
   if (readings_ > 0) {
     // Clocks and throttle reasons hold from one reading to the next; power is a
@@ -65,7 +65,7 @@ void RunningTotals::add(const Telemetry& sample) {
   }
   now_.index = readings_;
   now_.time_s = sample.time_s;
-  counter_steps_.observe(sample);
+  counter_steps_.observe(sample, kind);
   now_.counter = counter_steps_.latest();
   now_.sm_mhz = as_double(sample.sm_mhz);
   now_.mem_mhz = as_double(sample.mem_mhz);

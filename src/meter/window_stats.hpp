@@ -32,7 +32,8 @@ class RunningTotals {
   explicit RunningTotals(double sensor_period_s) : counter_steps_(sensor_period_s) {}
 
   // Readings must come in time order; `now()` is the snapshot at the latest one.
-  void add(const Telemetry& sample);
+  // A held reading repeats the latest values at a later time (see CounterSteps).
+  void add(const Telemetry& sample, SampleKind kind);
   // Saturates instead of wrapping: an absurd count from a program stays absurd.
   void add_iterations(std::int64_t iterations, double items);
   const Snapshot& now() const { return now_; }

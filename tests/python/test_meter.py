@@ -50,6 +50,34 @@ def test_steps_are_back_to_back_and_add_up_to_the_window():
     assert step.items_per_s == pytest.approx(step.items / step.duration_s)
 
 
+def test_a_step_does_not_read_the_gpu():
+    gpu = steady_gpu()
+    meter = dvfslab.Meter(gpu, keep_trace=True)  # the trace holds every reading of the GPU
+    gpu.advance(0.37)
+    readings = len(meter.trace())
+    meter.step()
+    assert len(meter.trace()) == readings
+    with meter.window("read"):  # a window's ends do read it
+        pass
+    assert len(meter.trace()) == readings + 3  # its begin (and the step restarted there), its end
+
+
+def test_a_steps_energy_is_within_its_error_bound_of_the_true_energy():
+    gpu = steady_gpu()
+    meter = dvfslab.Meter(gpu)
+    meter.step()
+    bounded = 0
+    for i in range(20):
+        before = gpu.true_energy_j()
+        gpu.advance(0.23 + 0.017 * (i % 5))
+        step = meter.step()
+        truth = gpu.true_energy_j() - before
+        if step.energy_error_j is not None:
+            bounded += 1
+            assert abs(step.energy_j - truth) <= step.energy_error_j + 1e-6, (i, step.energy_j, truth)
+    assert bounded == 20
+
+
 def test_skip_iterations_opens_the_window_after_the_warmup_steps():
     gpu = steady_gpu("v100")
     meter = dvfslab.Meter(gpu)

@@ -42,7 +42,7 @@ class SteppedSensorGpu final : public Gpu {
     const double now = clock_.now_s();
     const double refreshed = std::floor(now / sensor_period_s_ + 1e-9) * sensor_period_s_;
     Telemetry t;
-    t.time_s = now;
+    t.time_s = now - stamp_lag_s_;
     t.power_instant_w = power_at(refreshed);
     if (has_counter_) t.energy_j = true_energy_j(0.0, refreshed);
     t.sm_mhz = sm_mhz_;
@@ -74,6 +74,9 @@ class SteppedSensorGpu final : public Gpu {
 
   void set_sm_mhz(int mhz) { sm_mhz_ = mhz; }
   void set_throttle(std::function<std::uint64_t(double)> throttle) { throttle_ = std::move(throttle); }
+  // Stamps each reading `seconds` before it is taken, as a slow read stamped when
+  // it began.
+  void set_stamp_lag(double seconds) { stamp_lag_s_ = seconds; }
   int reads() const { return reads_; }
 
  protected:
@@ -94,6 +97,7 @@ class SteppedSensorGpu final : public Gpu {
   bool has_counter_;
   int sm_mhz_ = 1980;
   int reads_ = 0;
+  double stamp_lag_s_ = 0;
   std::function<std::uint64_t(double)> throttle_ = [](double) { return std::uint64_t{0}; };
 };
 
