@@ -12,19 +12,11 @@
 #include "dvfslab/store.hpp"
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep.hpp"
+#include "outcome_recorder.hpp"
 #include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
-
-// Keeps every outcome the runner reports, in order.
-class Outcomes final : public ProgressReporter {
- public:
-  void start(const Schedule&, const GpuIdentity&, std::size_t) override {}
-  void point_done(const PointOutcome& outcome, std::size_t, std::size_t) override { all.push_back(outcome); }
-  void finish() override {}
-  std::vector<PointOutcome> all;
-};
 
 const char* const plan_text = R"(
 [knobs]
@@ -58,7 +50,7 @@ TEST(SearchOnSim, AutoFindsTheGridsOptimumMeasuringAFractionOfItsSettings) {
 
   SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
   Store store(scratch / "auto.sqlite");
-  Outcomes outcomes;
+  testing::OutcomeRecorder outcomes;
   const auto strategy = make_strategy("auto", {});
   const SweepResult search = run_sweep(gpu, plan, registry, store, SweepOptions{}, outcomes, *strategy);
   const auto best = best_measured_setting(expand_cases(plan).front(), outcomes.all, {});
@@ -119,7 +111,7 @@ TEST(SearchOnSim, AResumedSearchReusesWhatTheFailedRunStoredAndFinishes) {
   SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
   SweepOptions options;
   options.resume = true;
-  Outcomes outcomes;
+  testing::OutcomeRecorder outcomes;
   const SweepResult resumed = run_sweep(gpu, plan, registry, store, options, outcomes, *strategy);
   EXPECT_TRUE(resumed.resumed);
   ASSERT_EQ(store.runs().size(), 1u);

@@ -12,19 +12,26 @@
 #include "dvfslab/store.hpp"
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep.hpp"
+#include "outcome_recorder.hpp"
 #include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
 
-// Keeps every outcome the runner reports, in order.
-class Outcomes final : public ProgressReporter {
- public:
-  void start(const Schedule&, const GpuIdentity&, std::size_t) override {}
-  void point_done(const PointOutcome& outcome, std::size_t, std::size_t) override { all.push_back(outcome); }
-  void finish() override {}
-  std::vector<PointOutcome> all;
-};
+// Three SM clocks of one ResNet-50 inference case, measured as `measure` says.
+Plan three_clock_plan(const std::string& measure, const std::string& name) {
+  return parse_plan_text(std::string(R"(
+[knobs]
+sm_mhz = { count = 3, min = 600 }
+[[cases]]
+workloads = ["resnet50"]
+batch_sizes = [32]
+modes = ["infer"]
+[measure]
+duration_s = 1.0
+)") + measure,
+                         name);
+}
 
 // Proposes the highest setting, then (having seen its outcome) the lowest, then stops.
 class HighThenLow final : public SearchStrategy {
@@ -49,19 +56,7 @@ TEST(SearchStrategy, ACustomStrategyMeasuresWhatItProposesInOrderAndSeesEachOutc
   SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
   WorkloadRegistry registry;
   add_sim_workloads(registry);
-  const Plan plan = parse_plan_text(R"(
-[knobs]
-sm_mhz = { count = 3, min = 600 }
-[[cases]]
-workloads = ["resnet50"]
-batch_sizes = [32]
-modes = ["infer"]
-[measure]
-duration_s = 1.0
-repetitions = 2
-max_repetitions = 2
-)",
-                                    "custom.toml");
+  const Plan plan = three_clock_plan("repetitions = 2\nmax_repetitions = 2\n", "custom.toml");
   Store store(scratch / "custom.sqlite");
   auto progress = make_silent_progress_reporter();
   HighThenLow strategy;
@@ -92,18 +87,7 @@ TEST(SearchStrategy, APointProposedAgainIsMeasuredAgainAndItsOutcomeCarriesEvery
   SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
   WorkloadRegistry registry;
   add_sim_workloads(registry);
-  const Plan plan = parse_plan_text(R"(
-[knobs]
-sm_mhz = { count = 3, min = 600 }
-[[cases]]
-workloads = ["resnet50"]
-batch_sizes = [32]
-modes = ["infer"]
-[measure]
-duration_s = 1.0
-drift_check = false
-)",
-                                    "again.toml");
+  const Plan plan = three_clock_plan("drift_check = false\n", "again.toml");
   Store store(scratch / "again.sqlite");
   auto progress = make_silent_progress_reporter();
   SameSettingTwice strategy;
@@ -133,22 +117,10 @@ TEST(SearchStrategy, AProposalGetsTheWindowsItAsksForAndZeroMeansTheStopRule) {
   SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
   WorkloadRegistry registry;
   add_sim_workloads(registry);
-  const Plan plan = parse_plan_text(R"(
-[knobs]
-sm_mhz = { count = 3, min = 600 }
-[[cases]]
-workloads = ["resnet50"]
-batch_sizes = [32]
-modes = ["infer"]
-[measure]
-duration_s = 1.0
-repetitions = 3
-max_repetitions = 3
-drift_check = false
-)",
-                                    "windows.toml");
+  const Plan plan =
+      three_clock_plan("repetitions = 3\nmax_repetitions = 3\ndrift_check = false\n", "windows.toml");
   Store store(scratch / "windows.sqlite");
-  Outcomes outcomes;
+  testing::OutcomeRecorder outcomes;
   OneWindowProbes strategy;
   const SweepResult result = run_sweep(gpu, plan, registry, store, SweepOptions{}, outcomes, strategy);
   ASSERT_EQ(outcomes.all.size(), 3u);
