@@ -153,6 +153,12 @@ Comparison CaseEvidence::compare(const Setting& a, const Setting& b) {
   return difference < 0 ? Comparison::less : Comparison::greater;
 }
 
+void CaseEvidence::confirm(const Setting& setting) {
+  const Reading& reading = look(setting);
+  if (std::ssize(reading.energy_per_item_j) < policy_.repetitions && may_measure_again(reading))
+    throw ProbeNeeded{setting};
+}
+
 std::optional<Setting> CaseEvidence::best() const {
   const Reading* best = nullptr;
   for (const auto& [setting, reading] : readings_) {

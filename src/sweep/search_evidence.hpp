@@ -58,6 +58,9 @@ class CaseEvidence {
   // (a tie only when equal).
   Comparison compare(const Setting& a, const Setting& b);
   bool known(const Setting& setting) const { return readings_.count(setting) > 0; }
+  // Measures `setting` again (ProbeNeeded) until it has the plan's least repetitions:
+  // a search's answer is measured at least as well as a sweep point.
+  void confirm(const Setting& setting);
 
   // The measured setting with the least objective value (feasible only), by mean.
   std::optional<Setting> best() const;

@@ -125,9 +125,15 @@ std::size_t measure_line(CaseEvidence& evidence, const Line& line) {
 }
 
 std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best) {
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    if (i != best && evidence.known(line[i]) && evidence.compare(line[i], line[best]) == Comparison::less)
-      best = i;
+  // The winner is measured like a sweep point before it is trusted: a setting that won
+  // on one lucky window meets the others again with its true mean.
+  for (std::size_t previous = line.size(); previous != best;) {
+    previous = best;
+    evidence.confirm(line[best]);
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (i != best && evidence.known(line[i]) && evidence.compare(line[i], line[best]) == Comparison::less)
+        best = i;
+    }
   }
   return best;
 }

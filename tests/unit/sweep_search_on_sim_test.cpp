@@ -3,6 +3,8 @@
 // within the simulated sensor's noise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "dvfslab/analysis.hpp"
@@ -77,6 +79,34 @@ TEST(SearchOnSim, AutoFindsTheGridsOptimumMeasuringAFractionOfItsSettings) {
       EXPECT_EQ(outcomes.all[i].repetitions, 1) << to_string(outcomes.all[i].point.setting);
     }
   }
+}
+
+TEST(SearchOnSim, ProbesTakeOneWindowEachAndTheAnswerIsMeasuredLikeASweepPoint) {
+  testing::ScratchDir scratch;
+  WorkloadRegistry registry;
+  add_sim_workloads(registry);
+  const Plan plan =
+      parse_plan_text(std::string(plan_text) + "repetitions = 3\nmax_repetitions = 3\n", "three.toml");
+  SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  Store store(scratch / "three.sqlite");
+  testing::OutcomeRecorder outcomes;
+  const auto strategy = make_strategy("auto", {});
+  run_sweep(gpu, plan, registry, store, SweepOptions{}, outcomes, *strategy);
+  ASSERT_FALSE(outcomes.all.empty());
+  EXPECT_EQ(outcomes.all.front().repetitions, 3) << "the baseline under the plan's stop rule";
+  std::map<Setting, std::size_t> windows;  // the latest series holds all of a setting's windows
+  for (const PointOutcome& outcome : outcomes.all) {
+    windows[outcome.point.setting] = outcome.energy_per_item_j_series.size();
+    if (!outcome.point.setting.is_default()) {
+      EXPECT_EQ(outcome.repetitions, 1);
+    }
+  }
+  const auto best = best_measured_setting(expand_cases(plan).front(), outcomes.all, {});
+  ASSERT_TRUE(best);
+  EXPECT_GE(windows[*best], 3u) << to_string(*best) << ": the answer has the plan's repetitions";
+  const auto single =
+      std::count_if(windows.begin(), windows.end(), [](const auto& entry) { return entry.second == 1; });
+  EXPECT_GT(single, 0) << "settings that lost clearly kept their one window";
 }
 
 // Fails the run after `points` outcomes, as a crash would.

@@ -42,13 +42,13 @@ Search run_search(
     const std::string& strategy_name, const std::vector<Setting>& settings,
     const std::function<Truth(const Setting&)>& truth, StrategyOptions options = {},
     const std::function<double(int)>& noise = [](int) { return 1.0; },
-    const std::map<Setting, std::vector<double>>& stored = {}) {
+    const std::map<Setting, std::vector<double>>& stored = {}, int repetitions = 1) {
   const auto strategy = make_strategy(strategy_name, options);
   SearchSpace space;
   space.cases = {test_case};
   space.settings = settings;
-  space.policy.repetitions = 1;
-  space.policy.max_repetitions = 1;
+  space.policy.repetitions = repetitions;
+  space.policy.max_repetitions = repetitions;
   const StopRule stop_rule = make_stop_rule(space.policy);
   Search search;
   std::map<Setting, std::vector<double>> series = stored;
@@ -69,7 +69,8 @@ Search run_search(
           values.push_back(t.energy * noise(window++));
           ++outcome.repetitions;
           ++search.windows[point.setting];
-        } while (stop_rule.needs_another_repetition(values));
+        } while (point.windows > 0 ? outcome.repetitions < point.windows
+                                   : stop_rule.needs_another_repetition(values));
         outcome.items_per_s = 1.0 / t.time;
         outcome.mean_power_w = t.energy / t.time;
         outcome.energy_per_item_j = values.back();
@@ -196,12 +197,32 @@ TEST(SearchStrategies, ASlowdownLimitExcludesTooSlowSettingsAndTheOptimumIsTheBe
 
 TEST(SearchStrategies, AutoMeasuresAShortLineWholeSoASecondValleyIsNotMissed) {
   // Two valleys: a local one at 690 MHz and the deeper one at the lowest clock.
-  const std::map<int, double> energy = {{600, 0.95}, {630, 1.05}, {660, 1.10},
-                                        {690, 1.00}, {720, 1.02}, {750, 1.04}};
+  // Golden-section's descent would stop in the local one.
+  const std::map<int, double> energy = {{600, 0.95}, {630, 1.05}, {660, 1.10}, {690, 1.00}, {720, 1.02}};
   const auto curve = [&](const Setting& setting) {
     return Truth{setting.is_default() ? 1.2 : energy.at(*setting.sm_mhz), 1.0};
   };
-  EXPECT_EQ(sm_of(run_search("auto", sm_clocks(6), curve).best), 600);
+  EXPECT_EQ(sm_of(run_search("auto", sm_clocks(5), curve).best), 600);
+}
+
+TEST(SearchStrategies, AutosAnswerGetsThePlansRepetitionsWhileTheOtherProbesKeepOneWindow) {
+  // A steep valley, steeper above its floor than below, so that no two settings have
+  // equal energy: every comparison is clear on one window, and only the answer is
+  // measured again, up to the plan's 3 repetitions (as the baseline was).
+  const auto lopsided = [](const Setting& setting) {
+    const double above = setting.sm_mhz.value_or(1200) - 810.0;
+    return Truth{1.0 + (above > 0 ? 2e-4 : 1e-4) * above * above, 1000.0 / setting.sm_mhz.value_or(1200)};
+  };
+  const Search search = run_search(
+      "auto", sm_clocks(21), lopsided, {}, [](int) { return 1.0; }, {}, 3);
+  ASSERT_EQ(sm_of(search.best), 810);
+  EXPECT_EQ(search.windows.at(*search.best), 3);
+  EXPECT_EQ(search.windows.at(Setting{}), 3);
+  for (const auto& [setting, windows] : search.windows) {
+    if (setting != *search.best && !setting.is_default()) {
+      EXPECT_EQ(windows, 1) << to_string(setting);
+    }
+  }
 }
 
 TEST(SearchStrategies, ABracketEndingAmongInfeasibleSettingsClimbsToTheFeasibleOnes) {
