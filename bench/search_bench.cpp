@@ -4,10 +4,12 @@
 // table and overall: probes (median, p90), GPU time against the exhaustive sweep,
 // regret against the exhaustive optimum (median, p90) and the share within 1 %.
 //
-// Usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...]
+// Usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures]
 //   DATA_DIR      a folder of sweep tables (data/published)
 //   --smoke       only the first curve of each table, one noise level (a quick check)
 //   --strategies  only these registered strategies (default: all)
+//   --failures    also list every run that ended more than 1 % above the optimum:
+//                 the curve, the setting chosen, the optimum and the probes
 //
 // Two sets of curves: "published", the tables' own settings (5–10 per curve), and
 // "dense", each published curve interpolated (monotone piecewise-cubic in time and
@@ -29,6 +31,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -54,6 +57,7 @@ struct Truth {
 struct Curve {
   std::string set;  // "published" or "dense"
   std::string table;
+  std::string workload;  // GPU and workload key of the table's rows
   int knobs = 1;
   std::map<Setting, Truth> points;  // the default setting's row included
   Setting baseline;                 // that row's setting
@@ -101,6 +105,9 @@ struct RunResult {
   int windows = 0;
   int exhaustive_windows = 0;
   double regret_pct = 0;
+  std::optional<Setting> chosen;
+  Setting optimum;
+  std::vector<std::pair<Setting, int>> probe_windows;  // in measuring order
 };
 
 const Case bench_case{"curve", 1, Mode::train, Precision::fp32};
@@ -163,12 +170,24 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
   result.probes = static_cast<int>(series.size());
   const Objective objective = parse_objective(objective_text);
   double optimum = std::numeric_limits<double>::infinity();
-  for (const auto& [setting, truth] : curve.points)
-    optimum = std::min(optimum, true_value(curve, objective, setting));
-  const auto chosen = best_measured_setting(bench_case, outcomes, options);
+  for (const auto& [setting, truth] : curve.points) {
+    if (const double value = true_value(curve, objective, setting); value < optimum) {
+      optimum = value;
+      result.optimum = setting;
+    }
+  }
+  result.chosen = best_measured_setting(bench_case, outcomes, options);
   const double value =
-      chosen ? true_value(curve, objective, *chosen) : std::numeric_limits<double>::infinity();
+      result.chosen ? true_value(curve, objective, *result.chosen) : std::numeric_limits<double>::infinity();
   result.regret_pct = 100.0 * (value / optimum - 1.0);
+  for (const PointOutcome& outcome : outcomes) {
+    const auto same = [&](const auto& probe) { return probe.first == outcome.point.setting; };
+    const auto it = std::find_if(result.probe_windows.begin(), result.probe_windows.end(), same);
+    if (it == result.probe_windows.end())
+      result.probe_windows.emplace_back(outcome.point.setting, outcome.repetitions);
+    else
+      it->second += outcome.repetitions;
+  }
   return result;
 }
 
@@ -211,7 +230,8 @@ std::vector<Curve> curves_of(const std::filesystem::path& path) {
     const auto add = [&](std::map<Setting, Truth> curve_points, int knobs) {
       if (curve_points.size() < 3) return;
       const Setting baseline = baseline_of(curve_points);
-      curves.push_back(Curve{"published", table, knobs, std::move(curve_points), baseline});
+      curves.push_back(Curve{"published", table, key.first + " " + key.second, knobs, std::move(curve_points),
+                             baseline});
     };
     if (memory_clocks.size() > 1 && core_clocks.size() > 1) {
       for (int mem : memory_clocks) {  // core clock at each fixed memory clock
@@ -258,7 +278,7 @@ Curve densify(const Curve& published) {
     lines[with_knob(setting, 0)][knob(setting)] = truth;
     lowest = std::min(lowest, knob(setting));
   }
-  Curve dense{"dense", published.table, published.knobs, {}, published.baseline};
+  Curve dense{"dense", published.table, published.workload, published.knobs, {}, published.baseline};
   for (const auto& [line, measured] : lines) {
     std::vector<double> x;
     std::vector<double> time;
@@ -330,16 +350,30 @@ void print_row(const std::string& scope, int knobs, const std::string& objective
               100.0 * static_cast<double>(within) / static_cast<double>(tally.regret.size()));
 }
 
+std::string failure_line(const Curve& curve, const std::string& objective, double noise,
+                         const std::string& strategy, const RunResult& result) {
+  std::string line = curve.set + " | " + curve.table + " | " + curve.workload + " | " + objective + " | " +
+                     percent(100 * noise) + "% | " + strategy + " | regret " + percent(result.regret_pct) +
+                     "% | chose " + (result.chosen ? to_string(*result.chosen) : "nothing") + " | optimum " +
+                     to_string(result.optimum) + " | probes (windows):";
+  for (const auto& [setting, windows] : result.probe_windows)
+    line += " " + to_string(setting) + " (" + std::to_string(windows) + ")";
+  return line;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool smoke = false;
+  bool list_failures = false;
   std::set<std::string, std::less<>> only;  // strategies to run; empty: all
   bool usage_error = argc < 2;
   for (int i = 2; i < argc && !usage_error; ++i) {
     const std::string option = argv[i];
     if (option == "--smoke") {
       smoke = true;
+    } else if (option == "--failures") {
+      list_failures = true;
     } else if (option == "--strategies" && i + 1 < argc) {
       for (std::string_view list = argv[++i]; !list.empty();) {
         const auto comma = list.find(',');
@@ -351,7 +385,7 @@ int main(int argc, char** argv) {
     }
   }
   if (usage_error) {
-    std::fprintf(stderr, "usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...]\n");
+    std::fprintf(stderr, "usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures]\n");
     return 2;
   }
   try {
@@ -381,6 +415,7 @@ int main(int argc, char** argv) {
     // (set, scope, knobs, objective, noise, strategy) → tally; scope "all" or a table.
     using Key = std::tuple<std::string, std::string, int, std::string, double, std::string>;
     std::map<Key, Tally> tallies;
+    std::vector<std::string> failures;
     for (std::size_t c = 0; c < curves.size(); ++c) {
       const Curve& curve = curves[c];
       for (std::size_t o = 0; o < objectives.size(); ++o) {
@@ -392,6 +427,8 @@ int main(int argc, char** argv) {
             tallies[{curve.set, "all", curve.knobs, objectives[o], noise_levels[n], strategy}].add(result);
             tallies[{curve.set, curve.table, curve.knobs, objectives[o], noise_levels[n], strategy}].add(
                 result);
+            if (list_failures && result.regret_pct > 1.0)
+              failures.push_back(failure_line(curve, objectives[o], noise_levels[n], strategy, result));
           }
         }
       }
@@ -425,6 +462,10 @@ int main(int argc, char** argv) {
         last_scope = scope;
         print_row(scope, knobs, objective, noise, strategy, tally);
       }
+    }
+    if (list_failures) {
+      std::printf("\n== runs that ended more than 1 %% above the optimum (%zu)\n\n", failures.size());
+      for (const std::string& line : failures) std::printf("%s\n", line.c_str());
     }
     return 0;
   } catch (const Error& e) {
