@@ -1,9 +1,10 @@
 // auto: the default search, chosen by the benchmark (docs/search.md). Along a knob:
-// a short line (up to 5 settings) is measured whole (golden-section would measure most of it anyway,
-// and this assumes nothing of its shape); a longer one by golden-section with the
-// descent verified along the whole line. Then the contenders race: every measured
-// setting of the line too close to the best to call is measured again. Over several
-// knobs: coordinate descents, then diagonal steps, to a local minimum of the grid.
+// a short line (up to 5 settings) is measured whole (any search would measure most
+// of it, and this assumes nothing of its shape); a longer one from its top, bottom
+// and middle with descents from the best, on a coarse subset of the line first when
+// it is long (coarse_to_fine). Then the contenders race: every measured setting of
+// the line too close to the best to call is measured again. Over several knobs:
+// coordinate descents, then diagonal steps, to a local minimum of the grid.
 #include "sweep/search_lines.hpp"
 #include "sweep/search_replay.hpp"
 #include "sweep/search_strategies.hpp"
@@ -11,11 +12,14 @@
 namespace dvfslab::search_detail {
 namespace {
 
-// Golden-section with its final descent measures about five settings of a line of
-// six or more: a line this short is measured whole for the same cost, assuming
-// nothing of its shape. (With 7, search_bench's one-knob curves needed 7 probes at
-// p90 instead of 6, for 1.7 points more of them within 1 % at 1 % noise.)
+// A line of up to 5 settings is measured whole: starting from its ends and middle
+// would measure most of it anyway. (With 7, search_bench's one-knob curves needed
+// 7 probes at p90 instead of 6.)
 constexpr std::size_t short_line = 5;
+// The coarse subset of a long line: 8 settings, where the ends, the middle and a
+// descent take about 5 probes (search_bench: p90 6 on the published curves of up
+// to 8 settings).
+constexpr std::size_t coarse_points = 8;
 
 class AutoStrategy final : public ReplayStrategy {
  public:
@@ -26,7 +30,7 @@ class AutoStrategy final : public ReplayStrategy {
   void search(CaseEvidence& evidence, const KnobGrid& grid) const override {
     const LineSearch first = [](CaseEvidence& e, const Line& line, std::size_t) {
       const std::size_t found =
-          line.size() <= short_line ? measure_line(e, line) : golden_section(e, line, true);
+          line.size() <= short_line ? measure_line(e, line) : coarse_to_fine(e, line, coarse_points);
       return race(e, line, found);
     };
     const LineSearch descent = [](CaseEvidence& e, const Line& line, std::size_t start) {

@@ -76,12 +76,12 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
 }
 
 std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start, std::size_t low,
-                    std::size_t high) {
+                    std::size_t high, std::size_t step) {
   std::size_t at = start;
   for (bool moved = true; moved;) {
     moved = false;
-    for (const std::size_t neighbour : {at - 1, at + 1}) {
-      // at - 1 wraps around at 0 and is then above `high`.
+    for (const std::size_t neighbour : {at - step, at + step}) {
+      // at - step wraps around below 0 and is then above `high`.
       if (neighbour < low || neighbour > high || neighbour >= line.size()) continue;
       const Comparison comparison = evidence.compare(line[neighbour], line[at]);
       // Where neither satisfies the constraint, a higher setting is the way out.
@@ -122,6 +122,33 @@ std::size_t measure_line(CaseEvidence& evidence, const Line& line) {
     if (evidence.compare(line[i], line[best]) == Comparison::less) best = i;
   }
   return best;
+}
+
+std::size_t ends_and_middle(CaseEvidence& evidence, const Line& line) {
+  if (line.empty()) return 0;
+  const std::size_t top = line.size() - 1;
+  std::size_t best = top;
+  evidence.look(line[top]);
+  for (const std::size_t i : {std::size_t{0}, top / 2}) {
+    if (evidence.compare(line[i], line[best]) == Comparison::less) best = i;
+  }
+  return descend(evidence, line, best, 0, top);
+}
+
+std::size_t coarse_to_fine(CaseEvidence& evidence, const Line& line, std::size_t coarse_points) {
+  if (line.size() <= coarse_points) return ends_and_middle(evidence, line);
+  const std::size_t top = line.size() - 1;
+  std::size_t stride = (top + coarse_points - 2) / (coarse_points - 1);
+  // Every stride-th setting down from the top, and the bottom.
+  std::vector<std::size_t> coarse_index{0};
+  for (std::size_t i = top % stride; i <= top; i += stride) {
+    if (i > 0) coarse_index.push_back(i);
+  }
+  Line coarse;
+  for (const std::size_t i : coarse_index) coarse.push_back(line[i]);
+  std::size_t at = coarse_index[ends_and_middle(evidence, coarse)];
+  for (stride /= 2; stride >= 1; stride /= 2) at = descend(evidence, line, at, 0, top, stride);
+  return at;
 }
 
 std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best) {

@@ -20,11 +20,11 @@ using LineSearch = std::function<std::size_t(CaseEvidence&, const Line&, std::si
 // (which also escapes a bracket that noise or a non-unimodal curve misled).
 std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify_whole_line);
 
-// From `start`, move to a better neighbour while there is one (a local minimum along
-// the line), within [low, high]; from an infeasible setting whose neighbours are
-// infeasible too, upward.
+// From `start`, move to a better neighbour `step` settings away while there is one
+// (a local minimum along the line at that step), within [low, high]; from an
+// infeasible setting whose neighbours are infeasible too, upward.
 std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start, std::size_t low,
-                    std::size_t high);
+                    std::size_t high, std::size_t step = 1);
 
 // From the top of the line downward until the objective rose `rises` times past the
 // best so far (or was infeasible) without a new best in between.
@@ -32,6 +32,18 @@ std::size_t scan_down(CaseEvidence& evidence, const Line& line, int rises);
 
 // Every setting of the line from the top down, each compared with the best so far.
 std::size_t measure_line(CaseEvidence& evidence, const Line& line);
+
+// The top, the bottom and the middle of the line, then a descent along the whole
+// line from the best of them: no bracket to mislead where the curve drops at its
+// low end after a plateau.
+std::size_t ends_and_middle(CaseEvidence& evidence, const Line& line);
+
+// On a line longer than `coarse_points`: ends_and_middle over every stride-th
+// setting (at most `coarse_points` of them), then descents from its best in steps
+// of half the stride, a quarter, ... down to one. Each step compares settings far
+// enough apart to differ by more than the noise until the last few, where a wrong
+// call costs little; a shorter line gets ends_and_middle alone.
+std::size_t coarse_to_fine(CaseEvidence& evidence, const Line& line, std::size_t coarse_points);
 
 // Compares every measured setting of the line with `best` (measuring again where
 // they are too close to call) and returns the winner.

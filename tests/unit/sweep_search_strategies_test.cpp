@@ -205,6 +205,35 @@ TEST(SearchStrategies, AutoMeasuresAShortLineWholeSoASecondValleyIsNotMissed) {
   EXPECT_EQ(sm_of(run_search("auto", sm_clocks(5), curve).best), 600);
 }
 
+// A power-limit curve of a job that draws less than most limits: flat within the
+// measurement's own bumps, then lower at the lowest limit. Golden-section's probes
+// meet on the bumps and its descent stops on the plateau; auto starts a line of 6
+// to 8 settings from its ends and middle.
+TEST(SearchStrategies, AutoStartsAMediumLineFromItsEndsSoADropAtTheBottomIsFound) {
+  const std::vector<double> energy = {0.88, 1.00, 1.01, 1.00, 1.01, 1.00, 1.01};
+  const auto curve = [&](const Setting& setting) {
+    const int index = setting.is_default() ? 6 : (*setting.sm_mhz - 600) / 30;
+    return Truth{energy.at(static_cast<std::size_t>(index)), 1.0};
+  };
+  EXPECT_NE(sm_of(run_search("golden", sm_clocks(7), curve).best), 600);
+  const Search search = run_search("auto", sm_clocks(7), curve);
+  EXPECT_EQ(sm_of(search.best), 600);
+  EXPECT_LE(search.probes(), 6);  // the default included
+}
+
+TEST(SearchStrategies, AutoNarrowsALongLineFromACoarseSubsetToTheFloor) {
+  // 81 clocks, 600..1800 MHz in 15 MHz steps, as a GPU offers them.
+  const auto settings = sm_clocks(81, 15);
+  for (const int floor_mhz : {615, 1035, 1410, 1785}) {
+    const Search search = run_search("auto", settings, valley(floor_mhz, 1e-6, 1800));
+    EXPECT_EQ(sm_of(search.best), floor_mhz);
+    EXPECT_LE(search.probes(), 15) << floor_mhz;
+    // The coarse subset starts from both ends of the line.
+    EXPECT_TRUE(search.windows.count(settings.front())) << floor_mhz;
+    EXPECT_TRUE(search.windows.count(settings.back())) << floor_mhz;
+  }
+}
+
 TEST(SearchStrategies, AutosAnswerGetsThePlansRepetitionsWhileTheOtherProbesKeepOneWindow) {
   // A steep valley, steeper above its floor than below, so that no two settings have
   // equal energy: every comparison is clear on one window, and only the answer is
