@@ -130,12 +130,14 @@ std::size_t ends_and_middle(CaseEvidence& evidence, const Line& line) {
   std::size_t best = top;
   evidence.look(line[top]);
   for (const std::size_t i : {std::size_t{0}, top / 2}) {
-    if (evidence.compare(line[i], line[best]) == Comparison::less) best = i;
+    if (i != best && evidence.compare(line[i], line[best]) == Comparison::less) best = i;
   }
   return descend(evidence, line, best, 0, top);
 }
 
 std::size_t coarse_to_fine(CaseEvidence& evidence, const Line& line, std::size_t coarse_points) {
+  // Fewer than 3 coarse settings could not hold both ends and a middle.
+  coarse_points = std::max<std::size_t>(coarse_points, 3);
   if (line.size() <= coarse_points) return ends_and_middle(evidence, line);
   const std::size_t top = line.size() - 1;
   std::size_t stride = (top + coarse_points - 2) / (coarse_points - 1);
