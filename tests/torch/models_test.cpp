@@ -85,7 +85,7 @@ TEST_P(TorchModelTraining, TwentyStepsOnOneBatchLowerTheLoss) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryNetwork, TorchModelTraining, ::testing::ValuesIn(model_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& network) { return network.param; });
 
 TEST(TorchModels, Bf16AutocastTrainsOnTheCpu) {
   auto workload = small_workload("resnet50", Mode::train, 2, Precision::bf16);
