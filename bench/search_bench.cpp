@@ -40,6 +40,7 @@
 
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/search.hpp"
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "monotone_cubic.hpp"
@@ -107,7 +108,7 @@ struct RunResult {
   double regret_pct = 0;
   std::optional<Setting> chosen;
   Setting optimum;
-  std::vector<std::pair<Setting, int>> probe_windows;  // in measuring order
+  std::vector<Probe> probes_in_order;
 };
 
 const Case bench_case{"curve", 1, Mode::train, Precision::fp32};
@@ -180,14 +181,7 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
   const double value =
       result.chosen ? true_value(curve, objective, *result.chosen) : std::numeric_limits<double>::infinity();
   result.regret_pct = 100.0 * (value / optimum - 1.0);
-  for (const PointOutcome& outcome : outcomes) {
-    const auto same = [&](const auto& probe) { return probe.first == outcome.point.setting; };
-    const auto it = std::find_if(result.probe_windows.begin(), result.probe_windows.end(), same);
-    if (it == result.probe_windows.end())
-      result.probe_windows.emplace_back(outcome.point.setting, outcome.repetitions);
-    else
-      it->second += outcome.repetitions;
-  }
+  result.probes_in_order = probes_in_order(outcomes);
   return result;
 }
 
@@ -356,8 +350,8 @@ std::string failure_line(const Curve& curve, const std::string& objective, doubl
                      percent(100 * noise) + "% | " + strategy + " | regret " + percent(result.regret_pct) +
                      "% | chose " + (result.chosen ? to_string(*result.chosen) : "nothing") + " | optimum " +
                      to_string(result.optimum) + " | probes (windows):";
-  for (const auto& [setting, windows] : result.probe_windows)
-    line += " " + to_string(setting) + " (" + std::to_string(windows) + ")";
+  for (const Probe& probe : result.probes_in_order)
+    line += " " + to_string(probe.setting) + " (" + std::to_string(probe.repetitions) + ")";
   return line;
 }
 
