@@ -144,12 +144,14 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
   }
   std::vector<PointOutcome> outcomes;
   std::map<Setting, std::vector<double>> series;
+  std::map<Setting, std::vector<double>> throughputs;
   for (auto batch = strategy->propose(space, outcomes); !batch.empty();
        batch = strategy->propose(space, outcomes)) {
     for (const ScheduledPoint& point : batch) {
       const Setting& row = point.setting.is_default() ? curve.baseline : point.setting;
       const Truth& truth = curve.points.at(row);
       auto& values = series[point.setting];
+      auto& throughput = throughputs[point.setting];
       PointOutcome outcome;
       outcome.point = point;
       do {
@@ -158,12 +160,14 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
         values.push_back(energy);
         outcome.energy_per_item_j = energy;
         outcome.items_per_s = 1 / time;
+        throughput.push_back(1 / time);
         outcome.mean_power_w = energy / time;
         ++outcome.repetitions;
         ++result.windows;
       } while (point.windows > 0 ? outcome.repetitions < point.windows
                                  : stop_rule.needs_another_repetition(values));
       outcome.energy_per_item_j_series = values;
+      outcome.items_per_s_series = throughput;
       outcomes.push_back(outcome);
     }
     if (outcomes.size() > 10'000) throw Error("search_bench: " + strategy_name + " does not end");

@@ -27,14 +27,16 @@
 
 namespace dvfslab {
 
-// What one point gave: its repetitions' energy per item and the last window's
-// figures. Strategies read it to choose what comes next; progress reports print it.
+// What one point gave: its repetitions' energy per item and throughput, and the last
+// window's figures. Strategies read it to choose what comes next; progress reports
+// print it.
 struct PointOutcome {
   ScheduledPoint point;
   int repetitions = 0;                           // measured now (0: skipped, already in the store)
   std::vector<double> energy_per_item_j_series;  // every repetition of the point in this run, stored ones too
   std::optional<double> energy_per_item_j;       // the last window's
-  std::optional<double> items_per_s;
+  std::optional<double> items_per_s;             // the last window's
+  std::vector<double> items_per_s_series;        // every repetition in this run (stored ones have none)
   std::optional<double> mean_power_w;
   std::string item_unit;
   MeasurementFlags flags;  // any repetition's

@@ -48,7 +48,8 @@ void PointMeasurer::apply(const Setting& setting) {
   if (changed) context_.gpu.clock().sleep_for(context_.policy.settle_s);
 }
 
-PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vector<double>& series) {
+PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vector<double>& series,
+                                          std::vector<double>& throughput) {
   throw_if_interrupted(context_.guard);
   apply(point.setting);
   Clock& clock = context_.gpu.clock();
@@ -78,12 +79,14 @@ PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vect
     series.push_back(energy_per_item(m).value_or(0.0));
     outcome.energy_per_item_j = energy_per_item(m);
     outcome.items_per_s = m.duration_s > 0 ? std::optional(m.items / m.duration_s) : std::nullopt;
+    if (outcome.items_per_s) throughput.push_back(*outcome.items_per_s);
     outcome.mean_power_w = m.mean_power_w;
     outcome.item_unit = workload.item_unit();
     outcome.flags |= m.flags;
   } while (grid && (point.windows > 0 ? outcome.repetitions < point.windows
                                       : context_.stop_rule.needs_another_repetition(series)));
   outcome.energy_per_item_j_series = series;
+  outcome.items_per_s_series = throughput;
   if (context_.policy.cooldown_s > 0) clock.sleep_for(context_.policy.cooldown_s);
   return outcome;
 }

@@ -53,9 +53,11 @@ class PointMeasurer {
 
   // Measures `point`: a grid point gets more repetitions while the stop rule asks,
   // after those in `series` (a resumed run's stored ones); a drift point gets one.
-  // Appends each repetition's energy per item to `series`. Throws InterruptedError
-  // once an interrupt restored the GPU, before storing a window measured after it.
-  PointOutcome measure_point(const ScheduledPoint& point, std::vector<double>& series);
+  // Appends each repetition's energy per item to `series` and its throughput to
+  // `throughput`. Throws InterruptedError once an interrupt restored the GPU, before
+  // storing a window measured after it.
+  PointOutcome measure_point(const ScheduledPoint& point, std::vector<double>& series,
+                             std::vector<double>& throughput);
 
  private:
   void apply(const Setting& setting);

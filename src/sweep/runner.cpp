@@ -102,6 +102,7 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
   info.shard_index = options.shard.index;
   info.shard_count = options.shard.count;
   std::map<CaseSetting, std::vector<double>> repetitions;
+  std::map<CaseSetting, std::vector<double>> throughputs;  // items per second, windows of this run
   std::optional<RunInfo> unfinished;
   if (options.resume) {
     unfinished = store.find_unfinished_run(info.plan_hash, info.gpu.uuid, info.shard_index, info.shard_count);
@@ -158,9 +159,11 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
           ++result.points_skipped;
         } else {
           std::vector<double> drift_energy;
-          auto& series = point.role == PointRole::grid ? repetitions[{point.workload_case, point.setting}]
-                                                       : drift_energy;
-          outcome = measurer.measure_point(point, series);
+          std::vector<double> drift_throughput;
+          const bool grid = point.role == PointRole::grid;
+          auto& series = grid ? repetitions[{point.workload_case, point.setting}] : drift_energy;
+          auto& throughput = grid ? throughputs[{point.workload_case, point.setting}] : drift_throughput;
+          outcome = measurer.measure_point(point, series, throughput);
           if (point.role == PointRole::drift && !series.empty()) drift_energies.push_back(series.front());
           result.measurements += static_cast<std::size_t>(outcome.repetitions);
           result.clock_mismatches += outcome.flags.clock_mismatch ? 1 : 0;

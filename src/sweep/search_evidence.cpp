@@ -22,6 +22,39 @@ constexpr double resolution = 0.005;
 
 bool objective_uses_time(const Objective& objective) { return objective.kind != Objective::Kind::energy; }
 
+// The exponents of energy and time in the objective's value (a relative error of
+// each carries over multiplied by its exponent).
+std::pair<double, double> value_exponents(const Objective& objective) {
+  switch (objective.kind) {
+    case Objective::Kind::edp: return {1, 1};
+    case Objective::Kind::ed2p: return {1, 2};
+    case Objective::Kind::time_within_power: return {0, 1};
+    case Objective::Kind::energy:
+    case Objective::Kind::energy_within_slowdown: break;
+  }
+  return {1, 0};
+}
+
+// Relative variance of one window, pooled over the series with a prior of one
+// degree of freedom at prior_relative_noise.
+template <typename Series>
+double pooled_relative_variance(const std::map<Setting, Reading>& readings, Series series_of) {
+  double squares = prior_relative_noise * prior_relative_noise;
+  double degrees_of_freedom = 1;
+  for (const auto& [setting, reading] : readings) {
+    const std::vector<double>& series = series_of(reading);
+    if (series.size() < 2) continue;
+    const double mean =
+        std::accumulate(series.begin(), series.end(), 0.0) / static_cast<double>(series.size());
+    if (mean <= 0) continue;
+    for (double value : series) squares += (value / mean - 1) * (value / mean - 1);
+    degrees_of_freedom += static_cast<double>(series.size() - 1);
+  }
+  return squares / degrees_of_freedom;
+}
+
+int windows_of(const std::vector<double>& series) { return std::max(1, static_cast<int>(series.size())); }
+
 // A point summary carrying what the objective registry reads. Time and EDP are per
 // item (the items per iteration are the same for every setting of a case, so the
 // ranking and a relative slowdown do not depend on them).
@@ -47,21 +80,19 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
                            const Objective& objective, const MeasurePolicy& policy,
                            const StrategyOptions& options)
     : objective_(objective), policy_(policy), options_(options) {
-  std::map<Setting, std::pair<double, int>> throughput;  // sum, count
-  std::map<Setting, std::pair<double, int>> power;
+  std::map<Setting, std::pair<double, int>> power;  // sum, count
   for (const PointOutcome& outcome : measured) {
     if (outcome.point.role != PointRole::grid || !(outcome.point.workload_case == workload_case)) continue;
     Reading& reading = readings_[outcome.point.setting];
     reading.setting = outcome.point.setting;
     // Each outcome carries the setting's whole series so far: the latest is complete.
     reading.energy_per_item_j = outcome.energy_per_item_j_series;
+    // An outcome without the series (from another runner) counts as one window.
+    if (!outcome.items_per_s_series.empty())
+      reading.items_per_s_series = outcome.items_per_s_series;
+    else if (outcome.items_per_s)
+      reading.items_per_s_series.push_back(*outcome.items_per_s);
     ++reading.proposals;
-    if (outcome.items_per_s) {
-      auto& [sum, count] = throughput[outcome.point.setting];
-      sum += *outcome.items_per_s;
-      ++count;
-      ++reading.throughput_windows;
-    }
     if (outcome.mean_power_w) {
       auto& [sum, count] = power[outcome.point.setting];
       sum += *outcome.mean_power_w;
@@ -72,8 +103,10 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
     it = it->second.energy_per_item_j.empty() ? readings_.erase(it) : std::next(it);
   }
   for (auto& [setting, reading] : readings_) {
-    if (const auto it = throughput.find(setting); it != throughput.end())
-      reading.items_per_s = it->second.first / it->second.second;
+    const auto& throughput = reading.items_per_s_series;
+    if (!throughput.empty())
+      reading.items_per_s =
+          std::accumulate(throughput.begin(), throughput.end(), 0.0) / static_cast<double>(throughput.size());
     if (const auto it = power.find(setting); it != power.end())
       reading.mean_power_w = it->second.first / it->second.second;
   }
@@ -87,13 +120,16 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
     // carries energy only): look() measures it again.
     if (objective_uses_time(objective_) && reading.items_per_s <= 0) continue;
     reading.value = objective_value(objective_, point, baseline.value_or(point));
-    // Time and power are taken to be as noisy as energy (the pooled noise); a limit
-    // relative to the baseline carries the baseline's noise too.
+    // A time limit carries the throughput's noise, a power limit that of energy over
+    // time; one relative to the baseline carries the baseline's noise too.
+    const double noise = objective_.kind == Objective::Kind::energy_within_slowdown
+                             ? relative_throughput_noise()
+                             : std::hypot(relative_noise(), relative_throughput_noise());
     const int baseline_windows = baseline_reading == readings_.end() || setting == Setting{}
                                      ? 0
-                                     : baseline_reading->second.throughput_windows;
-    const double uncertainty = 2.0 * relative_noise() *
-                               std::sqrt(1.0 / std::max(1, reading.throughput_windows) +
+                                     : static_cast<int>(baseline_reading->second.items_per_s_series.size());
+    const double uncertainty = 2.0 * noise *
+                               std::sqrt(1.0 / windows_of(reading.items_per_s_series) +
                                          (baseline_windows > 0 ? 1.0 / baseline_windows : 0.0));
     const auto scaled = [&](double factor) {
       PointSummary changed = point;
@@ -114,7 +150,8 @@ const Reading& CaseEvidence::look(const Setting& setting) {
       // The less certain of the setting and the baseline its limit depends on.
       const auto baseline = readings_.find(Setting{});
       const Reading* again = &it->second;
-      if (baseline != readings_.end() && baseline->second.throughput_windows < again->throughput_windows)
+      if (baseline != readings_.end() &&
+          baseline->second.items_per_s_series.size() < again->items_per_s_series.size())
         again = &baseline->second;
       if (may_measure_again(*again)) throw ProbeNeeded{again->setting};
       if (may_measure_again(it->second)) throw ProbeNeeded{setting};
@@ -143,7 +180,7 @@ Comparison CaseEvidence::compare(const Setting& a, const Setting& b) {
   // the other by less than the resolution anyway, the less certain one is measured
   // again before either is trusted; then the means decide.
   if (uncertainty - std::abs(difference) > resolution * std::min(*first.value, *second.value)) {
-    const bool first_less_certain = first.energy_per_item_j.size() <= second.energy_per_item_j.size();
+    const bool first_less_certain = relative_value_variance(first) >= relative_value_variance(second);
     const Reading& again = first_less_certain ? first : second;
     const Reading& other = first_less_certain ? second : first;
     if (may_measure_again(again)) throw ProbeNeeded{again.setting};
@@ -178,28 +215,32 @@ std::optional<Setting> CaseEvidence::best_among(const std::vector<Setting>& cand
 }
 
 double CaseEvidence::relative_noise() const {
-  double squares = prior_relative_noise * prior_relative_noise;
-  double degrees_of_freedom = 1;
-  for (const auto& [setting, reading] : readings_) {
-    const auto& series = reading.energy_per_item_j;
-    if (series.size() < 2) continue;
-    const double mean =
-        std::accumulate(series.begin(), series.end(), 0.0) / static_cast<double>(series.size());
-    if (mean <= 0) continue;
-    for (double value : series) squares += (value / mean - 1) * (value / mean - 1);
-    degrees_of_freedom += static_cast<double>(series.size() - 1);
-  }
-  return std::sqrt(squares / degrees_of_freedom);
+  return std::sqrt(
+      pooled_relative_variance(readings_, [](const Reading& r) -> const auto& { return r.energy_per_item_j; }));
 }
 
-// About 95 % of the difference of two means of n windows each, with the case's
-// pooled noise: their intervals "overlap" when it holds zero.
+double CaseEvidence::relative_throughput_noise() const {
+  return std::sqrt(
+      pooled_relative_variance(readings_, [](const Reading& r) -> const auto& { return r.items_per_s_series; }));
+}
+
+// Energy and throughput errors taken as independent; the throughput's is that of time.
+double CaseEvidence::relative_value_variance(const Reading& reading) const {
+  const auto [energy_exponent, time_exponent] = value_exponents(objective_);
+  const double energy_noise = energy_exponent * relative_noise();
+  const double time_noise = time_exponent * relative_throughput_noise();
+  return energy_noise * energy_noise / windows_of(reading.energy_per_item_j) +
+         time_noise * time_noise / windows_of(reading.items_per_s_series);
+}
+
+// About 95 % of the difference of the two values' means, with the case's pooled
+// noise: their intervals "overlap" when it holds zero.
 double CaseEvidence::difference_half_width(const Reading& a, const Reading& b) const {
-  const auto variance = [](const Reading& reading) {
+  const auto variance = [this](const Reading& reading) {
     const double value = reading.value.value_or(0);
-    return value * value / static_cast<double>(reading.energy_per_item_j.size());
+    return value * value * relative_value_variance(reading);
   };
-  return 2.0 * relative_noise() * std::sqrt(variance(a) + variance(b));
+  return 2.0 * std::sqrt(variance(a) + variance(b));
 }
 
 bool CaseEvidence::may_measure_again(const Reading& reading) const {

@@ -30,10 +30,10 @@ struct BudgetSpent {};
 struct Reading {
   Setting setting;
   std::vector<double> energy_per_item_j;  // every window, in measuring order
-  double items_per_s = 0;                 // mean over the outcomes' last windows
+  std::vector<double> items_per_s_series;  // every window of this run that carried a throughput
+  double items_per_s = 0;                  // their mean
   double mean_power_w = 0;
-  int proposals = 0;            // times the setting was proposed in this run
-  int throughput_windows = 0;   // outcomes that carried a throughput
+  int proposals = 0;  // times the setting was proposed in this run
   std::optional<double> value;  // the objective's; absent: violates its constraint
   // Within the noise of the objective's constraint: a little faster or slower (or
   // less or more power) would change whether it is feasible.
@@ -66,11 +66,16 @@ class CaseEvidence {
   std::optional<Setting> best() const;
   // The same among `candidates`.
   std::optional<Setting> best_among(const std::vector<Setting>& candidates) const;
-  // Relative standard deviation of one window's energy, pooled over the case's
-  // repeated settings with a prior of one degree of freedom.
+  // Relative standard deviation of one window's energy per item, pooled over the
+  // case's repeated settings with a prior of one degree of freedom.
   double relative_noise() const;
+  // The same for one window's throughput.
+  double relative_throughput_noise() const;
 
  private:
+  // The relative variance of the objective's value of `reading` (its mean over the
+  // windows it has), from the energy and throughput noise.
+  double relative_value_variance(const Reading& reading) const;
   double difference_half_width(const Reading& a, const Reading& b) const;
   bool may_measure_again(const Reading& reading) const;
   double seconds_spent() const;

@@ -202,6 +202,8 @@ struct TuneController::State {
       all.energy_per_item_j_series.insert(all.energy_per_item_j_series.end(),
                                           outcome.energy_per_item_j_series.begin(),
                                           outcome.energy_per_item_j_series.end());
+      all.items_per_s_series.insert(all.items_per_s_series.end(), outcome.items_per_s_series.begin(),
+                                    outcome.items_per_s_series.end());
       all.energy_per_item_j = outcome.energy_per_item_j;
       all.items_per_s = outcome.items_per_s;
       all.mean_power_w = outcome.mean_power_w;

@@ -38,6 +38,7 @@ PointOutcome to_outcome(const ScheduledPoint& point, const WindowFigures& figure
     outcome.energy_per_item_j = figures.energy_j / items;
     outcome.energy_per_item_j_series = {*outcome.energy_per_item_j};
     outcome.items_per_s = items / figures.duration_s;
+    outcome.items_per_s_series = {*outcome.items_per_s};
     outcome.mean_power_w = figures.energy_j / figures.duration_s;
   }
   return outcome;

@@ -36,13 +36,17 @@ struct Search {
   }
 };
 
+// `time_noise(setting, k)` multiplies the time of the setting's k-th window.
+using TimeNoise = std::function<double(const Setting&, int)>;
+
 // Runs `strategy_name` over `settings` (the default setting is `truth(Setting{})`).
 // `noise(window)` multiplies the energy of the window-th window measured in the run.
 Search run_search(
     const std::string& strategy_name, const std::vector<Setting>& settings,
     const std::function<Truth(const Setting&)>& truth, StrategyOptions options = {},
     const std::function<double(int)>& noise = [](int) { return 1.0; },
-    const std::map<Setting, std::vector<double>>& stored = {}, int repetitions = 1) {
+    const std::map<Setting, std::vector<double>>& stored = {}, int repetitions = 1,
+    const TimeNoise& time_noise = [](const Setting&, int) { return 1.0; }) {
   const auto strategy = make_strategy(strategy_name, options);
   SearchSpace space;
   space.cases = {test_case};
@@ -52,6 +56,7 @@ Search run_search(
   const StopRule stop_rule = make_stop_rule(space.policy);
   Search search;
   std::map<Setting, std::vector<double>> series = stored;
+  std::map<Setting, std::vector<double>> throughputs;  // this run's windows only, as the runner's
   std::set<Setting> proposed;
   int window = 0;
   for (auto batch = strategy->propose(space, search.outcomes); !batch.empty();
@@ -65,17 +70,20 @@ Search run_search(
       const bool first = proposed.insert(point.setting).second;
       if (!(first && !values.empty() && !stop_rule.needs_another_repetition(values))) {
         const Truth t = truth(point.setting);
+        auto& throughput = throughputs[point.setting];
         do {
           values.push_back(t.energy * noise(window++));
+          throughput.push_back(1.0 / (t.time * time_noise(point.setting, static_cast<int>(throughput.size()))));
           ++outcome.repetitions;
           ++search.windows[point.setting];
         } while (point.windows > 0 ? outcome.repetitions < point.windows
                                    : stop_rule.needs_another_repetition(values));
-        outcome.items_per_s = 1.0 / t.time;
-        outcome.mean_power_w = t.energy / t.time;
+        outcome.items_per_s = throughput.back();
+        outcome.mean_power_w = values.back() * throughput.back();
         outcome.energy_per_item_j = values.back();
       }
       outcome.energy_per_item_j_series = values;
+      outcome.items_per_s_series = throughputs[point.setting];
       search.outcomes.push_back(outcome);
     }
   }
@@ -352,6 +360,28 @@ TEST(SearchStrategies, EdpPrefersAHigherClockThanEnergyAlone) {
   const int edp_optimum = sm_of(run_search("auto", settings, valley(780), edp).best);
   EXPECT_EQ(energy_optimum, 780);
   EXPECT_GT(edp_optimum, energy_optimum);
+}
+
+TEST(SearchStrategies, EdpWeighsEveryWindowsTimeAndMeasuresAgainWhereTimeIsNoisy) {
+  // Equal energy; 630 MHz is 3 % faster than 600 and the best under EDP. Each
+  // setting's windows alternate ±5 % in time, 630's starting slow and 600's fast, so
+  // first windows alone would pick 600. The default's repetitions show the time noise.
+  const std::vector<Setting> settings = {Setting{600, {}, {}}, Setting{630, {}, {}}, Setting{660, {}, {}}};
+  const auto truth = [](const Setting& setting) {
+    const int mhz = setting.sm_mhz.value_or(700);
+    const double time = mhz == 630 ? 0.97 : mhz == 600 ? 1.0 : 1.2;
+    return Truth{setting.is_default() ? 1.2 : 1.0, time};
+  };
+  const TimeNoise seesaw = [](const Setting& setting, int k) {
+    const double sign = (k % 2 == 0) == (setting.sm_mhz == 630) ? 1.0 : -1.0;
+    return 1.0 + 0.05 * sign;
+  };
+  StrategyOptions edp;
+  edp.objective = "edp";
+  const auto quiet_energy = [](int) { return 1.0; };
+  const Search search = run_search("auto", settings, truth, edp, quiet_energy, {}, 2, seesaw);
+  EXPECT_EQ(sm_of(search.best), 630);
+  EXPECT_GE(search.windows.at(Setting{600, {}, {}}), 2) << "the close contender is measured again";
 }
 
 }  // namespace

@@ -127,7 +127,10 @@ TEST(SearchStrategy, AProposalGetsTheWindowsItAsksForAndZeroMeansTheStopRule) {
   EXPECT_EQ(outcomes.all[0].repetitions, 1) << "one window, although the plan asks for three";
   EXPECT_EQ(outcomes.all[1].repetitions, 1);
   EXPECT_EQ(outcomes.all[1].energy_per_item_j_series.size(), 2u) << "the setting's windows so far";
+  ASSERT_EQ(outcomes.all[1].items_per_s_series.size(), 2u) << "and their throughput";
+  EXPECT_EQ(outcomes.all[1].items_per_s_series.back(), *outcomes.all[1].items_per_s);
   EXPECT_EQ(outcomes.all[2].repetitions, 3) << "windows = 0: the plan's stop rule";
+  EXPECT_EQ(outcomes.all[2].items_per_s_series.size(), 3u);
   EXPECT_EQ(result.measurements, 5u);
   EXPECT_EQ(store.measurements().size(), 5u);
 }
