@@ -14,6 +14,7 @@
 
 #include "dvfslab/meter.hpp"
 #include "dvfslab/sim_gpu.hpp"
+#include "bench_cli.hpp"
 
 namespace {
 
@@ -59,7 +60,17 @@ Row measure_row(std::optional<double> sample_hz, bool keep_trace, double seconds
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double seconds = argc > 1 ? std::atof(argv[1]) : 5.0;
+  constexpr const char* usage = "usage: meter_bench [SECONDS_PER_ROW]   (default 5; a number above 0)\n";
+  if (dvfslab::bench::asks_for_help(argc, argv)) {
+    fmt::print("{}", usage);
+    return 0;
+  }
+  char* end = nullptr;
+  const double seconds = argc > 1 ? std::strtod(argv[1], &end) : 5.0;
+  if (argc > 2 || (argc > 1 && (end == argv[1] || *end != '\0' || !(seconds > 0) || seconds > 3600))) {
+    fmt::print(stderr, "{}", usage);
+    return 2;
+  }
   fmt::print("sampler CPU cost on a wall-time SimGpu (h200), {:.1f} s per row\n", seconds);
   fmt::print("{:<22} {:>10} {:>16} {:>14} {:>18}\n", "rate", "samples", "CPU ms / s", "% of a core",
              "CPU us / sample");

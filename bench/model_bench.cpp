@@ -21,6 +21,7 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/model.hpp"
 #include "dvfslab/sweep_table.hpp"
+#include "bench_cli.hpp"
 
 namespace {
 
@@ -152,15 +153,17 @@ void print_row(const std::string& label, std::size_t k, const std::vector<Outcom
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr const char* usage = "usage: model_bench DIR   (a folder of sweep tables, e.g. data/published)\n";
+  if (dvfslab::bench::asks_for_help(argc, argv)) {
+    std::cout << usage;
+    return 0;
+  }
   if (argc != 2) {
-    std::cerr << "usage: model_bench DIR   (a folder of sweep tables, e.g. data/published)\n";
+    std::cerr << usage;
     return 2;
   }
   try {
-    std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(argv[1]))
-      if (entry.path().extension() == ".csv") files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
+    const std::vector<std::filesystem::path> files = dvfslab::bench::sweep_tables_in(argv[1]);
     std::cout << "MAPE in %, median and p90 over curves; opt: share of curves (%) where the better of the "
                  "probes and\n"
                  "the model's measured optimum is within 1 % / 3 % of the minimum energy; probes: best probe "

@@ -44,6 +44,7 @@
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "monotone_cubic.hpp"
+#include "bench_cli.hpp"
 
 namespace {
 
@@ -361,7 +362,18 @@ std::string failure_line(const Curve& curve, const std::string& objective, doubl
 
 }  // namespace
 
+constexpr const char* usage =
+    "usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures]\n"
+    "  DATA_DIR      a folder of sweep tables, e.g. data/published\n"
+    "  --smoke       only the first curve of each table, at 1 % noise (a quick check)\n"
+    "  --strategies  only these registered strategies (default: all)\n"
+    "  --failures    also list every run that ended more than 1 % above the optimum\n";
+
 int main(int argc, char** argv) {
+  if (bench::asks_for_help(argc, argv)) {
+    std::fputs(usage, stdout);
+    return 0;
+  }
   bool smoke = false;
   bool list_failures = false;
   std::set<std::string, std::less<>> only;  // strategies to run; empty: all
@@ -383,16 +395,11 @@ int main(int argc, char** argv) {
     }
   }
   if (usage_error) {
-    std::fprintf(stderr, "usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures]\n");
+    std::fputs(usage, stderr);
     return 2;
   }
   try {
-    std::vector<std::filesystem::path> tables;
-    for (const auto& entry : std::filesystem::directory_iterator(argv[1])) {
-      if (entry.path().extension() == ".csv") tables.push_back(entry.path());
-    }
-    std::sort(tables.begin(), tables.end());
-    if (tables.empty()) throw ConfigError(std::string("no sweep tables (*.csv) in ") + argv[1]);
+    const std::vector<std::filesystem::path> tables = bench::sweep_tables_in(argv[1]);
     std::vector<Curve> curves;
     for (const auto& table : tables) {
       auto table_curves = curves_of(table);

@@ -22,6 +22,7 @@
 
 #include "dvfslab/sweep_table.hpp"
 #include "dvfslab/tuner.hpp"
+#include "bench_cli.hpp"
 
 namespace {
 
@@ -152,17 +153,9 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const std::filesystem::path data = argc > 1 ? argv[1] : "data/published";
-  const std::string strategy = argc > 2 ? argv[2] : "online";
+int run_bench(const std::filesystem::path& data, const std::string& strategy) {
   std::vector<Curve> curves;
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(data))
-    if (entry.path().extension() == ".csv") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& path : files) {
+  for (const auto& path : dvfslab::bench::sweep_tables_in(data)) {
     std::map<std::string, std::vector<dvfslab::ResultRow>> by_curve;
     for (auto& row : dvfslab::read_sweep_table(path))
       by_curve[row.gpu + " / " + dvfslab::sweep_table_workload_key(row)].push_back(row);
@@ -227,4 +220,25 @@ int main(int argc, char** argv) {
   fmt::print("target  fewer probing iterations than zeus on >= 90 % of curves: {:.1f} % {}\n", 100 * fewer,
              fewer >= 0.9 ? "MET" : "NOT MET");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  constexpr const char* usage =
+      "usage: tune_bench [DATA_DIR [STRATEGY]]   (default: data/published, the tuner's strategy online)\n";
+  if (dvfslab::bench::asks_for_help(argc, argv)) {
+    fmt::print("{}", usage);
+    return 0;
+  }
+  if (argc > 3) {
+    fmt::print(stderr, "{}", usage);
+    return 2;
+  }
+  try {
+    return run_bench(argc > 1 ? argv[1] : "data/published", argc > 2 ? argv[2] : "online");
+  } catch (const dvfslab::Error& e) {
+    fmt::print(stderr, "tune_bench: error: {}\n", e.what());
+    return 1;
+  }
 }
