@@ -1,155 +1,121 @@
-// The `model` search strategy: per case, measure a few settings spread over the
-// space, fit the time-and-power model (include/dvfslab/model.hpp), measure the
-// predicted optimum and its neighbours, refit, and stop once the model predicts no
-// setting left to gain more than the measurement noise, or the budget is spent.
+// The `model` search strategy: per case, the default first, then a few settings
+// spread over the space, a fit of the time-and-power model (include/dvfslab/model.hpp)
+// to what was measured, the predicted optimum while it promises a gain above the
+// noise, and its neighbours along each knob; then the measured contenders race as in
+// every search (search_lines.hpp). Probes get one window each and are measured again
+// only where a comparison needs it (search_evidence.hpp), like the other searches.
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <set>
+#include <numeric>
+#include <optional>
 
-#include "dvfslab/analysis.hpp"
 #include "dvfslab/model.hpp"
-#include "dvfslab/strategy.hpp"
-#include "sweep/model_strategy.hpp"
+#include "sweep/search_lines.hpp"
+#include "sweep/search_replay.hpp"
+#include "sweep/search_strategies.hpp"
 
-namespace dvfslab {
+namespace dvfslab::search_detail {
 namespace {
 
-constexpr std::size_t initial_probes = 4;
-constexpr double noise_floor = 0.005;  // relative; the gain a model must promise to be believed
+constexpr std::size_t spread_probes = 4;
+// The least relative gain a prediction must promise before its setting is measured:
+// below the noise of one window a measurement could not confirm it anyway.
+constexpr double least_gain = 0.005;
 
-struct Measured {
-  double time_s = 0, power_w = 0;  // per item, mean over repetitions
-  double relative_sd = 0;          // of energy per item over repetitions
-};
+// The top setting and the rest spread evenly down to the lowest.
+std::vector<Setting> spread(const std::vector<Setting>& settings) {
+  const std::size_t count = std::min(spread_probes, settings.size());
+  std::vector<Setting> chosen;
+  for (std::size_t i = count; i-- > 0;) {
+    const std::size_t at =
+        count == 1 ? settings.size() - 1
+                   : static_cast<std::size_t>(std::lround(static_cast<double>(i) *
+                                                          static_cast<double>(settings.size() - 1) /
+                                                          static_cast<double>(count - 1)));
+    chosen.push_back(settings[at]);
+  }
+  return chosen;
+}
 
-class ModelStrategy final : public SearchStrategy {
+// What the model is fitted to: the first window of every setting measured, the
+// default left out (its knobs are whatever the GPU chose, not a point of the grid).
+// First windows only, so that measuring a setting again (a race) leaves the fit as it
+// was and the replays that follow reuse it.
+std::vector<model::Observation> first_windows(const CaseEvidence& evidence) {
+  std::vector<model::Observation> points;
+  for (const auto& [setting, reading] : evidence.readings()) {
+    if (setting.is_default() || reading.items_per_s_series.empty() || reading.energy_per_item_j.empty())
+      continue;
+    const double items_per_s = reading.items_per_s_series.front();
+    points.push_back({setting, 1.0 / items_per_s, reading.energy_per_item_j.front() * items_per_s, {}, {}});
+  }
+  return points;
+}
+
+bool same_points(const std::vector<model::Observation>& a, const std::vector<model::Observation>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.setting == y.setting && x.time_s == y.time_s && x.power_w == y.power_w;
+  });
+}
+
+// The setting the model predicts best, and its predicted value.
+std::optional<std::pair<Setting, double>> predicted_optimum(const CaseEvidence& evidence,
+                                                            const KnobGrid& grid, const model::Model& model) {
+  std::optional<std::pair<Setting, double>> best;
+  for (const Setting& setting : grid.settings()) {
+    const model::Prediction at = model.predict(setting);
+    if (!(at.time_s.value > 0) || !(at.power_w.value > 0)) continue;
+    const auto value = evidence.value_at(at.time_s.value, at.power_w.value);
+    if (value && (!best || *value < best->second)) best = std::pair{setting, *value};
+  }
+  return best;
+}
+
+class ModelStrategy final : public ReplayStrategy {
  public:
-  explicit ModelStrategy(const StrategyOptions& options)
-      : options_(options), objective_(parse_objective(options.objective)) {}
-
+  using ReplayStrategy::ReplayStrategy;
   std::string name() const override { return "model"; }
 
-  std::vector<ScheduledPoint> propose(const SearchSpace& space,
-                                      std::span<const PointOutcome> measured) override {
-    for (const Case& workload_case : space.cases) {
-      if (done_.count(workload_case)) continue;
-      auto points = propose_for(workload_case, space.settings, measured);
-      if (!points.empty()) return points;
-      done_.insert(workload_case);
-    }
-    return {};
-  }
-
  private:
-  std::map<Setting, Measured> measured_of(const Case& workload_case,
-                                          std::span<const PointOutcome> outcomes) const {
-    std::map<Setting, std::vector<const PointOutcome*>> by_setting;
-    for (const auto& o : outcomes)
-      if (o.point.workload_case == workload_case && o.items_per_s && *o.items_per_s > 0 && o.mean_power_w)
-        by_setting[o.point.setting].push_back(&o);
-    std::map<Setting, Measured> result;
-    for (const auto& [setting, list] : by_setting) {
-      Measured m;
-      for (const auto* o : list) m.time_s += 1.0 / *o->items_per_s, m.power_w += *o->mean_power_w;
-      m.time_s /= double(list.size()), m.power_w /= double(list.size());
-      const auto& series = list.back()->energy_per_item_j_series;
-      if (series.size() >= 2) {
-        double mean = 0, sq = 0;
-        for (double e : series) mean += e;
-        mean /= double(series.size());
-        for (double e : series) sq += (e - mean) * (e - mean);
-        m.relative_sd = std::sqrt(sq / double(series.size() - 1)) / mean;
+  // The last fit: a replay that has the same first windows gets the same model.
+  const model::Model& fitted(const CaseEvidence& evidence, const KnobGrid& grid) const {
+    std::vector<model::Observation> points = first_windows(evidence);
+    if (!last_fit_ || !same_points(points, last_points_)) {
+      last_fit_ = model::fit(points, {"", "", grid.top()}, {.cross_validate = false});
+      last_points_ = std::move(points);
+    }
+    return *last_fit_;
+  }
+
+  mutable std::vector<model::Observation> last_points_;
+  mutable std::optional<model::Model> last_fit_;
+
+ protected:
+  void search(CaseEvidence& evidence, const KnobGrid& grid) const override {
+    const std::vector<Setting>& settings = grid.settings();
+    for (const Setting& setting : spread(settings)) evidence.look(setting);
+    // The search is replayed from the start after every probe, so one round here is
+    // one refit: each replay measures at most one setting more.
+    if (const auto predicted = predicted_optimum(evidence, grid, fitted(evidence, grid))) {
+      const auto& [optimum, value] = *predicted;
+      const auto best = evidence.best();
+      const double gain_needed = std::max(least_gain, evidence.relative_noise());
+      const bool promising = !best || value < *evidence.readings().at(*best).value * (1 - gain_needed);
+      if (!evidence.known(optimum) && promising) evidence.look(optimum);
+      // Its neighbours along every knob bracket it where the model is off.
+      if (evidence.known(optimum)) {
+        for (const int axis : grid.axes()) {
+          const Line line = grid.line(optimum, axis);
+          const std::size_t at = index_of(line, optimum);
+          for (const std::size_t neighbour : {at - 1, at + 1}) {
+            if (neighbour < line.size()) evidence.look(line[neighbour]);  // at - 1 wraps at 0
+          }
+        }
       }
-      result[setting] = m;
     }
-    return result;
+    const auto best = evidence.best();
+    if (best) race(evidence, settings, index_of(settings, *best));
   }
-
-  // Lower is better; absent when a constraint excludes the setting.
-  std::optional<double> score(double time_s, double power_w, double baseline_time_s) const {
-    const double energy = time_s * power_w;
-    switch (objective_.kind) {
-      case Objective::Kind::energy: return energy;
-      case Objective::Kind::edp: return energy * time_s;
-      case Objective::Kind::ed2p: return energy * time_s * time_s;
-      case Objective::Kind::energy_within_slowdown:
-        if (time_s > baseline_time_s * (1 + objective_.limit / 100)) return std::nullopt;
-        return energy;
-      case Objective::Kind::time_within_power:
-        if (power_w > objective_.limit) return std::nullopt;
-        return time_s;
-    }
-    return std::nullopt;
-  }
-
-  std::vector<ScheduledPoint> points_at(const Case& workload_case,
-                                        const std::vector<Setting>& settings) const {
-    std::vector<ScheduledPoint> points;
-    for (const auto& s : settings) points.push_back({workload_case, s, PointRole::grid, 0});
-    return points;
-  }
-
-  std::vector<ScheduledPoint> propose_for(const Case& workload_case, const std::vector<Setting>& settings,
-                                          std::span<const PointOutcome> outcomes) const {
-    if (settings.empty()) return {};
-    const auto measured = measured_of(workload_case, outcomes);
-    const std::size_t budget =
-        std::min(settings.size(), std::size_t(options_.budget_points.value_or(int(settings.size()))));
-    if (measured.size() >= budget) return {};
-    std::vector<Setting> next;
-    auto add = [&](const Setting& s) {
-      if (!measured.count(s) && std::find(next.begin(), next.end(), s) == next.end() &&
-          measured.size() + next.size() < budget)
-        next.push_back(s);
-    };
-    if (measured.size() < std::min(initial_probes, budget)) {
-      // The top setting and the rest spread evenly, lowest included.
-      const std::size_t k = std::min(initial_probes, budget);
-      for (std::size_t i = k; i-- > 0;)
-        add(settings[k == 1 ? settings.size() - 1
-                            : std::size_t(
-                                  std::lround(double(i) * double(settings.size() - 1) / double(k - 1)))]);
-      return points_at(workload_case, next);
-    }
-
-    std::vector<model::Observation> points;
-    double noise = noise_floor;
-    for (const auto& [setting, m] : measured) {
-      points.push_back({setting, m.time_s, m.power_w, std::nullopt, std::nullopt});
-      noise = std::max(noise, m.relative_sd);
-    }
-    const auto fitted =
-        model::fit(points, {"", to_string(workload_case), settings.back()}, {.cross_validate = false});
-    const double baseline_time = fitted.predict(settings.back()).time_s.value;
-
-    std::optional<double> best_measured;
-    for (const auto& [setting, m] : measured)
-      if (const auto v = score(m.time_s, m.power_w, baseline_time);
-          v && (!best_measured || *v < *best_measured))
-        best_measured = v;
-    std::optional<std::size_t> predicted_best;
-    std::optional<double> predicted_value;
-    for (std::size_t i = 0; i < settings.size(); ++i) {
-      const auto at = fitted.predict(settings[i]);
-      const auto v = score(at.time_s.value, at.power_w.value, baseline_time);
-      if (v && (!predicted_value || *v < *predicted_value)) predicted_value = v, predicted_best = i;
-    }
-    if (!predicted_best) return {};
-    const Setting& optimum = settings[*predicted_best];
-    const bool gain_is_real = !best_measured || *predicted_value < *best_measured * (1 - noise);
-    if (!measured.count(optimum) && gain_is_real) add(optimum);
-    // Neighbours of the predicted optimum, once: they bracket it when the model is off.
-    if (measured.count(optimum) || gain_is_real) {
-      if (*predicted_best > 0) add(settings[*predicted_best - 1]);
-      if (*predicted_best + 1 < settings.size()) add(settings[*predicted_best + 1]);
-    }
-    return points_at(workload_case, next);
-  }
-
-  StrategyOptions options_;
-  Objective objective_;
-  std::set<Case> done_;
 };
 
 }  // namespace
@@ -158,4 +124,4 @@ std::unique_ptr<SearchStrategy> make_model_strategy(const StrategyOptions& optio
   return std::make_unique<ModelStrategy>(options);
 }
 
-}  // namespace dvfslab
+}  // namespace dvfslab::search_detail

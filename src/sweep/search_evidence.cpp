@@ -114,6 +114,7 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
   const std::optional<PointSummary> baseline = baseline_reading == readings_.end()
                                                    ? std::nullopt
                                                    : std::optional(summary_of(baseline_reading->second));
+  baseline_ = baseline;
   for (auto& [setting, reading] : readings_) {
     const PointSummary point = summary_of(reading);
     // Without time a time-based objective cannot judge the point (a resumed point
@@ -194,6 +195,15 @@ void CaseEvidence::confirm(const Setting& setting) {
   const Reading& reading = look(setting);
   if (std::ssize(reading.energy_per_item_j) < policy_.repetitions && may_measure_again(reading))
     throw ProbeNeeded{setting};
+}
+
+std::optional<double> CaseEvidence::value_at(double time_per_item_s, double power_w) const {
+  Reading reading;
+  reading.energy_per_item_j = {time_per_item_s * power_w};
+  reading.items_per_s = 1.0 / time_per_item_s;
+  reading.mean_power_w = power_w;
+  const PointSummary point = summary_of(reading);
+  return objective_value(objective_, point, baseline_.value_or(point));
 }
 
 std::optional<Setting> CaseEvidence::best() const {

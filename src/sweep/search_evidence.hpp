@@ -62,6 +62,11 @@ class CaseEvidence {
   // a search's answer is measured at least as well as a sweep point.
   void confirm(const Setting& setting);
 
+  // The objective's value of a setting with this time and power per item (none where
+  // that breaks the objective's constraint), against the case's baseline.
+  std::optional<double> value_at(double time_per_item_s, double power_w) const;
+  const std::map<Setting, Reading>& readings() const { return readings_; }
+
   // The measured setting with the least objective value (feasible only), by mean.
   std::optional<Setting> best() const;
   // The same among `candidates`.
@@ -84,6 +89,7 @@ class CaseEvidence {
   MeasurePolicy policy_;
   StrategyOptions options_;
   std::map<Setting, Reading> readings_;
+  std::optional<PointSummary> baseline_;
 };
 
 // The knobs of a search space as a grid: the distinct values of every knob the
@@ -97,6 +103,7 @@ class KnobGrid {
   std::vector<Setting> line(const Setting& through, int axis) const;
   // The setting with every knob at its highest value (closest to the default).
   Setting top() const;
+  const std::vector<Setting>& settings() const { return settings_; }
   bool empty() const { return settings_.empty(); }
 
  private:

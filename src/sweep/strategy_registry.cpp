@@ -5,7 +5,6 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/strategy.hpp"
-#include "sweep/model_strategy.hpp"
 #include "sweep/search_strategies.hpp"
 
 namespace dvfslab {

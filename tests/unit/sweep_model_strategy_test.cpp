@@ -1,10 +1,11 @@
 // The `model` search strategy on in-memory curves: every proposed point is
-// "measured" from the curve and reported back, as the runner would.
+// "measured" from the curve and reported back, as the runner would: the windows a
+// proposal asks for, or under the stop rule of `dvfslab search` (2 to 5 windows).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep_table.hpp"
@@ -18,8 +19,9 @@ struct Truth {
 using Curve = std::map<Setting, Truth>;
 
 struct SearchResult {
-  std::vector<Setting> probes;  // distinct settings, in measuring order
-  double chosen_energy = 0;     // the best measured
+  std::vector<Setting> probes;  // distinct settings, in measuring order (the default first)
+  int proposals = 0;
+  double chosen_energy = 0;  // the best measured
 };
 
 SearchResult search(const Curve& curve, const StrategyOptions& options = {}) {
@@ -27,26 +29,40 @@ SearchResult search(const Curve& curve, const StrategyOptions& options = {}) {
   SearchSpace space;
   space.cases = {workload_case};
   for (const auto& [setting, truth] : curve) space.settings.push_back(setting);
+  space.policy.repetitions = 2;
+  space.policy.max_repetitions = 5;
+  space.policy.ci_target_pct = 1.0;
+  const StopRule stop_rule = make_stop_rule(space.policy);
   const auto strategy = make_strategy("model", options);
   std::vector<PointOutcome> outcomes;
+  std::map<Setting, std::pair<std::vector<double>, std::vector<double>>> series;  // energy, throughput
   SearchResult result;
   result.chosen_energy = INFINITY;
   for (int round = 0; round < 100; ++round) {
     const auto next = strategy->propose(space, outcomes);
     if (next.empty()) return result;
     for (const auto& point : next) {
-      const Truth truth = curve.at(point.setting);
+      // The default runs like the top setting.
+      const Truth truth = curve.at(point.setting.is_default() ? curve.rbegin()->first : point.setting);
       const double energy = truth.time_s * truth.power_w;
       PointOutcome o;
       o.point = point;
-      o.repetitions = 1;
       o.energy_per_item_j = energy;
-      o.energy_per_item_j_series = {energy};
       o.items_per_s = 1 / truth.time_s;
       o.mean_power_w = truth.power_w;
+      auto& [energies, throughputs] = series[point.setting];
+      do {
+        energies.push_back(energy);
+        throughputs.push_back(*o.items_per_s);
+        ++o.repetitions;
+      } while (point.windows > 0 ? o.repetitions < point.windows : stop_rule.needs_another_repetition(energies));
+      o.energy_per_item_j_series = energies;
+      o.items_per_s_series = throughputs;
       outcomes.push_back(o);
-      result.probes.push_back(point.setting);
-      result.chosen_energy = std::min(result.chosen_energy, energy);
+      ++result.proposals;
+      if (std::find(result.probes.begin(), result.probes.end(), point.setting) == result.probes.end())
+        result.probes.push_back(point.setting);
+      if (!point.setting.is_default()) result.chosen_energy = std::min(result.chosen_energy, energy);
     }
   }
   ADD_FAILURE() << "the search did not stop in 100 rounds";
@@ -68,22 +84,29 @@ Curve valley() {  // time 0.2 + 0.8/x, power 50 + 100·x + 400·x·(x − 0.6)�
   return curve;
 }
 
-TEST(ModelStrategy, FindsTheValleyOptimumInAFewProbesAndNeverRepeatsOne) {
+TEST(ModelStrategy, FindsTheValleyOptimumInAFewProbes) {
   const Curve curve = valley();
   const auto result = search(curve);
   EXPECT_LE(result.chosen_energy, 1.01 * true_minimum(curve));
   EXPECT_LE(result.probes.size(), 8u);
   EXPECT_LT(result.probes.size(), curve.size());
-  const std::set<Setting> distinct(result.probes.begin(), result.probes.end());
-  EXPECT_EQ(distinct.size(), result.probes.size());
-  EXPECT_EQ(result.probes.front(), curve.rbegin()->first);  // the top setting first
+  ASSERT_GE(result.probes.size(), 2u);
+  EXPECT_TRUE(result.probes[0].is_default()) << "the baseline first";
+  EXPECT_EQ(result.probes[1], curve.rbegin()->first) << "then the top setting";
+}
+
+TEST(ModelStrategy, WithoutNoiseOnlyTheAnswerIsProposedAgain) {
+  const auto result = search(valley());
+  // The baseline is measured under the stop rule in one proposal; every other probe
+  // gets one window, and the answer one more proposal for the plan's 2 repetitions.
+  EXPECT_EQ(result.proposals, static_cast<int>(result.probes.size()) + 1);
 }
 
 TEST(ModelStrategy, RespectsThePointBudget) {
   StrategyOptions options;
   options.budget_points = 3;
   const auto result = search(valley(), options);
-  EXPECT_EQ(result.probes.size(), 3u);
+  EXPECT_EQ(result.probes.size(), 3u) << "the default and two settings";
 }
 
 TEST(ModelStrategy, EnergyWithinSlowdownStaysNearTheTopClock) {
@@ -98,7 +121,7 @@ TEST(ModelStrategy, EnergyWithinSlowdownStaysNearTheTopClock) {
     if (truth.time_s <= 1.05 * top_time) best = std::min(best, truth.time_s * truth.power_w);
   double chosen = INFINITY;
   for (const auto& s : result.probes)
-    if (curve.at(s).time_s <= 1.05 * top_time)
+    if (!s.is_default() && curve.at(s).time_s <= 1.05 * top_time)
       chosen = std::min(chosen, curve.at(s).time_s * curve.at(s).power_w);
   EXPECT_LE(chosen, 1.01 * best);
 }
