@@ -3,8 +3,11 @@
 // of it, and this assumes nothing of its shape); a longer one from its top, bottom
 // and middle with descents from the best, on a coarse subset of the line first when
 // it is long (coarse_to_fine). Then the contenders race: every measured setting of
-// the line too close to the best to call is measured again. Over several knobs:
-// coordinate descents, then diagonal steps, to a local minimum of the grid.
+// the line too close to the best to call is measured again. Over several knobs the
+// model guides (model_guided.hpp): a few spread settings, the fitted model's optimum
+// and its neighbours; then descents along every knob from the best of them to a
+// local minimum of the grid.
+#include "sweep/model_guided.hpp"
 #include "sweep/search_lines.hpp"
 #include "sweep/search_replay.hpp"
 #include "sweep/search_strategies.hpp"
@@ -36,8 +39,18 @@ class AutoStrategy final : public ReplayStrategy {
     const LineSearch descent = [](CaseEvidence& e, const Line& line, std::size_t start) {
       return race(e, line, descend(e, line, start, 0, line.size() - 1));
     };
-    coordinate_search(evidence, grid, first, descent, true);
+    if (grid.axes().size() >= 2) {
+      // A line search per knob from the top would measure a cross of whole lines
+      // before it could turn; the model points at the valley from a few settings.
+      guide_.explore(evidence, grid);
+      coordinate_search(evidence, grid, descent, descent, evidence.best_among(grid.settings()));
+      return;
+    }
+    coordinate_search(evidence, grid, first, descent);
   }
+
+ private:
+  ModelGuide guide_;
 };
 
 }  // namespace

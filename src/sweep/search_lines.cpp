@@ -167,35 +167,9 @@ std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best) {
   return best;
 }
 
-namespace {
-
-// The incumbent's diagonal neighbours that are measurably better; the first one.
-std::optional<Setting> better_diagonal(CaseEvidence& evidence, const KnobGrid& grid,
-                                       const Setting& incumbent) {
-  const auto& axes = grid.axes();
-  for (std::size_t i = 0; i < axes.size(); ++i) {
-    for (std::size_t j = i + 1; j < axes.size(); ++j) {
-      const Line first = grid.line(incumbent, axes[i]);
-      const std::size_t at = index_of(first, incumbent);
-      for (const std::size_t step_i : {at - 1, at + 1}) {
-        if (step_i >= first.size()) continue;  // at - 1 wraps around at 0
-        const Line second = grid.line(first[step_i], axes[j]);
-        const std::size_t at_j = index_of(second, first[step_i]);
-        for (const std::size_t step_j : {at_j - 1, at_j + 1}) {
-          if (step_j >= second.size()) continue;
-          if (evidence.compare(second[step_j], incumbent) == Comparison::less) return second[step_j];
-        }
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 Setting coordinate_search(CaseEvidence& evidence, const KnobGrid& grid, const LineSearch& first_pass,
-                          const LineSearch& later_passes, bool diagonals) {
-  Setting incumbent = grid.top();
+                          const LineSearch& later_passes, const std::optional<Setting>& start) {
+  Setting incumbent = start.value_or(grid.top());
   for (int pass = 0; pass < most_passes; ++pass) {
     const Setting before = incumbent;
     for (const int axis : grid.axes()) {
@@ -207,12 +181,7 @@ Setting coordinate_search(CaseEvidence& evidence, const KnobGrid& grid, const Li
           (!evidence.known(incumbent) || evidence.compare(line[found], incumbent) == Comparison::less))
         incumbent = line[found];
     }
-    if (grid.axes().size() < 2) break;
-    if (incumbent == before && pass > 0) {
-      const auto diagonal = diagonals ? better_diagonal(evidence, grid, incumbent) : std::nullopt;
-      if (!diagonal) break;
-      incumbent = *diagonal;
-    }
+    if (grid.axes().size() < 2 || (incumbent == before && pass > 0)) break;
   }
   evidence.look(incumbent);
   return incumbent;

@@ -5,6 +5,7 @@
 // evidence (search_evidence.hpp). docs/search.md states what each assumes.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "sweep/search_evidence.hpp"
@@ -49,11 +50,10 @@ std::size_t coarse_to_fine(CaseEvidence& evidence, const Line& line, std::size_t
 // they are too close to call) and returns the winner.
 std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best);
 
-// Knob by knob from the top setting: `first_pass` along each knob through the
-// incumbent, then `later_passes` until a whole pass leaves the incumbent where it is.
-// With `diagonals`, a better diagonal neighbour (two knobs one step each) then moves
-// the incumbent and the passes continue: a local minimum of the grid's 8-neighbourhood.
+// Knob by knob from `start` (the top setting when none): `first_pass` along each
+// knob through the incumbent, then `later_passes` until a whole pass leaves the
+// incumbent where it is.
 Setting coordinate_search(CaseEvidence& evidence, const KnobGrid& grid, const LineSearch& first_pass,
-                          const LineSearch& later_passes, bool diagonals = false);
+                          const LineSearch& later_passes, const std::optional<Setting>& start = std::nullopt);
 
 }  // namespace dvfslab::search_detail

@@ -307,6 +307,36 @@ TEST(SearchStrategies, SeveralKnobsAreSearchedOnTheirGridAndTheFloorIsFound) {
   }
 }
 
+// Six core × six memory clocks; time and power of the shapes the model fits, the
+// energy floor inside the grid at 960 MHz / 2900 MHz.
+std::vector<Setting> core_and_memory_grid() {
+  std::vector<Setting> settings;
+  for (int sm = 600; sm <= 1500; sm += 180) {
+    for (int mem = 1400; mem <= 3900; mem += 500) settings.push_back(Setting{sm, mem, std::nullopt});
+  }
+  return settings;
+}
+
+Truth core_and_memory_truth(const Setting& setting) {
+  const double x = setting.sm_mhz.value_or(1500) / 1500.0;
+  const double y = setting.mem_mhz.value_or(3900) / 3900.0;
+  const double time = 0.3 + 0.5 / x + 0.2 / y;
+  const double knee = std::max(0.0, x - 0.5);
+  const double power = 40 + 80 * x + 200 * x * knee * knee + 30 * y;
+  return Truth{(setting.is_default() ? 1.02 : 1.0) * time * power, time};
+}
+
+TEST(SearchStrategies, AutoOnTwoKnobsFollowsTheModelToTheFloorWithoutACrossOfWholeLines) {
+  // A search from the top along each knob measures a cross of whole lines (1 + 6 + 5
+  // settings) before it can turn; the model points at the valley from 4 settings.
+  const Search search = run_search("auto", core_and_memory_grid(), core_and_memory_truth);
+  double floor = INFINITY;
+  for (const Setting& setting : core_and_memory_grid()) floor = std::min(floor, core_and_memory_truth(setting).energy);
+  ASSERT_TRUE(search.best);
+  EXPECT_LE(core_and_memory_truth(*search.best).energy, 1.01 * floor);
+  EXPECT_LE(search.probes(), 10);
+}
+
 TEST(SearchStrategies, StoredPointsAreReusedWithoutMeasuringThemAgain) {
   const auto settings = sm_clocks(21);
   const auto curve = valley(780);
