@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -32,12 +34,22 @@ inline std::vector<std::filesystem::path> sweep_tables_in(const std::filesystem:
   return tables;
 }
 
-inline bool asks_for_help(int argc, char** argv) {
+// The exit status when the command line asks for --help (the usage on stdout, 0) or
+// has fewer than `fewest` or more than `most` arguments (the usage on stderr, 2); none
+// when the benchmark should run.
+inline std::optional<int> usage_exit(int argc, char** argv, const char* usage, int fewest, int most) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view argument = argv[i];
-    if (argument == "--help" || argument == "-h") return true;
+    if (argument == "--help" || argument == "-h") {
+      std::fputs(usage, stdout);
+      return 0;
+    }
   }
-  return false;
+  if (argc - 1 < fewest || argc - 1 > most) {
+    std::fputs(usage, stderr);
+    return 2;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dvfslab::bench

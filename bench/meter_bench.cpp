@@ -61,13 +61,10 @@ Row measure_row(std::optional<double> sample_hz, bool keep_trace, double seconds
 
 int main(int argc, char** argv) {
   constexpr const char* usage = "usage: meter_bench [SECONDS_PER_ROW]   (default 5; a number above 0)\n";
-  if (dvfslab::bench::asks_for_help(argc, argv)) {
-    fmt::print("{}", usage);
-    return 0;
-  }
+  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 1)) return *status;
   char* end = nullptr;
   const double seconds = argc > 1 ? std::strtod(argv[1], &end) : 5.0;
-  if (argc > 2 || (argc > 1 && (end == argv[1] || *end != '\0' || !(seconds > 0) || seconds > 3600))) {
+  if (argc > 1 && (end == argv[1] || *end != '\0' || !(seconds > 0) || seconds > 3600)) {
     fmt::print(stderr, "{}", usage);
     return 2;
   }

@@ -154,14 +154,7 @@ void print_row(const std::string& label, std::size_t k, const std::vector<Outcom
 
 int main(int argc, char** argv) {
   constexpr const char* usage = "usage: model_bench DIR   (a folder of sweep tables, e.g. data/published)\n";
-  if (dvfslab::bench::asks_for_help(argc, argv)) {
-    std::cout << usage;
-    return 0;
-  }
-  if (argc != 2) {
-    std::cerr << usage;
-    return 2;
-  }
+  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 1, 1)) return *status;
   try {
     const std::vector<std::filesystem::path> files = dvfslab::bench::sweep_tables_in(argv[1]);
     std::cout << "MAPE in %, median and p90 over curves; opt: share of curves (%) where the better of the "

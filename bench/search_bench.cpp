@@ -370,14 +370,11 @@ constexpr const char* usage =
     "  --failures    also list every run that ended more than 1 % above the optimum\n";
 
 int main(int argc, char** argv) {
-  if (bench::asks_for_help(argc, argv)) {
-    std::fputs(usage, stdout);
-    return 0;
-  }
+  if (const auto status = bench::usage_exit(argc, argv, usage, 1, argc)) return *status;
   bool smoke = false;
   bool list_failures = false;
   std::set<std::string, std::less<>> only;  // strategies to run; empty: all
-  bool usage_error = argc < 2;
+  bool usage_error = false;
   for (int i = 2; i < argc && !usage_error; ++i) {
     const std::string option = argv[i];
     if (option == "--smoke") {

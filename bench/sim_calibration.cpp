@@ -16,14 +16,7 @@ int main(int argc, char** argv) {
   constexpr const char* usage =
       "usage: sim_calibration [PUBLISHED_DIR [H200_MEASUREMENTS_JSON]]\n"
       "  (default: data/published and docs/results/h200/default_sweep/measurements.json)\n";
-  if (dvfslab::bench::asks_for_help(argc, argv)) {
-    fmt::print("{}", usage);
-    return 0;
-  }
-  if (argc > 3) {
-    fmt::print(stderr, "{}", usage);
-    return 2;
-  }
+  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 2)) return *status;
   const std::filesystem::path published = argc > 1 ? argv[1] : "data/published";
   const std::filesystem::path h200 = argc > 2 ? argv[2] : "docs/results/h200/default_sweep/measurements.json";
   try {

@@ -227,14 +227,7 @@ int run_bench(const std::filesystem::path& data, const std::string& strategy) {
 int main(int argc, char** argv) {
   constexpr const char* usage =
       "usage: tune_bench [DATA_DIR [STRATEGY]]   (default: data/published, the tuner's strategy online)\n";
-  if (dvfslab::bench::asks_for_help(argc, argv)) {
-    fmt::print("{}", usage);
-    return 0;
-  }
-  if (argc > 3) {
-    fmt::print(stderr, "{}", usage);
-    return 2;
-  }
+  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 2)) return *status;
   try {
     return run_bench(argc > 1 ? argv[1] : "data/published", argc > 2 ? argv[2] : "online");
   } catch (const dvfslab::Error& e) {
