@@ -36,17 +36,20 @@ class AutoStrategy final : public ReplayStrategy {
           line.size() <= short_line ? measure_line(e, line) : coarse_to_fine(e, line, coarse_points);
       return race(e, line, found);
     };
-    const LineSearch descent = [](CaseEvidence& e, const Line& line, std::size_t start) {
-      return race(e, line, descend(e, line, start, 0, line.size() - 1));
-    };
     if (grid.axes().size() >= 2) {
       // A line search per knob from the top would measure a cross of whole lines
       // before it could turn; the model points at the valley from a few settings.
+      // From there a long line is descended in the coarse subset's steps first, then
+      // finer ones, as coarse_to_fine does.
+      const LineSearch descent = [](CaseEvidence& e, const Line& line, std::size_t start) {
+        const std::size_t step = coarse_step(line.size(), coarse_points);
+        return race(e, line, narrowing_descent(e, line, start, step / 2));
+      };
       guide_.explore(evidence, grid);
       coordinate_search(evidence, grid, descent, descent, evidence.best_among(grid.settings()));
       return;
     }
-    coordinate_search(evidence, grid, first, descent);
+    coordinate_search(evidence, grid, first, first);
   }
 
  private:

@@ -135,12 +135,25 @@ std::size_t ends_and_middle(CaseEvidence& evidence, const Line& line) {
   return descend(evidence, line, best, 0, top);
 }
 
-std::size_t coarse_to_fine(CaseEvidence& evidence, const Line& line, std::size_t coarse_points) {
+std::size_t narrowing_descent(CaseEvidence& evidence, const Line& line, std::size_t start,
+                              std::size_t first_step) {
+  std::size_t at = start;
+  for (std::size_t step = std::max<std::size_t>(first_step, 1); step >= 1; step /= 2)
+    at = descend(evidence, line, at, 0, line.size() - 1, step);
+  return at;
+}
+
+std::size_t coarse_step(std::size_t size, std::size_t coarse_points) {
   // Fewer than 3 coarse settings could not hold both ends and a middle.
   coarse_points = std::max<std::size_t>(coarse_points, 3);
-  if (line.size() <= coarse_points) return ends_and_middle(evidence, line);
+  if (size <= coarse_points) return 1;
+  return (size - 1 + coarse_points - 2) / (coarse_points - 1);
+}
+
+std::size_t coarse_to_fine(CaseEvidence& evidence, const Line& line, std::size_t coarse_points) {
+  if (line.size() <= std::max<std::size_t>(coarse_points, 3)) return ends_and_middle(evidence, line);
   const std::size_t top = line.size() - 1;
-  std::size_t stride = (top + coarse_points - 2) / (coarse_points - 1);
+  const std::size_t stride = coarse_step(line.size(), coarse_points);
   // Every stride-th setting down from the top, and the bottom.
   std::vector<std::size_t> coarse_index{0};
   for (std::size_t i = top % stride; i <= top; i += stride) {
@@ -148,9 +161,8 @@ std::size_t coarse_to_fine(CaseEvidence& evidence, const Line& line, std::size_t
   }
   Line coarse;
   for (const std::size_t i : coarse_index) coarse.push_back(line[i]);
-  std::size_t at = coarse_index[ends_and_middle(evidence, coarse)];
-  for (stride /= 2; stride >= 1; stride /= 2) at = descend(evidence, line, at, 0, top, stride);
-  return at;
+  const std::size_t at = coarse_index[ends_and_middle(evidence, coarse)];
+  return stride < 2 ? at : narrowing_descent(evidence, line, at, stride / 2);
 }
 
 std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best) {

@@ -27,6 +27,15 @@ std::size_t golden_section(CaseEvidence& evidence, const Line& line, bool verify
 std::size_t descend(CaseEvidence& evidence, const Line& line, std::size_t start, std::size_t low,
                     std::size_t high, std::size_t step = 1);
 
+// Descents from `start` in steps of `first_step`, then half that, ... down to one:
+// far steps first, so a flat stretch of the line does not stop it early.
+std::size_t narrowing_descent(CaseEvidence& evidence, const Line& line, std::size_t start,
+                              std::size_t first_step);
+
+// The step between the settings of a coarse subset of `coarse_points` of a line of
+// `size` settings (1 for a line no longer than that).
+std::size_t coarse_step(std::size_t size, std::size_t coarse_points);
+
 // From the top of the line downward until the objective rose `rises` times past the
 // best so far (or was infeasible) without a new best in between.
 std::size_t scan_down(CaseEvidence& evidence, const Line& line, int rises);
