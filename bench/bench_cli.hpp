@@ -29,7 +29,8 @@ inline std::vector<std::filesystem::path> sweep_tables_in(const std::filesystem:
     if (entry.path().extension() == ".csv") tables.push_back(entry.path());
   }
   if (tables.empty())
-    throw ConfigError("no sweep tables (*.csv) in '" + folder.string() + "': give a folder such as data/published");
+    throw ConfigError("no sweep tables (*.csv) in '" + folder.string() +
+                      "': give a folder such as data/published");
   std::sort(tables.begin(), tables.end());
   return tables;
 }

@@ -22,9 +22,9 @@ std::vector<Setting> spread(const std::vector<Setting>& settings) {
   for (std::size_t i = count; i-- > 0;) {
     const std::size_t at =
         count == 1 ? settings.size() - 1
-                   : static_cast<std::size_t>(std::lround(static_cast<double>(i) *
-                                                          static_cast<double>(settings.size() - 1) /
-                                                          static_cast<double>(count - 1)));
+                   : static_cast<std::size_t>(
+                         std::lround(static_cast<double>(i) * static_cast<double>(settings.size() - 1) /
+                                     static_cast<double>(count - 1)));
     chosen.push_back(settings[at]);
   }
   return chosen;
