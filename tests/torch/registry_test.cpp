@@ -5,33 +5,21 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/torch_workloads.hpp"
+#include "../fixed_controls_gpu.hpp"
 
 namespace dvfslab {
 namespace {
 
 // A Gpu that only has an identity: enough for the registry to decide.
-class IdentityOnlyGpu final : public Gpu {
+class IdentityOnlyGpu final : public testing::FixedControlsGpu {
  public:
   explicit IdentityOnlyGpu(bool simulated) {
     identity_.name = simulated ? "simulated H200" : "NVIDIA H200";
     identity_.simulated = simulated;
   }
   const GpuIdentity& identity() const override { return identity_; }
-  ClockTable clock_table() override { return {}; }
-  PowerLimits power_limits() override { return {}; }
   Telemetry read_telemetry() override { return {}; }
   Clock& clock() override { return clock_; }
-  ControlState control_state() override { return {}; }
-
- protected:
-  void do_lock_sm_clocks(int, int) override {}
-  void do_reset_sm_clocks() override {}
-  void do_lock_memory_clocks(int, int) override {}
-  void do_reset_memory_clocks() override {}
-  void do_set_application_clocks(int, int) override {}
-  void do_reset_application_clocks() override {}
-  void do_set_power_limit(double) override {}
-  void do_reset_power_limit() override {}
 
  private:
   GpuIdentity identity_;

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "dvfslab/meter.hpp"
+#include "fixed_controls_gpu.hpp"
 
 namespace dvfslab {
 namespace {
@@ -17,7 +18,7 @@ using namespace std::chrono_literals;
 
 // A wall-clock GPU at constant power whose reads, once held up, stop after stamping
 // their time until let go: a slow NVML read.
-class StuckReadGpu final : public Gpu {
+class StuckReadGpu final : public testing::FixedControlsGpu {
  public:
   StuckReadGpu() {
     identity_.name = "stuck read test GPU";
@@ -25,11 +26,8 @@ class StuckReadGpu final : public Gpu {
   }
 
   const GpuIdentity& identity() const override { return identity_; }
-  ClockTable clock_table() override { return {}; }
-  PowerLimits power_limits() override { return {}; }
   std::optional<double> sensor_period_s() const override { return 0.1; }
   Clock& clock() override { return clock_; }
-  ControlState control_state() override { return {}; }
 
   Telemetry read_telemetry() override {
     Telemetry t;
@@ -59,16 +57,6 @@ class StuckReadGpu final : public Gpu {
     hold_up_ = false;
     changed_.notify_all();
   }
-
- protected:
-  void do_lock_sm_clocks(int, int) override {}
-  void do_reset_sm_clocks() override {}
-  void do_lock_memory_clocks(int, int) override {}
-  void do_reset_memory_clocks() override {}
-  void do_set_application_clocks(int, int) override {}
-  void do_reset_application_clocks() override {}
-  void do_set_power_limit(double) override {}
-  void do_reset_power_limit() override {}
 
  private:
   GpuIdentity identity_;

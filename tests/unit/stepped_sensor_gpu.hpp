@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "dvfslab/gpu.hpp"
+#include "fixed_controls_gpu.hpp"
 
 namespace dvfslab::testing {
 
-class SteppedSensorGpu final : public Gpu {
+class SteppedSensorGpu final : public FixedControlsGpu {
  public:
   // Power `watts` until `until_s`; the last phase lasts forever.
   struct Phase {
@@ -30,12 +31,9 @@ class SteppedSensorGpu final : public Gpu {
   }
 
   const GpuIdentity& identity() const override { return identity_; }
-  ClockTable clock_table() override { return {}; }
-  PowerLimits power_limits() override { return {}; }
   std::optional<double> sensor_period_s() const override { return sensor_period_s_; }
   Clock& clock() override { return clock_; }
   VirtualClock& virtual_clock() { return clock_; }
-  ControlState control_state() override { return {}; }
 
   Telemetry read_telemetry() override {
     ++reads_;
@@ -78,16 +76,6 @@ class SteppedSensorGpu final : public Gpu {
   // it began.
   void set_stamp_lag(double seconds) { stamp_lag_s_ = seconds; }
   int reads() const { return reads_; }
-
- protected:
-  void do_lock_sm_clocks(int, int) override {}
-  void do_reset_sm_clocks() override {}
-  void do_lock_memory_clocks(int, int) override {}
-  void do_reset_memory_clocks() override {}
-  void do_set_application_clocks(int, int) override {}
-  void do_reset_application_clocks() override {}
-  void do_set_power_limit(double) override {}
-  void do_reset_power_limit() override {}
 
  private:
   GpuIdentity identity_;
