@@ -115,21 +115,26 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
                                                    ? std::nullopt
                                                    : std::optional(summary_of(baseline_reading->second));
   baseline_ = baseline;
+  // The readings are final here: their noise is pooled once, not at every comparison.
+  energy_noise_ = std::sqrt(
+      pooled_relative_variance(readings_, [](const Reading& r) -> const auto& { return r.energy_per_item_j; }));
+  throughput_noise_ = std::sqrt(
+      pooled_relative_variance(readings_, [](const Reading& r) -> const auto& { return r.items_per_s_series; }));
+  // A time limit carries the throughput's noise, a power limit that of energy over
+  // time; one relative to the baseline carries the baseline's noise too.
+  const double constraint_noise = objective_.kind == Objective::Kind::energy_within_slowdown
+                                      ? throughput_noise_
+                                      : std::hypot(energy_noise_, throughput_noise_);
   for (auto& [setting, reading] : readings_) {
     const PointSummary point = summary_of(reading);
     // Without time a time-based objective cannot judge the point (a resumed point
     // carries energy only): look() measures it again.
     if (objective_uses_time(objective_) && reading.items_per_s <= 0) continue;
     reading.value = objective_value(objective_, point, baseline.value_or(point));
-    // A time limit carries the throughput's noise, a power limit that of energy over
-    // time; one relative to the baseline carries the baseline's noise too.
-    const double noise = objective_.kind == Objective::Kind::energy_within_slowdown
-                             ? relative_throughput_noise()
-                             : std::hypot(relative_noise(), relative_throughput_noise());
     const int baseline_windows = baseline_reading == readings_.end() || setting == Setting{}
                                      ? 0
                                      : static_cast<int>(baseline_reading->second.items_per_s_series.size());
-    const double uncertainty = 2.0 * noise *
+    const double uncertainty = 2.0 * constraint_noise *
                                std::sqrt(1.0 / windows_of(reading.items_per_s_series) +
                                          (baseline_windows > 0 ? 1.0 / baseline_windows : 0.0));
     const auto scaled = [&](double factor) {
@@ -224,21 +229,11 @@ std::optional<Setting> CaseEvidence::best_among(const std::vector<Setting>& cand
   return best ? std::optional(best->setting) : std::nullopt;
 }
 
-double CaseEvidence::relative_noise() const {
-  return std::sqrt(
-      pooled_relative_variance(readings_, [](const Reading& r) -> const auto& { return r.energy_per_item_j; }));
-}
-
-double CaseEvidence::relative_throughput_noise() const {
-  return std::sqrt(
-      pooled_relative_variance(readings_, [](const Reading& r) -> const auto& { return r.items_per_s_series; }));
-}
-
 // Energy and throughput errors taken as independent; the throughput's is that of time.
 double CaseEvidence::relative_value_variance(const Reading& reading) const {
   const auto [energy_exponent, time_exponent] = value_exponents(objective_);
-  const double energy_noise = energy_exponent * relative_noise();
-  const double time_noise = time_exponent * relative_throughput_noise();
+  const double energy_noise = energy_exponent * energy_noise_;
+  const double time_noise = time_exponent * throughput_noise_;
   return energy_noise * energy_noise / windows_of(reading.energy_per_item_j) +
          time_noise * time_noise / windows_of(reading.items_per_s_series);
 }

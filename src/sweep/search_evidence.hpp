@@ -73,9 +73,7 @@ class CaseEvidence {
   std::optional<Setting> best_among(const std::vector<Setting>& candidates) const;
   // Relative standard deviation of one window's energy per item, pooled over the
   // case's repeated settings with a prior of one degree of freedom.
-  double relative_noise() const;
-  // The same for one window's throughput.
-  double relative_throughput_noise() const;
+  double relative_noise() const { return energy_noise_; }
 
  private:
   // The relative variance of the objective's value of `reading` (its mean over the
@@ -90,6 +88,8 @@ class CaseEvidence {
   StrategyOptions options_;
   std::map<Setting, Reading> readings_;
   std::optional<PointSummary> baseline_;
+  double energy_noise_ = 0;
+  double throughput_noise_ = 0;
 };
 
 // The knobs of a search space as a grid: the distinct values of every knob the
