@@ -55,7 +55,14 @@ PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vect
   Clock& clock = context_.gpu.clock();
   Workload& workload = context_.workloads.get(point.workload_case);
   IterationPace& pace = paces_[point.workload_case];
-  warm_up(workload, clock, context_.policy, pace);
+  // A point that continues the one just measured (a search asking for one more
+  // window of the same setting) finds the workload warm and the GPU steady: its
+  // windows follow on as a sweep point's own repetitions do. An idle cool-down in
+  // between breaks that.
+  const bool continues = last_measured_ && last_measured_->first == point.workload_case &&
+                         last_measured_->second == point.setting && context_.policy.cooldown_s <= 0;
+  last_measured_.reset();
+  if (!continues) warm_up(workload, clock, context_.policy, pace);
 
   PointOutcome outcome;
   outcome.point = point;
@@ -87,6 +94,7 @@ PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vect
                                       : context_.stop_rule.needs_another_repetition(series)));
   outcome.energy_per_item_j_series = series;
   outcome.items_per_s_series = throughput;
+  last_measured_.emplace(point.workload_case, point.setting);
   if (context_.policy.cooldown_s > 0) clock.sleep_for(context_.policy.cooldown_s);
   return outcome;
 }

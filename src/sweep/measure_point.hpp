@@ -1,7 +1,8 @@
 #pragma once
 // Measuring one point of a sweep: apply its setting through the ClockGuard, settle,
-// warm the workload up, measure windows until the stop rule is met and store each
-// at once. The runner calls it for every point a SearchStrategy proposes.
+// warm the workload up (unless the point continues the one just measured), measure
+// windows until the stop rule is met and store each at once. The runner calls it for
+// every point a SearchStrategy proposes.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -66,6 +67,8 @@ class PointMeasurer {
   std::map<Case, IterationPace> paces_;
   std::optional<Setting> applied_;
   EffectiveSetting effective_;
+  // The case and setting whose windows ended last, unless anything ran since.
+  std::optional<std::pair<Case, Setting>> last_measured_;
 };
 
 }  // namespace dvfslab::sweep_detail

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <span>
+#include <vector>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/plan.hpp"
@@ -207,6 +209,55 @@ TEST_F(SweepRunnerTest, UnknownWorkloadIsRefusedBeforeAnythingRuns) {
     EXPECT_NE(std::string(e.what()).find("choose one of kernel"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(store.runs().empty());
+}
+
+// Proposes the given settings of the plan's first case, one window each, in order.
+class SequenceStrategy final : public SearchStrategy {
+ public:
+  explicit SequenceStrategy(std::vector<Setting> settings) : settings_(std::move(settings)) {}
+  std::string name() const override { return "sequence"; }
+  std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) override {
+    if (measured.size() >= settings_.size()) return {};
+    return {ScheduledPoint{space.cases.front(), settings_[measured.size()], PointRole::grid, 0, 1}};
+  }
+
+ private:
+  std::vector<Setting> settings_;
+};
+
+// Simulated GPU seconds of a run that measures `settings` in order under a plan
+// with a 4 s warm-up, 1 s windows and a 0.5 s settle (and the given cool-down).
+double seconds_measuring(const std::vector<Setting>& settings, double cooldown_s,
+                         const std::filesystem::path& dir) {
+  const Plan plan = parse_plan_text(
+      "[knobs]\nsm_mhz = [900, 1200]\n[[cases]]\nworkloads = \"kernel\"\nbatch_sizes = 16\n"
+      "[measure]\nwarmup_s = 4.0\nduration_s = 1.0\nsettle_s = 0.5\ndrift_check = false\ncooldown_s = " +
+          std::to_string(cooldown_s) + "\n",
+      "sequence.toml");
+  SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  Store store(dir / "sequence.sqlite");
+  SweepOptions options;
+  options.state_dir = dir / "state";
+  SequenceStrategy strategy(settings);
+  auto progress = make_silent_progress_reporter();
+  const SweepResult result = run_sweep(gpu, plan, test_registry(), store, options, *progress, strategy);
+  EXPECT_EQ(result.measurements, settings.size());
+  std::filesystem::remove(dir / "sequence.sqlite");
+  return result.gpu_seconds;
+}
+
+TEST_F(SweepRunnerTest, APointThatContinuesTheOneJustMeasuredIsNotWarmedUpAgain) {
+  const Setting low{900, {}, {}};
+  const Setting high{1200, {}, {}};
+  // One settle, one warm-up, three windows (a window ends at the iteration that
+  // crosses its second).
+  const double continued = seconds_measuring({low, low, low}, 0, dir_);
+  EXPECT_GE(continued, 0.5 + 4 + 3);
+  EXPECT_LT(continued, 0.5 + 4 + 3 + 0.5);
+  // Each change of setting pays the settle and the warm-up again.
+  EXPECT_GE(seconds_measuring({low, high, low}, 0, dir_), 3 * (0.5 + 4 + 1));
+  // So does a point after an idle cool-down.
+  EXPECT_GE(seconds_measuring({low, low, low}, 0.25, dir_), 3 * (4 + 1 + 0.25));
 }
 
 }  // namespace
