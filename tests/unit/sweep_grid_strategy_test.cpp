@@ -14,47 +14,13 @@
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
+#include "kernel_workload.hpp"
 #include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
 
-// Fixed simulated kernels whose energy varies with batch and clock, so the
-// confidence-interval stop rule asks for different repetitions at different points.
-class KernelWorkload final : public Workload {
- public:
-  KernelWorkload(Case workload_case, SimGpu& gpu, int* calls_left)
-      : case_(std::move(workload_case)), gpu_(gpu), calls_left_(calls_left) {}
-  const Case& workload_case() const override { return case_; }
-  std::string item_unit() const override { return "images"; }
-  double items_per_iteration() const override { return case_.batch; }
-  void run_iterations(std::int64_t count) override {
-    if (calls_left_ != nullptr && (*calls_left_)-- <= 0) throw Error("the test workload stops here");
-    SimKernel kernel;
-    kernel.fixed_s = 0.002;
-    kernel.scalable_s = 0.0005 * case_.batch;
-    kernel.compute_fraction = 0.8;
-    kernel.core_activity = 0.6;
-    kernel.memory_activity = 0.6;
-    gpu_.run(kernel, static_cast<double>(count));
-  }
-
- private:
-  Case case_;
-  SimGpu& gpu_;
-  int* calls_left_;
-};
-
-WorkloadRegistry kernel_registry(int* calls_left = nullptr) {
-  WorkloadRegistry registry;
-  registry.add(
-      WorkloadInfo{"kernel", "images", 32, "fixed simulated kernels"},
-      [](const Gpu& gpu) { return gpu.identity().simulated; },
-      [calls_left](const Case& c, Gpu& gpu, const WorkloadOptions&) -> std::unique_ptr<Workload> {
-        return std::make_unique<KernelWorkload>(c, dynamic_cast<SimGpu&>(gpu), calls_left);
-      });
-  return registry;
-}
+using testing::kernel_registry;
 
 // Every measurement of the newest run, in the order it was recorded.
 std::vector<std::string> measured_sequence(Store& store) {

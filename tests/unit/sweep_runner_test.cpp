@@ -12,47 +12,13 @@
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
+#include "kernel_workload.hpp"
 #include "scratch_dir.hpp"
 
 namespace dvfslab {
 namespace {
 
-// A workload of fixed simulated kernels, independent of the simulated CNN
-// profiles, so these tests pin the runner and not the profiles.
-class KernelWorkload final : public Workload {
- public:
-  KernelWorkload(Case workload_case, SimGpu& gpu, int* calls_left)
-      : case_(std::move(workload_case)), gpu_(gpu), calls_left_(calls_left) {}
-  const Case& workload_case() const override { return case_; }
-  std::string item_unit() const override { return "images"; }
-  double items_per_iteration() const override { return case_.batch; }
-  void run_iterations(std::int64_t count) override {
-    if (calls_left_ != nullptr && (*calls_left_)-- <= 0) throw Error("the test workload stops here");
-    SimKernel kernel;
-    kernel.fixed_s = 0.002;
-    kernel.scalable_s = 0.0005 * case_.batch;
-    kernel.compute_fraction = 0.8;
-    kernel.core_activity = 0.6;  // stays under the power limit: no power-capped clocks
-    kernel.memory_activity = 0.6;
-    gpu_.run(kernel, static_cast<double>(count));
-  }
-
- private:
-  Case case_;
-  SimGpu& gpu_;
-  int* calls_left_;
-};
-
-WorkloadRegistry test_registry(int* calls_left = nullptr) {
-  WorkloadRegistry registry;
-  registry.add(
-      WorkloadInfo{"kernel", "images", 32, "fixed simulated kernels"},
-      [](const Gpu& gpu) { return gpu.identity().simulated; },
-      [calls_left](const Case& c, Gpu& gpu, const WorkloadOptions&) -> std::unique_ptr<Workload> {
-        return std::make_unique<KernelWorkload>(c, dynamic_cast<SimGpu&>(gpu), calls_left);
-      });
-  return registry;
-}
+using testing::kernel_registry;
 
 const char* const sweep_plan = R"(
 [knobs]
@@ -123,7 +89,7 @@ TEST(StopRule, MinimumThenConfidenceThenMaximum) {
 TEST_F(SweepRunnerTest, FullSweepStoresEveryPointOnceAndRestoresTheGpu) {
   const Plan plan = parse_plan_text(sweep_plan, "sweep.toml");
   Store store(dir_ / "full.sqlite");
-  const SweepResult result = sweep(plan, store, test_registry());
+  const SweepResult result = sweep(plan, store, kernel_registry());
   // 4 cases × (default + 4 clocks) grid points, drift at the start, the end and after every 5th.
   EXPECT_EQ(result.points_measured, 20u + 2 + 3);
   EXPECT_EQ(result.measurements, 20u * 2 + 5);
@@ -142,18 +108,18 @@ TEST_F(SweepRunnerTest, FullSweepStoresEveryPointOnceAndRestoresTheGpu) {
 TEST_F(SweepRunnerTest, ResumeAfterAFailureMeasuresOnlyWhatIsMissing) {
   const Plan plan = parse_plan_text(sweep_plan, "sweep.toml");
   Store whole(dir_ / "whole.sqlite");
-  sweep(plan, whole, test_registry());
+  sweep(plan, whole, kernel_registry());
 
   Store interrupted(dir_ / "interrupted.sqlite");
   int calls_left = 40;
-  EXPECT_THROW(sweep(plan, interrupted, test_registry(&calls_left)), Error);
+  EXPECT_THROW(sweep(plan, interrupted, kernel_registry(&calls_left)), Error);
   ASSERT_EQ(interrupted.runs().at(0).status, RunStatus::failed);
   const std::size_t before_resume = interrupted.result_rows().size();
   EXPECT_GT(before_resume, 0u);
   EXPECT_LT(before_resume, 40u);
 
   options_.resume = true;
-  const SweepResult resumed = sweep(plan, interrupted, test_registry());
+  const SweepResult resumed = sweep(plan, interrupted, kernel_registry());
   EXPECT_TRUE(resumed.resumed);
   EXPECT_GT(resumed.points_skipped, 0u);
   ASSERT_EQ(interrupted.runs().size(), 1u);
@@ -171,12 +137,12 @@ TEST_F(SweepRunnerTest, ResumeAfterAFailureMeasuresOnlyWhatIsMissing) {
 TEST_F(SweepRunnerTest, ShardsTogetherHoldTheUnshardedRun) {
   const Plan plan = parse_plan_text(sweep_plan, "sweep.toml");
   Store whole(dir_ / "whole.sqlite");
-  sweep(plan, whole, test_registry());
+  sweep(plan, whole, kernel_registry());
   std::map<Key, double> merged;
   for (int i = 1; i <= 3; ++i) {
     Store shard(dir_ / ("shard" + std::to_string(i) + ".sqlite"));
     options_.shard = parse_shard(std::to_string(i) + "/3");
-    sweep(plan, shard, test_registry());
+    sweep(plan, shard, kernel_registry());
     for (const auto& [key, energy] : energy_by_point(shard)) {
       EXPECT_TRUE(merged.emplace(key, energy).second) << "a point is in two shards";
     }
@@ -189,11 +155,11 @@ TEST_F(SweepRunnerTest, ShardsTogetherHoldTheUnshardedRun) {
 TEST_F(SweepRunnerTest, ReadOnlyRefusesClockChangesBeforeAnythingRunsButNotTheDefault) {
   read_only_ = true;
   Store store(dir_ / "read_only.sqlite");
-  EXPECT_THROW(sweep(parse_plan_text(sweep_plan, "sweep.toml"), store, test_registry()), PermissionError);
+  EXPECT_THROW(sweep(parse_plan_text(sweep_plan, "sweep.toml"), store, kernel_registry()), PermissionError);
   EXPECT_TRUE(store.runs().empty()) << "nothing may run before the refusal";
   const Plan default_only =
       parse_plan_text("[[cases]]\nworkloads = \"kernel\"\nbatch_sizes = [16, 64]\n", "d.toml");
-  const SweepResult result = sweep(default_only, store, test_registry());
+  const SweepResult result = sweep(default_only, store, kernel_registry());
   EXPECT_EQ(result.points_measured, 2u + 2);
 }
 
@@ -202,7 +168,7 @@ TEST_F(SweepRunnerTest, UnknownWorkloadIsRefusedBeforeAnythingRuns) {
   const Plan plan =
       parse_plan_text("[[cases]]\nworkloads = [\"kernel\", \"resnet1000\"]\nbatch_sizes = 1\n", "u.toml");
   try {
-    sweep(plan, store, test_registry());
+    sweep(plan, store, kernel_registry());
     FAIL() << "an unknown workload was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown workload 'resnet1000'"), std::string::npos) << e.what();
@@ -240,7 +206,7 @@ double seconds_measuring(const std::vector<Setting>& settings, double cooldown_s
   options.state_dir = dir / "state";
   SequenceStrategy strategy(settings);
   auto progress = make_silent_progress_reporter();
-  const SweepResult result = run_sweep(gpu, plan, test_registry(), store, options, *progress, strategy);
+  const SweepResult result = run_sweep(gpu, plan, kernel_registry(), store, options, *progress, strategy);
   EXPECT_EQ(result.measurements, settings.size());
   std::filesystem::remove(dir / "sequence.sqlite");
   return result.gpu_seconds;
