@@ -1,7 +1,8 @@
 // search_bench: every registered search strategy on every curve and surface of the
 // published sweep tables, through the strategy seam (propose/outcome loop) against
 // an in-process noisy twin of the table, as the runner would drive it. Prints per
-// table and overall: probes (median, p90), GPU time against the exhaustive sweep,
+// table and overall: probes (median, p90), GPU time against the exhaustive sweep and
+// the floor below which no search that checks its answer could go (floor_windows),
 // regret against the exhaustive optimum (median, p90) and the share within 1 %.
 //
 // Usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures]
@@ -102,10 +103,45 @@ double true_value(const Curve& curve, const Objective& objective, const Setting&
   return value ? *value : std::numeric_limits<double>::infinity();
 }
 
+// The neighbours of `setting` along each knob of the curve: the next lower and higher
+// setting of the curve that equals it on every other knob.
+std::vector<Setting> neighbours_of(const Curve& curve, const Setting& setting) {
+  using Knob = std::optional<int> Setting::*;
+  std::vector<Setting> neighbours;
+  for (const Knob knob : {&Setting::sm_mhz, &Setting::mem_mhz, &Setting::power_limit_w}) {
+    std::optional<Setting> below;
+    std::optional<Setting> above;
+    for (const auto& [other, truth] : curve.points) {
+      Setting aligned = other;
+      aligned.*knob = setting.*knob;
+      if (aligned != setting || !(other.*knob) || !(setting.*knob) || other.*knob == setting.*knob) continue;
+      if (*(other.*knob) < *(setting.*knob) && (!below || *(other.*knob) > *((*below).*knob))) below = other;
+      if (*(other.*knob) > *(setting.*knob) && (!above || *(other.*knob) < *((*above).*knob))) above = other;
+    }
+    for (const auto& neighbour : {below, above}) {
+      if (neighbour) neighbours.push_back(*neighbour);
+    }
+  }
+  return neighbours;
+}
+
+// Windows of the least a search could measure that knew the optimum in advance and
+// only checked it as `auto` does: the default under the stop rule (its windows in the
+// exhaustive sweep), the optimum confirmed with the plan's repetitions, and one
+// window of each of its neighbours along every knob. A floor for GPU time, not a
+// strategy.
+int floor_windows(const Curve& curve, const Setting& optimum, int default_windows, int repetitions) {
+  int windows = default_windows;
+  if (optimum != curve.baseline) windows += repetitions;
+  for (const Setting& neighbour : neighbours_of(curve, optimum)) windows += neighbour == curve.baseline ? 0 : 1;
+  return windows;
+}
+
 struct RunResult {
   int probes = 0;
   int windows = 0;
   int exhaustive_windows = 0;
+  int floor_windows = 0;
   double regret_pct = 0;
   std::optional<Setting> chosen;
   Setting optimum;
@@ -137,11 +173,13 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
   // own noise stream, so the strategies' draws do not depend on it).
   RunResult result;
   Noise sweep_noise(~seed);
+  int default_windows = 0;
   for (const auto& [setting, truth] : curve.points) {
     std::vector<double> values;
     do values.push_back(truth.energy * (1 + noise_level * sweep_noise.normal()));
     while (stop_rule.needs_another_repetition(values));
     result.exhaustive_windows += static_cast<int>(values.size());
+    if (setting == curve.baseline) default_windows = static_cast<int>(values.size());
   }
   std::vector<PointOutcome> outcomes;
   std::map<Setting, std::vector<double>> series;
@@ -182,6 +220,7 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
       result.optimum = setting;
     }
   }
+  result.floor_windows = floor_windows(curve, result.optimum, default_windows, space.policy.repetitions);
   result.chosen = best_measured_setting(bench_case, outcomes, options);
   const double value =
       result.chosen ? true_value(curve, objective, *result.chosen) : std::numeric_limits<double>::infinity();
@@ -321,12 +360,14 @@ struct Tally {
   std::vector<double> regret;
   double windows = 0;
   double exhaustive_windows = 0;
+  double floor_windows = 0;
 
   void add(const RunResult& r) {
     probes.push_back(r.probes);
     regret.push_back(r.regret_pct);
     windows += r.windows;
     exhaustive_windows += r.exhaustive_windows;
+    floor_windows += r.floor_windows;
   }
 };
 
@@ -341,10 +382,11 @@ void print_row(const std::string& scope, int knobs, const std::string& objective
                const std::string& strategy, const Tally& tally) {
   const auto within =
       std::count_if(tally.regret.begin(), tally.regret.end(), [](double r) { return r <= 1.0; });
-  std::printf("%-34s %d  %-27s %3.0f%%  %-10s %5zu  %5.1f %5.1f  %6.1f%%  %10s %10s  %6.1f%%\n",
+  std::printf("%-34s %d  %-27s %3.0f%%  %-10s %5zu  %5.1f %5.1f  %6.1f%% %6.1f%%  %10s %10s  %6.1f%%\n",
               scope.c_str(), knobs, objective.c_str(), 100 * noise, strategy.c_str(), tally.regret.size(),
               quantile(tally.probes, 0.5), quantile(tally.probes, 0.9),
-              100.0 * tally.windows / tally.exhaustive_windows, percent(quantile(tally.regret, 0.5)).c_str(),
+              100.0 * tally.windows / tally.exhaustive_windows,
+              100.0 * tally.floor_windows / tally.exhaustive_windows, percent(quantile(tally.regret, 0.5)).c_str(),
               percent(quantile(tally.regret, 0.9)).c_str(),
               100.0 * static_cast<double>(within) / static_cast<double>(tally.regret.size()));
 }
@@ -439,8 +481,10 @@ int main(int argc, char** argv) {
         "search_bench: %zu curves of %zu tables in %s, and as many dense ones (below); probes = distinct "
         "settings measured (the default included); GPU time = windows against the exhaustive sweep's, "
         "which measures every setting under the sweep's stop rule (2 to 5 windows until the 95 %% half-width "
-        "of energy is within 1 %%); regret in %% "
-        "of the exhaustive optimum's objective value\n",
+        "of energy is within 1 %%); floor = the windows a search would need that knew the "
+        "optimum and only checked it (the default under the stop rule, the optimum with the plan's 2 "
+        "repetitions, one window of each of its neighbours along every knob), against the same; regret in "
+        "%% of the exhaustive optimum's objective value\n",
         published_curves, tables.size(), argv[1]);
     std::string last_set;
     std::string last_scope;
@@ -454,8 +498,8 @@ int main(int argc, char** argv) {
                           ? "each published curve interpolated (monotone cubic in time and power) onto "
                             "15 MHz core-clock / 5 W power-limit steps; not measured data"
                           : "the tables' own settings");
-          std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s  %10s %10s  %7s\n", "table", "k",
-                      "objective", "noise", "strategy", "n", "p.med", "p.p90", "gpu", "regret.med",
+          std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s %7s  %10s %10s  %7s\n", "table", "k",
+                      "objective", "noise", "strategy", "n", "p.med", "p.p90", "gpu", "floor", "regret.med",
                       "regret.p90", "in1%");
         } else if (scope != last_scope) {
           std::printf("\n");
