@@ -5,12 +5,14 @@
 // the floor below which no search that checks its answer could go (floor_windows),
 // regret against the exhaustive optimum (median, p90) and the share within 1 %.
 //
-// Usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures]
+// Usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures] [--seed N]
 //   DATA_DIR      a folder of sweep tables (data/published)
 //   --smoke       only the first curve of each table, one noise level (a quick check)
 //   --strategies  only these registered strategies (default: all)
 //   --failures    also list every run that ended more than 1 % above the optimum:
 //                 the curve, the setting chosen, the optimum and the probes
+//   --seed N      another draw of the noise (default 0): the spread of the figures
+//                 over seeds is their sampling error
 //
 // Two sets of curves: "published", the tables' own settings (5–10 per curve), and
 // "dense", each published curve interpolated (monotone piecewise-cubic in time and
@@ -27,8 +29,11 @@
 // sweep it is compared with is what a user would run instead: every setting of the
 // curve (the default included) under that stop rule.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -405,16 +410,18 @@ std::string failure_line(const Curve& curve, const std::string& objective, doubl
 }  // namespace
 
 constexpr const char* usage =
-    "usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures]\n"
+    "usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures] [--seed N]\n"
     "  DATA_DIR      a folder of sweep tables, e.g. data/published\n"
     "  --smoke       only the first curve of each table, at 1 % noise (a quick check)\n"
     "  --strategies  only these registered strategies (default: all)\n"
-    "  --failures    also list every run that ended more than 1 % above the optimum\n";
+    "  --failures    also list every run that ended more than 1 % above the optimum\n"
+    "  --seed N      another draw of the noise (default 0), to see the figures' sampling error\n";
 
 int main(int argc, char** argv) {
   if (const auto status = bench::usage_exit(argc, argv, usage, 1, argc)) return *status;
   bool smoke = false;
   bool list_failures = false;
+  std::uint64_t noise_seed = 0;
   std::set<std::string, std::less<>> only;  // strategies to run; empty: all
   bool usage_error = false;
   for (int i = 2; i < argc && !usage_error; ++i) {
@@ -423,6 +430,12 @@ int main(int argc, char** argv) {
       smoke = true;
     } else if (option == "--failures") {
       list_failures = true;
+    } else if (option == "--seed" && i + 1 < argc) {
+      const std::string text = argv[++i];
+      char* end = nullptr;
+      errno = 0;
+      noise_seed = std::strtoull(text.c_str(), &end, 10);
+      usage_error = text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE;
     } else if (option == "--strategies" && i + 1 < argc) {
       for (std::string_view list = argv[++i]; !list.empty();) {
         const auto comma = list.find(',');
@@ -465,7 +478,7 @@ int main(int argc, char** argv) {
       for (std::size_t o = 0; o < objectives.size(); ++o) {
         for (std::size_t n = 0; n < noise_levels.size(); ++n) {
           // The same noise for every strategy; a dense curve has its published curve's seed.
-          const std::uint64_t seed = ((c % published_curves) * 31 + o) * 17 + n + 1;
+          const std::uint64_t seed = ((c % published_curves) * 31 + o) * 17 + n + 1 + noise_seed * 1'000'003;
           for (const std::string& strategy : strategies) {
             const RunResult result = run(curve, strategy, objectives[o], noise_levels[n], seed);
             tallies[{curve.set, "all", curve.knobs, objectives[o], noise_levels[n], strategy}].add(result);
@@ -484,8 +497,8 @@ int main(int argc, char** argv) {
         "of energy is within 1 %%); floor = the windows a search would need that knew the "
         "optimum and only checked it (the default under the stop rule, the optimum with the plan's 2 "
         "repetitions, one window of each of its neighbours along every knob), against the same; regret in "
-        "%% of the exhaustive optimum's objective value\n",
-        published_curves, tables.size(), argv[1]);
+        "%% of the exhaustive optimum's objective value; noise seed %llu\n",
+        published_curves, tables.size(), argv[1], static_cast<unsigned long long>(noise_seed));
     std::string last_set;
     std::string last_scope;
     for (const std::string_view shown : {"published", "dense"}) {
