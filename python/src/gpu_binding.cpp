@@ -2,13 +2,17 @@
 // control calls; a GPU is read-only (the library refuses any control call that
 // would reach the driver, Gpu::read_only) unless opened with allow_clock_changes,
 // and then only dvfslab.Tuner changes it, restoring what it found.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/stl.h>
 
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "dvfslab/gpu.hpp"
@@ -44,6 +48,33 @@ py::object json_of(const T& value) {
   return python::to_python(out);
 }
 
+// "dvfslab.PowerLimits(default_w=700.0, ...)": each field as Python's repr of its
+// attribute, so the reading itself shows, None where the GPU cannot say.
+std::string fields_repr(const py::object& self, const char* class_name,
+                        std::initializer_list<const char*> fields) {
+  std::string text = fmt::format("dvfslab.{}(", class_name);
+  const char* separator = "";
+  for (const char* field : fields) {
+    text += fmt::format("{}{}={}", separator, field, py::repr(self.attr(field)).cast<std::string>());
+    separator = ", ";
+  }
+  return text + ")";
+}
+
+// The table can hold hundreds of clocks: its range and defaults, not every entry.
+std::string clock_table_repr(const ClockTable& table) {
+  const std::vector<int> graphics = table.all_graphics_mhz();  // descending
+  const auto mhz = [](const std::optional<int>& value) {
+    return value ? fmt::format("{} MHz", *value) : std::string("unknown");
+  };
+  const std::string range =
+      graphics.empty() ? std::string() : fmt::format(", {} to {} MHz", graphics.back(), graphics.front());
+  return fmt::format(
+      "<dvfslab.ClockTable: memory {} MHz; {} graphics clocks{}; default graphics {}, memory {}>",
+      fmt::join(table.memory_mhz, ", "), graphics.size(), range, mhz(table.default_graphics_mhz),
+      mhz(table.default_memory_mhz));
+}
+
 Case sim_case(const std::string& workload, int batch, const std::string& mode, const std::string& precision) {
   return Case{workload, batch, parse_mode(mode), parse_precision(precision)};
 }
@@ -71,14 +102,18 @@ void register_values(py::module_& module) {
       .def_readonly("default_memory_mhz", &ClockTable::default_memory_mhz)
       .def("all_graphics_mhz", &ClockTable::all_graphics_mhz, "Every graphics clock, descending, once.")
       .def("supports", &ClockTable::supports, py::arg("memory_mhz"), py::arg("graphics_mhz"))
-      .def("to_dict", &json_of<ClockTable>);
+      .def("to_dict", &json_of<ClockTable>)
+      .def("__repr__", &clock_table_repr);
 
   py::class_<PowerLimits>(module, "PowerLimits", "Board power limits in W; None where unknown (read-only).")
       .def_readonly("default_w", &PowerLimits::default_w)
       .def_readonly("min_w", &PowerLimits::min_w)
       .def_readonly("max_w", &PowerLimits::max_w)
       .def_readonly("current_w", &PowerLimits::current_w)
-      .def("to_dict", &json_of<PowerLimits>);
+      .def("to_dict", &json_of<PowerLimits>)
+      .def("__repr__", [](const py::object& self) {
+        return fields_repr(self, "PowerLimits", {"default_w", "min_w", "max_w", "current_w"});
+      });
 
   py::class_<Telemetry>(module, "Telemetry", "One reading of the GPU; None where the GPU cannot say.")
       .def_readonly("time_s", &Telemetry::time_s, "On the GPU's clock (wall or virtual).")
@@ -98,7 +133,13 @@ void register_values(py::module_& module) {
                                       : std::nullopt;
           },
           "Names of the active clock-event (throttle) reasons.")
-      .def("to_dict", &json_of<Telemetry>);
+      .def("to_dict", &json_of<Telemetry>)
+      .def("__repr__", [](const py::object& self) {
+        return fields_repr(self, "Telemetry",
+                           {"time_s", "power_instant_w", "power_average_w", "energy_j", "sm_mhz", "mem_mhz",
+                            "gpu_temperature_c", "memory_temperature_c", "gpu_utilization_pct",
+                            "memory_utilization_pct", "throttle_reasons"});
+      });
 }
 
 void register_gpu_classes(py::module_& module) {
