@@ -9,8 +9,16 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from . import _dvfslab
+from ._counts import ReportedTotal, checked_items, checked_iterations
+from ._one_thread import OneThreadAtATime
 
 _RESERVED_PREFIX = "dvfslab."
+
+# An explicit sampling period: from the meter's own fastest derived period (5 ms;
+# no sensor refreshes faster, so faster only costs CPU) to the 60 s that
+# `measure --sample-ms` accepts.
+MIN_SAMPLE_PERIOD_S = 0.005
+MAX_SAMPLE_PERIOD_S = 60.0
 
 _FIELDS = (
     "name", "duration_s", "energy_j", "energy_error_j", "energy_integrated_j", "energy_difference_pct",
@@ -118,17 +126,20 @@ class Window:
 class Meter:
     """Measures energy, power and clocks of `gpu` (a dvfslab.Gpu) in windows.
 
-    sample_period_s: sampling period (default: half the sensor's update period).
+    sample_period_s: sampling period, from 0.005 to 60 s (default: half the
+        sensor's update period, within 5 to 500 ms).
     idle_seconds: measure idle power first; measurements then add idle_power_w
         and dynamic_energy_j.
     keep_trace: keep every reading for trace() / write_trace().
 
-    Use it as a context manager, or call close() when done."""
+    Use it as a context manager, or call close() when done. Use a Meter from one
+    thread at a time: another thread's call meanwhile raises dvfslab.Error."""
 
     def __init__(self, gpu: _dvfslab.Gpu, *, sample_period_s: Optional[float] = None,
                  idle_seconds: float = 0.0, keep_trace: bool = False):
-        if sample_period_s is not None and not sample_period_s > 0:
-            raise ValueError("sample_period_s must be above 0")
+        if sample_period_s is not None and not MIN_SAMPLE_PERIOD_S <= sample_period_s <= MAX_SAMPLE_PERIOD_S:
+            raise ValueError(f"sample_period_s must be from {MIN_SAMPLE_PERIOD_S} to {MAX_SAMPLE_PERIOD_S} s, "
+                             f"not {sample_period_s!r}")
         if not 0 <= idle_seconds <= 3600:
             raise ValueError("idle_seconds must be from 0 to 3600")
         self.gpu = gpu
@@ -136,6 +147,8 @@ class Meter:
                                                             bool(keep_trace))
         self._simulated = self._native.simulated
         self._waiting: Dict[str, int] = {}  # window -> iterations still to skip
+        self._reported = ReportedTotal()
+        self._one_thread = OneThreadAtATime("Meter")
 
     # -- windows
 
@@ -149,18 +162,19 @@ class Meter:
         """Opens window `name` (names of open windows are unique; windows may
         nest or overlap). It also restarts the step window, so the next step()
         counts from here."""
-        native = self._require_open()
         if not isinstance(name, str) or not name or name.startswith(_RESERVED_PREFIX):
             raise ValueError(f"window name {name!r}: give a non-empty name not starting with 'dvfslab.'")
         if not isinstance(skip_iterations, int) or skip_iterations < 0:
             raise ValueError("skip_iterations must be an integer of 0 or more")
-        if native.is_open(name) or name in self._waiting:
-            raise ValueError(f"window {name!r} is already open")
-        if skip_iterations > 0:
-            self._waiting[name] = skip_iterations
-            return
-        native.begin(name, 0)
-        native.restart_step()
+        with self._one_thread:
+            native = self._require_open()
+            if native.is_open(name) or name in self._waiting:
+                raise ValueError(f"window {name!r} is already open")
+            if skip_iterations > 0:
+                self._waiting[name] = skip_iterations
+                return
+            native.begin(name, 0)
+            native.restart_step()
 
     def end(self, name: str) -> Measurement:
         """Closes window `name` and returns its measurement."""
@@ -170,10 +184,11 @@ class Meter:
         return measurement
 
     def _end_if_open(self, name: str) -> Optional[Measurement]:
-        native = self._require_open()
-        if self._waiting.pop(name, None) is not None or not native.is_open(name):
-            return None
-        return self._measurement(native.end(name))
+        with self._one_thread:
+            native = self._require_open()
+            if self._waiting.pop(name, None) is not None or not native.is_open(name):
+                return None
+            return self._measurement(native.end(name))
 
     def open_windows(self) -> List[str]:
         """Open windows, oldest first (not those still skipping warm-up)."""
@@ -196,19 +211,21 @@ class Meter:
         any power from none to twice the latest. Windows read the GPU at their ends.
 
         On a GPU, finish the step's work before calling it (e.g. a loss.item()
-        or torch.cuda.synchronize()), or the step measures the launch, not the work."""
-        native = self._require_open()
-        if not isinstance(iterations, int) or iterations < 1:
-            raise ValueError("iterations must be an integer of 1 or more")
-        counted_items = 0.0 if items is None else float(items)
-        if not counted_items >= 0:
-            raise ValueError("items must be a number of 0 or more")
-        data = native.step(iterations, counted_items)
-        data["name"] = "step"
-        measurement = self._measurement(data)
-        if self._waiting:
-            self._count_warmup(native, iterations)
-        return measurement
+        or torch.cuda.synchronize()), or the step measures the launch, not the work.
+
+        items: None (unknown) or a finite number of 0 or more; a total of
+        iterations past 2**63 - 1 is refused (ValueError), not wrapped."""
+        counted_iterations = checked_iterations(iterations, least=1)
+        counted_items = checked_items(items)
+        with self._one_thread:
+            native = self._require_open()
+            self._reported.add(counted_iterations, counted_items)
+            data = native.step(counted_iterations, counted_items)
+            data["name"] = "step"
+            measurement = self._measurement(data)
+            if self._waiting:
+                self._count_warmup(native, counted_iterations)
+            return measurement
 
     def _count_warmup(self, native: Any, iterations: int) -> None:
         for name in list(self._waiting):
@@ -246,9 +263,10 @@ class Meter:
 
     def close(self) -> None:
         """Stops sampling; windows still open are dropped. Safe to call twice."""
-        if self._native is not None:
-            self._native.stop()
-            self._native = None
+        with self._one_thread:
+            if self._native is not None:
+                self._native.stop()
+                self._native = None
 
     def __enter__(self) -> "Meter":
         return self

@@ -3,6 +3,7 @@ file with the build tree's package on PYTHONPATH and these paths in the environm
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -36,6 +37,50 @@ def run_python(code_or_args, env_updates=None, timeout=60):
     env.update(env_updates or {})
     args = code_or_args if isinstance(code_or_args, list) else ["-c", code_or_args]
     return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+class HeldCall:
+    """Stands in for a native tuner or meter, passing every call through, except that
+    the calls named `held` wait inside until released: another thread's long call,
+    held open without timing."""
+
+    def __init__(self, native, held):
+        self._native = native
+        self._held = held
+        self.inside = threading.Event()
+        self.release = threading.Event()
+
+    def __getattr__(self, name):
+        call = getattr(self._native, name)
+        if name not in self._held:
+            return call
+
+        def held_call(*args):
+            self.inside.set()
+            self.release.wait(timeout=10)
+            return call(*args)
+
+        return held_call
+
+
+def refused_while_another_thread_is_inside(owner, held, first_call, second_call):
+    """Runs first_call on a thread and holds it inside the native object; returns what
+    second_call on this thread raised meanwhile (None if nothing)."""
+    holder = HeldCall(owner._native, held)
+    owner._native = holder
+    worker = threading.Thread(target=first_call)
+    worker.start()
+    try:
+        assert holder.inside.wait(timeout=10)
+        try:
+            second_call()
+        except Exception as raised:  # the refusal under test, whichever class it is
+            return raised
+        return None
+    finally:
+        holder.release.set()
+        worker.join()
+        owner._native = holder._native
 
 
 PLAN = """

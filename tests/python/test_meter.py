@@ -2,6 +2,7 @@
 import pytest
 
 import dvfslab
+from conftest import refused_while_another_thread_is_inside
 
 
 def steady_gpu(model="h200"):
@@ -173,3 +174,44 @@ def test_a_wall_time_meter_samples_on_its_own_thread():
     # The window's own two readings, and at least one of the ~50 the thread takes
     # (a loaded machine may delay it, never stop it).
     assert m.duration_s >= 0.5 and m.samples >= 3 and m.energy_j > 0
+
+
+def test_l5_a_meter_used_by_two_threads_at_once_raises_dvfslab_error():
+    gpu = dvfslab.open("sim:v100", virtual_time=True)
+    with dvfslab.Meter(gpu) as meter:
+        raised = refused_while_another_thread_is_inside(meter, {"step"}, lambda: meter.step(), lambda: meter.step())
+    assert isinstance(raised, dvfslab.Error) and "in use by another thread" in str(raised)
+
+
+@pytest.mark.parametrize("period_s", [1e-12, 0.004, float("inf"), 1e9, float("nan"), 0.0, -1.0])
+def test_l5_meter_refuses_sample_periods_outside_5_ms_to_60_s(period_s):
+    gpu = dvfslab.open("sim:v100", virtual_time=True)
+    with pytest.raises(ValueError, match="sample_period_s must be from 0.005 to 60.0 s"):
+        dvfslab.Meter(gpu, sample_period_s=period_s)
+
+
+@pytest.mark.parametrize("period_s", [0.005, 60.0])
+def test_l5_meter_takes_the_sample_period_bounds_themselves(period_s):
+    with dvfslab.Meter(dvfslab.open("sim:v100", virtual_time=True), sample_period_s=period_s) as meter:
+        assert meter.sample_period_s == period_s
+
+
+@pytest.mark.parametrize("items", [float("inf"), float("nan"), -5])
+def test_l5_meter_step_refuses_infinite_nan_and_negative_items(items):
+    with dvfslab.Meter(dvfslab.open("sim:v100", virtual_time=True)) as meter:
+        with meter.window("w") as window:
+            with pytest.raises(ValueError, match="items must be a finite number of 0 or more"):
+                meter.step(items=items)
+            meter.step(items=8)
+    assert window.measurement.items == 8 and window.measurement.iterations == 1
+
+
+def test_m4_meter_step_iterations_past_2_63_are_refused_not_wrapped():
+    gpu = dvfslab.open("sim:v100", virtual_time=True)
+    with dvfslab.Meter(gpu) as meter:
+        with meter.window("w") as window:
+            gpu.advance(1.0)
+            meter.step(iterations=2**62)
+            with pytest.raises(ValueError, match=r"past 2\*\*63 - 1: refused rather than wrapped"):
+                meter.step(iterations=2**62)
+    assert window.measurement.iterations == 2**62
