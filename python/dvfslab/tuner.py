@@ -10,13 +10,19 @@ The same tuner as `dvfslab tune` (docs/tune.md), driven from inside the script:
     print(tuner.report()["held"])
 
 Leaving the outer `with` (normally, by an exception, or by Ctrl-C, which stays
-Python's KeyboardInterrupt) finishes the tuning and restores the GPU.
+Python's KeyboardInterrupt) finishes the tuning and restores the GPU; SIGTERM and
+SIGHUP restore it too, inside or outside the `with` (_signals.py).
 """
 from __future__ import annotations
 
+import sys
+import weakref
 from typing import Any, Dict, Iterable, Optional, Union
 
 from . import _dvfslab
+from ._counts import ReportedTotal, checked_items, checked_iterations
+from ._one_thread import OneThreadAtATime
+from ._signals import RestoreOnSignals
 
 
 def _knob_text(knobs: Union[str, Iterable[str]]) -> str:
@@ -68,7 +74,10 @@ class Tuner:
     changes. Report every iteration: step_begin()/step_end(items), or
     `with tuner.step(items=...)`. finish() (or leaving `with Tuner(...)`) restores
     the GPU and returns the report; so does garbage collection, without the report.
-    Use one Tuner from one thread.
+    While the GPU is changed, SIGTERM and SIGHUP restore it, then act as before
+    (docs/python.md, "Signals"). Use a Tuner from one thread at a time (another
+    thread's call meanwhile raises dvfslab.Error). On a virtual-time simulated GPU,
+    iterations in which no simulated time passed raise dvfslab.UsageError.
     """
 
     def __init__(self, gpu: _dvfslab.Gpu, objective: str = "energy", knobs: Union[str, Iterable[str]] = "sm", *,
@@ -77,9 +86,18 @@ class Tuner:
                  state_dir: Optional[str] = None):
         self._gpu = gpu
         self._report: Optional[Dict[str, Any]] = None
+        self._reported = ReportedTotal()
+        self._one_thread = OneThreadAtATime("Tuner")
+        self._warmup_iterations = warmup_iters
+        # A virtual-time GPU's clock moves only when the script runs simulated work
+        # on it: without that, every window the tuner measures is empty.
+        self._virtual_clock_start: Optional[float] = (
+            gpu.now_s if isinstance(gpu, _dvfslab.SimGpu) and gpu.virtual_time else None)
         self._native: Optional[_dvfslab._NativeTuner] = _dvfslab._NativeTuner(
             gpu, _knob_text(knobs), objective, max_slowdown, warmup_iters, probe_iters, settle_iters, strategy,
             max_retunes, "" if state_dir is None else str(state_dir))
+        self._signals = RestoreOnSignals(self._restore_on_signal)
+        weakref.finalize(self, self._signals.uninstall)
 
     def _tuning(self) -> _dvfslab._NativeTuner:
         if self._native is None:
@@ -97,16 +115,41 @@ class Tuner:
     def step_begin(self) -> None:
         """Marks the start of an iteration (the first starts the job's measurement).
         After an interrupt restored the GPU, raises dvfslab.InterruptedError."""
-        self._tuning().step_begin()
+        with self._one_thread:
+            self._tuning().step_begin()
 
     def step_end(self, items: Optional[float] = None) -> None:
-        """One iteration finished, having processed `items` (None: unknown). Between
-        windows this changes the GPU's setting."""
-        self._tuning().step_end(0.0 if items is None else float(items))
+        """One iteration finished, having processed `items` (None: unknown; else a
+        finite number of 0 or more, as Meter.step takes). Between windows this
+        changes the GPU's setting."""
+        self.add_iterations(1, items)
 
     def add_iterations(self, iterations: int, items: Optional[float] = None) -> None:
-        """Several iterations reported at once (as one marker line does)."""
-        self._tuning().add_iterations(int(iterations), 0.0 if items is None else float(items))
+        """Several iterations (an int of 0 or more) reported at once, as one marker
+        line does; a total past 2**63 - 1 is refused (ValueError), not wrapped."""
+        counted_iterations = checked_iterations(iterations, least=0)
+        counted_items = checked_items(items)
+        with self._one_thread:
+            native = self._tuning()
+            self._reported.add(counted_iterations, counted_items)
+            native.add_iterations(counted_iterations, counted_items)
+            if not self._signals.installed and native.changed:
+                self._signals.install()
+            self._require_time_passed(least_iterations=max(1, self._warmup_iterations))
+
+    def _require_time_passed(self, least_iterations: int) -> None:
+        """Once `least_iterations` were reported on a virtual-time GPU: UsageError if
+        its clock has not moved since the tuner started (checked once)."""
+        start = self._virtual_clock_start
+        if start is None or self._reported.iterations < least_iterations:
+            return
+        self._virtual_clock_start = None
+        if self._gpu.now_s == start:
+            raise _dvfslab.UsageError(
+                f"{self._gpu.device_spec} keeps virtual time and none passed during the {self._reported.iterations} "
+                f"iterations reported, so the tuner measured nothing: run each step's work on it "
+                f"(gpu.simulate(...), or gpu.advance(seconds) with a load attached), or open it without "
+                f"virtual_time=True to follow the wall clock")
 
     def step(self, items: Optional[float] = None) -> _StepContext:
         """`with tuner.step(items=n):` around one iteration: step_begin() on entry,
@@ -117,25 +160,50 @@ class Tuner:
     def current_setting(self) -> Dict[str, Any]:
         """The setting the GPU is at now: {"sm_mhz", "mem_mhz", "power_limit_w",
         "label"}, None for a knob left as found (all None after finish())."""
-        if self._native is None:
-            return {"sm_mhz": None, "mem_mhz": None, "power_limit_w": None,
-                    "label": "sm=default mem=default pl=default"}
-        return self._native.current_setting()
+        with self._one_thread:
+            if self._native is None:
+                return {"sm_mhz": None, "mem_mhz": None, "power_limit_w": None,
+                        "label": "sm=default mem=default pl=default"}
+            return self._native.current_setting()
 
     def stop_tuning(self) -> None:
         """Back to the state found and no more changes; iterations may still be reported."""
-        self._tuning().stop_tuning()
+        with self._one_thread:
+            self._tuning().stop_tuning()
+            self._signals.uninstall()
 
     def finish(self) -> Dict[str, Any]:
         """Closes the last window, restores the GPU and returns the report: the
         document of `dvfslab tune --json` without `job` and `exit`. Once; the report
         stays available from report()."""
-        native = self._tuning()
-        # Even when restoring fails, this object is done: dropping the native tuner
-        # lets its destructor try once more and release the GPU's lock.
-        self._native = None
-        self._report = native.finish()
-        return self._report
+        report = self._finish()
+        self._require_time_passed(least_iterations=1)
+        return report
+
+    def _finish(self) -> Dict[str, Any]:
+        with self._one_thread:
+            native = self._tuning()
+            try:
+                self._report = native.finish()
+            finally:
+                # Even when restoring fails, this object is done: dropping the native
+                # tuner lets its destructor try once more and release the GPU's lock.
+                self._native = None
+                self._signals.uninstall()
+            return self._report
+
+    def _restore_on_signal(self, signal_name: str) -> None:
+        # Runs on the main thread between two of the script's bytecodes, so never
+        # inside a call of this tuner's: the native tuner is free to restore.
+        native = self._native
+        if native is None:
+            return
+        try:
+            native.stop_tuning()
+        except _dvfslab.Error as error:
+            print(f"dvfslab: error: on {signal_name}: {error}", file=sys.stderr)
+            return
+        print(f"dvfslab: {signal_name}: restored {self._gpu.name} as found and stopped tuning", file=sys.stderr)
 
     def report(self) -> Dict[str, Any]:
         """The report finish() returned (ValueError while still tuning)."""
@@ -147,8 +215,12 @@ class Tuner:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        if self._native is not None:
+        if self._native is None:
+            return False
+        if exc_type is None:
             self.finish()
+        else:
+            self._finish()  # the error on its way out is the one to see, not a check on the run it cut short
         return False
 
     def __repr__(self) -> str:

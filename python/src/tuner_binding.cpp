@@ -1,7 +1,8 @@
 // The native tuner behind dvfslab.Tuner (python/dvfslab/tuner.py): the library's
 // online Tuner (include/dvfslab/tuner.hpp) with the options of `dvfslab tune`.
 // It installs no signal handler: Python keeps SIGINT, so Ctrl-C raises
-// KeyboardInterrupt in the script, and the package's `with` restores the GPU.
+// KeyboardInterrupt in the script, and the package's `with` restores the GPU; the
+// package's Python handlers restore on SIGTERM and SIGHUP (dvfslab/_signals.py).
 #include <pybind11/stl.h>
 
 #include <fmt/format.h>
@@ -109,6 +110,9 @@ void register_tuner(py::module_& module) {
       .def("add_iterations", &NativeTuner::add_iterations, py::arg("iterations"), py::arg("items"),
            release_gil())
       .def("stop_tuning", &NativeTuner::stop_tuning, release_gil())
+      .def_property_readonly(
+          "changed", [](const NativeTuner& self) { return !self.current_setting().is_default(); },
+          "Whether the GPU is at a setting other than the state found.")
       .def("current_setting",
            [](const NativeTuner& self) { return to_python(setting_json(self.current_setting())); })
       .def("finish", [](NativeTuner& self) {

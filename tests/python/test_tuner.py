@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 import dvfslab
-from conftest import run_python
+from conftest import refused_while_another_thread_is_inside, run_python
 
 # The keys of `dvfslab tune --json` (docs/tune.md) but `job` and `exit`, which name the command.
 REPORT_KEYS = {"device", "simulated", "objective", "knobs", "strategy", "iterations", "items", "duration_s",
@@ -135,3 +135,64 @@ def test_a_short_tuning_on_a_simulated_gpu_holds_a_setting_and_reports_like_tune
         tuner.step_begin()
     with pytest.raises(ValueError):
         tuner.finish()
+
+
+@pytest.mark.parametrize("items", [-5, float("nan"), float("inf")], ids=["negative", "nan", "inf"])
+def test_l5_tuner_step_end_refuses_negative_nan_and_infinite_items_like_meter_step(items):
+    gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
+    with dvfslab.Tuner(gpu, warmup_iters=2, probe_iters=2) as tuner:
+        tuner.step_begin()
+        gpu.simulate("resnet50", 64)
+        with pytest.raises(ValueError, match="items must be a finite number of 0 or more"):
+            tuner.step_end(items)
+        with pytest.raises(ValueError, match="items must be a finite number of 0 or more"):
+            tuner.add_iterations(3, items)
+        tuner.step_end(64)
+    assert tuner.report()["iterations"] == 1 and tuner.report()["items"] == 64
+    with dvfslab.Meter(gpu) as meter, pytest.raises(ValueError, match="items must be a finite number of 0 or more"):
+        meter.step(items=items)
+
+
+def test_l5_a_tuner_used_by_two_threads_at_once_raises_dvfslab_error():
+    gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
+    with dvfslab.Tuner(gpu, warmup_iters=2, probe_iters=2) as tuner:
+        raised = refused_while_another_thread_is_inside(tuner, {"step_end", "add_iterations"},
+                                                        lambda: tuner.step_end(1), lambda: tuner.step_end(1))
+        gpu.simulate("resnet50", 64)
+    assert isinstance(raised, dvfslab.Error) and "in use by another thread" in str(raised)
+    assert tuner.report()["iterations"] == 1
+
+
+def test_m4_tuner_add_iterations_past_2_63_is_refused_not_wrapped():
+    gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
+    with dvfslab.Tuner(gpu, warmup_iters=1, probe_iters=2) as tuner:
+        gpu.advance(1.0)
+        tuner.add_iterations(2**62)
+        gpu.advance(1.0)
+        with pytest.raises(ValueError, match=r"past 2\*\*63 - 1: refused rather than wrapped"):
+            tuner.add_iterations(2**62)
+        with pytest.raises(ValueError, match="iterations must be an integer of 0 or more"):
+            tuner.add_iterations(2.5)
+    assert tuner.report()["iterations"] == 2**62
+
+
+def test_first_contact_a_virtual_time_tuner_whose_gpu_never_advances_says_so_after_the_warmup():
+    gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
+    with pytest.raises(dvfslab.UsageError, match=r"sim:v100 keeps virtual time and none passed during the 5 "
+                                                 r"iterations reported.*gpu\.simulate") as refused:
+        with dvfslab.Tuner(gpu, warmup_iters=5, probe_iters=10) as tuner:
+            for _ in range(400):
+                with tuner.step(items=64):
+                    pass  # the work a script forgot to simulate
+    assert refused.value.exit_code == 2
+    assert tuner.finished and tuner.report()["iterations"] == 5
+
+
+def test_first_contact_a_virtual_time_tuner_finished_before_its_warmup_says_so_too():
+    gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
+    tuner = dvfslab.Tuner(gpu, warmup_iters=20)
+    for _ in range(3):
+        tuner.step_end(64)
+    with pytest.raises(dvfslab.UsageError, match="none passed during the 3 iterations"):
+        tuner.finish()
+    assert tuner.finished and tuner.report()["iterations"] == 3
