@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the docs' marked command examples and checks the figures they show.
 
-    doc_examples.py DVFSLAB_BINARY REPO_ROOT [DOC.md ...] [--update]
+    doc_examples.py DVFSLAB_BINARY REPO_ROOT [DOC.md ...] [--program=PATH ...] [--update]
 
 A marked example is a fenced block right after an HTML comment
 
@@ -11,7 +11,8 @@ A marked example is a fenced block right after an HTML comment
 whose lines starting with `$ ` are commands and whose other lines are what the command before them printed
 (standard output and error together), a selection of it in its order. Each example
 runs in a fresh temporary folder holding links to the repository's data/ and docs/,
-with the built dvfslab first on PATH, on simulated GPUs or published tables only
+with the built dvfslab (and each --program, e.g. an example built with the tests)
+first on PATH, on simulated GPUs or published tables only
 (the commands of one example share the folder).
 
 A shown line matches the next fresh line that reads the same with its figures left
@@ -119,13 +120,14 @@ def compare_figures(shown, fresh, tolerance):
     return drifted
 
 
-def example_folder(folder, binary, repo):
+def example_folder(folder, programs, repo):
     """Prepares `folder` for an example's commands; returns their environment."""
     for name in ("data", "docs", "examples"):
         os.symlink(repo / name, Path(folder) / name)
     bin_dir = Path(folder) / ".bin"
     bin_dir.mkdir()
-    os.symlink(binary, bin_dir / "dvfslab")
+    for program in programs:
+        os.symlink(program, bin_dir / program.name)
     environment = dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
                        DVFSLAB_STATE_DIR=str(Path(folder) / ".state"))
     # No real GPU is ever touched: any NVML the machine has is hidden.
@@ -182,11 +184,13 @@ def rewrite(doc, updates):
 
 
 def main():
-    arguments = [a for a in sys.argv[1:] if a != "--update"]
-    update = len(arguments) != len(sys.argv) - 1
+    update = "--update" in sys.argv[1:]
+    programs = [Path(a.split("=", 1)[1]).resolve() for a in sys.argv[1:] if a.startswith("--program=")]
+    arguments = [a for a in sys.argv[1:] if a != "--update" and not a.startswith("--program=")]
     if len(arguments) < 2:
         sys.exit(__doc__)
     binary, repo = Path(arguments[0]).resolve(), Path(arguments[1]).resolve()
+    programs.insert(0, binary)
     docs = [Path(d) for d in arguments[2:]] or sorted((repo / "docs").glob("*.md"))
     problems = []
     left = 0  # problems --update cannot fix: a failed command, a line with no counterpart
@@ -196,7 +200,7 @@ def main():
         for example in read_examples(doc):
             examples += 1
             with tempfile.TemporaryDirectory(prefix="doc-example-") as folder:
-                environment = example_folder(folder, binary, repo)
+                environment = example_folder(folder, programs, repo)
                 for command in example.commands:
                     status, fresh = run_command(command, folder, environment)
                     if status != 0:
