@@ -10,7 +10,9 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
+#include "cli/command_names.hpp"
 #include "cli/commands.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/sim_gpu.hpp"
@@ -108,6 +110,7 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_slurm_command(app);
 
   try {
+    dvfslab::cli::check_command_names(app, std::vector<std::string>(argv + 1, argv + argc));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);

@@ -81,20 +81,58 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// On the CPU one iteration of a full-size model takes seconds, a whole run minutes
+// to hours: progress lines on stderr (at most one every few seconds, and the last of
+// each phase) show that it runs and how long it has left. On a GPU there is none:
+// reporting each iteration would wait for the device and slow the run it measures.
+class CpuProgress {
+ public:
+  void start(const char* phase, std::int64_t total) {
+    phase_ = phase;
+    total_ = total;
+    done_ = 0;
+    phase_start_ = std::chrono::steady_clock::now();
+    last_line_ = phase_start_;
+  }
+
+  void advance(std::int64_t count) {
+    done_ += count;
+    const auto now = std::chrono::steady_clock::now();
+    if (done_ < total_ && now - last_line_ < line_interval) return;
+    last_line_ = now;
+    const double per_iteration_s = seconds_since(phase_start_) / static_cast<double>(done_);
+    const double left_s = per_iteration_s * static_cast<double>(total_ - done_);
+    fmt::print(stderr, "dvfslab: run-workload on the CPU: {} {}/{} iterations, {:.2f} s per iteration{}\n",
+               phase_, done_, total_, per_iteration_s,
+               done_ < total_ ? fmt::format(", about {:.0f} s left", left_s) : "");
+  }
+
+ private:
+  static constexpr std::chrono::seconds line_interval{5};
+  const char* phase_ = "";
+  std::int64_t total_ = 0;
+  std::int64_t done_ = 0;
+  std::chrono::steady_clock::time_point phase_start_;
+  std::chrono::steady_clock::time_point last_line_;
+};
+
 // Runs `count` iterations; with markers on, in chunks of `mark_every`, each
-// reported once the device has finished it (run_iterations waits for it).
-void run_marked(TorchWorkload& workload, std::int64_t count, std::int64_t mark_every,
-                MarkerChannel& markers) {
-  if (!markers.active()) {
+// reported once the device has finished it (run_iterations waits for it); with
+// progress on, one at a time.
+void run_marked(TorchWorkload& workload, std::int64_t count, std::int64_t mark_every, MarkerChannel& markers,
+                CpuProgress* progress) {
+  if (!markers.active() && progress == nullptr) {
     workload.run_iterations(count);
     return;
   }
+  const std::int64_t step = markers.active() ? mark_every : 1;
   for (std::int64_t done = 0; done < count;) {
-    const auto chunk = std::min(mark_every, count - done);
+    const auto chunk = std::min(step, count - done);
     workload.run_iterations(chunk);
     done += chunk;
     markers.write_line(fmt::format("dvfslab:iter {} items {}", chunk,
                                    static_cast<double>(chunk) * workload.items_per_iteration()));
+    if (progress != nullptr) progress->advance(chunk);
   }
 }
 
@@ -151,11 +189,22 @@ void run_workload(RunWorkloadArgs args) {
   const double setup_s = seconds_since(setup_start);
   const auto info = workload->run_info();
   for (const auto& notice : info.notices) fmt::print(stderr, "dvfslab: notice: {}\n", notice);
+  const bool on_cpu = info.device == "cpu";
+  if (on_cpu && args.options.torch_device.empty()) {
+    fmt::print(
+        stderr,
+        "dvfslab: notice: running on the CPU, far slower than a GPU: this LibTorch has no CUDA or sees "
+        "no GPU (Debian's libtorch-dev is CPU-only; docs/workloads.md)\n");
+  }
+  CpuProgress cpu_progress;
+  CpuProgress* progress = on_cpu ? &cpu_progress : nullptr;
 
-  run_marked(*workload, args.warmup, args.mark_every, markers);
+  if (progress != nullptr) progress->start("warm-up", args.warmup);
+  run_marked(*workload, args.warmup, args.mark_every, markers, progress);
   markers.write_line("dvfslab:begin measured");
+  if (progress != nullptr) progress->start("measured", args.iterations);
   const auto start = std::chrono::steady_clock::now();
-  run_marked(*workload, args.iterations, args.mark_every, markers);
+  run_marked(*workload, args.iterations, args.mark_every, markers, progress);
   const double seconds = seconds_since(start);
   markers.write_line("dvfslab:end measured");
 

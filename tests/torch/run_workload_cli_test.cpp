@@ -111,6 +111,19 @@ TEST(RunWorkloadCli, ListShowsEveryWorkload) {
   EXPECT_EQ(list[4]["unit"], "tokens");
 }
 
+// A LibTorch without CUDA (Debian's) picks the CPU by itself: the run says so and
+// shows its progress instead of training silently for an hour.
+TEST(RunWorkloadCli, FirstContact_CpuRunSaysSoAndShowsProgress) {
+  const auto result =
+      run_dvfslab("run-workload resnet50 --batch 2 --image-size 32 --iters 2 --warmup 1", false);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  if (result.out.find(" on cuda") != std::string::npos) GTEST_SKIP() << "this LibTorch runs on a GPU";
+  EXPECT_THAT(result.err, HasSubstr("dvfslab: notice: running on the CPU"));
+  EXPECT_THAT(result.err, HasSubstr("dvfslab: run-workload on the CPU: warm-up 1/1 iterations"));
+  EXPECT_THAT(result.err, HasSubstr("dvfslab: run-workload on the CPU: measured 2/2 iterations"));
+  EXPECT_THAT(result.out, HasSubstr("2 iterations in"));
+}
+
 TEST(RunWorkloadCli, ErrorsAreOneLineWithTheChoices) {
   const auto unknown = run_dvfslab("run-workload resnet51 --torch-device cpu", false);
   EXPECT_EQ(unknown.exit_code, 3);
