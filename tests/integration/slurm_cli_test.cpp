@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -283,19 +284,24 @@ TEST_F(SlurmCli, H4_EmittedCommandsRunNoCommandHiddenInANameOfTheDatabase) {
   }
   const fs::path sandbox = scratch_ / "sandbox";
   fs::create_directories(sandbox);
+  // A stand-in for nvidia-smi logs what root would have run.
+  write_file(bin_ / "nvidia-smi", "#!/bin/sh\necho \"$*\" >> calls\n", true);
+  const testing::EnvironmentChanges stand_in_first = {
+      {"PATH", bin_.string() + ":" + std::string(std::getenv("PATH"))}};
   for (const std::string kind : {"slurm", "nvidia-smi"}) {
     const auto emitted = run_dvfslab({"analyze", database.string(), "--emit", kind});
     ASSERT_EQ(emitted.exit_code, 0) << emitted.err;
     EXPECT_NE(emitted.out.find("# G\\ntouch pwned-gpu\\n#x $(touch"), std::string::npos) << emitted.out;
-    // A stand-in for nvidia-smi logs what root would have run.
     const fs::path script = scratch_ / (kind + ".sh");
-    write_file(script, "nvidia-smi() { echo \"$*\" >> calls; }\nGPU=0\n" + emitted.out);
+    write_file(script, "GPU=0\n" + emitted.out);
     EXPECT_EQ(testing::run_process("/bin/sh", {"-n", script.string()}).exit_code, 0) << emitted.out;
     // The slurm lines are sbatch options, not commands: the shell says so and goes on.
-    const auto ran = run_script_in(sandbox, "/bin/sh", script);
-    if (kind == "nvidia-smi") EXPECT_EQ(ran.exit_code, 0) << ran.err;
+    const auto ran = run_script_in(sandbox, "/bin/sh", script, stand_in_first);
+    if (kind == "nvidia-smi") {
+      EXPECT_EQ(ran.exit_code, 0) << ran.err;
+    }
   }
-  EXPECT_EQ(pwned_files(scratch_), std::vector<std::string>());
+  EXPECT_EQ(pwned_files(scratch_.path()), std::vector<std::string>());
   EXPECT_EQ(read_file(sandbox / "calls"), "-i 0 -lgc 900,900\n-i 0 -lmc 877,877\n");
 }
 
@@ -317,7 +323,7 @@ TEST_F(SlurmCli, M7_ALineBreakInAnOptionIsAUsageErrorBeforeAnythingIsWrittenOrSu
     }
   }
   EXPECT_FALSE(fs::exists(bin_ / "calls"));
-  EXPECT_EQ(pwned_files(scratch_), std::vector<std::string>());
+  EXPECT_EQ(pwned_files(scratch_.path()), std::vector<std::string>());
   EXPECT_FALSE(fs::exists(out_));
 }
 
@@ -358,7 +364,7 @@ TEST_F(SlurmCli, M6_ScriptsOfAnOutDirectoryWithSpacesPercentAndShellSyntaxUseTha
             "merge\n" + (dir / "merged.sqlite").string() + "\n" + (dir / "shard-1.sqlite").string() + "\n" +
                 (dir / "shard-2.sqlite").string() + "\n" + (dir / "shard-3.sqlite").string() + "\n");
   EXPECT_EQ(read_file(dir / "merge.exit"), "0\n");
-  EXPECT_EQ(pwned_files(scratch_), std::vector<std::string>());
+  EXPECT_EQ(pwned_files(scratch_.path()), std::vector<std::string>());
 }
 
 }  // namespace
