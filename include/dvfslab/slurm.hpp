@@ -55,6 +55,11 @@ struct SubmitSpec {
   bool allow_clock_changes = false;
 };
 
+// Throws UsageError, naming the option, for a value the scripts cannot carry as
+// given: a control character anywhere (a line break would end an #SBATCH line and
+// run the rest as a command of the job), or a backslash in the directory (it turns
+// off Slurm's file name patterns). array_script and merge_script check it too.
+void check_submit_spec(const SubmitSpec& spec);
 // The array job: task i (SLURM_ARRAY_TASK_ID, 1..shards) runs shard i/shards of
 // DIR/plan.toml into DIR/shard-i.sqlite with --resume, logs to DIR/shard-i.log and
 // leaves its exit status in DIR/shard-i.exit. A search shard runs `dvfslab sweep
@@ -62,7 +67,8 @@ struct SubmitSpec {
 std::string array_script(const SubmitSpec& spec);
 // The merge job: every shard database into DIR/merged.sqlite.
 std::string merge_script(const SubmitSpec& spec);
-// A word for a shell script, single-quoted where it needs quoting.
+// A word for a shell script, single-quoted where it needs quoting (any byte is
+// safe inside: the quote itself is written '\'').
 std::string shell_quote(std::string_view word);
 
 // Slurm's array syntax for a set of task ids: {1,2,3,5} -> "1-3,5".

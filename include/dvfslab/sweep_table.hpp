@@ -16,7 +16,8 @@ namespace dvfslab {
 // a knob the source did not control. Each row becomes one ResultRow with
 // items_per_iteration 1, energy_per_iteration_j = time_s × power_w, batch 0, mode
 // train, precision fp32; repetition counts earlier rows of the same (source, gpu,
-// workload, setting). A missing column, a wrong field count or a bad value throws
+// workload, setting). A missing column, a wrong field count, a bad value or a name
+// (source, gpu, workload) holding a control character such as a line break throws
 // ConfigError naming file:line and the column.
 std::vector<ResultRow> read_sweep_table(const std::filesystem::path& path);
 // The same from a stream; `name` is the file name used in error messages.

@@ -14,6 +14,7 @@
 
 #include "cli/command_names.hpp"
 #include "cli/commands.hpp"
+#include "dvfslab/control_characters.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/sim_gpu.hpp"
 
@@ -32,26 +33,9 @@ std::string simulated_gpu_hint() {
 
 namespace {
 
-// An error is one line (docs/cli.md) even when it quotes user text, such as a TOML
-// key written with "\n" or a table cell: control characters are shown escaped.
-std::string one_line(std::string_view message) {
-  std::string out;
-  for (const char c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (byte < 0x20 || byte == 0x7F) {
-      out += fmt::format("\\x{:02x}", byte);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 int report_internal_error(const std::exception& e) {
   fmt::print(stderr, "dvfslab: internal error: {} (please report it with the command you ran)\n",
-             one_line(e.what()));
+             dvfslab::escape_control_characters(e.what()));
   return static_cast<int>(dvfslab::ExitCode::failure);
 }
 
@@ -88,7 +72,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // One line, like every other error (docs/cli.md); CLI11's default adds a second.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return fmt::format("dvfslab: error: {} (see dvfslab --help)\n", one_line(e.what()));
+    return fmt::format("dvfslab: error: {} (see dvfslab --help)\n",
+                       dvfslab::escape_control_characters(e.what()));
   });
   dvfslab::cli::add_analyze_command(app);
   dvfslab::cli::add_info_command(app);
@@ -116,10 +101,11 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? finish_standard_output(0) : static_cast<int>(dvfslab::ExitCode::usage);
   } catch (const dvfslab::DriverNotFoundError& e) {
-    fmt::print(stderr, "dvfslab: error: {}; {}\n", one_line(e.what()), simulated_gpu_hint());
+    fmt::print(stderr, "dvfslab: error: {}; {}\n", dvfslab::escape_control_characters(e.what()),
+               simulated_gpu_hint());
     return static_cast<int>(e.code());
   } catch (const dvfslab::Error& e) {
-    fmt::print(stderr, "dvfslab: error: {}\n", one_line(e.what()));
+    fmt::print(stderr, "dvfslab: error: {}\n", dvfslab::escape_control_characters(e.what()));
     return static_cast<int>(e.code());
   } catch (const std::system_error& e) {
     // fmt::print throws this when standard output cannot be written.

@@ -84,18 +84,14 @@ void print_dry_run(const slurm::SubmitSpec& spec) {
       "# Dry run: nothing written or submitted. `dvfslab slurm submit` would copy the plan to {}, write\n"
       "# the two scripts below and run:\n#   sbatch --parsable {}\n#   sbatch --parsable "
       "--dependency=afterok:<array job id> {}\n",
-      (spec.dir / slurm::plan_file_name).string(), array.string(), merge.string());
+      (spec.dir / slurm::plan_file_name).string(), slurm::shell_quote(array.string()),
+      slurm::shell_quote(merge.string()));
   fmt::print("\n# ---- {}\n{}\n# ---- {}\n{}", array.string(), slurm::array_script(spec), merge.string(),
              slurm::merge_script(spec));
 }
 
 void run_submit(const SubmitArguments& args) {
   if (args.shards < 1) throw UsageError(fmt::format("--shards {}: give at least 1 shard", args.shards));
-  if (!args.dry_run && !slurm::on_path("sbatch")) {
-    throw SlurmError(
-        "sbatch is not on PATH: run `dvfslab slurm submit` on a Slurm login node (or load Slurm's "
-        "module), or preview the jobs with --dry-run");
-  }
   slurm::SubmitSpec spec;
   spec.command = args.command;
   spec.strategy = args.strategy;
@@ -114,6 +110,12 @@ void run_submit(const SubmitArguments& args) {
     throw UsageError(fmt::format("--dvfslab {}: not an executable file", spec.dvfslab_binary.string()));
   }
   spec.dir = fs::absolute(args.out.empty() ? "slurm-" + fs::path(args.plan_path).stem().string() : args.out);
+  slurm::check_submit_spec(spec);
+  if (!args.dry_run && !slurm::on_path("sbatch")) {
+    throw SlurmError(
+        "sbatch is not on PATH: run `dvfslab slurm submit` on a Slurm login node (or load Slurm's "
+        "module), or preview the jobs with --dry-run");
+  }
   if (fs::exists(spec.dir / slurm::jobs_file_name)) {
     throw ConfigError(
         fmt::format("{} holds an earlier submission ({}): follow it with `dvfslab slurm status {}`, or "
@@ -171,7 +173,8 @@ void run_submit(const SubmitArguments& args) {
       "Submitted {} shard{} of {} as array job {} and the merge into {} as job {} (after every shard "
       "succeeded).\nFollow with: dvfslab slurm status {}\n",
       spec.shards, spec.shards == 1 ? "" : "s", args.plan_path, array_id,
-      (spec.dir / slurm::merged_database_name).string(), submission.merges.back(), spec.dir.string());
+      (spec.dir / slurm::merged_database_name).string(), submission.merges.back(),
+      slurm::shell_quote(spec.dir.string()));
 }
 
 }  // namespace

@@ -172,9 +172,9 @@ void print_fleet(const Fleet& fleet, bool json) {
   if (counts[TaskState::failed] + counts[TaskState::cancelled] > 0 ||
       fleet.merge.state == TaskState::failed) {
     fmt::print("Run the failed shards again (after removing the cause) with: dvfslab slurm resubmit {}\n",
-               fleet.dir.string());
+               slurm::shell_quote(fleet.dir.string()));
   } else if (fleet.merge.state == TaskState::done && fs::exists(merged)) {
-    fmt::print("Analyse with: dvfslab analyze {}\n", merged.string());
+    fmt::print("Analyse with: dvfslab analyze {}\n", slurm::shell_quote(merged.string()));
   }
 }
 
@@ -234,7 +234,8 @@ void run_resubmit(const fs::path& dir) {
   write_slurm_file(dir / slurm::jobs_file_name, slurm::to_json(fleet.submission).dump(2) + "\n");
   fmt::print("The merge into {} is job {}{}.\nFollow with: dvfslab slurm status {}\n",
              (dir / slurm::merged_database_name).string(), fleet.submission.merges.back(),
-             after.empty() ? "" : fmt::format(" (after {})", fmt::join(after, ", ")), dir.string());
+             after.empty() ? "" : fmt::format(" (after {})", fmt::join(after, ", ")),
+             slurm::shell_quote(dir.string()));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "dvfslab/control_characters.hpp"
 #include "dvfslab/csv.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/input_file.hpp"
@@ -90,6 +91,13 @@ class RowParser {
       fail(column,
            "is not UTF-8 text (a Latin-1 or Windows file?): convert the file to UTF-8, e.g. with "
            "iconv -f latin1 -t utf-8");
+    }
+    // Names end up in one-line messages and in the comments of shell commands that
+    // administrators run (analyze --emit).
+    if (has_control_character(value)) {
+      fail(column, fmt::format("'{}' holds a control character (a line break inside quotes?): a name is "
+                               "one line of text",
+                               escape_control_characters(value)));
     }
     return value;
   }

@@ -2,15 +2,18 @@
 // nvidia-smi for an administrator.
 #include <fmt/format.h>
 
+#include "dvfslab/control_characters.hpp"
 #include "dvfslab/slurm.hpp"
 
 namespace dvfslab::slurm {
 namespace {
 
+// The names come from tables and databases of others, and the text is meant to be
+// run by root: a line break in a name must not end the comment.
 std::string case_heading(const CaseAnalysis& analysis) {
-  std::string heading =
-      fmt::format("# {}{} · {}", analysis.key.gpu, analysis.key.simulated ? " (SIMULATED)" : "",
-                  to_string(analysis.key.workload_case));
+  std::string heading = fmt::format("# {}{} · {}", escape_control_characters(analysis.key.gpu),
+                                    analysis.key.simulated ? " (SIMULATED)" : "",
+                                    escape_control_characters(to_string(analysis.key.workload_case)));
   if (!analysis.optimum) return heading + ": no measured setting satisfies the objective\n";
   if (analysis.energy_saving_pct && analysis.time_change_pct) {
     heading += fmt::format(": {:.1f} % less energy, time {:+.1f} %", *analysis.energy_saving_pct,

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <utility>
 
+#include "dvfslab/control_characters.hpp"
 #include "dvfslab/slurm.hpp"
 
 namespace dvfslab::slurm {
@@ -14,12 +16,42 @@ std::string in_dir(const SubmitSpec& spec, std::string_view name) {
   return shell_quote((spec.dir / name).string());
 }
 
+// Characters that mean nothing special to a shell nor to sbatch's reading of an
+// #SBATCH line, so a word of only these needs no quotes.
+bool is_plain_word(std::string_view word) {
+  return !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("/._-+:=,@%").find(c) != std::string_view::npos;
+  });
+}
+
+// "#SBATCH --option=value" as sbatch reads it: it splits the line at whitespace,
+// ends it at an unquoted '#', and takes quotes and backslashes as a shell does
+// (docs/slurm.md). The spec was checked, so no value holds a line break.
+std::string directive(std::string_view option, std::string_view value) {
+  if (is_plain_word(value)) return fmt::format("#SBATCH --{}={}\n", option, value);
+  std::string quoted = "\"";
+  for (const char c : value) {
+    if (c == '\\' || c == '"') quoted += '\\';
+    quoted += c;
+  }
+  return fmt::format("#SBATCH --{}={}\"\n", option, quoted);
+}
+
+// --output of a job that logs to `file` in the spec's directory: Slurm expands
+// '%' patterns in it (%a: the array task), so a '%' of the directory is written %%.
+std::string output_directive(const SubmitSpec& spec, std::string_view file) {
+  std::string pattern;
+  for (const char c : spec.dir.string()) pattern += c == '%' ? std::string("%%") : std::string(1, c);
+  return directive("output", (std::filesystem::path(pattern) / file).string());
+}
+
 // The #SBATCH lines both scripts share; the GPU request only the shards need.
 std::string common_directives(const SubmitSpec& spec) {
   std::string lines;
-  if (!spec.partition.empty()) lines += fmt::format("#SBATCH --partition={}\n", spec.partition);
-  if (!spec.account.empty()) lines += fmt::format("#SBATCH --account={}\n", spec.account);
-  if (!spec.time_limit.empty()) lines += fmt::format("#SBATCH --time={}\n", spec.time_limit);
+  if (!spec.partition.empty()) lines += directive("partition", spec.partition);
+  if (!spec.account.empty()) lines += directive("account", spec.account);
+  if (!spec.time_limit.empty()) lines += directive("time", spec.time_limit);
   return lines;
 }
 
@@ -39,24 +71,49 @@ std::string shard_log_name(int shard) { return fmt::format("shard-{}.log", shard
 std::string shard_exit_name(int shard) { return fmt::format("shard-{}.exit", shard); }
 
 std::string shell_quote(std::string_view word) {
-  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) ||
-           std::string_view("/._-+:=,@%").find(c) != std::string_view::npos;
-  });
-  if (plain) return std::string(word);
+  if (is_plain_word(word)) return std::string(word);
   std::string quoted = "'";
   for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
 }
 
+void check_submit_spec(const SubmitSpec& spec) {
+  const std::string dir = spec.dir.string();
+  const std::pair<std::string_view, std::string_view> values[] = {{"--command", spec.command},
+                                                                  {"--strategy", spec.strategy},
+                                                                  {"--partition", spec.partition},
+                                                                  {"--gres", spec.gres},
+                                                                  {"--time", spec.time_limit},
+                                                                  {"--account", spec.account},
+                                                                  {"--constraint", spec.constraint},
+                                                                  {"--device", spec.device},
+                                                                  {"--dvfslab", spec.dvfslab_binary.native()},
+                                                                  {"--out", dir}};
+  for (const auto& [option, value] : values) {
+    if (has_control_character(value)) {
+      throw UsageError(
+          fmt::format("{} '{}' holds a control character (a line break?): it would end its line of the job "
+                      "script and run the rest as a command; give the value on one line",
+                      option, escape_control_characters(value)));
+    }
+  }
+  if (dir.find('\\') != std::string::npos) {
+    throw UsageError(
+        fmt::format("--out {}: a backslash in the directory turns off Slurm's file name patterns, which "
+                    "name the shards' logs (shard-%a.log); choose a directory without one",
+                    dir));
+  }
+}
+
 std::string array_script(const SubmitSpec& spec) {
+  check_submit_spec(spec);
   std::string script = "#!/bin/bash\n";
-  script += fmt::format("#SBATCH --job-name=dvfslab-{}\n", spec.command);
+  script += directive("job-name", "dvfslab-" + spec.command);
   script += fmt::format("#SBATCH --array=1-{}\n", spec.shards);
-  script += fmt::format("#SBATCH --output={}\n", (spec.dir / "shard-%a.log").string());
+  script += output_directive(spec, "shard-%a.log");
   script += common_directives(spec);
-  if (!spec.gres.empty()) script += fmt::format("#SBATCH --gres={}\n", spec.gres);
-  if (!spec.constraint.empty()) script += fmt::format("#SBATCH --constraint={}\n", spec.constraint);
+  if (!spec.gres.empty()) script += directive("gres", spec.gres);
+  if (!spec.constraint.empty()) script += directive("constraint", spec.constraint);
   script += fmt::format(
       "# Written by `dvfslab slurm submit`: task i of the array runs shard i/{0} of the plan.\n"
       "# `dvfslab slurm resubmit` runs it again for the failed tasks (sbatch --array=LIST).\n"
@@ -83,9 +140,9 @@ std::string array_script(const SubmitSpec& spec) {
 }
 
 std::string merge_script(const SubmitSpec& spec) {
-  std::string script = "#!/bin/bash\n";
-  script += fmt::format("#SBATCH --job-name=dvfslab-merge\n#SBATCH --output={}\n",
-                        (spec.dir / merge_log_name).string());
+  check_submit_spec(spec);
+  std::string script = "#!/bin/bash\n#SBATCH --job-name=dvfslab-merge\n";
+  script += output_directive(spec, merge_log_name);
   script += common_directives(spec);
   script += fmt::format(
       "# Written by `dvfslab slurm submit`: runs after every shard succeeded (afterok).\n"

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "dvfslab/store.hpp"
+#include "dvfslab/store_tools.hpp"
 #include "integration/run_process.hpp"
 #include "scratch_dir.hpp"
 
@@ -48,6 +51,27 @@ void write_file(const fs::path& path, const std::string& text, bool executable =
   if (executable) ::chmod(path.c_str(), 0755);
 }
 
+// Shell syntax of every kind for names and paths: none of it may run.
+constexpr const char* shell_payload =
+    "x $(touch pwned-subst) `touch pwned-tick` 'q' \"dq\" %j %% #1 ;touch pwned-semi";
+
+// Runs `shell script` with `dir` as the working directory.
+testing::ProcessResult run_script_in(const fs::path& dir, const std::string& shell, const fs::path& script,
+                                     const testing::EnvironmentChanges& environment = {}) {
+  return testing::run_process(
+      "/bin/sh", {"-c", "cd \"$1\" && exec \"$2\" \"$3\"", "sh", dir.string(), shell, script.string()},
+      environment);
+}
+
+// The files an injected `touch pwned-...` would have made anywhere under `dir`.
+std::vector<std::string> pwned_files(const fs::path& dir) {
+  std::vector<std::string> found;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.path().filename().string().starts_with("pwned")) found.push_back(entry.path().string());
+  }
+  return found;
+}
+
 class SlurmCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -56,6 +80,16 @@ class SlurmCli : public ::testing::Test {
   }
   // PATH holding only the stand-ins written into bin_.
   testing::EnvironmentChanges only_stand_ins() const { return {{"PATH", bin_.string()}}; }
+  // sbatch's stand-in answers job ids 101, 102, ... and logs its arguments to bin_/calls.
+  void write_sbatch_stand_in() const {
+    write_file(bin_ / "sbatch",
+               "#!/bin/sh\n"  // builtins only: PATH holds nothing else
+               "echo \"$*\" >> " +
+                   (bin_ / "calls").string() + "\nn=0\n[ -f " + (bin_ / "count").string() +
+                   " ] && read n < " + (bin_ / "count").string() + "\nn=$((n + 1))\necho $n > " +
+                   (bin_ / "count").string() + "\necho \"$((100 + n));cluster\"\n",
+               true);
+  }
 
   testing::ScratchDir scratch_;
   const fs::path plan_ = scratch_ / "plan.toml";
@@ -131,14 +165,7 @@ TEST_F(SlurmCli, RefusesADirectoryWithAnEarlierSubmission) {
 }
 
 TEST_F(SlurmCli, SubmitRecordsTheJobIdsAndMakesTheMergeWaitForTheArray) {
-  // sbatch's stand-in answers job ids 101, 102 and logs its arguments.
-  write_file(bin_ / "sbatch",
-             "#!/bin/sh\n"  // builtins only: PATH holds nothing else
-             "echo \"$*\" >> " +
-                 (bin_ / "calls").string() + "\nn=0\n[ -f " + (bin_ / "count").string() + " ] && read n < " +
-                 (bin_ / "count").string() + "\nn=$((n + 1))\necho $n > " + (bin_ / "count").string() +
-                 "\necho \"$((100 + n));cluster\"\n",
-             true);
+  write_sbatch_stand_in();
   const auto result = run_dvfslab(
       {"slurm", "submit", plan_.string(), "--shards", "3", "--out", out_.string()}, only_stand_ins());
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -237,6 +264,107 @@ TEST_F(SlurmCli, MergedFleetOfTwoGpuModelsGetsOneOptimumPerModel) {
   EXPECT_EQ(headings, 2) << emitted.out;
   EXPECT_EQ(answers, 2) << emitted.out;
   EXPECT_EQ(run_dvfslab({"analyze", merged, "--emit", "slurm", "--json"}).exit_code, 2);
+}
+
+// import refuses such names (docs/store.md), but a database written elsewhere or
+// merged from one may hold them; the output is meant for root's shell.
+TEST_F(SlurmCli, H4_EmittedCommandsRunNoCommandHiddenInANameOfTheDatabase) {
+  write_file(scratch_ / "table.csv",
+             "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+             "s,G,w,1380,877,,1,200,1\ns,G,w,900,877,,1.3,120,0\n");
+  SweepTableFile table = read_sweep_table_file(scratch_ / "table.csv");
+  for (ResultRow& row : table.rows) {
+    row.gpu = std::string("G\ntouch pwned-gpu\n#") + shell_payload;
+    row.workload_case.workload = std::string("w\ntouch pwned-workload\r") + shell_payload;
+  }
+  const fs::path database = scratch_ / "hostile.sqlite";
+  {
+    Store store(database);
+    import_sweep_table(store, table);
+  }
+  const fs::path sandbox = scratch_ / "sandbox";
+  fs::create_directories(sandbox);
+  // A stand-in for nvidia-smi logs what root would have run.
+  write_file(bin_ / "nvidia-smi", "#!/bin/sh\necho \"$*\" >> calls\n", true);
+  const testing::EnvironmentChanges stand_in_first = {
+      {"PATH", bin_.string() + ":" + std::string(std::getenv("PATH"))}};
+  for (const std::string kind : {"slurm", "nvidia-smi"}) {
+    const auto emitted = run_dvfslab({"analyze", database.string(), "--emit", kind});
+    ASSERT_EQ(emitted.exit_code, 0) << emitted.err;
+    EXPECT_NE(emitted.out.find("# G\\ntouch pwned-gpu\\n#x $(touch"), std::string::npos) << emitted.out;
+    const fs::path script = scratch_ / (kind + ".sh");
+    write_file(script, "GPU=0\n" + emitted.out);
+    EXPECT_EQ(testing::run_process("/bin/sh", {"-n", script.string()}).exit_code, 0) << emitted.out;
+    // The slurm lines are sbatch options, not commands: the shell says so and goes on.
+    const auto ran = run_script_in(sandbox, "/bin/sh", script, stand_in_first);
+    if (kind == "nvidia-smi") {
+      EXPECT_EQ(ran.exit_code, 0) << ran.err;
+    }
+  }
+  EXPECT_EQ(pwned_files(scratch_.path()), std::vector<std::string>());
+  EXPECT_EQ(read_file(sandbox / "calls"), "-i 0 -lgc 900,900\n-i 0 -lmc 877,877\n");
+}
+
+// A line break would end its #SBATCH line and run the rest as a command of the job.
+TEST_F(SlurmCli, M7_ALineBreakInAnOptionIsAUsageErrorBeforeAnythingIsWrittenOrSubmitted) {
+  write_sbatch_stand_in();
+  for (const std::string option :
+       {"--partition", "--account", "--time", "--gres", "--constraint", "--device", "--out"}) {
+    for (const bool dry_run : {false, true}) {
+      std::vector<std::string> args = {"slurm", "submit", plan_.string(), "--shards", "2"};
+      if (option != "--out") args.insert(args.end(), {"--out", out_.string()});
+      args.insert(args.end(), {option, (option == "--out" ? out_.string() : "debug") + "\ntouch pwned"});
+      if (dry_run) args.push_back("--dry-run");
+      const auto result = run_dvfslab(args, only_stand_ins());
+      EXPECT_EQ(result.exit_code, 2) << option << ": " << result.err;
+      EXPECT_EQ(result.err.rfind("dvfslab: error: " + option + " '", 0), 0u) << result.err;
+      EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
+      EXPECT_EQ(result.out, "") << option;
+    }
+  }
+  EXPECT_FALSE(fs::exists(bin_ / "calls"));
+  EXPECT_EQ(pwned_files(scratch_.path()), std::vector<std::string>());
+  EXPECT_FALSE(fs::exists(out_));
+}
+
+// The scripts written for an --out with spaces, '%', '#', quotes and shell syntax
+// run their commands on exactly that directory, and nothing of the name runs.
+TEST_F(SlurmCli, M6_ScriptsOfAnOutDirectoryWithSpacesPercentAndShellSyntaxUseThatDirectory) {
+  write_sbatch_stand_in();
+  // The dvfslab the jobs run: a stand-in that logs its arguments, one a line.
+  const fs::path arguments = scratch_ / "arguments";
+  write_file(bin_ / "dvfslab-stand-in",
+             "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '" + arguments.string() + "'; done\n",
+             true);
+  const fs::path dir = scratch_ / (std::string("fleet ") + shell_payload);
+  const auto submitted =
+      run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "3", "--out", dir.string(), "--dvfslab",
+                   (bin_ / "dvfslab-stand-in").string(), "--partition", "debug queue"},
+                  only_stand_ins());
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string shards = read_file(dir / "shards.sbatch");
+  EXPECT_NE(shards.find("fleet x $(touch pwned-subst) `touch pwned-tick` 'q' \\\"dq\\\" %%j %%%% #1 ;touch "
+                        "pwned-semi/shard-%a.log\"\n"),
+            std::string::npos)
+      << shards;
+  const fs::path sandbox = scratch_ / "sandbox";
+  fs::create_directories(sandbox);
+  for (const char* script : {"shards.sbatch", "merge.sbatch"}) {
+    EXPECT_EQ(testing::run_process("/bin/bash", {"-n", (dir / script).string()}).exit_code, 0) << script;
+  }
+  auto ran = run_script_in(sandbox, "/bin/bash", dir / "shards.sbatch", {{"SLURM_ARRAY_TASK_ID", "2"}});
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_EQ(read_file(arguments), "sweep\n" + (dir / "plan.toml").string() + "\n--shard\n2/3\n--db\n" +
+                                      (dir / "shard-2.sqlite").string() + "\n--resume\n");
+  EXPECT_EQ(read_file(dir / "shard-2.exit"), "0\n");
+  fs::remove(arguments);
+  ran = run_script_in(sandbox, "/bin/bash", dir / "merge.sbatch");
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_EQ(read_file(arguments),
+            "merge\n" + (dir / "merged.sqlite").string() + "\n" + (dir / "shard-1.sqlite").string() + "\n" +
+                (dir / "shard-2.sqlite").string() + "\n" + (dir / "shard-3.sqlite").string() + "\n");
+  EXPECT_EQ(read_file(dir / "merge.exit"), "0\n");
+  EXPECT_EQ(pwned_files(scratch_.path()), std::vector<std::string>());
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 // shard states, the submission record and the commands that apply an optimum.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
 
 #include "dvfslab/slurm.hpp"
 
@@ -30,7 +33,7 @@ TEST(SlurmScripts, ArrayTaskRunsItsOneBasedShardIntoItsOwnDatabaseWithResume) {
   EXPECT_NE(script.find("#SBATCH --gres=gpu:1\n"), std::string::npos);
   EXPECT_NE(script.find("#SBATCH --time=01:00:00\n"), std::string::npos);
   EXPECT_NE(script.find("#SBATCH --account=energy\n"), std::string::npos);
-  EXPECT_NE(script.find("#SBATCH --output=/scratch/fleet run/shard-%a.log\n"), std::string::npos);
+  EXPECT_NE(script.find("#SBATCH --output=\"/scratch/fleet run/shard-%a.log\"\n"), std::string::npos);
   EXPECT_NE(
       script.find("/opt/dvfslab/bin/dvfslab sweep '/scratch/fleet run/plan.toml' --shard \"$shard/4\" --db "
                   "'/scratch/fleet run'/shard-\"$shard\".sqlite --resume --device sim:v100\n"),
@@ -73,6 +76,83 @@ TEST(SlurmScripts, MergeJobMergesEveryShardWithoutAskingForAGpu) {
   EXPECT_EQ(script.find("--gres"), std::string::npos);
   EXPECT_EQ(script.find("--array"), std::string::npos);
   EXPECT_NE(script.find("#SBATCH --partition=gpu\n"), std::string::npos);
+}
+
+// What a newline would do if let through: end the #SBATCH line, so the rest runs as
+// a command of the job and sbatch stops reading directives.
+TEST(SlurmScripts, M7_AControlCharacterInAnyValueIsRefusedNamingItsOption) {
+  const std::vector<std::pair<std::string, std::function<void(SubmitSpec&, const std::string&)>>> fields = {
+      {"--partition", [](SubmitSpec& s, const std::string& v) { s.partition = v; }},
+      {"--account", [](SubmitSpec& s, const std::string& v) { s.account = v; }},
+      {"--time", [](SubmitSpec& s, const std::string& v) { s.time_limit = v; }},
+      {"--gres", [](SubmitSpec& s, const std::string& v) { s.gres = v; }},
+      {"--constraint", [](SubmitSpec& s, const std::string& v) { s.constraint = v; }},
+      {"--device", [](SubmitSpec& s, const std::string& v) { s.device = v; }},
+      {"--strategy", [](SubmitSpec& s, const std::string& v) { s.strategy = v; }},
+      {"--dvfslab", [](SubmitSpec& s, const std::string& v) { s.dvfslab_binary = v; }},
+      {"--out", [](SubmitSpec& s, const std::string& v) { s.dir = v; }},
+  };
+  for (const auto& [option, set] : fields) {
+    for (const std::string value : {"/x\ntouch ./pwned", "/x\rtouch", "/x\t1"}) {
+      SubmitSpec spec = spec_of_four_shards();
+      set(spec, value);
+      try {
+        check_submit_spec(spec);
+        ADD_FAILURE() << option << " accepted a control character";
+      } catch (const UsageError& e) {
+        const std::string message = e.what();
+        EXPECT_EQ(message.rfind(option + " '", 0), 0u) << message;
+        EXPECT_NE(message.find("control character"), std::string::npos) << message;
+        EXPECT_EQ(message.find_first_of("\n\r\t"), std::string::npos) << message;
+      }
+      EXPECT_THROW(array_script(spec), UsageError) << option;
+      EXPECT_THROW(merge_script(spec), UsageError) << option;
+    }
+  }
+  EXPECT_NO_THROW(check_submit_spec(spec_of_four_shards()));
+}
+
+TEST(SlurmScripts, M7_DirectiveValuesAreQuotedAsSbatchReadsThem) {
+  SubmitSpec spec = spec_of_four_shards();
+  spec.partition = "gpu a";  // sbatch would end the value at the space
+  spec.account = "say \"hi\" #1";
+  spec.gres = "gpu:1";
+  spec.constraint = "a\\b|c";
+  const std::string script = array_script(spec);
+  EXPECT_NE(script.find("#SBATCH --partition=\"gpu a\"\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --account=\"say \\\"hi\\\" #1\"\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --gres=gpu:1\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --constraint=\"a\\\\b|c\"\n"), std::string::npos) << script;
+  EXPECT_NE(merge_script(spec).find("#SBATCH --account=\"say \\\"hi\\\" #1\"\n"), std::string::npos);
+}
+
+// Slurm expands %-patterns in --output: a '%' of the directory must stay a '%'.
+TEST(SlurmScripts, M6_OutputPathIsQuotedAndItsPercentSignsEscaped) {
+  SubmitSpec spec = spec_of_four_shards();
+  spec.dir = "/scratch/run %j #1 \"q\" 'a' $(touch pwned) `id`";
+  EXPECT_NE(array_script(spec).find("#SBATCH --output=\"/scratch/run %%j #1 \\\"q\\\" 'a' $(touch pwned) "
+                                    "`id`/shard-%a.log\"\n"),
+            std::string::npos)
+      << array_script(spec);
+  EXPECT_NE(merge_script(spec).find("#SBATCH --output=\"/scratch/run %%j #1 \\\"q\\\" 'a' $(touch pwned) "
+                                    "`id`/merge.log\"\n"),
+            std::string::npos)
+      << merge_script(spec);
+  // The shell lines quote the same directory as one word.
+  EXPECT_NE(array_script(spec).find(" > '/scratch/run %j #1 \"q\" '\\''a'\\'' $(touch pwned) `id`'/shard-"),
+            std::string::npos)
+      << array_script(spec);
+}
+
+TEST(SlurmScripts, M6_ADirectoryWithABackslashIsRefusedForItWouldTurnOffTheLogPatterns) {
+  SubmitSpec spec = spec_of_four_shards();
+  spec.dir = "/scratch/a\\b";
+  try {
+    check_submit_spec(spec);
+    ADD_FAILURE() << "a backslash was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--out /scratch/a\\b: a backslash"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SlurmScripts, ShellQuoteLeavesPlainWordsAndQuotesTheRest) {
@@ -268,6 +348,27 @@ TEST(SlurmOptimumCommands, NvidiaSmiLocksClocksAndSetsThePowerLimit) {
   EXPECT_NE(text.find("\nnvidia-smi -i \"$GPU\" -lmc 877,877\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\nnvidia-smi -i \"$GPU\" -pl 200\n"), std::string::npos) << text;
   EXPECT_NE(text.find("-rgc -rmc"), std::string::npos) << text;
+}
+
+// GPU and workload names come from imported tables and merged databases; the
+// output is run by root (`| sh`): a line break in a name must not end its comment.
+TEST(SlurmOptimumCommands, H4_NamesStayInsideTheirCommentLine) {
+  Analysis analysis = analysis_with_optimum(Setting{967, 877, 200});
+  analysis.cases[0].key.gpu = "G\ntouch ./pwned\n#";
+  analysis.cases[0].key.workload_case.workload = "w\r\x1b[8m$(touch x)`id`";
+  for (const OptimumCommands kind : {OptimumCommands::slurm, OptimumCommands::nvidia_smi}) {
+    const std::string text = format_optimum_commands(analysis, kind);
+    EXPECT_NE(text.find("# G\\ntouch ./pwned\\n# (SIMULATED) · w\\x0d\\x1b[8m$(touch x)`id` train"),
+              std::string::npos)
+        << text;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const bool command = kind == OptimumCommands::slurm ? line.starts_with("--gpu-freq=")
+                                                          : line.starts_with("nvidia-smi -i \"$GPU\" -");
+      EXPECT_TRUE(line.starts_with("# ") || command) << line;
+      EXPECT_EQ(line.find_first_of("\r\x1b"), std::string::npos) << line;
+    }
+  }
 }
 
 TEST(SlurmOptimumCommands, DefaultOptimumNeedsNoOption) {

@@ -50,14 +50,29 @@ TEST(SweepTable, ARowBecomesOneUnitOfWorkWithEnergyTimesPower) {
 }
 
 TEST(SweepTable, QuotedFieldsHoldCommasQuotesAndLineBreaks) {
-  const auto rows = parse(header +
-                          "\"Smith, \"\"J.\"\" et al.\",\"GTX 980\",\"a,b\nc\",700,2100,,1e-3,71.5,0\n"
-                          "plain,GTX 980,x,700,2100,,2,3,0\n");
+  // The line break is in a column the reader ignores: names are one line (H4 below).
+  const auto rows = parse(
+      "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default,note\n"
+      "\"Smith, \"\"J.\"\" et al.\",\"GTX 980\",\"a,b\",700,2100,,1e-3,71.5,0,\"two\nlines\"\n"
+      "plain,GTX 980,x,700,2100,,2,3,0,\n");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].source, "Smith, \"J.\" et al.");
-  EXPECT_EQ(rows[0].workload_case.workload, "a,b\nc");
+  EXPECT_EQ(rows[0].workload_case.workload, "a,b");
   EXPECT_EQ(rows[0].time_per_iteration_s, 1e-3);
   EXPECT_EQ(rows[1].source, "plain");
+}
+
+// A name reaches one-line messages and the comments of the shell commands
+// `analyze --emit` writes for root: a line break there would start a command.
+TEST(SweepTable, H4_ANameWithALineBreakOrAnotherControlCharacterIsRefused) {
+  const std::string injected = error_of(header + "s,G,\"w\ntouch ./pwned\n#\",1380,877,,1,200,1\n");
+  EXPECT_NE(injected.find("table.csv:2"), std::string::npos) << injected;
+  EXPECT_NE(injected.find("column workload"), std::string::npos) << injected;
+  EXPECT_NE(injected.find("'w\\ntouch ./pwned\\n#'"), std::string::npos) << injected;
+  EXPECT_EQ(injected.find('\n'), std::string::npos) << injected;
+  EXPECT_NE(error_of(header + "s,\"G\r\",w,1380,877,,1,200,1\n").find("column gpu"), std::string::npos);
+  EXPECT_NE(error_of(header + "\"s\x1b[8m\",G,w,1380,877,,1,200,1\n").find("column source"),
+            std::string::npos);
 }
 
 TEST(SweepTable, ExtraColumnsAnyColumnOrderCrlfAndABomAreAccepted) {
