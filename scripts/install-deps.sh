@@ -10,7 +10,7 @@ packages=(build-essential cmake ninja-build pkg-config git
           python3-torch)  # the README Quick start's Python example trains a small PyTorch model
 # The Python suite: pytest, and what the examples use (PyTorch on the CPU, pandas, matplotlib).
 if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev chromium slurm-wlm munge
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev chromium slurm-wlm munge ccache
              python3-pytest python3-pandas python3-matplotlib python3-numpy)
 fi
 

@@ -17,9 +17,14 @@ require_hostile_suite() {
   fi
 }
 jobs=$(nproc)
-# A compiler cache, where the machine has one, makes a second run quick.
+# A compiler cache makes a second run quick, also from another clone of the
+# repository: paths inside it are hashed relative to its root, and the build
+# folder's own path is left out of the hash.
 launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$repo_root" CCACHE_NOHASHDIR=1
+fi
 # The Python module and its suite are for Debian's interpreter, which has the
 # python3-* packages, whatever `python3` a PATH (pyenv, a venv) puts first.
 python=()
