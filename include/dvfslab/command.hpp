@@ -78,7 +78,8 @@ class SignalForwarder {
 
 struct MeasureCommandOptions {
   MeterOptions meter;
-  // Iterations before the steady-state window opens.
+  // Warm-up iterations after the first iteration marker (or named window) before
+  // the steady-state window opens.
   std::int64_t skip_iterations = 0;
   ChildOptions child;
 };
@@ -93,7 +94,11 @@ struct CommandMeasurement {
   ChildExit exit;
   int interrupted_by = 0;  // signal sent to us and forwarded, 0 when none
   Measurement total;       // from the program's start to its end
-  // From skip_iterations to the last iterations marker, when iterations were reported.
+  // From the program's start to its first iteration marker or named window, when
+  // it wrote one: set-up (loading, compiling) and whatever its first marker counted.
+  std::optional<Measurement> setup;
+  // From that marker (and skip_iterations more) to the last iterations marker, when
+  // iterations were reported.
   std::optional<Measurement> steady;
   std::optional<Measurement> tail;    // after the last iterations marker, to the end
   std::vector<std::string> warnings;  // about how the program used the markers

@@ -47,7 +47,8 @@ class MarkerParser {
  public:
   // Appends the markers completed by `bytes` (which may split lines anywhere).
   // `step` lines come out as iterations markers holding the increase since the
-  // previous step line; a step that does not increase is rejected.
+  // previous step line (the first one, even `step 0`, always comes out); a later
+  // step that does not increase is rejected.
   void feed(std::string_view bytes, std::vector<Marker>& out);
   // Ends the input: a last line without a newline still counts.
   void finish(std::vector<Marker>& out);
@@ -73,6 +74,7 @@ class MarkerParser {
   std::size_t malformed_ = 0;
   std::size_t rejected_ = 0;
   std::int64_t last_step_ = 0;
+  bool step_seen_ = false;
   double last_step_items_ = 0;
   std::optional<std::int64_t> last_iter_value_;
   std::size_t step_like_run_ = 0;  // length of the latest run of iter values rising by one

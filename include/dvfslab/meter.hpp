@@ -13,7 +13,9 @@
 // On a wall clock a background thread samples; on a virtual clock (simulated GPUs)
 // the samples are timers of the VirtualClock, so results are deterministic.
 // Energy comes from the GPU's energy counter, interpolated between its updates
-// with an error bound (energy_error_j); the trapezoid over instant power is kept
+// with an error bound (energy_error_j) that, for windows shorter than two sensor
+// periods, rests on nothing but the counter and the GPU's largest power limit (see
+// docs/measure.md, Accuracy); the trapezoid over instant power is kept
 // beside it as a cross-check, and replaces it where there is no counter. Readings
 // update running totals, so the cost of a reading or a window does not grow with
 // the number of windows. The sampler reads the GPU without holding up the caller's
@@ -79,7 +81,9 @@ class EnergyMeter {
     latest_sample,
   };
   // Closes `name` and opens it again at the same boundary: back-to-back windows (one
-  // per training step) that leave no gap between them and add up exactly.
+  // per training step) that leave no gap between them and add up exactly, unless the
+  // counter's updates proved an estimate wrong (a load that started or stopped
+  // between two of them): then each step's energy is what the updates allow.
   Measurement restart(const std::string& name, Boundary boundary = Boundary::read);
   bool is_open(const std::string& name) const;
   // Open windows, oldest first.

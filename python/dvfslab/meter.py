@@ -201,7 +201,9 @@ class Meter:
         in every open window and returns the measurement of this step: from the
         previous step() (or the latest begin(), or the meter's start) to now. Steps
         are back to back; a step shorter than two sensor periods is flagged
-        short_window, and its energy is an estimate (see energy_error_j).
+        short_window, and its energy is an estimate whose energy_error_j rests only on
+        the energy counter's updates and the GPU's largest power limit: a step of a
+        few milliseconds often reads "between 0 and its duration at that limit".
 
         A step's boundary does not read the GPU: it is the meter's latest sample
         (one every sample_period_s) held to now, so the call costs

@@ -75,8 +75,8 @@ void print_report(std::FILE* out, const CommandMeasurement& r) {
   if (r.steady && r.steady->iterations > 0) {
     const Measurement& s = *r.steady;
     const double iterations = static_cast<double>(s.iterations);
-    fmt::print(out, "steady state {} iterations after skipping {}: {:.6f} s/iteration", s.iterations,
-               r.skip_iterations, s.duration_s / iterations);
+    fmt::print(out, "steady state {} iterations from the first marker, skipping {}: {:.6f} s/iteration",
+               s.iterations, r.skip_iterations, s.duration_s / iterations);
     if (s.items > 0 && s.duration_s > 0) fmt::print(out, ", {:.2f} items/s", s.items / s.duration_s);
     if (s.energy_j) {
       fmt::print(out, ", {:.4f} J/iteration", *s.energy_j / iterations);
@@ -84,13 +84,16 @@ void print_report(std::FILE* out, const CommandMeasurement& r) {
     }
     fmt::print(out, "{}\n",
                s.flags.names().empty() ? "" : fmt::format(" [{}]", fmt::join(s.flags.names(), ", ")));
+    if (r.setup) {
+      fmt::print(out, "before loop  {:.3f} s, {} before the first marker (not in the steady state)\n",
+                 r.setup->duration_s, optional_number(r.setup->energy_j, "{:.2f} J"));
+    }
     if (r.tail) {
       fmt::print(out, "after loop   {:.3f} s, {} after the last iteration marker (not in the steady state)\n",
                  r.tail->duration_s, optional_number(r.tail->energy_j, "{:.2f} J"));
     }
   } else if (r.total.iterations > 0) {
-    fmt::print(out, "steady state none: the program reported {} iterations, not more than --skip-iters {}\n",
-               r.total.iterations, r.skip_iterations);
+    fmt::print(out, "steady state none (see the warning above)\n");
   }
   if (!r.windows.empty()) {
     fmt::print(out, "windows      {:<20} {:>12} {:>12} {:>10} {:>13}  flags\n", "name", "duration", "energy",
@@ -183,7 +186,9 @@ void add_measure_command(CLI::App& app) {
   measure
       ->add_option("--skip-iters", args->skip_iterations,
                    "Warm-up iterations (reported by 'dvfslab:iter' markers) left out of the steady-state "
-                   "figures: time per iteration, items/s, energy per iteration and per item")
+                   "figures (time per iteration, items/s, energy per iteration and per item) on top of the "
+                   "set-up: the steady window opens at the first iteration marker or named window, N "
+                   "iterations later")
       ->capture_default_str();
   measure->add_option("--sample-ms", args->sample_ms,
                       "Sampling period in milliseconds (default: half the sensor's update period)");

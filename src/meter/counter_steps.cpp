@@ -10,6 +10,10 @@ std::optional<double> power_of(const Telemetry& sample) {
   return sample.power_instant_w ? sample.power_instant_w : sample.power_average_w;
 }
 
+// How far the mean power between two updates may be from the reading at the first
+// before the extrapolation with that reading counts as disproved.
+bool powers_agree(double a_w, double b_w) { return std::abs(a_w - b_w) <= 1.0 + 0.02 * std::max(a_w, b_w); }
+
 }  // namespace
 
 void CounterSteps::step_seen(double low_s, double high_s) {
@@ -26,6 +30,12 @@ void CounterSteps::step_seen(double low_s, double high_s) {
   }
   phase_low_s_ = low_s;
   phase_high_s_ = high_s;
+}
+
+void CounterSteps::update_latest_from_phase() {
+  if (updates_.empty() || !phase_low_s_ || !phase_high_s_) return;
+  updates_.back().low_s = *phase_low_s_;
+  updates_.back().high_s = *phase_high_s_;
 }
 
 void CounterSteps::observe(const Telemetry& sample, SampleKind kind) {
@@ -52,7 +62,12 @@ void CounterSteps::observe(const Telemetry& sample, SampleKind kind) {
                          0.9 * (period_s_ - (latest_->update_high_s - latest_->update_low_s))) {
         continuous_ = true;
       }
-      if (latest_) step_seen(reading.update_low_s, reading.update_high_s);
+      updates_.push_back(Update{reading.update_low_s, reading.update_high_s, reading.counter_j});
+      reading.update = updates_.size() - 1;
+      if (latest_) {
+        step_seen(reading.update_low_s, reading.update_high_s);
+        update_latest_from_phase();
+      }
       latest_ = reading;
     } else if (phase_low_s_ && phase_high_s_ && last_time_s_) {
       // No update in (last, now]: the next one, a period after the latest, is still to come.
@@ -64,6 +79,7 @@ void CounterSteps::observe(const Telemetry& sample, SampleKind kind) {
       if (low < high) {
         phase_low_s_ = low - period_s_;
         phase_high_s_ = high - period_s_;
+        update_latest_from_phase();
       }
     }
   }
@@ -74,6 +90,33 @@ void CounterSteps::observe(const Telemetry& sample, SampleKind kind) {
     latest_->read_s = now;
     latest_->power_w = power_w_.value_or(0.0);
   }
+}
+
+std::optional<EnergyRange> CounterSteps::range_at(double time_s) const {
+  if (!power_cap_w_ || continuous_) return std::nullopt;
+  // The last update surely at or before `time_s`, and the one after it.
+  const auto next = std::upper_bound(updates_.begin(), updates_.end(), time_s,
+                                     [](double t, const Update& update) { return t < update.high_s; });
+  if (next == updates_.begin()) return std::nullopt;
+  const Update& last = *(next - 1);
+  const double cap = *power_cap_w_;
+  EnergyRange range{last.counter_j, last.counter_j + cap * std::max(0.0, time_s - last.low_s)};
+  if (next != updates_.end()) {
+    range.low_j = std::max(range.low_j, next->counter_j - cap * std::max(0.0, next->high_s - time_s));
+    range.high_j = std::min(range.high_j, next->counter_j + cap * std::max(0.0, time_s - next->low_s));
+  }
+  return range;
+}
+
+std::optional<EnergyRange> CounterSteps::range_between(double from_s, double to_s) const {
+  const auto from = range_at(from_s);
+  const auto to = range_at(to_s);
+  if (!from || !to) return std::nullopt;
+  const EnergyRange range{std::max(0.0, to->low_j - from->high_j),
+                          std::min(*power_cap_w_ * std::max(0.0, to_s - from_s), to->high_j - from->low_j)};
+  // Empty when the GPU drew more than its cap (a transient): the cap is no bound then.
+  if (!(range.low_j <= range.high_j)) return std::nullopt;
+  return range;
 }
 
 EnergyEstimate CounterSteps::estimate(const CounterReading& reading) const {
@@ -106,6 +149,19 @@ EnergyEstimate CounterSteps::estimate(const CounterReading& reading) const {
   const double unseen_s = std::max(0.0, reading.time_s - std::max(reading.read_s, low + period_s_));
   estimate.error_j = reading.power_w * half_width_s +
                      reading.power_change_w * (since_update_s + half_width_s) + reading.power_w * unseen_s;
+  // With the next update known, the counter's growth up to it says whether the
+  // power held at the reading's. When it did not (a load started or stopped before
+  // that update, and perhaps before the reading), only the range is sure.
+  if (reading.update + 1 < updates_.size()) {
+    const Update& next = updates_[reading.update + 1];
+    const double next_s = 0.5 * (next.low_s + next.high_s);
+    const auto range = range_at(reading.time_s);
+    if (range && next_s > update_s &&
+        !powers_agree((next.counter_j - reading.counter_j) / (next_s - update_s), reading.power_w)) {
+      estimate.energy_j = std::clamp(estimate.energy_j, range->low_j, range->high_j);
+      estimate.error_j = std::max(estimate.energy_j - range->low_j, range->high_j - estimate.energy_j);
+    }
+  }
   return estimate;
 }
 

@@ -19,6 +19,13 @@ constexpr double min_sample_period_s = 0.005;
 constexpr double max_sample_period_s = 0.5;
 const std::string idle_window = "dvfslab.idle";
 
+// The most the GPU can draw: its largest power limit, when it has one.
+std::optional<double> power_cap_w(Gpu& gpu) {
+  const auto most = gpu.power_limits().max_w;
+  if (most && *most > 0) return most;
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct EnergyMeter::State {
@@ -128,7 +135,7 @@ void EnergyMeter::start() {
   s.sensor_period_s = meter::sensor_period_s(s.gpu);
   s.sample_period_s = s.options.sample_period_s.value_or(
       std::clamp(s.sensor_period_s / 2.0, min_sample_period_s, max_sample_period_s));
-  s.windows = meter::WindowBook(s.sensor_period_s);
+  s.windows = meter::WindowBook(s.sensor_period_s, power_cap_w(s.gpu));
   s.latest_sample.reset();
   s.sampler = std::make_unique<meter::Sampler>(s.gpu.clock(), s.sample_period_s, [&s] { s.sample_tick(); });
   if (s.options.idle_seconds > 0) {

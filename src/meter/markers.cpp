@@ -135,7 +135,12 @@ MarkerParser::Verdict MarkerParser::accept(Marker& marker) {
   // harmless, since the next step carries the total.
   const double items = marker.items.value_or(last_step_items_);
   if (marker.iterations < last_step_ || items < last_step_items_) return Verdict::reject;
-  if (marker.iterations == last_step_) return items == last_step_items_ ? Verdict::drop : Verdict::reject;
+  // The first step line passes even at 0 (`step 0` after set-up): it says where the
+  // loop starts, which opens the steady window.
+  if (marker.iterations == last_step_ && step_seen_) {
+    return items == last_step_items_ ? Verdict::drop : Verdict::reject;
+  }
+  step_seen_ = true;
   const std::int64_t step = marker.iterations;
   marker.kind = Marker::Kind::iterations;
   marker.iterations = step - last_step_;

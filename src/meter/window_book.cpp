@@ -1,5 +1,6 @@
 #include "meter/window_book.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -38,6 +39,13 @@ Measurement WindowBook::finish(const std::string& name, Measurement m) const {
     } else if (m.peak_power_w) {
       // A single reading: its power held over the window is all there is.
       m.energy_j = *m.peak_power_w * m.duration_s;
+    }
+    // Power read within a sensor period or two may lag a load that started or
+    // stopped since: only the cap bounds what was drawn.
+    if (m.flags.short_window && power_cap_w_ && m.energy_j) {
+      const double most = *power_cap_w_ * m.duration_s;
+      m.energy_j = std::clamp(*m.energy_j, 0.0, most);
+      m.energy_error_j = std::max(*m.energy_j, most - *m.energy_j);
     }
   }
   if (m.energy_j && m.duration_s > 0) {

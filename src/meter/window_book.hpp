@@ -17,7 +17,9 @@ namespace dvfslab::meter {
 
 class WindowBook {
  public:
-  explicit WindowBook(double sensor_period_s) : sensor_period_s_(sensor_period_s), totals_(sensor_period_s) {}
+  // `power_cap_w`: the most the GPU can draw (its largest power limit), when known.
+  explicit WindowBook(double sensor_period_s, std::optional<double> power_cap_w = std::nullopt)
+      : sensor_period_s_(sensor_period_s), power_cap_w_(power_cap_w), totals_(sensor_period_s, power_cap_w) {}
 
   // Throws std::logic_error when `name` is already open or waiting. The window
   // begins at the latest reading.
@@ -26,7 +28,8 @@ class WindowBook {
   void open_after(const std::string& name, std::int64_t warmup_iterations);
   // Closes `name` at the latest reading (std::logic_error when it is not open) and
   // applies the rules: shorter than two sensor periods -> short_window; the
-  // counter did not move or is missing -> energy from power, energy_estimated.
+  // counter did not move or is missing -> energy from power, energy_estimated
+  // (with an error bound from the power cap when it is also short).
   Measurement close(const std::string& name);
   // Remembers the latest reading as where `name` ends if close_at_mark() closes it.
   void mark(const std::string& name);
@@ -58,6 +61,7 @@ class WindowBook {
   Measurement finish(const std::string& name, Measurement m) const;
 
   double sensor_period_s_;
+  std::optional<double> power_cap_w_;
   RunningTotals totals_;
   std::uint64_t next_order_ = 0;
   std::unordered_map<std::string, Window> open_;

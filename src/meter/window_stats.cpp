@@ -95,9 +95,25 @@ std::optional<EnergyEstimate> RunningTotals::energy_between(const Snapshot& from
   if (!from.counter || !to.counter || !(to.counter->counter_j > from.counter->counter_j)) return std::nullopt;
   const EnergyEstimate start = counter_steps_.estimate(*from.counter);
   const EnergyEstimate end = counter_steps_.estimate(*to.counter);
-  const double energy = end.energy_j - start.energy_j;
+  double energy = end.energy_j - start.energy_j;
+  double error = start.error_j + end.error_j;
+  if (const auto range = counter_steps_.range_between(from.time_s, to.time_s)) {
+    // Within a sensor period or two the extrapolation's assumption (power held at
+    // the latest reading) is not what decides: a load that starts between updates
+    // is seen a period late. Longer windows keep its bound where the range agrees.
+    double low = range->low_j, high = range->high_j;
+    const bool short_window = to.time_s - from.time_s < 2.0 * sensor_period_s_;
+    if (!short_window && energy - error <= high && energy + error >= low) {
+      low = std::max(low, energy - error);
+      high = std::min(high, energy + error);
+    }
+    energy = std::clamp(energy, low, high);
+    error = std::max(energy - low, high - energy);
+    if (!(energy > 0)) return std::nullopt;
+    return EnergyEstimate{energy, error};
+  }
   if (!(energy > 0)) return std::nullopt;
-  return EnergyEstimate{energy, std::min(energy, start.error_j + end.error_j)};
+  return EnergyEstimate{energy, std::min(energy, error)};
 }
 
 Measurement RunningTotals::since(const Snapshot& from) const {

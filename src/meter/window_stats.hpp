@@ -29,7 +29,9 @@ struct Snapshot {
 
 class RunningTotals {
  public:
-  explicit RunningTotals(double sensor_period_s) : counter_steps_(sensor_period_s) {}
+  // `power_cap_w`: the most the GPU can draw, which bounds any window's energy.
+  RunningTotals(double sensor_period_s, std::optional<double> power_cap_w)
+      : sensor_period_s_(sensor_period_s), counter_steps_(sensor_period_s, power_cap_w) {}
 
   // Readings must come in time order; `now()` is the snapshot at the latest one.
   // A held reading repeats the latest values at a later time (see CounterSteps).
@@ -45,7 +47,9 @@ class RunningTotals {
   // short-window and estimate rules are the caller's.
   Measurement since(const Snapshot& from) const;
   // The counter's energy from `from` to `to` (and its error bound) with what is
-  // known now; absent when the counter did not step in between or is missing.
+  // known now; absent when the counter did not step in between or is missing. A
+  // window shorter than two sensor periods is bounded by what the updates and the
+  // power cap allow alone; a longer one by the extrapolation's bound within that.
   std::optional<EnergyEstimate> energy_between(const Snapshot& from, const Snapshot& to) const;
 
  private:
@@ -63,6 +67,7 @@ class RunningTotals {
     std::vector<std::pair<std::size_t, double>> entries_;
   };
 
+  double sensor_period_s_;
   CounterSteps counter_steps_;
   std::size_t readings_ = 0;
   Snapshot now_;

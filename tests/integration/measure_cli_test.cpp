@@ -140,8 +140,11 @@ TEST_F(MeasureCli, JsonOwnsStdoutAndTheProgramsStdoutMovesToStderr) {
 }
 
 TEST_F(MeasureCli, CrashingProgramStillGetsItsReport) {
-  const auto r =
-      measure({"sh", "-c", "echo 'dvfslab:iter 4 items 8' >&$DVFSLAB_MARK_FD; kill -SEGV $$"}, {"--json"});
+  const auto r = measure(
+      {"sh", "-c",
+       "echo 'dvfslab:begin work' >&$DVFSLAB_MARK_FD; echo 'dvfslab:iter 4 items 8' >&$DVFSLAB_MARK_FD; "
+       "kill -SEGV $$"},
+      {"--json"});
   EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_EQ(json["exit"]["signal"], SIGSEGV);
@@ -233,6 +236,38 @@ TEST_F(MeasureCli, TearDownAfterTheLastMarkerIsReportedApartAndAStepIndexGetsOne
   ASSERT_NE(first, std::string::npos) << r.err;
   EXPECT_TRUE(contains(r.err, "dvfslab:step")) << r.err;
   EXPECT_EQ(r.err.find("warning: ", first + 1), std::string::npos) << "warned more than once:\n" << r.err;
+}
+
+// The report's job, shorter: 2 s of set-up, then 10 iterations of 0.2 s and 8 items
+// each, marked as they end. The steady figures are the loop's; set-up is reported
+// beside them (it doubled them: 0.4 s per iteration).
+TEST_F(MeasureCli, H5_SetUpBeforeTheFirstMarkerIsReportedApartNotInTheSteadyState) {
+  const std::string script =
+      "import os, time\n"
+      "fd = int(os.environ['DVFSLAB_MARK_FD'])\n"
+      "time.sleep(2.0)\n"
+      "for i in range(10):\n"
+      "    time.sleep(0.2)\n"
+      "    os.write(fd, b'dvfslab:iter 1 items 8\\n')\n";
+  const auto r = measure({"python3", "-c", script}, {"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["iterations"], 9);
+  const double per_iteration = json["time_per_iteration_s"].get<double>();
+  EXPECT_GT(per_iteration, 0.19);
+  EXPECT_LT(per_iteration, 0.25) << "set-up in the steady window";
+  // The simulated GPU idles throughout: energy per item is that power for 0.2 s / 8.
+  const double per_item = json["energy_per_item_j"].get<double>();
+  const double truth = json["mean_power_w"].get<double>() * 0.2 / 8.0;
+  EXPECT_NEAR(per_item, truth, 0.25 * truth);
+  EXPECT_GT(json["setup_s"].get<double>(), 2.1);
+  EXPECT_GT(json["setup_energy_j"].get<double>(), 0.0);
+  EXPECT_TRUE(json.contains("tail_s"));
+
+  const auto text = measure({"python3", "-c", script});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(contains(text.err, "before loop")) << text.err;
+  EXPECT_TRUE(contains(text.err, "steady state 9 iterations")) << text.err;
 }
 
 TEST_F(MeasureCli, IdleBaselineAndTraceFile) {

@@ -110,17 +110,29 @@ TEST(MarkerParser, StepLinesBecomeTheIterationsSinceTheLastStep) {
   // Step 3's line is lost: step 4 still carries the total.
   parser.feed("dvfslab:step 0\ndvfslab:step 1 items 8\ndvfslab:step 2 items 16\ndvfslab:step 4 items 32\n",
               out);
-  ASSERT_EQ(out.size(), 3u);
-  EXPECT_EQ(out[0], iterations(1, 8.0));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0], iterations(0));  // where the loop starts
   EXPECT_EQ(out[1], iterations(1, 8.0));
-  EXPECT_EQ(out[2], iterations(2, 16.0));
+  EXPECT_EQ(out[2], iterations(1, 8.0));
+  EXPECT_EQ(out[3], iterations(2, 16.0));
   EXPECT_EQ(parser.rejected(), 0u);
   parser.feed("dvfslab:step 4 items 32\ndvfslab:step 3\ndvfslab:step 5\n", out);  // a repeat, a step back
-  ASSERT_EQ(out.size(), 4u);
-  EXPECT_EQ(out[3], iterations(1));
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(out[4], iterations(1));
   EXPECT_EQ(parser.rejected(), 1u);
   EXPECT_FALSE(parse_marker_line("dvfslab:step -1"));
   EXPECT_FALSE(parse_marker_line("dvfslab:step 1 items"));
+}
+
+// `step 0` after set-up marks where the loop starts (it opens measure's steady
+// window); a second `step 0` repeats it and is dropped.
+TEST(MarkerParser, H5_AFirstStepZeroComesOutAsTheStartOfTheLoop) {
+  MarkerParser parser;
+  std::vector<Marker> out;
+  parser.feed("dvfslab:step 0\ndvfslab:step 0\ndvfslab:step 0 items 4\n", out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], iterations(0));
+  EXPECT_EQ(parser.rejected(), 1u);  // items cannot grow in no iterations
 }
 
 TEST(MarkerParser, IterValuesRisingByOneLookLikeAStepIndex) {

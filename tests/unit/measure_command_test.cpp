@@ -1,7 +1,8 @@
 // measure_command against marker streams that once gave wrong figures: a steady
 // window that swallowed the program's tear-down (issue 13, item 1), marker sums
 // that wrapped (issue 11, item 18), window bookkeeping quadratic in the number of
-// windows (issue 11, item 7), and the step-counter marker (issue 13, item 3).
+// windows (issue 11, item 7), the step-counter marker (issue 13, item 3), and a
+// steady window that took in the set-up before the first marker (issue 26, H5).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -33,7 +34,7 @@ TEST(MeasureCommand, SteadyWindowEndsAtTheLastIterationNotAtExit) {
   const auto r = measure_python(
       "for i in range(20):\n    time.sleep(0.02)\n    mark('dvfslab:iter 1 items 4')\ntime.sleep(2.0)\n", 1);
   ASSERT_TRUE(r.steady);
-  EXPECT_EQ(r.steady->iterations, 19);
+  EXPECT_EQ(r.steady->iterations, 18);  // the first marker's, then one skipped
   EXPECT_LT(r.steady->duration_s, 1.5) << "the steady window ran into the tear-down";
   ASSERT_TRUE(r.tail);
   EXPECT_GT(r.tail->duration_s, 1.9);
@@ -85,6 +86,75 @@ TEST(MeasureCommand, IterValuesThatCountUpLikeAStepIndexGetOneWarning) {
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings.front().find("dvfslab:step"), std::string::npos);
   EXPECT_EQ(to_json(r).at("markers").at("warnings").size(), 1u);
+}
+
+// A job as the report's: set-up (a 1 s sleep), then 10 iterations of 0.1 s of 8
+// items each, each marked when it ends; `first` is written right after set-up.
+std::string setup_then_loop(const std::string& first = "") {
+  return "time.sleep(1.0)\n" + (first.empty() ? std::string() : "mark('" + first + "')\n") +
+         "for i in range(1, 11):\n    time.sleep(0.1)\n    mark('dvfslab:iter 1 items 8')\n";
+}
+
+// Sleeps overshoot on a loaded machine; set-up left in would double the figure.
+void expect_a_tenth_of_a_second_per_iteration(const Measurement& steady) {
+  const double per_iteration = steady.duration_s / static_cast<double>(steady.iterations);
+  EXPECT_GT(per_iteration, 0.095);
+  EXPECT_LT(per_iteration, 0.13) << "set-up in the steady window";
+}
+
+TEST(MeasureCommand, H5_SteadyWindowOpensAtTheFirstIterationMarkerNotAtTheStart) {
+  const auto r = measure_python(setup_then_loop());
+  ASSERT_TRUE(r.steady && r.setup);
+  EXPECT_EQ(r.steady->iterations, 9);  // the first marker's iteration ran with the set-up
+  EXPECT_DOUBLE_EQ(r.steady->items, 72.0);
+  expect_a_tenth_of_a_second_per_iteration(*r.steady);
+  EXPECT_GT(r.setup->duration_s, 1.1);
+  ASSERT_TRUE(r.setup->energy_j && r.steady->energy_j && r.total.energy_j);
+  EXPECT_LT(*r.setup->energy_j + *r.steady->energy_j, *r.total.energy_j);
+  EXPECT_TRUE(r.warnings.empty());
+  const auto json = to_json(r);
+  EXPECT_DOUBLE_EQ(json.at("setup_s").get<double>(), r.setup->duration_s);
+  EXPECT_DOUBLE_EQ(json.at("setup_energy_j").get<double>(), *r.setup->energy_j);
+  EXPECT_DOUBLE_EQ(json.at("time_per_iteration_s").get<double>(), r.steady->duration_s / 9.0);
+}
+
+TEST(MeasureCommand, H5_StepZeroAfterSetUpOpensTheSteadyWindow) {
+  const auto r = measure_python(
+      "time.sleep(1.0)\nmark('dvfslab:step 0')\n"
+      "for i in range(1, 11):\n    time.sleep(0.1)\n    mark('dvfslab:step %d items %d' % (i, 8 * i))\n");
+  ASSERT_TRUE(r.steady && r.setup);
+  EXPECT_EQ(r.steady->iterations, 10);
+  EXPECT_DOUBLE_EQ(r.steady->items, 80.0);
+  expect_a_tenth_of_a_second_per_iteration(*r.steady);
+  EXPECT_GT(r.setup->duration_s, 1.0);
+}
+
+TEST(MeasureCommand, H5_FirstNamedWindowOpensTheSteadyWindow) {
+  const auto r = measure_python(setup_then_loop("dvfslab:begin train") + "mark('dvfslab:end train')\n");
+  ASSERT_TRUE(r.steady && r.setup);
+  EXPECT_EQ(r.steady->iterations, 10);
+  expect_a_tenth_of_a_second_per_iteration(*r.steady);
+  ASSERT_EQ(r.windows.size(), 1u);
+  EXPECT_NEAR(r.steady->duration_s, r.windows[0].measurement.duration_s, 0.05);
+}
+
+TEST(MeasureCommand, H5_SkipItersAddsWarmUpIterationsAfterTheFirstMarker) {
+  const auto r = measure_python(setup_then_loop(), 2);
+  ASSERT_TRUE(r.steady && r.setup);
+  EXPECT_EQ(r.steady->iterations, 7);
+  expect_a_tenth_of_a_second_per_iteration(*r.steady);
+  EXPECT_EQ(to_json(r).at("skip_iterations"), 2);
+}
+
+TEST(MeasureCommand, H5_AllIterationsInTheFirstMarkerGiveAWarningNotSetUpAsTheSteadyState) {
+  const auto r = measure_python("time.sleep(0.2)\nmark('dvfslab:iter 5 items 40')\n");
+  EXPECT_EQ(r.total.iterations, 5);
+  EXPECT_FALSE(r.steady && r.steady->iterations > 0);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings.front().find("dvfslab:step 0"), std::string::npos) << r.warnings.front();
+  const auto json = to_json(r);
+  EXPECT_FALSE(json.contains("time_per_iteration_s"));
+  EXPECT_FALSE(json.contains("setup_s"));
 }
 
 }  // namespace

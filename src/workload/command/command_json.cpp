@@ -34,6 +34,10 @@ nlohmann::json to_json(const CommandMeasurement& result) {
       if (steady.contains(key)) out[key] = steady[key];
     }
     out["steady"] = steady;
+    if (result.setup) {
+      out["setup_s"] = result.setup->duration_s;
+      if (result.setup->energy_j) out["setup_energy_j"] = *result.setup->energy_j;
+    }
     if (result.tail) {
       out["tail_s"] = result.tail->duration_s;
       if (result.tail->energy_j) out["tail_energy_j"] = *result.tail->energy_j;

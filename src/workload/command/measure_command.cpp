@@ -1,6 +1,7 @@
 // measure_command: the loop behind `dvfslab measure` — run the program, turn its
 // markers into meter windows, and close everything when it ends, however it ends.
 #include <limits>
+#include <string>
 
 #include "dvfslab/command.hpp"
 
@@ -11,6 +12,7 @@ namespace {
 // program may name its windows anything the protocol allows.
 const std::string total_window = "dvfslab.total";
 const std::string steady_window = "dvfslab.steady";
+const std::string setup_window = "dvfslab.setup";
 const std::string program_window_prefix = "marker:";
 // How long one poll waits; only bounds how late a signal is noticed, since marker
 // input and the program's exit wake the poll at once.
@@ -18,7 +20,10 @@ constexpr double poll_timeout_s = 0.1;
 
 class MarkerDispatcher {
  public:
-  MarkerDispatcher(EnergyMeter& meter, CommandMeasurement& result) : meter_(meter), result_(result) {}
+  MarkerDispatcher(EnergyMeter& meter, CommandMeasurement& result, std::int64_t skip_iterations)
+      : meter_(meter), result_(result), skip_iterations_(skip_iterations) {
+    meter_.begin(setup_window);
+  }
 
   // Markers are handled as they arrive, so each counts at the moment it was read.
   void handle(const std::vector<Marker>& markers) {
@@ -29,6 +34,8 @@ class MarkerDispatcher {
   }
 
   void close_steady() {
+    // A program that never marked its loop was all set-up: nothing to report apart.
+    if (meter_.is_open(setup_window)) meter_.end(setup_window);
     if (!meter_.is_open(steady_window)) return;
     Measurement tail;
     result_.steady = meter_.end_at_mark(steady_window, &tail);
@@ -56,8 +63,12 @@ class MarkerDispatcher {
         }
         iterations_ += marker.iterations;
         meter_.add_iterations(marker.iterations, marker.items.value_or(0.0));
+        // The first marker's iterations ran with the set-up (time from the start
+        // cannot tell them apart): the steady window counts those after it.
+        start_loop();
         return true;
       case Marker::Kind::begin:
+        start_loop();
         if (meter_.is_open(program_window_prefix + marker.name)) {
           ++result_.rejected_markers;
         } else {
@@ -75,6 +86,15 @@ class MarkerDispatcher {
     return false;
   }
 
+  // Set-up ends at the program's first iteration marker or named window; the steady
+  // window opens there, or `skip_iterations` iterations later.
+  void start_loop() {
+    if (!meter_.is_open(setup_window)) return;
+    result_.setup = meter_.end(setup_window);
+    result_.setup->name = "setup";
+    meter_.begin_after_iterations(steady_window, skip_iterations_);
+  }
+
   void end_window(const std::string& internal_name, bool complete) {
     Measurement m = meter_.end(internal_name);
     m.name = internal_name.substr(program_window_prefix.size());
@@ -83,6 +103,7 @@ class MarkerDispatcher {
 
   EnergyMeter& meter_;
   CommandMeasurement& result_;
+  std::int64_t skip_iterations_;
   std::int64_t iterations_ = 0;
 };
 
@@ -102,9 +123,8 @@ CommandMeasurement measure_command(Gpu& gpu, const std::vector<std::string>& arg
   result.sample_period_s = meter.sample_period_s();
   result.sensor_period_s = meter.sensor_period_s();
   meter.begin(total_window);
-  meter.begin_after_iterations(steady_window, options.skip_iterations);
 
-  MarkerDispatcher dispatcher(meter, result);
+  MarkerDispatcher dispatcher(meter, result, options.skip_iterations);
   {
     MarkedChild child(argv, options.child);
     SignalForwarder forwarder(child.pid());
@@ -131,6 +151,14 @@ CommandMeasurement measure_command(Gpu& gpu, const std::vector<std::string>& arg
   dispatcher.close_program_windows();
   result.total = meter.end(total_window);
   result.total.name = "total";
+  if (result.total.iterations > 0 && !(result.steady && result.steady->iterations > 0)) {
+    result.warnings.push_back(
+        "no steady-state figures: the program reported " + std::to_string(result.total.iterations) +
+        " iterations, none after its first iteration marker and --skip-iters " +
+        std::to_string(options.skip_iterations) +
+        " more; the steady window opens at the first marker (the iterations it counts ran with the set-up), "
+        "so write 'dvfslab:step 0' or 'dvfslab:begin NAME' where the loop starts");
+  }
   if (result.steady) result.steady->name = "steady";
   if (result.tail) result.tail->name = "tail";
   meter.stop();
