@@ -4,6 +4,7 @@
 // energy/time/power change between them, the (time, energy) Pareto frontier, and
 // the geometric-mean aggregates across batch sizes and networks (docs/analysis.md).
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -128,6 +129,9 @@ struct CaseAnalysis {
   std::optional<double> time_change_pct;
   std::optional<double> power_change_pct;
   std::vector<std::size_t> pareto;  // (time, energy) frontier, by time ascending
+  // Database runs that each measured the same setting and repetition of this case,
+  // ascending: separate experiments averaged as one (see pooling_warnings).
+  std::vector<std::int64_t> overlapping_runs;
 };
 
 // Geometric means of the optimum/baseline ratios of energy, time and power over a
@@ -194,6 +198,12 @@ void choose_optimum(CaseAnalysis& analysis, const Objective& objective);
 // `points`: no other point is at least as fast and at least as frugal with one of
 // them strictly better. Equal points keep the first in setting order. O(n log n).
 std::vector<std::size_t> pareto_frontier(const std::vector<PointSummary>& points);
+
+// One warning per case whose rows come from runs that each measured the same
+// setting and repetition (CaseAnalysis::overlapping_runs): two runs of one plan, or
+// of two devices of one name, written into one database are pooled as if they were
+// one experiment, which is only right when they are repetitions of it.
+std::vector<std::string> pooling_warnings(const Analysis& analysis);
 
 // Across-batch and across-network geometric means and the per-GPU × mode summary.
 void aggregate(Analysis& analysis);

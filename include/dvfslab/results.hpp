@@ -1,6 +1,7 @@
 #pragma once
 // One measured (case, setting, repetition) as analysis sees it: the common form of
 // our own sweeps read from the store and of published sweep tables imported from CSV.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct ResultRow {
   double energy_per_iteration_j = 0;  // time × power for sweep tables; the meter's energy otherwise
   std::optional<double> sm_mhz_mean;  // effective clock as measured, when known
   MeasurementFlags flags;
+  std::int64_t run_id = 0;  // the database run that measured it; 0 for a sweep table read directly
 };
 
 }  // namespace dvfslab

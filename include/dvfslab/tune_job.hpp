@@ -15,6 +15,8 @@
 
 namespace dvfslab {
 
+class Store;
+
 // One phase of a simulated job: a simulated workload for a number of iterations.
 struct SimJobPhase {
   Case workload_case;
@@ -38,6 +40,8 @@ struct TunedCommand {
   TuneReport report;
   std::size_t marker_lines = 0;
   std::size_t malformed_markers = 0;
+  // Valid lines refused: a count past the job's totals (never wrapped), a step going back.
+  std::size_t rejected_markers = 0;
 };
 
 // Runs `argv` under a Tuner on `gpu`: its iteration markers drive the tuner; a
@@ -47,10 +51,18 @@ struct TunedCommand {
 TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const TunerOptions& options,
                           const ChildOptions& child_options = {});
 
-// Stores the probes of `report` as a run in the database at `database` (one
-// measurement per probe window, the case "tune:<job>", the repetition the phase),
-// the whole report as the run's plan text. Returns the run's id.
-std::int64_t store_tune_report(const std::filesystem::path& database, const GpuIdentity& gpu,
-                               const std::string& job, const TuneReport& report);
+// Where `dvfslab tune` keeps its runs unless --db says otherwise: a file of its own,
+// apart from the sweeps' and searches' dvfslab.sqlite, whose cases it must not join.
+inline constexpr const char* default_tune_database_file = "dvfslab-tune.sqlite";
+
+// The workload name of phase `phase` of a tuned job in the database: "tune:<job> phase <N>".
+std::string tune_phase_workload(const std::string& job, int phase);
+
+// Stores the probes of `report` as a run in `store`: one measurement per probe
+// window, each phase a case of its own (tune_phase_workload), a setting's windows
+// in a phase its repetitions; the whole report as the run's plan text. Returns the
+// run's id.
+std::int64_t store_tune_report(Store& store, const GpuIdentity& gpu, const std::string& job,
+                               const TuneReport& report);
 
 }  // namespace dvfslab

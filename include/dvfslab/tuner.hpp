@@ -44,8 +44,11 @@ struct TunerOptions {
   std::int64_t settle_iterations = 1;   // after a change, run before the window is measured
   std::string strategy = "online";      // "online" or a registered search strategy
   int max_retunes = 3;                  // phase changes that may start a new search
-  double phase_min_shift_pct = 5.0;     // a smaller shift never counts as a phase change
-  std::filesystem::path state_dir;      // the ClockGuard's journal; empty = default
+  // A power limit found below the maximum (an administrator's cap) is the highest
+  // the tuner sets, unless this allows the range above it.
+  bool allow_above_found_power_limit = false;
+  double phase_min_shift_pct = 5.0;  // a smaller shift never counts as a phase change
+  std::filesystem::path state_dir;   // the ClockGuard's journal; empty = default
 };
 
 // Checks the options (positive window lengths, a budget >= 0, ...): ConfigError.
@@ -53,9 +56,11 @@ void validate(const TunerOptions& options);
 
 // The settings the tuner may choose on `gpu` for `knobs`: SM clocks at the default
 // memory clock from 40 % of the boost clock up (at most 24, evenly thinned), the
-// memory clocks, and 8 power limits from the minimum to the maximum; every
-// combination, ascending, the default setting not included.
-std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs);
+// memory clocks, and 8 power limits from the minimum to the limit found (to the
+// maximum with `allow_above_found_power_limit`); every combination, ascending, the
+// default setting not included.
+std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs,
+                                     bool allow_above_found_power_limit = false);
 
 enum class WindowRole { warmup, probe, hold };
 
@@ -170,8 +175,13 @@ class Tuner {
   void step_begin();
   // One iteration finished, having processed `items` (0: unknown).
   void step_end(double items = 0);
-  // Several iterations reported at once (a marker line).
+  // Several iterations reported at once (a marker line). ConfigError, and nothing
+  // counted, for counts the job's totals cannot take (see accepts()).
   void add_iterations(std::int64_t iterations, double items = 0);
+  // Whether the job's totals can take `iterations` and `items` more: at most
+  // 2^63 - 1 iterations and a finite, non-negative item count. Counts past them are
+  // refused rather than wrapped.
+  bool accepts(std::int64_t iterations, double items) const;
   // The setting the GPU is at now.
   Setting current_setting() const;
   // Back to the state found and no more changes (an interrupt of the job).

@@ -142,6 +142,26 @@ PointSummary summarize(const std::vector<ResultRow>& rows, const SortEntry* begi
   return point;
 }
 
+// Adds to `runs` (kept sorted and unique) the runs of rows that repeat another
+// run's repetition of the point: the entries are sorted by repetition, so such
+// rows are neighbours.
+void note_overlapping_runs(const std::vector<ResultRow>& rows, const SortEntry* begin, const SortEntry* end,
+                           std::vector<std::int64_t>& runs) {
+  const auto note = [&runs](std::int64_t run) {
+    const auto at = std::lower_bound(runs.begin(), runs.end(), run);
+    if (at == runs.end() || *at != run) runs.insert(at, run);
+  };
+  for (const SortEntry* entry = begin + 1; entry < end; ++entry) {
+    const std::int64_t run = rows[entry->row].run_id;
+    const std::int64_t previous_run = rows[(entry - 1)->row].run_id;
+    if (entry->repetition == (entry - 1)->repetition && run != previous_run && run != 0 &&
+        previous_run != 0) {
+      note(previous_run);
+      note(run);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows) {
@@ -199,7 +219,9 @@ std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows) {
   for (const SortEntry* begin = entries.data(); begin != all_end;) {
     const SortEntry* end = begin;
     while (end != all_end && end->same_point(*begin)) ++end;
-    cases[begin->case_rank].points.push_back(summarize(rows, begin, end, samples));
+    CaseAnalysis& analysis = cases[begin->case_rank];
+    analysis.points.push_back(summarize(rows, begin, end, samples));
+    note_overlapping_runs(rows, begin, end, analysis.overlapping_runs);
     begin = end;
   }
   return cases;

@@ -32,6 +32,7 @@ void run_analyze(const AnalyzeOptions& options) {
   const auto rows = load_result_rows(options.input);
   const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
   const Analysis analysis = analyze(rows, objective);
+  for (const std::string& warning : pooling_warnings(analysis)) fmt::print(stderr, "warning: {}\n", warning);
   if (!options.emit.empty()) {
     fmt::print("{}", slurm::format_optimum_commands(analysis, slurm::parse_optimum_commands(options.emit)));
   } else if (options.json) {

@@ -56,6 +56,7 @@ void run_report(const ReportOptions& options) {
   const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
   std::vector<ResultRow> rows = load_result_rows(options.input);
   const Analysis analysis = analyze(rows, parse_objective(options.objective));
+  for (const std::string& warning : pooling_warnings(analysis)) fmt::print(stderr, "warning: {}\n", warning);
   const std::size_t measured_rows = rows.size();
   // Only the rows the page shows are kept while it is written.
   rows.resize(std::min(rows.size(), options.raw_rows));

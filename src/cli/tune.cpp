@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <ranges>
@@ -37,7 +38,8 @@ struct TuneArguments {
   std::int64_t settle_iterations = 1;
   std::string strategy = "online";
   int max_retunes = 3;
-  std::string db = default_database_file;
+  std::string db = default_tune_database_file;
+  bool allow_above_found_power_limit = false;
   bool json = false;
   std::string state_dir;
   std::string sim_job;
@@ -61,6 +63,7 @@ TunerOptions tuner_options(const TuneArguments& args) {
   options.settle_iterations = args.settle_iterations;
   options.strategy = args.strategy;
   options.max_retunes = args.max_retunes;
+  options.allow_above_found_power_limit = args.allow_above_found_power_limit;
   options.state_dir = state_dir(args.state_dir);
   validate(options);
   return options;
@@ -101,6 +104,37 @@ void print_report(std::FILE* out, const TuneReport& r, const std::string& job) {
                                        : fmt::format("{}", fmt::join(r.restore_actions, "; ")));
 }
 
+struct TunedJob {
+  TuneReport report;
+  std::string job;
+  nlohmann::json exit_json;  // the job's end, for a command
+};
+
+// Runs the job (a command or a simulated job) under the tuner; a command's exit code
+// becomes dvfslab's.
+TunedJob tune_job(const TuneArguments& args, Gpu& gpu, const TunerOptions& options,
+                  const std::vector<SimJobPhase>& phases) {
+  TunedJob tuned;
+  if (!args.sim_job.empty()) {
+    tuned.job = "sim-job " + args.sim_job;
+    Tuner tuner(gpu, options);
+    run_sim_job(gpu, tuner, phases);
+    tuned.report = tuner.finish();
+    return tuned;
+  }
+  tuned.job = fmt::format("{}", fmt::join(args.command, " "));
+  TunedCommand command = tune_command(gpu, args.command, options, ChildOptions{args.json});
+  tuned.report = std::move(command.report);
+  tuned.job += ": " + command.exit.describe();
+  if (command.interrupted_by != 0)
+    tuned.job += fmt::format(" (signal {} passed on to it)", command.interrupted_by);
+  requested_exit_status() = command.exit.shell_code();
+  tuned.exit_json = {{"code", command.exit.shell_code()},
+                     {"description", command.exit.describe()},
+                     {"interrupted_by", command.interrupted_by}};
+  return tuned;
+}
+
 void run_tune(const TuneArguments& args) {
   if (args.sim_job.empty() == args.command.empty())
     throw UsageError("give the job to tune: either -- CMD ARGS... or --sim-job PHASES (not both)");
@@ -115,37 +149,33 @@ void run_tune(const TuneArguments& args) {
                     gpu->identity().name, args.device));
 
   install_interrupt_handler();  // before the job starts: restore, then exit 128 + signal
-  TuneReport report;
-  std::string job;
-  nlohmann::json exit_json;  // the job's end, for a command
-  if (!args.sim_job.empty()) {
-    job = "sim-job " + args.sim_job;
-    Tuner tuner(*gpu, options);
-    run_sim_job(*gpu, tuner, phases);
-    report = tuner.finish();
-  } else {
-    job = fmt::format("{}", fmt::join(args.command, " "));
-    TunedCommand tuned = tune_command(*gpu, args.command, options, ChildOptions{args.json});
-    report = std::move(tuned.report);
-    job += ": " + tuned.exit.describe();
-    if (tuned.interrupted_by != 0) job += fmt::format(" (signal {} passed on to it)", tuned.interrupted_by);
-    requested_exit_status() = tuned.exit.shell_code();
-    exit_json = {{"code", tuned.exit.shell_code()},
-                 {"description", tuned.exit.describe()},
-                 {"interrupted_by", tuned.interrupted_by}};
+  // Opened before the job starts: a database that cannot be written is refused before
+  // an hours-long job has run, not after it (and a job refused before it began leaves
+  // no empty database behind).
+  const bool database_existed = std::filesystem::exists(args.db);
+  std::optional<Store> store(std::in_place, args.db);
+  TunedJob tuned;
+  try {
+    tuned = tune_job(args, *gpu, options, phases);
+  } catch (...) {
+    if (!database_existed && store->runs().empty()) {
+      store.reset();
+      for (const auto& file : database_files(args.db)) std::filesystem::remove(file);
+    }
+    throw;
   }
-  for (const std::string& warning : report.warnings) fmt::print(stderr, "warning: {}\n", warning);
+  for (const std::string& warning : tuned.report.warnings) fmt::print(stderr, "warning: {}\n", warning);
   // The report first: a database that cannot be written must not lose it.
   if (args.json) {
-    nlohmann::json document = to_json(report);
-    document["job"] = job;
-    document["exit"] = exit_json;
+    nlohmann::json document = to_json(tuned.report);
+    document["job"] = tuned.job;
+    document["exit"] = tuned.exit_json;
     fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     std::fflush(stdout);
   } else {
-    print_report(stderr, report, job);
+    print_report(stderr, tuned.report, tuned.job);
   }
-  store_tune_report(args.db, gpu->identity(), job, report);
+  store_tune_report(*store, gpu->identity(), tuned.job, tuned.report);
 }
 
 }  // namespace
@@ -187,8 +217,12 @@ void add_tune_command(CLI::App& app) {
   tune->add_option("--max-retunes", args->max_retunes, "Phase changes that may start a new search")
       ->capture_default_str();
   tune->add_option("--db", args->db,
-                   "SQLite database to keep the probes and the report in (created if missing)")
+                   "SQLite database to keep the probes and the report in (created if missing; checked before "
+                   "the job starts); each phase of the job is a case of its own")
       ->capture_default_str();
+  tune->add_flag("--allow-above-found-power-limit", args->allow_above_found_power_limit,
+                 "with pl in --knobs: also probe power limits above the one found (a limit found below the "
+                 "maximum, e.g. an administrator's cap, is otherwise the ceiling)");
   tune->add_flag("--json", args->json, "Print the report as one JSON document on stdout");
   tune->add_option("--state-dir", args->state_dir,
                    "directory of the restore journal (default: see `dvfslab restore --help`)");

@@ -37,6 +37,7 @@ ResultRow to_result_row(const RunInfo& run, const StoredMeasurement& stored) {
   row.energy_per_iteration_j = energy / iterations;
   row.sm_mhz_mean = m.sm_mhz_mean;
   row.flags = m.flags;
+  row.run_id = stored.run_id;
   return row;
 }
 

@@ -50,15 +50,21 @@ std::vector<std::optional<int>> mem_values(const ClockTable& table) {
   return {table.memory_mhz.rbegin(), table.memory_mhz.rend()};
 }
 
-std::vector<std::optional<int>> power_values(const PowerLimits& limits) {
+std::vector<std::optional<int>> power_values(const PowerLimits& limits, bool allow_above_found) {
   if (!limits.min_w || !limits.max_w || *limits.max_w <= *limits.min_w)
     throw NotSupportedError("the GPU reports no power limit range, so its power limit cannot be tuned");
+  // A limit found below the maximum was set by someone (an administrator's cap): the
+  // tuner stays under it unless told otherwise.
+  const double ceiling =
+      allow_above_found || !limits.current_w ? *limits.max_w : std::min(*limits.max_w, *limits.current_w);
   std::set<int> watts;
-  for (int i = 0; i < power_limit_steps; ++i) {
-    const double w = *limits.min_w + (*limits.max_w - *limits.min_w) * i / (power_limit_steps - 1);
-    watts.insert(static_cast<int>(std::ceil(w - 1e-9)));
+  if (ceiling > *limits.min_w) {
+    for (int i = 0; i < power_limit_steps; ++i) {
+      const double w = *limits.min_w + (ceiling - *limits.min_w) * i / (power_limit_steps - 1);
+      watts.insert(static_cast<int>(std::ceil(w - 1e-9)));
+    }
   }
-  std::erase_if(watts, [&](int w) { return w < *limits.min_w || w > *limits.max_w; });
+  std::erase_if(watts, [&](int w) { return w < *limits.min_w || w > ceiling; });
   return {watts.begin(), watts.end()};
 }
 
@@ -97,7 +103,8 @@ std::vector<TuneKnob> parse_tune_knobs(std::string_view text) {
   return knobs;
 }
 
-std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs) {
+std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs,
+                                     bool allow_above_found_power_limit) {
   const auto has = [&](TuneKnob knob) { return std::find(knobs.begin(), knobs.end(), knob) != knobs.end(); };
   const ClockTable table = gpu.clock_table();
   // Each knob's values with "left as found" (absent), so that every knob can stay at its default.
@@ -109,7 +116,7 @@ std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knob
   if (has(TuneKnob::mem))
     for (auto v : mem_values(table)) mem.push_back(v);
   if (has(TuneKnob::pl))
-    for (auto v : power_values(gpu.power_limits())) pl.push_back(v);
+    for (auto v : power_values(gpu.power_limits(), allow_above_found_power_limit)) pl.push_back(v);
   std::vector<Setting> settings;
   for (const auto& s : sm) {
     for (const auto& m : mem) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <set>
 #include <utility>
 
@@ -34,15 +33,44 @@ std::unique_ptr<SearchStrategy> strategy_named(const TunerOptions& options) {
   return make_strategy(options.strategy, strategy_options);
 }
 
-double standard_deviation(const std::vector<double>& values) {
-  if (values.size() < 2) return 0;
-  double mean = 0;
-  for (double v : values) mean += v;
-  mean /= static_cast<double>(values.size());
-  double sum = 0;
-  for (double v : values) sum += (v - mean) * (v - mean);
-  return std::sqrt(sum / static_cast<double>(values.size() - 1));
-}
+// Mean and spread of a series without keeping it (Welford): the held setting is
+// watched for the rest of the job, window after window, in constant memory.
+class RunningSeries {
+ public:
+  void add(double value) {
+    ++count_;
+    const double delta = value - mean_;
+    mean_ += delta / static_cast<double>(count_);
+    squares_ += delta * (value - mean_);
+  }
+  void clear() { *this = RunningSeries{}; }
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  double mean() const { return mean_; }
+  double standard_deviation() const {
+    return count_ < 2 ? 0.0 : std::sqrt(squares_ / static_cast<double>(count_ - 1));
+  }
+
+ private:
+  std::size_t count_ = 0;
+  double mean_ = 0;
+  double squares_ = 0;
+};
+
+// Shifts past the re-tune budget: one warning for all of them, however long the
+// job runs (the first, the last and how many).
+struct SpentBudgetShifts {
+  std::size_t count = 0;
+  std::string first;
+  std::int64_t last_iteration = 0;
+  std::string last_reason;
+
+  std::string warning() const {
+    if (count == 1) return first;
+    return fmt::format("{} (and {} more such shifts, the last at iteration {}: {})", first, count - 1,
+                       last_iteration, last_reason);
+  }
+};
 
 }  // namespace
 
@@ -85,8 +113,9 @@ struct TuneController::State {
 
   // The held setting's windows (its probe first): their mean is the reference a
   // new window is compared with, their spread its noise.
-  std::vector<double> held_times_per_iteration_s;
-  std::vector<double> held_powers_w;
+  RunningSeries held_times_per_iteration_s;
+  RunningSeries held_powers_w;
+  SpentBudgetShifts spent_budget_shifts;
 
   std::int64_t iteration = 0;
 
@@ -214,8 +243,8 @@ struct TuneController::State {
 
   void remember_held_window(const WindowFigures& figures) {
     if (figures.iterations <= 0 || figures.duration_s <= 0) return;
-    held_times_per_iteration_s.push_back(figures.duration_s / static_cast<double>(figures.iterations));
-    held_powers_w.push_back(figures.energy_j / figures.duration_s);
+    held_times_per_iteration_s.add(figures.duration_s / static_cast<double>(figures.iterations));
+    held_powers_w.add(figures.energy_j / figures.duration_s);
   }
 
   void forget_held_windows() {
@@ -225,14 +254,14 @@ struct TuneController::State {
 
   // The relative shift of `value` from the mean of `held`, and whether it is beyond
   // the noise of `held` (and the minimum shift).
-  std::pair<double, bool> shift_of(double value, const std::vector<double>& held) const {
-    const double mean = std::accumulate(held.begin(), held.end(), 0.0) / static_cast<double>(held.size());
+  std::pair<double, bool> shift_of(double value, const RunningSeries& held) const {
+    const double mean = held.mean();
     if (mean <= 0) return {0.0, false};
     const double shift = value / mean - 1.0;
     const double minimum = options.phase_min_shift_pct / 100.0;
     const double threshold = held.size() < windows_for_noise
                                  ? minimum
-                                 : std::max(minimum, noise_multiple * standard_deviation(held) / mean);
+                                 : std::max(minimum, noise_multiple * held.standard_deviation() / mean);
     return {shift, std::abs(shift) > threshold};
   }
 
@@ -249,9 +278,12 @@ struct TuneController::State {
                                           : fmt::format("power {:+.1f} %", power_shift * 100.0);
     forget_held_windows();
     if (report.retunes >= options.max_retunes) {
-      report.warnings.push_back(
-          fmt::format("iteration {}: {}, but the re-tune budget ({}) is spent; holding {}", iteration, reason,
-                      options.max_retunes, to_string(window.setting)));
+      SpentBudgetShifts& shifts = spent_budget_shifts;
+      if (shifts.count++ == 0)
+        shifts.first = fmt::format("iteration {}: {}, but the re-tune budget ({}) is spent; holding {}",
+                                   iteration, reason, options.max_retunes, to_string(window.setting));
+      shifts.last_iteration = iteration;
+      shifts.last_reason = reason;
       // The new level is the reference from now on, so the same change is reported once.
       remember_held_window(figures);
       return;
@@ -346,6 +378,7 @@ void TuneController::stop() {
 TuneReport TuneController::report() const {
   const State& s = *state_;
   TuneReport report = s.report;
+  if (s.spent_budget_shifts.count > 0) report.warnings.push_back(s.spent_budget_shifts.warning());
   // A phase still probing at the end: its best so far.
   for (PhaseRecord& phase : report.phases) {
     if (phase.best_energy_per_iteration_j) continue;

@@ -10,11 +10,18 @@ namespace {
 // Bounds only how late a signal is noticed: markers and the program's exit wake the poll.
 constexpr double poll_timeout_s = 0.1;
 
-void feed(Tuner& tuner, const std::vector<Marker>& markers) {
+// Returns the markers refused: counts the job's totals cannot take, never wrapped.
+std::size_t feed(Tuner& tuner, const std::vector<Marker>& markers) {
+  std::size_t refused = 0;
   for (const Marker& marker : markers) {
-    if (marker.kind == Marker::Kind::iterations || marker.kind == Marker::Kind::step)
-      tuner.add_iterations(marker.iterations, marker.items.value_or(0.0));
+    if (marker.kind != Marker::Kind::iterations && marker.kind != Marker::Kind::step) continue;
+    const double items = marker.items.value_or(0.0);
+    if (tuner.accepts(marker.iterations, items))
+      tuner.add_iterations(marker.iterations, items);
+    else
+      ++refused;
   }
+  return refused;
 }
 
 }  // namespace
@@ -29,7 +36,7 @@ TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const 
     SignalForwarder forwarder(child.pid());
     bool stopped = false;
     while (true) {
-      feed(tuner, child.poll(poll_timeout_s));  // after a stop the tuner holds the default
+      result.rejected_markers += feed(tuner, child.poll(poll_timeout_s));  // after a stop: the default
       if (!stopped && forwarder.received() != 0) {
         tuner.stop_tuning();
         stopped = true;
@@ -39,10 +46,11 @@ TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const 
         break;
       }
     }
-    feed(tuner, child.drain());
+    result.rejected_markers += feed(tuner, child.drain());
     result.interrupted_by = forwarder.received();
     result.marker_lines = child.markers().lines();
     result.malformed_markers = child.markers().malformed();
+    result.rejected_markers += child.markers().rejected();
   }
   result.report = tuner.finish();
   if (result.report.iterations == 0) {
@@ -53,6 +61,13 @@ TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const 
   if (result.malformed_markers > 0) {
     result.report.warnings.push_back(std::to_string(result.malformed_markers) +
                                      " marker lines were malformed and ignored (docs/measure.md)");
+  }
+  if (result.rejected_markers > 0) {
+    result.report.warnings.push_back(std::to_string(result.rejected_markers) +
+                                     " marker lines were refused and ignored: a count that would take the "
+                                     "job's totals past 2^63 - 1 iterations or past the largest item count "
+                                     "(refused rather than wrapped), or a step counter going back "
+                                     "(docs/measure.md)");
   }
   return result;
 }

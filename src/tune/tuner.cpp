@@ -2,6 +2,9 @@
 // window, the ClockGuard applies the next setting between iterations.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
+
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/meter.hpp"
@@ -26,7 +29,9 @@ void refuse_read_only(const Gpu& gpu) {
 struct Tuner::State {
   State(Gpu& gpu_, TunerOptions options)
       : gpu((refuse_read_only(gpu_), gpu_)),
-        controller((validate(options), tune_candidates(gpu_, options.knobs)), options),
+        controller(
+            (validate(options), tune_candidates(gpu_, options.knobs, options.allow_above_found_power_limit)),
+            options),
         // Running the tuner is the request to change clocks: the guard still
         // validates every setting, journals the state found and restores it.
         guard(gpu_, GuardOptions{options.state_dir, true}),
@@ -43,6 +48,8 @@ struct Tuner::State {
   double window_items = 0;
   bool settling = false;
   WindowFigures settled;  // the settle iterations of the window in progress
+  std::int64_t job_iterations = 0;
+  double job_items = 0;
 
   // Applies the next window's setting and opens its meter window (its settle window first).
   void open_next() {
@@ -108,6 +115,12 @@ void Tuner::add_iterations(std::int64_t iterations, double items) {
   if (s.finished) throw Error("the tuner has finished: no more iterations can be added");
   s.refuse_after_interrupt();
   if (iterations <= 0) return;
+  if (!accepts(iterations, items))
+    throw ConfigError(fmt::format(
+        "{} iterations and {} items are refused: the job's totals ({} iterations, {} items) cannot take them",
+        iterations, items, s.job_iterations, s.job_items));
+  s.job_iterations += iterations;
+  s.job_items += items;
   if (!s.started) step_begin();
   s.meter.add_iterations(iterations, items);
   s.window_iterations += iterations;
@@ -122,6 +135,13 @@ void Tuner::add_iterations(std::int64_t iterations, double items) {
   if (s.window_iterations < s.controller.next().iterations) return;
   s.close_window();
   s.open_next();
+}
+
+bool Tuner::accepts(std::int64_t iterations, double items) const {
+  const State& s = *state_;
+  const double total_items = s.job_items + items;
+  return iterations <= std::numeric_limits<std::int64_t>::max() - s.job_iterations &&
+         std::isfinite(total_items) && total_items >= 0;
 }
 
 Setting Tuner::current_setting() const { return state_->current; }

@@ -170,6 +170,44 @@ TEST_F(FakeNvmlTuneTest, ReadOnlyModeRefusesBeforeTheJobStarts) {
   EXPECT_FALSE(std::filesystem::exists(log_path())) << "no setter may be called";
 }
 
+// The power limits the tuner set, in W, from the fake's setter log.
+std::vector<double> power_limits_set(const std::string& log) {
+  std::vector<double> watts;
+  std::istringstream lines(log);
+  const std::string setter = "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=";
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(setter, 0) == 0) watts.push_back(std::stod(line.substr(setter.size())) / 1000.0);
+  return watts;
+}
+
+TEST_F(FakeNvmlTuneTest, L11_APowerLimitFoundBelowTheMaximumIsTheCeiling) {
+  // An administrator capped the H200 (200-700 W) at 450 W.
+  const nlohmann::json controls{
+      {"locked_sm_min_mhz", nullptr},  {"locked_sm_max_mhz", nullptr},     {"locked_mem_min_mhz", nullptr},
+      {"locked_mem_max_mhz", nullptr}, {"application_graphics_mhz", 1980}, {"application_memory_mhz", 3201},
+      {"power_limit_w", 450.0}};
+  const auto preset = [&] {
+    std::filesystem::remove(log_path());
+    std::ofstream(dir_ / "gpu-state.json")
+        << nlohmann::json{{"devices", {{{"index", 0}, {"controls", controls}}}}};
+  };
+  preset();
+  const auto capped = tune({{"ITERS", "60"}}, {"--knobs", "pl"});
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  const std::vector<double> watts = power_limits_set(log());
+  ASSERT_GE(watts.size(), 3u) << log();
+  for (double w : watts) EXPECT_LE(w, 450.0) << log();
+  EXPECT_LT(*std::min_element(watts.begin(), watts.end()), 400.0) << "probed below the cap: " << log();
+  EXPECT_EQ(watts.back(), 450.0) << "restored to the limit found";
+
+  preset();
+  const auto allowed = tune({{"ITERS", "60"}}, {"--knobs", "pl", "--allow-above-found-power-limit"});
+  ASSERT_EQ(allowed.exit_code, 0) << allowed.err;
+  const std::vector<double> above = power_limits_set(log());
+  EXPECT_GT(*std::max_element(above.begin(), above.end()), 450.0) << "allowed above the cap: " << log();
+  EXPECT_EQ(above.back(), 450.0) << "restored to the limit found";
+}
+
 TEST(TuneCli, BadInputGetsOneLineAndItsExitCode) {
   testing::ScratchDir scratch;
   const std::string db = (scratch.path() / "db.sqlite").string();

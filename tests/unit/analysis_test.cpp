@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
@@ -248,6 +250,38 @@ TEST(Json, ContractHasNullForUncontrolledKnobsAndMissingValues) {
       to_json(analyze({row(1500, 1.0, 300)}, parse_objective("time-within-power:10W")));
   EXPECT_TRUE(none.at("cases").at(0).at("optimum").is_null());
   EXPECT_TRUE(none.at("cases").at(0).at("energy_saving_pct").is_null());
+}
+
+ResultRow row_of_run(std::int64_t run, std::optional<int> sm, int repetition, bool is_default = false) {
+  ResultRow r = row(sm, 0.1, sm ? 200.0 : 250.0, is_default, repetition);
+  r.run_id = run;
+  return r;
+}
+
+TEST(Pooling, TunePooling_RunsThatMeasuredTheSamePointsOfACaseAreWarnedAbout) {
+  // Two runs of one plan written into one database: each measured both settings.
+  std::vector<ResultRow> rows;
+  for (std::int64_t run : {1, 2})
+    for (int repetition : {0, 1})
+      for (const std::optional<int> sm : {std::optional<int>{}, std::optional<int>{900}})
+        rows.push_back(row_of_run(run, sm, repetition, !sm));
+  const Analysis pooled = analyze(rows);
+  ASSERT_EQ(pooled.cases.size(), 1u);
+  EXPECT_EQ(pooled.cases[0].overlapping_runs, (std::vector<std::int64_t>{1, 2}));
+  const auto warnings = pooling_warnings(pooled);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("runs 1, 2 each measured the same settings"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("resnet50"), std::string::npos) << warnings[0];
+
+  // Shards of one sweep (each point measured by one run) and rows of a table read
+  // directly (no run) are one experiment: no warning.
+  const Analysis shards = analyze({row_of_run(1, std::nullopt, 0, true), row_of_run(1, std::nullopt, 1, true),
+                                   row_of_run(2, 900, 0), row_of_run(2, 900, 1)});
+  EXPECT_TRUE(shards.cases[0].overlapping_runs.empty());
+  EXPECT_TRUE(pooling_warnings(shards).empty());
+  const Analysis table =
+      analyze({row_of_run(0, std::nullopt, 0, true), row_of_run(0, std::nullopt, 0, true)});
+  EXPECT_TRUE(pooling_warnings(table).empty());
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
+#include <limits>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "dvfslab/error.hpp"
@@ -166,6 +169,35 @@ TEST(TuneController, EveryRegisteredStrategyTunesThroughTheSeam) {
   }
 }
 
+TEST(TuneController, L7_ShiftsPastTheRetuneBudgetGiveOneWarningAndTheRecordsStayBounded) {
+  TunerOptions options = options_with(20);
+  options.max_retunes = 0;
+  TuneController controller(sm_candidates(), options);
+  // Every window is twice or half as fast as the one before: each watch window shifts
+  // (a window's settle iterations, shorter, are left as they are).
+  int window = 0;
+  const auto flipping = [&window](const Setting& s, std::int64_t n) {
+    WindowFigures f = valley(s, n, 900);
+    if (n == 20 && ++window % 2 == 0) f.duration_s *= 2;
+    return f;
+  };
+  drive(controller, 20'000, flipping);
+  const TuneReport early = controller.report();
+  drive(controller, 200'000, flipping);
+  const TuneReport late = controller.report();
+  ASSERT_EQ(late.warnings.size(), 1u) << "thousands of shifts, one warning";
+  EXPECT_NE(late.warnings[0].find("the re-tune budget (0) is spent"), std::string::npos) << late.warnings[0];
+  EXPECT_NE(late.warnings[0].find("more such shifts, the last at iteration"), std::string::npos)
+      << late.warnings[0];
+  // Ten times the windows, the same records: nothing is kept per watch window.
+  EXPECT_EQ(late.warnings.size(), early.warnings.size());
+  EXPECT_EQ(late.held.size(), early.held.size());
+  EXPECT_EQ(late.probes.size(), early.probes.size());
+  EXPECT_EQ(late.phases.size(), early.phases.size());
+  EXPECT_LE(late.held.size(), 1u);
+  EXPECT_EQ(late.iterations, 220'000);
+}
+
 class SimTuner : public ::testing::Test {
  protected:
   SimGpu gpu_{sim_gpu_spec("v100"), SimTimeMode::virtual_time};
@@ -242,6 +274,59 @@ TEST_F(SimTuner, CandidatesCoverTheKnobsAsked) {
   const auto sm_pl = tune_candidates(gpu_, {TuneKnob::sm, TuneKnob::pl});
   EXPECT_GT(sm_pl.size(), sm.size() * 8);
   EXPECT_THROW(tune_candidates(gpu_, {TuneKnob::mem}), NotSupportedError) << "a V100 has one memory clock";
+}
+
+TEST_F(SimTuner, L7_ASimulatedJobChangingEveryFewWindowsGivesOneBudgetWarning) {
+  std::string job;
+  for (int phase = 0; phase < 40; ++phase)
+    job += std::string(phase == 0 ? "" : ",") + (phase % 2 == 0 ? "resnet50:300" : "alexnet/infer/b256:300");
+  TunerOptions options = options_with(20, 0);
+  options.max_retunes = 1;
+  Tuner tuner(gpu_, options);
+  run_sim_job(gpu_, tuner, parse_sim_job(job));
+  const TuneReport report = tuner.finish();
+  EXPECT_EQ(report.retunes, 1);
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("more such shifts"), std::string::npos) << report.warnings[0];
+  EXPECT_LE(report.held.size(), 2u) << "one span per phase held";
+  EXPECT_EQ(report.iterations, 40 * 300);
+}
+
+TEST_F(SimTuner, M4_CountsPastTheJobsTotalsAreRefusedRatherThanWrapped) {
+  constexpr std::int64_t most = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t quarter = std::int64_t{1} << 62;
+  Tuner tuner(gpu_, options_with(10, 0));
+  tuner.add_iterations(quarter, 1);
+  EXPECT_THROW(tuner.add_iterations(quarter, 1), ConfigError) << "2^63 iterations do not fit";
+  tuner.add_iterations(most - quarter, 1);  // up to the largest count
+  EXPECT_THROW(tuner.step_end(1), ConfigError);
+  EXPECT_THROW(tuner.add_iterations(1, std::numeric_limits<double>::max()), ConfigError)
+      << "refused, like every count past the totals";
+  const TuneReport report = tuner.finish();
+  EXPECT_EQ(report.iterations, most);
+  EXPECT_EQ(report.items, 2);
+
+  SimGpu other(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
+  Tuner items(other, options_with(10, 0));
+  items.add_iterations(1, 1e308);
+  EXPECT_FALSE(items.accepts(1, 1e308)) << "2e308 items are not a finite count";
+  EXPECT_TRUE(items.accepts(1, 1));
+  EXPECT_THROW(items.add_iterations(1, 1e308), ConfigError);
+  EXPECT_EQ(items.finish().items, 1e308);
+}
+
+TEST_F(SimTuner, L11_APowerLimitFoundBelowTheMaximumIsTheCeiling) {
+  const PowerLimits limits = gpu_.power_limits();
+  ASSERT_TRUE(limits.min_w && limits.max_w);
+  const int cap = static_cast<int>(std::lround((*limits.min_w + *limits.max_w) / 2));
+  gpu_.set_power_limit(cap);
+  const auto capped = tune_candidates(gpu_, {TuneKnob::pl});
+  ASSERT_FALSE(capped.empty());
+  for (const Setting& s : capped) EXPECT_LE(*s.power_limit_w, cap) << to_string(s);
+  EXPECT_EQ(capped.back().power_limit_w, cap);
+  EXPECT_EQ(capped.front().power_limit_w, static_cast<int>(std::ceil(*limits.min_w)));
+  const auto whole = tune_candidates(gpu_, {TuneKnob::pl}, true);
+  EXPECT_EQ(whole.back().power_limit_w, static_cast<int>(*limits.max_w)) << "allowed above the limit found";
 }
 
 }  // namespace
