@@ -27,6 +27,11 @@ struct ChildExit {
   std::string describe() const;  // "exited with code 3", "killed by SIGSEGV"
 };
 
+// Where a program is looked for when it is started, in order (as posix_spawnp
+// does): a name with a slash is a path; any other is tried in each PATH directory
+// (an empty entry is the current directory), or in /bin and /usr/bin without PATH.
+std::vector<std::string> program_search_paths(const std::string& program);
+
 // Whose program it is, which decides how it ends.
 enum class ChildRole {
   // The user's job (measure, tune): it shares dvfslab's process group and terminal,

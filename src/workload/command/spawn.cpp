@@ -17,28 +17,11 @@
 #include <cstring>
 #include <string_view>
 
+#include "dvfslab/command.hpp"
 #include "dvfslab/error.hpp"
 
 namespace dvfslab::command_detail {
 namespace {
-
-// Where posix_spawnp looks for a program: a name with a slash is a path; any other
-// is tried in each PATH directory (an empty entry is the current directory), or in
-// /bin and /usr/bin without PATH.
-std::vector<std::string> candidate_paths(const std::string& program) {
-  if (program.find('/') != std::string::npos) return {program};
-  const char* path = std::getenv("PATH");
-  const std::string_view directories = path != nullptr ? path : "/bin:/usr/bin";
-  std::vector<std::string> candidates;
-  std::size_t start = 0;
-  while (start <= directories.size()) {
-    const std::size_t end = std::min(directories.find(':', start), directories.size());
-    const std::string_view directory = directories.substr(start, end - start);
-    candidates.push_back(directory.empty() ? program : fmt::format("{}/{}", directory, program));
-    start = end + 1;
-  }
-  return candidates;
-}
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
   std::vector<char*> pointers;
@@ -111,7 +94,7 @@ int exec_error(int read_fd) {
 }  // namespace
 
 pid_t spawn(const SpawnRequest& request) {
-  std::vector<std::string> paths = candidate_paths(request.argv.front());
+  std::vector<std::string> paths = program_search_paths(request.argv.front());
   std::vector<std::string> arguments = request.argv;
   std::vector<std::string> environment = request.environment;
   auto path_pointers = c_strings(paths);
@@ -157,3 +140,22 @@ pid_t spawn(const SpawnRequest& request) {
 }
 
 }  // namespace dvfslab::command_detail
+
+namespace dvfslab {
+
+std::vector<std::string> program_search_paths(const std::string& program) {
+  if (program.find('/') != std::string::npos) return {program};
+  const char* path = std::getenv("PATH");
+  const std::string_view directories = path != nullptr ? path : "/bin:/usr/bin";
+  std::vector<std::string> candidates;
+  std::size_t start = 0;
+  while (start <= directories.size()) {
+    const std::size_t end = std::min(directories.find(':', start), directories.size());
+    const std::string_view directory = directories.substr(start, end - start);
+    candidates.push_back(directory.empty() ? program : fmt::format("{}/{}", directory, program));
+    start = end + 1;
+  }
+  return candidates;
+}
+
+}  // namespace dvfslab
