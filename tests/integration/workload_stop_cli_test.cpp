@@ -27,10 +27,13 @@ using testing::EnvironmentChanges;
 // Writes its pid and that of a background `sleep` it starts, then reports one
 // iteration of 8 items every 20 ms; at its third iteration after the fake GPU's
 // power limit left the 450 W it was found at, it sends SIGNAL_NAME to its parent
-// (dvfslab). With IGNORE_SIGNALS=1 it ignores SIGINT, SIGTERM and SIGHUP. No single
-// quotes: a plan holds it as a TOML literal string.
+// (dvfslab). Like a Python program, it ignores SIGPIPE, so that a marker pipe whose
+// reader died does not end it; its output goes to /dev/null, so that it holds no
+// pipe of the test's. With IGNORE_SIGNALS=1 it ignores SIGINT, SIGTERM and SIGHUP.
+// No single quotes: a plan holds it as a TOML literal string.
 const char* const workload_program =
-    "if [ \"$IGNORE_SIGNALS\" = 1 ]; then trap \"\" INT TERM HUP; fi; echo $$ > \"$PROGRAM_PID_FILE\"; "
+    "exec > /dev/null 2>&1; trap \"\" PIPE; if [ \"$IGNORE_SIGNALS\" = 1 ]; then trap \"\" INT TERM HUP; fi; "
+    "echo $$ > \"$PROGRAM_PID_FILE\"; "
     "sleep 300 > /dev/null 2>&1 & echo $! > \"$BACKGROUND_PID_FILE\"; changed=0; while :; do sleep 0.02; "
     "echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
     "grep -q \"power_limit_w.: 450.0\" \"$DVFSLAB_FAKE_NVML_STATE\" || changed=$((changed+1)); "
