@@ -27,14 +27,35 @@ struct ChildExit {
   std::string describe() const;  // "exited with code 3", "killed by SIGSEGV"
 };
 
+// Where a program is looked for when it is started, in order (as posix_spawnp
+// does): a name with a slash is a path; any other is tried in each PATH directory
+// (an empty entry is the current directory), or in /bin and /usr/bin without PATH.
+std::vector<std::string> program_search_paths(const std::string& program);
+
+// Whose program it is, which decides how it ends.
+enum class ChildRole {
+  // The user's job (measure, tune): it shares dvfslab's process group and terminal,
+  // runs to its own end (signals sent to dvfslab are passed on by a SignalForwarder
+  // and dvfslab waits for it), and outlives a dvfslab killed with -9.
+  job,
+  // A workload dvfslab measures (search, sweep) and ends: it runs in a process group
+  // of its own with standard input from /dev/null; SIGINT, SIGTERM or SIGHUP handled
+  // by dvfslab (install_interrupt_handler, InterruptScope) is passed to its group,
+  // which gets a grace period to end before SIGKILL; and the kernel kills it when
+  // dvfslab dies, also by SIGKILL (PR_SET_PDEATHSIG: strictly, when the thread that
+  // started it ends).
+  workload,
+};
+
 struct ChildOptions {
   // Send the program's stdout to our stderr, so our stdout stays machine-readable.
   bool stdout_to_stderr = false;
+  ChildRole role = ChildRole::job;
 };
 
 // A running program with DVFSLAB_MARK_FD naming the write end of a pipe whose
 // read end we parse. The destructor stops a program still running (SIGTERM, then
-// SIGKILL after a grace period) and reaps it.
+// SIGKILL after a grace period; a workload's whole process group) and reaps it.
 class MarkedChild {
  public:
   // Searches PATH like a shell but runs argv[0] directly. Throws CommandStartError
@@ -54,6 +75,8 @@ class MarkedChild {
   bool markers_closed() const;
   // Reaps the program if it has ended.
   std::optional<ChildExit> try_wait();
+  // A workload that an interrupt stopped (see ChildRole::workload).
+  bool stopped_by_interrupt() const;
   const MarkerParser& markers() const;
 
  private:

@@ -180,11 +180,19 @@ std::vector<std::string> journaled_gpu_uuids(const std::filesystem::path& state_
 // reported on stderr and the others still run), so it also works while the main
 // thread is blocked in a long workload.
 
-// Runs `action` on SIGINT, SIGTERM or SIGHUP where a handler is installed.
-// ClockGuard registers one that restores its GPU.
+// When an InterruptAction runs: every GPU is restored first, so that a program slow
+// to stop never delays that; then the other actions (stopping programs, recording
+// the run as interrupted), newest first within each stage.
+enum class InterruptStage { restore_gpus, after_restore };
+
+// Runs `action` with the signal's number on SIGINT, SIGTERM or SIGHUP where a handler
+// is installed. ClockGuard registers one that restores its GPU (stage restore_gpus);
+// a command workload one that stops its program, the sweep one that marks its run
+// interrupted.
 class InterruptAction {
  public:
-  explicit InterruptAction(std::function<void()> action);
+  explicit InterruptAction(std::function<void(int signal_number)> action,
+                           InterruptStage stage = InterruptStage::after_restore);
   ~InterruptAction();
   InterruptAction(const InterruptAction&) = delete;
   InterruptAction& operator=(const InterruptAction&) = delete;
@@ -197,6 +205,12 @@ class InterruptAction {
 // number (130, 143). Idempotent; safe again in a forked child. For programs only:
 // inside a host (a Python interpreter, a training job) use InterruptScope.
 void install_interrupt_handler();
+
+// Once the program's handler has received a signal, the signal thread ends the
+// process: the main thread calls this before it reports an error or exits (an
+// error that the interruption itself caused, such as its program stopped), and
+// then waits for that end instead. Returns at once when no such signal arrived.
+void wait_for_interrupt_exit();
 
 // A host's opt-in: while the scope lives, SIGINT, SIGTERM and SIGHUP (those the host
 // does not ignore) run the actions (every ClockGuard restores its GPU) and then

@@ -131,6 +131,8 @@ struct TuneReport {
   std::optional<double> estimated_default_energy_j;
   std::optional<double> estimated_best_from_start_energy_j;
   std::vector<std::string> restore_actions;
+  // stop_tuning() did the restore_actions before the job ended (a signal, in `dvfslab tune`).
+  bool restored_when_stopped = false;
   std::vector<std::string> warnings;
 };
 

@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "dvfslab/control_characters.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/guard.hpp"
 #include "dvfslab/sim_gpu.hpp"
 
 namespace {
@@ -105,14 +106,19 @@ int main(int argc, char** argv) {
                simulated_gpu_hint());
     return static_cast<int>(e.code());
   } catch (const dvfslab::Error& e) {
-    fmt::print(stderr, "dvfslab: error: {}\n", dvfslab::escape_control_characters(e.what()));
+    dvfslab::wait_for_interrupt_exit();  // an error the interruption caused is no error
+    fmt::print(stderr, "dvfslab: error: {}
+", dvfslab::escape_control_characters(e.what()));
     return static_cast<int>(e.code());
   } catch (const std::system_error& e) {
+    dvfslab::wait_for_interrupt_exit();
     // fmt::print throws this when standard output cannot be written.
     if (std::ferror(stdout)) return report_output_failure(e.code().value());
     return report_internal_error(e);
   } catch (const std::exception& e) {
+    dvfslab::wait_for_interrupt_exit();
     return report_internal_error(e);
   }
+  dvfslab::wait_for_interrupt_exit();  // the exit code is then 128 + the signal
   return finish_standard_output(dvfslab::cli::requested_exit_status());
 }

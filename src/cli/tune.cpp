@@ -99,7 +99,8 @@ void print_report(std::FILE* out, const TuneReport& r, const std::string& job) {
     fmt::print(out, "held         {} for iterations {}-{} ({:.3f}-{:.3f} s)\n", to_string(span.setting),
                span.first_iteration, span.first_iteration + span.iterations - 1, span.first_time_s,
                span.first_time_s + span.duration_s);
-  fmt::print(out, "restored     {}\n",
+  fmt::print(out, "restored     {}{}\n",
+             r.restored_when_stopped ? "when the signal arrived, while the job ran on: " : "",
              r.restore_actions.empty() ? std::string("nothing to restore")
                                        : fmt::format("{}", fmt::join(r.restore_actions, "; ")));
 }

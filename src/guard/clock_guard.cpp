@@ -318,7 +318,8 @@ ClockGuard::ClockGuard(Gpu& gpu, GuardOptions options)
     impl_->recover_stale_journal();
   }
   Impl* impl = impl_.get();
-  impl_->interrupt = std::make_unique<InterruptAction>([impl] { impl->restore_on_signal(); });
+  impl_->interrupt = std::make_unique<InterruptAction>([impl](int) { impl->restore_on_signal(); },
+                                                       InterruptStage::restore_gpus);
 }
 
 ClockGuard::~ClockGuard() {

@@ -25,9 +25,15 @@
 namespace dvfslab {
 namespace {
 
+struct RegisteredAction {
+  std::uint64_t id;
+  InterruptStage stage;
+  std::function<void(int)> action;
+};
+
 struct Registry {
   std::mutex mutex;
-  std::vector<std::pair<std::uint64_t, std::function<void()>>> actions;
+  std::vector<RegisteredAction> actions;
   std::uint64_t next_id = 1;
 };
 
@@ -45,6 +51,10 @@ static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a
 std::atomic<bool> exit_after_actions{true};
 // The last signal handled inside an InterruptScope; 0: none.
 std::atomic<int> signal_for_host{0};
+// A signal arrived that the signal thread will end the process for (set in the
+// handler itself, so that the main thread cannot exit first).
+std::atomic<bool> exit_by_signal_pending{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets it");
 
 constexpr int handled_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
@@ -52,6 +62,7 @@ extern "C" void forward_signal_to_pipe(int signal_number) {
   const int saved_errno = errno;
   const unsigned char byte = static_cast<unsigned char>(signal_number);
   const int fd = signal_pipe_write_end.load(std::memory_order_relaxed);
+  if (fd >= 0 && exit_after_actions.load()) exit_by_signal_pending.store(true);
   // A full pipe already holds a signal for the thread; nothing else to do here.
   if (fd >= 0 && ::write(fd, &byte, 1) < 0) errno = saved_errno;
   errno = saved_errno;
@@ -70,11 +81,14 @@ void run_actions(int signal_number) {
   fmt::print(stderr, "dvfslab: interrupted by {}; restoring and stopping\n", signal_name(signal_number));
   Registry& actions = registry();
   std::lock_guard hold(actions.mutex);
-  for (auto it = actions.actions.rbegin(); it != actions.actions.rend(); ++it) {
-    try {
-      it->second();
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "dvfslab: error while stopping: {}\n", e.what());
+  for (const InterruptStage stage : {InterruptStage::restore_gpus, InterruptStage::after_restore}) {
+    for (auto it = actions.actions.rbegin(); it != actions.actions.rend(); ++it) {
+      if (it->stage != stage) continue;
+      try {
+        it->action(signal_number);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "dvfslab: error while stopping: {}\n", e.what());
+      }
     }
   }
 }
@@ -165,22 +179,27 @@ InterruptScope::~InterruptScope() {
   exit_after_actions.store(host_exit_after_actions);
 }
 
+void wait_for_interrupt_exit() {
+  if (!exit_by_signal_pending.load()) return;
+  while (true) ::pause();  // the signal thread calls _exit
+}
+
 std::optional<int> InterruptScope::signal() const {
   const int number = signal_for_host.load();
   return number == 0 ? std::nullopt : std::optional(number);
 }
 
-InterruptAction::InterruptAction(std::function<void()> action) {
+InterruptAction::InterruptAction(std::function<void(int)> action, InterruptStage stage) {
   Registry& actions = registry();
   std::lock_guard hold(actions.mutex);
   id_ = actions.next_id++;
-  actions.actions.emplace_back(id_, std::move(action));
+  actions.actions.push_back(RegisteredAction{id_, stage, std::move(action)});
 }
 
 InterruptAction::~InterruptAction() {
   Registry& actions = registry();
   std::lock_guard hold(actions.mutex);
-  std::erase_if(actions.actions, [this](const auto& entry) { return entry.first == id_; });
+  std::erase_if(actions.actions, [this](const RegisteredAction& entry) { return entry.id == id_; });
 }
 
 }  // namespace dvfslab

@@ -3,32 +3,22 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <string>
-#include <string_view>
+#include <vector>
 
+#include "dvfslab/command.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/plan.hpp"
 
 namespace dvfslab {
 namespace {
 
-bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
-
-// The program as posix_spawnp finds it: a name with a slash is a path; any other is
-// looked up in each PATH directory (an empty entry is the current directory).
+// The program as it will be started (program_search_paths) is an executable file.
 bool findable(const std::string& program) {
-  if (program.find('/') != std::string::npos) return executable(program);
-  const char* path = std::getenv("PATH");
-  const std::string_view directories = path ? path : "/usr/local/bin:/bin:/usr/bin";
-  std::size_t start = 0;
-  while (start <= directories.size()) {
-    const std::size_t end = std::min(directories.find(':', start), directories.size());
-    const std::string_view directory = directories.substr(start, end - start);
-    if (executable(directory.empty() ? program : fmt::format("{}/{}", directory, program))) return true;
-    start = end + 1;
-  }
-  return false;
+  const std::vector<std::string> paths = program_search_paths(program);
+  return std::any_of(paths.begin(), paths.end(),
+                     [](const std::string& path) { return ::access(path.c_str(), X_OK) == 0; });
 }
 
 }  // namespace

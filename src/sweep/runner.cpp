@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "dvfslab/error.hpp"
@@ -115,6 +116,14 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
   } else {
     result.run_id = store.begin_run(info);
   }
+  // A signal may end the process before this thread gets to the catch below (the
+  // program's handler exits): the signal thread records the interruption itself,
+  // through a connection of its own, since this one may be inside a transaction.
+  // Once this thread records how the run ended, a late signal changes nothing.
+  std::optional<InterruptAction> record_interruption(
+      std::in_place, [database = store.path(), run_id = result.run_id](int) {
+        Store(database).finish_run(run_id, RunStatus::interrupted);
+      });
 
   const auto finished_before = [&](const ScheduledPoint& point) {
     if (point.role != PointRole::grid) return false;
@@ -174,15 +183,19 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
       }
     }
     guard.restore();
+    record_interruption.reset();
     store.finish_run(result.run_id, RunStatus::finished);
     progress.finish();
   } catch (const InterruptedError&) {
     progress.finish();
+    record_interruption.reset();
     store.finish_run(result.run_id, RunStatus::interrupted);
     throw;
   } catch (...) {
     progress.finish();
-    store.finish_run(result.run_id, RunStatus::failed);
+    record_interruption.reset();
+    // An error the interruption caused (its workload's program stopped) is the interruption.
+    store.finish_run(result.run_id, guard.interrupted() ? RunStatus::interrupted : RunStatus::failed);
     throw;
   }
   meter.stop();

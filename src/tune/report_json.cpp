@@ -74,6 +74,7 @@ nlohmann::json to_json(const TuneReport& report) {
           {"probes", probes},
           {"held", held},
           {"restore_actions", report.restore_actions},
+          {"restored_when_stopped", report.restored_when_stopped},
           {"warnings", report.warnings}};
 }
 

@@ -47,9 +47,10 @@ struct Tuner::State {
   std::int64_t window_iterations = 0;
   double window_items = 0;
   bool settling = false;
-  WindowFigures settled;  // the settle iterations of the window in progress
+  WindowFigures settled;                           // the settle iterations of the window in progress
   std::int64_t job_iterations = 0;
   double job_items = 0;
+  std::vector<std::string> restored_when_stopped;  // what stop_tuning() put back, for the report
 
   // Applies the next window's setting and opens its meter window (its settle window first).
   void open_next() {
@@ -149,7 +150,9 @@ Setting Tuner::current_setting() const { return state_->current; }
 void Tuner::stop_tuning() {
   State& s = *state_;
   s.controller.stop();
-  s.guard.restore();
+  const RestoreReport restored = s.guard.restore();
+  s.restored_when_stopped.insert(s.restored_when_stopped.end(), restored.actions.begin(),
+                                 restored.actions.end());
   s.current = Setting{};
 }
 
@@ -160,7 +163,9 @@ TuneReport Tuner::finish() {
   if (s.started) s.close_window();
   s.meter.stop();
   TuneReport report = s.controller.report();
-  report.restore_actions = s.guard.restore().actions;
+  report.restore_actions = s.restored_when_stopped;
+  report.restored_when_stopped = !s.restored_when_stopped.empty();
+  for (std::string& action : s.guard.restore().actions) report.restore_actions.push_back(std::move(action));
   s.current = Setting{};
   report.device = s.gpu.identity().name;
   report.simulated = s.gpu.identity().simulated;

@@ -25,9 +25,11 @@ using testing::EnvironmentChanges;
 // proportion at a lower locked SM clock (read from the fake's state file); with
 // SIGNAL_AT=N it sends SIGNAL_NAME to SIGNAL_TARGET (parent: dvfslab, self: the job)
 // at its N-th iteration. It ends after ITERS iterations, or with 130 / 143 on SIGINT /
-// SIGTERM, as a training script does (bash alone would wait for its `sleep`).
+// SIGTERM, as a training script does (bash alone would wait for its `sleep`); with
+// IGNORE_TERM=1 it ignores SIGTERM.
 const char* const paced_job =
-    "trap 'exit 130' INT; trap 'exit 143' TERM; n=0; while [ $n -lt ${ITERS:-30} ]; do mhz=1980; "
+    "trap 'exit 130' INT; trap 'exit 143' TERM; if [ \"$IGNORE_TERM\" = 1 ]; then trap '' TERM; fi; n=0; "
+    "while [ $n -lt ${ITERS:-30} ]; do mhz=1980; "
     "while read -r line; do if [[ $line =~ locked_sm_max_mhz[^0-9n]*([0-9]+) ]]; then "
     "mhz=${BASH_REMATCH[1]}; fi; "
     "done < \"$DVFSLAB_FAKE_NVML_STATE\"; "
@@ -146,6 +148,25 @@ TEST_F(FakeNvmlTuneTest, AJobKilledBySigintSigtermOrSigkillLeavesTheGpuRestored)
     EXPECT_FALSE(sm_locked_in_state()) << signal_name << ": " << calls;
     EXPECT_FALSE(journal_exists()) << signal_name;
   }
+}
+
+TEST_F(FakeNvmlTuneTest, L9_AJobIgnoringSigtermGetsAReportOfTheRestoreDoneAtTheSignal) {
+  const EnvironmentChanges job = {
+      {"SIGNAL_AT", "10"}, {"SIGNAL_NAME", "TERM"}, {"SIGNAL_TARGET", "parent"}, {"IGNORE_TERM", "1"}};
+  const auto result = tune(job);
+  EXPECT_EQ(result.exit_code, 0) << "the job's own code: " << result.err;
+  EXPECT_NE(log().find("nvmlDeviceSetGpuLockedClocks"), std::string::npos) << "locked before the signal";
+  EXPECT_FALSE(sm_locked_in_state()) << log();
+  EXPECT_NE(result.err.find("restored     when the signal arrived, while the job ran on: "),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.err.find("nothing to restore"), std::string::npos) << result.err;
+
+  const auto json = tune(job, {"--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto report = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(report.at("restored_when_stopped").get<bool>()) << json.out;
+  EXPECT_FALSE(report.at("restore_actions").empty()) << json.out;
 }
 
 TEST_F(FakeNvmlTuneTest, AfterSigkillOfDvfslabRestoreUsesTheJournal) {

@@ -1,31 +1,38 @@
-// MarkedChild: posix_spawnp (no shell, exec errors reported synchronously), a
-// marker pipe whose write end the child inherits, and a pidfd to wake up on exit.
+// MarkedChild: a program started directly (spawn.hpp) with a marker pipe whose
+// write end it inherits, a pidfd to wake up on its exit, and how it is stopped.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <string_view>
 #include <thread>
 
 #include "dvfslab/command.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/guard.hpp"
+#include "workload/command/spawn.hpp"
 
 extern char** environ;
 
 namespace dvfslab {
 namespace {
 
+// How long a program has to end after the signal that stops it, before SIGKILL.
 constexpr auto termination_grace = std::chrono::seconds(2);
+// How long to wait for the end after SIGKILL: a process blocked in the kernel (in
+// a driver call) dies only when it returns, and nobody should wait on it forever.
+constexpr auto kill_wait = std::chrono::seconds(5);
 
 std::vector<std::string> environment_with_mark_fd(int fd) {
   const std::string prefix = std::string(mark_fd_environment_variable) + "=";
@@ -35,13 +42,6 @@ std::vector<std::string> environment_with_mark_fd(int fd) {
   }
   environment.push_back(prefix + std::to_string(fd));
   return environment;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (auto& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
 }
 
 std::string signal_name(int signal) {
@@ -68,9 +68,13 @@ std::string ChildExit::describe() const {
 
 struct MarkedChild::State {
   pid_t pid = -1;
+  ChildRole role = ChildRole::job;
   int marker_fd = -1;  // read end
   int pid_fd = -1;
+  std::mutex reap_mutex;  // the main thread and an interrupt's stop both reap
   std::optional<ChildExit> exit;
+  std::atomic<bool> stopped_by_interrupt{false};
+  std::unique_ptr<InterruptAction> stop_on_interrupt;  // workloads only
   MarkerParser parser;
 
   ~State() {
@@ -98,6 +102,7 @@ struct MarkedChild::State {
   }
 
   std::optional<ChildExit> reap(int options) {
+    std::lock_guard hold(reap_mutex);
     if (exit) return exit;
     int status = 0;
     pid_t result;
@@ -112,6 +117,30 @@ struct MarkedChild::State {
     }
     return exit;
   }
+
+  // A workload's signals go to its whole process group (its group id is its pid).
+  void send(int signal_number) const { ::kill(role == ChildRole::workload ? -pid : pid, signal_number); }
+
+  // The program has ended and was reaped; for a workload, nothing of its group is left either.
+  bool gone() { return reap(WNOHANG) && (role == ChildRole::job || ::kill(-pid, 0) != 0); }
+
+  bool wait_until_gone(std::chrono::steady_clock::duration limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!gone()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+
+  // Sends `signal_number`, gives the program the grace period to end, then SIGKILL.
+  void stop(int signal_number) {
+    if (gone()) return;
+    send(signal_number);
+    if (wait_until_gone(termination_grace)) return;
+    send(SIGKILL);
+    wait_until_gone(kill_wait);
+  }
 };
 
 MarkedChild::MarkedChild(const std::vector<std::string>& argv, ChildOptions options)
@@ -125,55 +154,32 @@ MarkedChild::MarkedChild(const std::vector<std::string>& argv, ChildOptions opti
   state_->marker_fd = pipe_fds[0];
   const int write_fd = pipe_fds[1];
   ::fcntl(state_->marker_fd, F_SETFL, ::fcntl(state_->marker_fd, F_GETFL) | O_NONBLOCK);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // dup2 onto itself clears close-on-exec for the child only (glibc >= 2.29).
-  posix_spawn_file_actions_adddup2(&actions, write_fd, write_fd);
-  if (options.stdout_to_stderr) posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-
-  std::vector<std::string> arguments = argv;
-  std::vector<std::string> environment = environment_with_mark_fd(write_fd);
-  auto argument_pointers = c_strings(arguments);
-  auto environment_pointers = c_strings(environment);
-  const int error = ::posix_spawnp(&state_->pid, argv[0].c_str(), &actions, &attributes,
-                                   argument_pointers.data(), environment_pointers.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  state_->role = options.role;
+  try {
+    state_->pid = command_detail::spawn(command_detail::SpawnRequest{
+        .argv = argv,
+        .environment = environment_with_mark_fd(write_fd),
+        .inherited_fd = write_fd,
+        .stdout_to_stderr = options.stdout_to_stderr,
+        .own_process_group_dying_with_parent = options.role == ChildRole::workload});
+  } catch (...) {
+    ::close(write_fd);
+    throw;
+  }
   ::close(write_fd);
-  if (error == ENOENT) {
-    throw CommandStartError(
-        fmt::format("command not found: '{}' (check the name, or give its path; PATH is searched "
-                    "as a shell would, but no shell runs it)",
-                    argv[0]),
-        ExitCode::command_not_found);
-  }
-  if (error != 0) {
-    throw CommandStartError(fmt::format("cannot run '{}': {} (check that it is an executable file)", argv[0],
-                                        std::strerror(error)),
-                            ExitCode::command_not_executable);
-  }
   state_->pid_fd = open_pidfd(state_->pid);
+  if (options.role == ChildRole::workload) {
+    State* state = state_.get();
+    state_->stop_on_interrupt = std::make_unique<InterruptAction>([state](int signal_number) {
+      state->stopped_by_interrupt = true;
+      state->stop(signal_number);
+    });
+  }
 }
 
 MarkedChild::~MarkedChild() {
-  if (state_->reap(WNOHANG)) return;
-  ::kill(state_->pid, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + termination_grace;
-  while (!state_->reap(WNOHANG)) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(state_->pid, SIGKILL);
-      state_->reap(0);
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  state_->stop_on_interrupt.reset();  // waits for an interrupt's stop in progress
+  state_->stop(SIGTERM);
 }
 
 pid_t MarkedChild::pid() const { return state_->pid; }
@@ -202,6 +208,8 @@ std::vector<Marker> MarkedChild::drain() {
 bool MarkedChild::markers_closed() const { return state_->marker_fd < 0; }
 
 std::optional<ChildExit> MarkedChild::try_wait() { return state_->reap(WNOHANG); }
+
+bool MarkedChild::stopped_by_interrupt() const { return state_->stopped_by_interrupt; }
 
 const MarkerParser& MarkedChild::markers() const { return state_->parser; }
 

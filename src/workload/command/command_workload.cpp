@@ -36,7 +36,9 @@ class CommandWorkload final : public Workload {
   }
 
   void prepare() override {
-    if (!child_) child_ = std::make_unique<MarkedChild>(argv_, ChildOptions{.stdout_to_stderr = true});
+    if (!child_)
+      child_ = std::make_unique<MarkedChild>(
+          argv_, ChildOptions{.stdout_to_stderr = true, .role = ChildRole::workload});
   }
 
   // Waits for `count` iterations completed after the call began.
@@ -83,6 +85,9 @@ class CommandWorkload final : public Workload {
       arrived += record(child_->poll(wait_s));
       if (const auto exit = child_->try_wait()) {
         record(child_->drain());
+        if (child_->stopped_by_interrupt())
+          throw InterruptedError(fmt::format("interrupted: the workload command '{}' was stopped ({})",
+                                             argv_.front(), exit->describe()));
         throw Error(
             fmt::format("workload command '{}' {} while the sweep was still measuring it "
                         "(make it run at least as long as the sweep's warm-up plus measurement)",
