@@ -166,7 +166,9 @@ TEST_F(FakeNvmlSearchTest, M1_TheDefaultIsReportedAsFoundNotAsTheFactoryDefault)
   EXPECT_EQ(as_found["sm_mhz"], 1500) << json_run.out;
   EXPECT_EQ(as_found["power_limit_w"], 450) << json_run.out;
   for (const auto& probe : json["probes"]) {
-    if (!probe["is_default"].get<bool>()) EXPECT_NE(probe, as_found) << "a probe labelled like the default";
+    if (!probe["is_default"].get<bool>()) {
+      EXPECT_NE(probe, as_found) << "a probe labelled like the default";
+    }
   }
   std::ifstream after(state_file);
   EXPECT_EQ(nlohmann::json::parse(after)["devices"][0]["controls"], found) << "restored as found";
