@@ -155,7 +155,7 @@ using IterationSeconds = std::function<std::optional<double>(const Case&, const 
 // What a dry run prints and how long the schedule should take (without the
 // workloads' own preparation): `typical_s` with the minimum repetitions,
 // `worst_s` if every point needs the maximum. Per point: the settle after a clock
-// change, the warm-up, the windows and the cool-down. Where `iteration_s` knows the
+// change, the warm-up, the windows (one for a drift check) and the cool-down. Where `iteration_s` knows the
 // point's iteration time, the warm-up iterations count, and each window lasts whole
 // iterations (it ends on the first past its duration); elsewhere only a warm-up
 // given in seconds does.

@@ -164,9 +164,11 @@ DurationEstimate estimate_duration(const Schedule& schedule, const MeasurePolicy
       window = std::ceil(duration / *iteration) * *iteration;
     }
     const double fixed = (clock_change ? policy.settle_s : 0.0) + warmup + policy.cooldown_s;
+    // A drift check is one window; a grid point repeats under the stop rule.
+    const bool drift = point.role == PointRole::drift;
     const int least = policy.ci_target_pct ? std::max(2, policy.repetitions) : policy.repetitions;
-    estimate.typical_s += fixed + window * std::min(least, policy.max_repetitions);
-    estimate.worst_s += fixed + window * policy.max_repetitions;
+    estimate.typical_s += fixed + window * (drift ? 1 : std::min(least, policy.max_repetitions));
+    estimate.worst_s += fixed + window * (drift ? 1 : policy.max_repetitions);
     previous = point.setting;
   }
   return estimate;
