@@ -4,6 +4,7 @@
 // (docs/plans.md), expanded against one GPU's clock table into an ordered, sharded
 // schedule of points.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -147,15 +148,24 @@ Schedule make_schedule(const Plan& plan, const std::vector<Setting>& settings, c
 Schedule make_schedule(const std::vector<Case>& cases, const std::vector<Setting>& settings,
                        const MeasurePolicy& policy, const Shard& shard);
 
+// Seconds one iteration of a case takes at a setting, where known (a dry run
+// rehearses them on a GPU whose time is virtual: rehearse_iterations, sweep.hpp).
+using IterationSeconds = std::function<std::optional<double>(const Case&, const Setting&)>;
+
 // What a dry run prints and how long the schedule should take (without the
 // workloads' own preparation): `typical_s` with the minimum repetitions,
-// `worst_s` if every point needs the maximum.
+// `worst_s` if every point needs the maximum. Per point: the settle after a clock
+// change, the warm-up, the windows (one for a drift check) and the cool-down. Where `iteration_s` knows the
+// point's iteration time, the warm-up iterations count, and each window lasts whole
+// iterations (it ends on the first past its duration); elsewhere only a warm-up
+// given in seconds does.
 struct DurationEstimate {
   double typical_s = 0;
   double worst_s = 0;
 };
 DurationEstimate estimate_duration(const Schedule& schedule, const MeasurePolicy& policy,
-                                   std::optional<double> sensor_period_s);
+                                   std::optional<double> sensor_period_s,
+                                   const IterationSeconds& iteration_s = {});
 std::string format_duration(double seconds);  // "1 h 05 min", "3 min 20 s", "12 s"
 
 }  // namespace dvfslab

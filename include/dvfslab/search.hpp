@@ -29,9 +29,16 @@ namespace dvfslab {
 // ("# dvfslab strategy: golden"), so the plan hash, --resume and merge tell runs of
 // different strategies apart and `report` can show a search's probes. A plain
 // sweep (the grid) records none: sweep and study add it only for another strategy.
-std::string plan_text_with_strategy(std::string_view plan_text, std::string_view strategy);
+// A search for another objective than energy records it on the next line
+// ("# dvfslab objective: edp"), so that runs searched for energy keep the plan hash
+// they had before objectives were recorded.
+std::string plan_text_with_strategy(std::string_view plan_text, std::string_view strategy,
+                                    std::string_view objective = "energy");
 // The strategy a stored plan text records; absent for a plain sweep.
 std::optional<std::string> strategy_of_plan_text(std::string_view plan_text);
+// The objective a searched run optimised ("energy" where none is recorded); absent
+// for a plain sweep, which measured every setting whatever the objective.
+std::optional<std::string> objective_of_plan_text(std::string_view plan_text);
 
 // ---------------------------------------------------------------- the session
 
@@ -57,8 +64,9 @@ class SearchSession final : public SearchStrategy {
 
   // Every outcome of the run so far, in measuring order.
   const std::vector<PointOutcome>& outcomes() const { return outcomes_; }
-  // Whether a budget stopped the search before the strategy was done.
-  bool stopped_by_budget() const { return stopped_by_budget_; }
+  // Whether a budget stopped the search before the strategy was done: the
+  // session's hard stop, or the strategy planning within the budget.
+  bool stopped_by_budget() const override;
 
  private:
   SearchSpace allowed_space(const SearchSpace& space) const;

@@ -49,6 +49,7 @@ struct SubmitSpec {
   std::filesystem::path dir;
   std::string command = "sweep";  // "sweep", or "search": the shard's sweep with `strategy`
   std::string strategy;           // sweep --strategy; empty: the plain sweep
+  std::string objective;          // sweep --objective of a strategy; empty: energy
   int shards = 1;
   std::string partition, gres, time_limit, account, constraint;  // empty: Slurm's default
   std::string device;                                            // empty: the plan's devices

@@ -36,8 +36,8 @@ struct PointOutcome {
   std::vector<double> energy_per_item_j_series;  // every repetition of the point in this run, stored ones too
   std::optional<double> energy_per_item_j;       // the last window's
   std::optional<double> items_per_s;             // the last window's
-  std::vector<double> items_per_s_series;        // every repetition in this run (stored ones have none)
-  std::optional<double> mean_power_w;
+  std::vector<double> items_per_s_series;        // every repetition in this run, stored ones too
+  std::optional<double> mean_power_w;            // the last window's (a stored point: its windows' mean)
   std::string item_unit;
   MeasurementFlags flags;  // any repetition's
 };
@@ -68,6 +68,9 @@ class SearchStrategy {
   // The points it will measure when known up front (for progress and dry runs);
   // empty for an adaptive search.
   virtual Schedule planned(const SearchSpace&) const { return {}; }
+  // Whether a budget (StrategyOptions) ended its last proposal before the search
+  // was done; a strategy that knows no budget is never stopped by one.
+  virtual bool stopped_by_budget() const { return false; }
 };
 
 // The plan's grid: every case × setting (and the default setting, unless the plan

@@ -44,11 +44,20 @@ class ProgressReporter {
   virtual void finish() = 0;
 };
 
+// What the progress of an adaptive search can say before it knows its points.
+struct SearchProgressBudget {
+  std::optional<int> points;      // distinct settings, the default included
+  std::optional<double> seconds;  // of GPU time
+};
+
 // Progress as text handed to `write` (which should flush): a bar with an ETA
 // redrawn in place ("\r", erase to the end of the line) when `redraw_in_place`,
-// for a terminal; one plain line per point otherwise (logs, tests).
+// for a terminal; one plain line per point otherwise (logs, tests). A strategy
+// that plans nothing up front is a search: its points are numbered as probes
+// (distinct settings), against `budget` where one is given, with no bar or ETA.
 std::unique_ptr<ProgressReporter> make_text_progress_reporter(std::function<void(const std::string&)> write,
-                                                              bool redraw_in_place);
+                                                              bool redraw_in_place,
+                                                              SearchProgressBudget budget = {});
 std::unique_ptr<ProgressReporter> make_silent_progress_reporter();
 
 struct SweepOptions {
@@ -78,6 +87,14 @@ struct SweepResult {
 // clock changes are allowed (--allow-clock-changes, the GPU's read-only mode).
 Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry,
                        const SweepOptions& options);
+
+// The iteration times of every case × setting of `schedule` for a dry run's
+// estimate (estimate_duration), rehearsed with the plan's warm-up iterations on a
+// fresh instance of `gpu` when its time is virtual (simulated, replayed, twin): the
+// GPU itself is not touched. Knows nothing for a real GPU, whose iterations only a
+// measurement can time.
+IterationSeconds rehearse_iterations(const Gpu& gpu, const Schedule& schedule, const MeasurePolicy& policy,
+                                     const WorkloadOptions& workload_options = {});
 
 // Whether this sweep may change clocks: allow_clock_changes was given, or the GPU is
 // simulated (nothing real changes). Read-only mode refuses changes even then.

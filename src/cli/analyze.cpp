@@ -33,11 +33,14 @@ void run_analyze(const AnalyzeOptions& options) {
   const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
   const Analysis analysis = analyze(rows, objective);
   for (const std::string& warning : pooling_warnings(analysis)) fmt::print(stderr, "warning: {}\n", warning);
+  const auto warning = searched_objective_warning(options.input, objective);
+  if (warning) fmt::print(stderr, "dvfslab: warning: {}\n", *warning);
   if (!options.emit.empty()) {
     fmt::print("{}", slurm::format_optimum_commands(analysis, slurm::parse_optimum_commands(options.emit)));
   } else if (options.json) {
     auto json = to_json(analysis, options.points);
     if (!options.model.empty()) json["predicted"] = prediction_json(rows, models);
+    if (warning) json["warnings"] = nlohmann::json::array({*warning});
     fmt::print("{}\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("{}", format_analysis_tables(analysis));

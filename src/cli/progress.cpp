@@ -40,13 +40,13 @@ class KillingReporter final : public ProgressReporter {
 
 }  // namespace
 
-std::unique_ptr<ProgressReporter> make_stderr_progress_reporter() {
+std::unique_ptr<ProgressReporter> make_stderr_progress_reporter(SearchProgressBudget budget) {
   auto reporter = make_text_progress_reporter(
       [](const std::string& text) {
         std::fputs(text.c_str(), stderr);
         std::fflush(stderr);
       },
-      isatty(fileno(stderr)) != 0);
+      isatty(fileno(stderr)) != 0, budget);
   if (const auto limit = kill_after_points_from_environment()) {
     return std::make_unique<KillingReporter>(std::move(reporter), *limit);
   }

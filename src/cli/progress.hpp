@@ -8,7 +8,8 @@
 namespace dvfslab::cli {
 
 // With DVFSLAB_TEST_KILL_AFTER_POINTS=N set, the process sends itself SIGKILL after
-// its N-th measured point, so tests can crash a sweep at an exact place.
-std::unique_ptr<ProgressReporter> make_stderr_progress_reporter();
+// its N-th measured point, so tests can crash a sweep at an exact place. `budget`:
+// a search's, which its progress shows.
+std::unique_ptr<ProgressReporter> make_stderr_progress_reporter(SearchProgressBudget budget = {});
 
 }  // namespace dvfslab::cli

@@ -58,6 +58,18 @@ void check_budget(const SearchArguments& args) {
   }
 }
 
+// The batch a built-in workload runs at unless told (WorkloadInfo::default_batch,
+// as `run-workload` uses); 1 for a name the GPU does not know, which the plan's
+// check then refuses with the names it does.
+int default_batch(const std::unique_ptr<Gpu>& gpu, const std::string& workload) {
+  const WorkloadRegistry registry =
+      make_default_workload_registry({}, std::span<const std::unique_ptr<Gpu>>(&gpu, 1));
+  for (const WorkloadInfo& info : registry.list(gpu.get())) {
+    if (info.name == workload) return info.default_batch;
+  }
+  return 1;
+}
+
 // A replayed table knows only its own workload keys: name the table, not the
 // registry's long list.
 SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
@@ -84,12 +96,14 @@ SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
   }
   SearchSession session(strategy_from_option(args.strategy, strategy_options), limits, gpu.clock());
 
-  auto progress = make_stderr_progress_reporter();
+  auto progress = make_stderr_progress_reporter({args.budget_points, args.budget_seconds});
   try {
     outcome.sweep = run_sweep(gpu, plan, registry, store, options, *progress, session);
   } catch (const CommandStartError& e) {
     throw ConfigError(fmt::format("the search's command: {}", e.what()));
   }
+  // The guard put the GPU back as it found it (after any stale journal's recovery).
+  outcome.found = gpu.control_state();
   outcome.stopped_by_budget = session.stopped_by_budget();
   outcome.probes = probes_in_order(session.outcomes());
   const Analysis analysis = analyze(store.result_rows(outcome.sweep.run_id), outcome.objective);
@@ -103,7 +117,7 @@ SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
 void run(SearchArguments args) {
   check_budget(args);
   parse_search_knobs(args.knobs);
-  parse_objective(args.objective);
+  args.objective = to_string(parse_objective(args.objective));
   if (args.strategy.empty()) args.strategy = default_strategy_name();
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
 
@@ -111,8 +125,10 @@ void run(SearchArguments args) {
   const auto table = table_gpu(*gpu);
   if (table && args.search_case.command.empty())
     check_table_workload(*gpu, *table, args.search_case.workload);
-  const std::string text =
-      search_plan_text(*gpu, args.search_case, parse_search_knobs(args.knobs), args.measure, args.strategy);
+  if (!args.search_case.batch && args.search_case.command.empty())
+    args.search_case.batch = default_batch(gpu, args.search_case.workload);
+  const std::string text = search_plan_text(*gpu, args.search_case, parse_search_knobs(args.knobs),
+                                            args.measure, args.strategy, args.objective);
   const Plan plan = parse_plan_text(text, "dvfslab search");
   check_plan_programs(plan);
   const WorkloadRegistry registry =
@@ -156,7 +172,8 @@ void add_search_command(CLI::App& app) {
                    "The workload: a built-in name, a replayed table's workload key, or the name of the "
                    "command after --")
       ->required();
-  command->add_option("--batch", args->search_case.batch, "Batch size (default 1)");
+  command->add_option("--batch", args->search_case.batch,
+                      "Batch size (default: the workload's own default batch; 1 for a command after --)");
   command->add_option("--mode", args->search_case.mode, "train (default) or infer");
   command->add_option("--precision", args->search_case.precision, "fp32 (default), tf32, bf16 or fp16");
   command->add_option("--device", args->device, device_spec_help())

@@ -10,21 +10,43 @@
 namespace dvfslab::cli {
 namespace {
 
-// The knobs a setting leaves at the default, filled in with the GPU's defaults
-// where the search controls them; absent where it does not.
+// The value of every knob the search controls; where the setting leaves a knob at
+// the default, the value the GPU was found at (its lock, else its application clock;
+// its power limit), which is what the default setting ran at; a GPU that reports no
+// such control (a replayed table) runs at its default. Absent where the search does
+// not control the knob.
 struct Knobs {
   std::optional<int> sm_mhz, mem_mhz, power_limit_w;
 };
 
+// A clock as found: locked to one value, else the application clock, else (a GPU
+// that reports neither) its default.
+std::optional<int> found_clock(std::optional<int> locked_min, std::optional<int> locked_max,
+                               std::optional<int> application, std::optional<int> gpu_default) {
+  if (locked_min && locked_min == locked_max) return locked_min;
+  return application ? application : gpu_default;
+}
+
 Knobs controlled_values(const SearchOutcome& outcome, const Setting& setting) {
+  const ControlState& found = outcome.found;
   Knobs knobs;
-  if (outcome.knobs.sm) knobs.sm_mhz = setting.sm_mhz ? setting.sm_mhz : outcome.clocks.default_graphics_mhz;
-  if (outcome.knobs.mem)
-    knobs.mem_mhz = setting.mem_mhz ? setting.mem_mhz : outcome.clocks.default_memory_mhz;
+  if (outcome.knobs.sm) {
+    knobs.sm_mhz = setting.sm_mhz
+                       ? setting.sm_mhz
+                       : found_clock(found.locked_sm_min_mhz, found.locked_sm_max_mhz,
+                                     found.application_graphics_mhz, outcome.clocks.default_graphics_mhz);
+  }
+  if (outcome.knobs.mem) {
+    knobs.mem_mhz = setting.mem_mhz
+                        ? setting.mem_mhz
+                        : found_clock(found.locked_mem_min_mhz, found.locked_mem_max_mhz,
+                                      found.application_memory_mhz, outcome.clocks.default_memory_mhz);
+  }
   if (outcome.knobs.power) {
     knobs.power_limit_w = setting.power_limit_w;
-    if (!knobs.power_limit_w && outcome.limits.default_w)
-      knobs.power_limit_w = static_cast<int>(std::lround(*outcome.limits.default_w));
+    const std::optional<double> found_w =
+        found.power_limit_w ? found.power_limit_w : outcome.limits.default_w;
+    if (!knobs.power_limit_w && found_w) knobs.power_limit_w = static_cast<int>(std::lround(*found_w));
   }
   return knobs;
 }
@@ -47,7 +69,7 @@ std::string setting_text(const SearchOutcome& outcome, const Setting& setting) {
   if (outcome.knobs.sm) add("sm", knobs.sm_mhz, "MHz");
   if (outcome.knobs.mem) add("mem", knobs.mem_mhz, "MHz");
   if (outcome.knobs.power) add("pl", knobs.power_limit_w, "W");
-  return setting.is_default() ? fmt::format("default ({})", text) : text;
+  return setting.is_default() ? fmt::format("default as found ({})", text) : text;
 }
 
 const PointSummary* optimum_point(const SearchOutcome& outcome) {

@@ -18,6 +18,8 @@ struct SearchOutcome {
   GpuIdentity gpu;
   ClockTable clocks;
   PowerLimits limits;
+  // The GPU's controls as found (and restored): the default setting ran at them.
+  ControlState found;
   SearchKnobs knobs;
   std::string strategy;
   Objective objective;

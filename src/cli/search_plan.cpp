@@ -87,7 +87,8 @@ SearchKnobs parse_search_knobs(const std::string& text) {
 }
 
 std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const SearchKnobs& knobs,
-                             const SearchMeasure& measure, const std::string& strategy) {
+                             const SearchMeasure& measure, const std::string& strategy,
+                             const std::string& objective) {
   const ClockTable clocks = gpu.clock_table();
   const auto refuse_fixed = [&](const char* knob, const char* what) {
     throw ConfigError(
@@ -121,7 +122,7 @@ std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const Sear
       measure.repetitions, measure.max_repetitions, toml_float(measure.ci_target_pct),
       toml_float(measure.settle_s));
   if (measure.duration_s) text += fmt::format("duration_s = {}\n", toml_float(*measure.duration_s));
-  return plan_text_with_strategy(text, strategy);
+  return plan_text_with_strategy(text, strategy, objective);
 }
 
 }  // namespace dvfslab::cli

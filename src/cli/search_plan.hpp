@@ -35,10 +35,11 @@ struct SearchMeasure {
   double settle_s = 1.0;
 };
 
-// The plan's TOML, its first line recording the strategy. The power limits are 16
+// The plan's TOML, its first lines recording the strategy and the objective. The power limits are 16
 // values spread over the GPU's range, or on a replayed table the whole watts it
 // holds for the workload.
 std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const SearchKnobs& knobs,
-                             const SearchMeasure& measure, const std::string& strategy);
+                             const SearchMeasure& measure, const std::string& strategy,
+                             const std::string& objective);
 
 }  // namespace dvfslab::cli

@@ -12,6 +12,7 @@
 #include "cli/environment.hpp"
 #include "cli/slurm_commands.hpp"
 #include "cli/strategy_option.hpp"
+#include "dvfslab/analysis.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
@@ -29,6 +30,7 @@ struct SubmitArguments {
   int shards = 0;
   std::string command = "sweep";
   std::string strategy;
+  std::string objective;
   std::string partition, gres, time_limit, account, constraint, device;
   std::string out;
   std::string dvfslab_binary;
@@ -97,6 +99,15 @@ void run_submit(const SubmitArguments& args) {
   spec.strategy = args.strategy;
   if (spec.command == "search" && spec.strategy.empty()) spec.strategy = default_strategy_name();
   if (!spec.strategy.empty()) strategy_from_option(spec.strategy, {});  // fail here, not on the nodes
+  if (!args.objective.empty()) {
+    if (spec.strategy.empty()) {
+      throw UsageError(fmt::format(
+          "--objective {}: only a search uses it (the sweep measures every setting); give --command "
+          "search or --strategy",
+          args.objective));
+    }
+    spec.objective = to_string(parse_objective(args.objective));
+  }
   spec.shards = args.shards;
   spec.partition = args.partition;
   spec.gres = args.gres;
@@ -212,6 +223,9 @@ void add_slurm_command(CLI::App& app) {
   submit->add_option("--strategy", args->strategy,
                      strategy_help() + " Passed to each shard's sweep; --command search defaults to " +
                          default_strategy_name());
+  submit->add_option("--objective", args->objective,
+                     "With --command search or --strategy: " + objective_help() +
+                         "; passed to each shard's sweep (default energy)");
   submit->add_option("--partition", args->partition, "Slurm partition (sbatch --partition)");
   submit->add_option("--gres", args->gres,
                      "Generic resources per shard, e.g. gpu:1 or gpu:a100:1 (sbatch --gres)");

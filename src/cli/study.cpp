@@ -24,6 +24,7 @@ struct StudyArguments {
   bool allow_clock_changes = false;
   bool print_plan = false;
   std::string strategy = "grid";
+  std::string objective = "energy";
 };
 
 void print_plan(const StudyArguments& args) {
@@ -38,6 +39,7 @@ void print_plan(const StudyArguments& args) {
 
 void run(const StudyArguments& args) {
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
+  parse_objective(args.objective);
   if (args.print_plan) return print_plan(args);
   const auto started = std::chrono::steady_clock::now();
   StudyOptions options;
@@ -47,6 +49,7 @@ void run(const StudyArguments& args) {
   options.state_dir = state_dir();
   options.open = open_options();
   options.strategy = args.strategy;
+  options.objective = args.objective;
   const WorkloadRegistry registry = make_default_workload_registry();
   auto progress = make_stderr_progress_reporter();
   const auto notice = [](const std::string& text) { fmt::print(stderr, "dvfslab study: {}\n", text); };
@@ -99,6 +102,12 @@ void add_study_command(CLI::App& app) {
                    strategy_help() +
                        " With another strategy than grid, each case's optimum is searched; give "
                        "it its own --out")
+      ->capture_default_str();
+  command
+      ->add_option("--objective", args->objective,
+                   objective_help() +
+                       ". The analysis optimises it, and a --strategy other than grid searches "
+                       "for it")
       ->capture_default_str();
   command->add_flag("--print-plan", args->print_plan,
                     "Print the built-in plan (TOML) for the device and exit, to adapt it for dvfslab sweep");

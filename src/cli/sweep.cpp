@@ -34,7 +34,21 @@ struct SweepArguments {
   bool resume = false;
   bool dry_run = false;
   std::string strategy = "grid";
+  std::optional<std::string> objective;  // a strategy's; the grid measures every setting whatever it is
 };
+
+// The objective a strategy searches, in its canonical spelling; an unknown one is a
+// ConfigError (exit 3, as for search and analyze), one without a strategy a usage error.
+std::string search_objective(const SweepArguments& args) {
+  if (!args.objective) return "energy";
+  if (args.strategy == "grid") {
+    throw UsageError(
+        fmt::format("--objective {}: only a search strategy uses it (the grid measures every setting); give "
+                    "--strategy, or choose the objective when analysing (dvfslab analyze --objective)",
+                    *args.objective));
+  }
+  return to_string(parse_objective(*args.objective));
+}
 
 void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const SweepOptions& options) {
   const auto& identity = gpu.identity();
@@ -50,14 +64,17 @@ void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const S
                point.role == PointRole::grid ? "grid" : "drift", to_string(point.workload_case),
                to_string(point.setting));
   }
-  const auto estimate = estimate_duration(schedule, plan.measure, gpu.sensor_period_s());
+  const IterationSeconds iteration_s = rehearse_iterations(gpu, schedule, plan.measure);
+  const auto estimate = estimate_duration(schedule, plan.measure, gpu.sensor_period_s(), iteration_s);
   fmt::print("Estimated time: {} with {} repetition(s) per point", format_duration(estimate.typical_s),
              std::max(plan.measure.repetitions, plan.measure.ci_target_pct ? 2 : 1));
   if (estimate.worst_s > estimate.typical_s) {
     fmt::print(", up to {} if every point needs {}", format_duration(estimate.worst_s),
                plan.measure.max_repetitions);
   }
-  fmt::print(", plus loading the workloads{}.\n",
+  fmt::print(", {}{}.\n",
+             iteration_s ? "warm-up included (rehearsed on a copy of the GPU), plus loading the workloads"
+                         : "plus the warm-up iterations and loading the workloads",
              identity.simulated ? " (on the simulated GPU's virtual clock: a real run takes about this long, "
                                   "this one takes seconds)"
                                 : "");
@@ -103,9 +120,10 @@ void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const Workload
 // on a replayed table only the settings it holds.
 SweepResult run_with_strategy(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
                               const SweepOptions& options, ProgressReporter& progress,
-                              const std::string& strategy) {
+                              const std::string& strategy, const std::string& objective) {
   if (strategy == "grid") return run_sweep(gpu, plan, registry, store, options, progress);
   StrategyOptions strategy_options;
+  strategy_options.objective = objective;
   strategy_options.seed = plan.measure.seed;
   SearchLimits limits;
   if (const auto table = table_gpu(gpu)) {
@@ -121,9 +139,9 @@ SweepResult run_with_strategy(Gpu& gpu, const Plan& plan, const WorkloadRegistry
 // still a plan error: 126 and 127 are `measure`'s codes for its own program.
 SweepResult run_sweep_of_plan(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
                               const SweepOptions& options, ProgressReporter& progress,
-                              const std::string& strategy) {
+                              const std::string& strategy, const std::string& objective) {
   try {
-    return run_with_strategy(gpu, plan, registry, store, options, progress, strategy);
+    return run_with_strategy(gpu, plan, registry, store, options, progress, strategy, objective);
   } catch (const CommandStartError& e) {
     throw ConfigError(fmt::format("{}: {}", plan.source_name, e.what()));
   }
@@ -131,8 +149,10 @@ SweepResult run_sweep_of_plan(Gpu& gpu, const Plan& plan, const WorkloadRegistry
 
 void run(const SweepArguments& args) {
   strategy_from_option(args.strategy, {});  // an unknown name fails before anything is opened
+  const std::string objective = search_objective(args);
   Plan plan = load_plan_file(args.plan_path);
-  if (args.strategy != "grid") plan.source_text = plan_text_with_strategy(plan.source_text, args.strategy);
+  if (args.strategy != "grid")
+    plan.source_text = plan_text_with_strategy(plan.source_text, args.strategy, objective);
   check_plan_programs(plan);
   SweepOptions options;
   options.allow_clock_changes = args.allow_clock_changes;
@@ -185,8 +205,8 @@ void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const Workload
                     std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options) {
   for (auto& gpu : gpus) {
     auto progress = make_stderr_progress_reporter();
-    const SweepResult result =
-        run_sweep_of_plan(*gpu, plan, registry, store, options, *progress, args.strategy);
+    const SweepResult result = run_sweep_of_plan(*gpu, plan, registry, store, options, *progress,
+                                                 args.strategy, search_objective(args));
     const auto& identity = gpu->identity();
     fmt::print("{}: run {} in {}{}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n",
                identity.name, result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "",
@@ -230,6 +250,8 @@ void add_sweep_command(CLI::App& app) {
       "--resume", args->resume,
       "Continue the newest unfinished run of this plan on this GPU in --db, skipping finished points");
   command->add_option("--strategy", args->strategy, strategy_help())->capture_default_str();
+  command->add_option("--objective", args->objective,
+                      "With --strategy: " + objective_help() + "; default energy");
   command->add_flag("--dry-run", args->dry_run,
                     "Print the points in measuring order and the estimated time; change and measure nothing");
   command->callback([args] { run(*args); });

@@ -128,6 +128,7 @@ std::string array_script(const SubmitSpec& spec) {
                   shell_quote(spec.dvfslab_binary.string()), subcommand, in_dir(spec, plan_file_name),
                   spec.shards, shell_quote(spec.dir.string()));
   if (!spec.strategy.empty()) command += " --strategy " + shell_quote(spec.strategy);
+  if (!spec.objective.empty()) command += " --objective " + shell_quote(spec.objective);
   if (!spec.device.empty()) command += " --device " + shell_quote(spec.device);
   if (spec.allow_clock_changes) command += " --allow-clock-changes";
   script += command + "\n";

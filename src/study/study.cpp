@@ -80,6 +80,8 @@ std::unique_ptr<Gpu> open_study_gpu(const std::string& device, std::optional<std
 StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& registry,
                        ProgressReporter& progress, const NoticeSink& notice) {
   StudyOutcome outcome;
+  const Objective objective =
+      parse_objective(options.objective);  // an unknown one fails before the GPU opens
   std::unique_ptr<Gpu> gpu = open_study_gpu(options.device, outcome.simulated_because, options.open);
   if (outcome.simulated_because) notice(*outcome.simulated_because);
   outcome.gpu = gpu->identity();
@@ -116,7 +118,7 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
   const auto measure = [&](bool sweep_clocks) {
     Plan plan = parse_plan_text(study_plan_text(outcome.gpu, clocks, sweep_clocks), plan_source_name);
     if (options.strategy != "grid")
-      plan.source_text = plan_text_with_strategy(plan.source_text, options.strategy);
+      plan.source_text = plan_text_with_strategy(plan.source_text, options.strategy, to_string(objective));
     if (has_finished_run(store, plan_hash(plan.source_text), outcome.gpu.uuid)) {
       outcome.reused_finished_run = true;
       notice(
@@ -130,6 +132,7 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
       return;
     }
     StrategyOptions strategy_options;
+    strategy_options.objective = to_string(objective);
     strategy_options.seed = plan.measure.seed;
     SearchSession session(make_strategy(options.strategy, strategy_options), {}, gpu->clock());
     outcome.sweep = run_sweep(*gpu, plan, registry, store, sweep_options, progress, session);
@@ -148,7 +151,7 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
     measure(false);
   }
 
-  outcome.analysis = analyze(store.result_rows());
+  outcome.analysis = analyze(store.result_rows(), objective);
   outcome.analysis_json = options.out_dir / "analysis.json";
   OutputFile json(outcome.analysis_json, database_files(outcome.database));
   json.stream() << to_json(outcome.analysis).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)

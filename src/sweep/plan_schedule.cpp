@@ -148,17 +148,27 @@ Schedule make_schedule(const std::vector<Case>& cases, const std::vector<Setting
 }
 
 DurationEstimate estimate_duration(const Schedule& schedule, const MeasurePolicy& policy,
-                                   std::optional<double> sensor_period_s) {
-  const double window = policy.resolved_duration_s(sensor_period_s);
-  const double warmup = policy.warmup_s.value_or(0.0);
+                                   std::optional<double> sensor_period_s,
+                                   const IterationSeconds& iteration_s) {
+  const double duration = policy.resolved_duration_s(sensor_period_s);
   DurationEstimate estimate;
   std::optional<Setting> previous;
   for (const auto& point : schedule.points) {
     const bool clock_change = previous ? *previous != point.setting : !point.setting.is_default();
+    const std::optional<double> iteration =
+        iteration_s ? iteration_s(point.workload_case, point.setting) : std::nullopt;
+    double warmup = policy.warmup_s.value_or(0.0);
+    double window = duration;
+    if (iteration && *iteration > 0) {
+      if (!policy.warmup_s) warmup = static_cast<double>(policy.warmup_iterations) * *iteration;
+      window = std::ceil(duration / *iteration) * *iteration;
+    }
     const double fixed = (clock_change ? policy.settle_s : 0.0) + warmup + policy.cooldown_s;
+    // A drift check is one window; a grid point repeats under the stop rule.
+    const bool drift = point.role == PointRole::drift;
     const int least = policy.ci_target_pct ? std::max(2, policy.repetitions) : policy.repetitions;
-    estimate.typical_s += fixed + window * std::min(least, policy.max_repetitions);
-    estimate.worst_s += fixed + window * policy.max_repetitions;
+    estimate.typical_s += fixed + window * (drift ? 1 : std::min(least, policy.max_repetitions));
+    estimate.worst_s += fixed + window * (drift ? 1 : policy.max_repetitions);
     previous = point.setting;
   }
   return estimate;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <utility>
 
 #include "dvfslab/sweep.hpp"
@@ -38,14 +39,23 @@ std::string figures(const PointOutcome& outcome) {
 class BaseReporter : public ProgressReporter {
  public:
   using Write = std::function<void(const std::string&)>;
-  explicit BaseReporter(Write write) : write_(std::move(write)) {}
+  BaseReporter(Write write, SearchProgressBudget budget) : write_(std::move(write)), budget_(budget) {}
 
   void start(const Schedule& schedule, const GpuIdentity& gpu, std::size_t already_done) override {
     started_ = std::chrono::steady_clock::now();
     resumed_from_ = already_done;
-    write_(fmt::format("sweep: {} points ({} of the grid, {} drift checks) on {}{}{}\n",
-                       schedule.points.size(), schedule.grid_points, schedule.drift_points, gpu.name,
-                       gpu.simulated ? " (SIMULATED)" : "",
+    searching_ = schedule.points.empty();
+    const std::string on = fmt::format("{}{}", gpu.name, gpu.simulated ? " (SIMULATED)" : "");
+    if (searching_) {
+      std::string budget;
+      if (budget_.points) budget += fmt::format(", at most {} probes", *budget_.points);
+      if (budget_.seconds)
+        budget += fmt::format(", budget {} of GPU time", format_duration(*budget_.seconds));
+      write_(fmt::format("search on {}: each probe is chosen from those measured before{}\n", on, budget));
+      return;
+    }
+    write_(fmt::format("sweep: {} points ({} of the grid, {} drift checks) on {}{}\n", schedule.points.size(),
+                       schedule.grid_points, schedule.drift_points, on,
                        already_done ? fmt::format(", resuming: {} already measured", already_done) : ""));
   }
 
@@ -58,11 +68,25 @@ class BaseReporter : public ProgressReporter {
     return elapsed / static_cast<double>(measured_now) * static_cast<double>(total - done);
   }
 
+  // A search's point as a probe: "probe 3 of at most 12", "probe 2 again" when a
+  // setting is measured once more; nullopt for a planned sweep.
+  std::optional<std::string> probe_label(const PointOutcome& outcome) {
+    if (!searching_) return std::nullopt;
+    const auto [at, first] =
+        probes_.try_emplace({outcome.point.workload_case, outcome.point.setting}, probes_.size() + 1);
+    if (!first) return fmt::format("probe {} again", at->second);
+    return budget_.points ? fmt::format("probe {} of at most {}", at->second, *budget_.points)
+                          : fmt::format("probe {}", at->second);
+  }
+
   Write write_;
 
  private:
+  SearchProgressBudget budget_;
   std::chrono::steady_clock::time_point started_;
   std::size_t resumed_from_ = 0;
+  bool searching_ = false;
+  std::map<std::pair<Case, Setting>, std::size_t> probes_;  // number of each setting probed
 };
 
 class LineReporter final : public BaseReporter {
@@ -71,7 +95,9 @@ class LineReporter final : public BaseReporter {
 
   void point_done(const PointOutcome& outcome, std::size_t done, std::size_t total) override {
     const int width = static_cast<int>(std::to_string(total).size());
-    write_(fmt::format("[{:>{}}/{}] {}: {}\n", done, width, total, describe(outcome), figures(outcome)));
+    const auto probe = probe_label(outcome);
+    write_(fmt::format("[{}] {}: {}\n", probe ? *probe : fmt::format("{:>{}}/{}", done, width, total),
+                       describe(outcome), figures(outcome)));
   }
 
   void finish() override {}
@@ -82,13 +108,18 @@ class BarReporter final : public BaseReporter {
   using BaseReporter::BaseReporter;
 
   void point_done(const PointOutcome& outcome, std::size_t done, std::size_t total) override {
-    constexpr int bar_width = 30;
-    const double fraction = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-    const int filled = static_cast<int>(fraction * bar_width);
-    const auto eta = eta_s(done, total);
-    std::string line = fmt::format("[{}{}] {}/{} {:3.0f}%  ETA {}  {}", std::string(filled, '#'),
-                                   std::string(bar_width - filled, '-'), done, total, 100 * fraction,
-                                   eta ? format_duration(*eta) : std::string("?"), describe(outcome));
+    std::string line;
+    if (const auto probe = probe_label(outcome)) {
+      line = fmt::format("{}  {}", *probe, describe(outcome));
+    } else {
+      constexpr int bar_width = 30;
+      const double fraction = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+      const int filled = static_cast<int>(fraction * bar_width);
+      const auto eta = eta_s(done, total);
+      line = fmt::format("[{}{}] {}/{} {:3.0f}%  ETA {}  {}", std::string(filled, '#'),
+                         std::string(bar_width - filled, '-'), done, total, 100 * fraction,
+                         eta ? format_duration(*eta) : std::string("?"), describe(outcome));
+    }
     // "\r" then "erase to end of line": the bar is redrawn in place.
     write_(fmt::format("\r{}\x1b[K", line));
     drawn_ = true;
@@ -113,9 +144,10 @@ class SilentReporter final : public ProgressReporter {
 }  // namespace
 
 std::unique_ptr<ProgressReporter> make_text_progress_reporter(std::function<void(const std::string&)> write,
-                                                              bool redraw_in_place) {
-  if (redraw_in_place) return std::make_unique<BarReporter>(std::move(write));
-  return std::make_unique<LineReporter>(std::move(write));
+                                                              bool redraw_in_place,
+                                                              SearchProgressBudget budget) {
+  if (redraw_in_place) return std::make_unique<BarReporter>(std::move(write), budget);
+  return std::make_unique<LineReporter>(std::move(write), budget);
 }
 
 std::unique_ptr<ProgressReporter> make_silent_progress_reporter() {

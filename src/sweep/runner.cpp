@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -21,16 +22,41 @@ namespace {
 
 using CaseSetting = std::pair<Case, Setting>;
 
-// Energy per item of the grid repetitions a resumed run already holds.
-std::map<CaseSetting, std::vector<double>> stored_repetitions(Store& store, std::int64_t run_id) {
-  std::map<CaseSetting, std::vector<double>> stored;
+// The grid windows a resumed run already holds for one case and setting, in
+// measuring order: a strategy continuing the run needs what the uninterrupted run
+// would have handed it (a model is fitted to throughput and power, not energy alone).
+struct StoredWindows {
+  std::vector<double> energy_per_item_j;
+  std::vector<double> items_per_s;
+  std::vector<double> mean_power_w;
+};
+
+std::map<CaseSetting, StoredWindows> stored_windows(Store& store, std::int64_t run_id) {
+  std::map<CaseSetting, StoredWindows> stored;
   for (const auto& row : store.measurements()) {
     if (row.run_id != run_id || row.point.role != RecordRole::grid) continue;
-    auto& energies = stored[{row.point.point.workload_case, row.point.point.setting}];
+    auto& windows = stored[{row.point.point.workload_case, row.point.point.setting}];
     const Measurement& m = row.measurement;
-    energies.push_back(m.energy_j && m.items > 0 ? *m.energy_j / m.items : 0.0);
+    windows.energy_per_item_j.push_back(m.energy_j && m.items > 0 ? *m.energy_j / m.items : 0.0);
+    if (m.duration_s > 0) windows.items_per_s.push_back(m.items / m.duration_s);
+    if (m.mean_power_w) windows.mean_power_w.push_back(*m.mean_power_w);
   }
   return stored;
+}
+
+// A point the resumed run holds, handed back as if measured now.
+PointOutcome stored_outcome(const ScheduledPoint& point, const StoredWindows& stored) {
+  PointOutcome outcome;
+  outcome.point = point;
+  outcome.energy_per_item_j_series = stored.energy_per_item_j;
+  outcome.items_per_s_series = stored.items_per_s;
+  if (!stored.energy_per_item_j.empty()) outcome.energy_per_item_j = stored.energy_per_item_j.back();
+  if (!stored.items_per_s.empty()) outcome.items_per_s = stored.items_per_s.back();
+  if (!stored.mean_power_w.empty()) {
+    outcome.mean_power_w = std::accumulate(stored.mean_power_w.begin(), stored.mean_power_w.end(), 0.0) /
+                           static_cast<double>(stored.mean_power_w.size());
+  }
+  return outcome;
 }
 
 SearchSpace search_space(Gpu& gpu, const Plan& plan, const SweepOptions& options) {
@@ -103,7 +129,8 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
   info.shard_index = options.shard.index;
   info.shard_count = options.shard.count;
   std::map<CaseSetting, std::vector<double>> repetitions;
-  std::map<CaseSetting, std::vector<double>> throughputs;  // items per second, windows of this run
+  std::map<CaseSetting, std::vector<double>> throughputs;  // items per second, the same windows
+  std::map<CaseSetting, StoredWindows> stored;             // what a resumed run held
   std::optional<RunInfo> unfinished;
   if (options.resume) {
     unfinished = store.find_unfinished_run(info.plan_hash, info.gpu.uuid, info.shard_index, info.shard_count);
@@ -112,7 +139,11 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
     result.run_id = unfinished->id;
     result.resumed = true;
     store.reopen_run(result.run_id);
-    repetitions = stored_repetitions(store, result.run_id);
+    for (auto& [key, windows] : stored_windows(store, result.run_id)) {
+      repetitions[key] = windows.energy_per_item_j;
+      throughputs[key] = windows.items_per_s;
+      stored.emplace(key, std::move(windows));
+    }
   } else {
     result.run_id = store.begin_run(info);
   }
@@ -164,7 +195,7 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
         const bool first_proposal =
             point.role != PointRole::grid || proposed.insert({point.workload_case, point.setting}).second;
         if (first_proposal && finished_before(point)) {
-          outcome.energy_per_item_j_series = repetitions[{point.workload_case, point.setting}];
+          outcome = stored_outcome(point, stored[{point.workload_case, point.setting}]);
           ++result.points_skipped;
         } else {
           std::vector<double> drift_energy;

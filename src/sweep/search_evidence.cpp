@@ -127,8 +127,8 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
                                       : std::hypot(energy_noise_, throughput_noise_);
   for (auto& [setting, reading] : readings_) {
     const PointSummary point = summary_of(reading);
-    // Without time a time-based objective cannot judge the point (a resumed point
-    // carries energy only): look() measures it again.
+    // Without time a time-based objective cannot judge the point (an outcome of
+    // another runner may carry energy only): look() measures it again.
     if (objective_uses_time(objective_) && reading.items_per_s <= 0) continue;
     reading.value = objective_value(objective_, point, baseline.value_or(point));
     const int baseline_windows = baseline_reading == readings_.end() || setting == Setting{}
@@ -164,11 +164,13 @@ const Reading& CaseEvidence::look(const Setting& setting) {
     }
     return it->second;
   }
+  // The baseline is measured whatever the budget: without it nothing can be
+  // compared, and a search that measured nothing would have no answer at all.
+  if (setting.is_default()) throw ProbeNeeded{setting};
   if (options_.budget_points && static_cast<int>(readings_.size()) >= *options_.budget_points)
     throw BudgetSpent{};
-  // A probe's first visit: one window, the baseline's the plan's repetitions.
-  const int windows = setting.is_default() ? std::max(1, policy_.repetitions) : 1;
-  const double probe_s = policy_.settle_s + policy_.resolved_duration_s(std::nullopt) * windows;
+  // A probe's first visit: one window.
+  const double probe_s = policy_.settle_s + policy_.resolved_duration_s(std::nullopt);
   if (options_.budget_seconds && seconds_spent() + probe_s > *options_.budget_seconds) throw BudgetSpent{};
   throw ProbeNeeded{setting};
 }

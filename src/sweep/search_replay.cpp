@@ -9,6 +9,7 @@ ReplayStrategy::ReplayStrategy(const StrategyOptions& options)
 std::vector<ScheduledPoint> ReplayStrategy::propose(const SearchSpace& space,
                                                     std::span<const PointOutcome> measured) {
   const KnobGrid grid(space.settings);
+  budget_spent_ = false;
   for (std::size_t index = 0; index < space.cases.size(); ++index) {
     // A shard searches every count-th case.
     if (static_cast<int>(index % static_cast<std::size_t>(space.shard.count)) != space.shard.index) continue;
@@ -26,6 +27,7 @@ std::vector<ScheduledPoint> ReplayStrategy::propose(const SearchSpace& space,
       const int windows = probe.setting.is_default() ? 0 : 1;
       return {ScheduledPoint{workload_case, probe.setting, PointRole::grid, 0, windows}};
     } catch (const BudgetSpent&) {
+      budget_spent_ = true;
     }
   }
   return {};

@@ -17,6 +17,7 @@ class ReplayStrategy : public SearchStrategy {
   explicit ReplayStrategy(const StrategyOptions& options);
 
   std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) final;
+  bool stopped_by_budget() const final { return budget_spent_; }
 
  protected:
   // Searches one case; returns when done, or throws ProbeNeeded / BudgetSpent.
@@ -25,6 +26,7 @@ class ReplayStrategy : public SearchStrategy {
  private:
   StrategyOptions options_;
   Objective objective_;
+  bool budget_spent_ = false;  // in the last replay, for any case
 };
 
 }  // namespace dvfslab::search_detail

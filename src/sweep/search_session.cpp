@@ -11,17 +11,37 @@ namespace dvfslab {
 namespace {
 
 constexpr std::string_view strategy_marker = "# dvfslab strategy: ";
+constexpr std::string_view objective_marker = "# dvfslab objective: ";
+constexpr std::string_view default_objective = "energy";
+
+// The rest of the first line of `text` when it starts with `marker`.
+std::optional<std::string_view> marked_line(std::string_view text, std::string_view marker) {
+  if (!text.starts_with(marker)) return std::nullopt;
+  const std::string_view rest = text.substr(marker.size());
+  return rest.substr(0, rest.find('\n'));
+}
 
 }  // namespace
 
-std::string plan_text_with_strategy(std::string_view plan_text, std::string_view strategy) {
-  return std::string(strategy_marker) + std::string(strategy) + "\n" + std::string(plan_text);
+std::string plan_text_with_strategy(std::string_view plan_text, std::string_view strategy,
+                                    std::string_view objective) {
+  std::string text = std::string(strategy_marker) + std::string(strategy) + "\n";
+  if (objective != default_objective) text += std::string(objective_marker) + std::string(objective) + "\n";
+  return text + std::string(plan_text);
 }
 
 std::optional<std::string> strategy_of_plan_text(std::string_view plan_text) {
-  if (!plan_text.starts_with(strategy_marker)) return std::nullopt;
-  const std::string_view rest = plan_text.substr(strategy_marker.size());
-  return std::string(rest.substr(0, rest.find('\n')));
+  const auto strategy = marked_line(plan_text, strategy_marker);
+  return strategy ? std::optional(std::string(*strategy)) : std::nullopt;
+}
+
+std::optional<std::string> objective_of_plan_text(std::string_view plan_text) {
+  const auto strategy = marked_line(plan_text, strategy_marker);
+  if (!strategy) return std::nullopt;
+  const std::string_view next =
+      plan_text.substr(std::min(plan_text.size(), strategy_marker.size() + strategy->size() + 1));
+  const auto objective = marked_line(next, objective_marker);
+  return std::string(objective ? *objective : default_objective);
 }
 
 SearchSession::SearchSession(std::unique_ptr<SearchStrategy> inner, SearchLimits limits, const Clock& clock)
@@ -48,6 +68,8 @@ bool SearchSession::within_budget(const ScheduledPoint& next) const {
   return measured.count({next.workload_case, next.setting}) > 0 ||
          static_cast<int>(measured.size()) < *limits_.budget_points;
 }
+
+bool SearchSession::stopped_by_budget() const { return stopped_by_budget_ || inner_->stopped_by_budget(); }
 
 std::vector<ScheduledPoint> SearchSession::propose(const SearchSpace& space,
                                                    std::span<const PointOutcome> measured) {

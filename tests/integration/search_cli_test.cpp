@@ -9,6 +9,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "run_process.hpp"
@@ -36,6 +37,41 @@ class SearchCliTest : public ::testing::Test {
   static std::vector<std::string> sim_search() {
     return {"--device",   "sim:v100", "--workload", "resnet50", "--batch", "32",
             "--strategy", "grid",     "--budget",   "5",        "--json"};
+  }
+
+  // The search run whole, and killed after `kill_after` measured points then resumed
+  // in another database; the resumed run must end as the whole one did. Where the
+  // simulated GPU measures the same after the restart (`exact`), the same probes give
+  // the same energies; otherwise (a fresh process finds the simulated H200 cool again)
+  // the resumed optimum must be within the search's resolution (0.5 %) of the other.
+  std::pair<nlohmann::json, nlohmann::json> uninterrupted_and_resumed(
+      const std::vector<std::string>& arguments, const std::string& kill_after, bool exact = true) {
+    const auto whole = search(arguments, "whole.sqlite");
+    EXPECT_EQ(whole.exit_code, 0) << whole.err;
+    const auto killed = search(arguments, "resumed.sqlite", {{"DVFSLAB_TEST_KILL_AFTER_POINTS", kill_after}});
+    EXPECT_EQ(killed.exit_code, 128 + 9) << killed.err;
+    std::vector<std::string> resume = arguments;
+    resume.push_back("--resume");
+    const auto resumed = search(resume, "resumed.sqlite");
+    EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+    if (whole.exit_code != 0 || resumed.exit_code != 0) return {};
+    auto expected = nlohmann::json::parse(whole.out), got = nlohmann::json::parse(resumed.out);
+    EXPECT_TRUE(got["resumed"].get<bool>());
+    EXPECT_EQ(got["run_id"], 1) << "the killed run continued";
+    const double optimum_energy = expected["optimum"]["energy_per_item_j"].get<double>();
+    EXPECT_NEAR(got["optimum"]["energy_per_item_j"].get<double>(), optimum_energy,
+                optimum_energy * (exact ? 1e-9 : 0.005));
+    if (!exact) return {expected, got};
+    for (const char* knob : {"sm_mhz", "mem_mhz", "power_limit_w"})
+      EXPECT_EQ(got["optimum"][knob], expected["optimum"][knob]) << knob;
+    EXPECT_EQ(got["probes"].size(), expected["probes"].size());
+    for (std::size_t i = 0; i < std::min(got["probes"].size(), expected["probes"].size()); ++i) {
+      for (const char* knob : {"sm_mhz", "mem_mhz", "power_limit_w"})
+        EXPECT_EQ(got["probes"][i][knob], expected["probes"][i][knob]) << i << " " << knob;
+      const double energy = expected["probes"][i]["energy_per_item_j"].get<double>();
+      EXPECT_NEAR(got["probes"][i]["energy_per_item_j"].get<double>(), energy, energy * 1e-9) << i;
+    }
+    return {expected, got};
   }
 
   testing::ScratchDir scratch_;
@@ -164,30 +200,108 @@ TEST_F(SearchCliTest, EveryBadOptionIsOneLineWithItsExitCodeAndLeavesNoDatabase)
 
 TEST_F(SearchCliTest, ResumeAfterAKillReusesTheStoredProbesAndEndsAtTheSameOptimum) {
   // The default strategy, adaptive: the resumed search must choose the same probes.
-  const std::vector<std::string> adaptive = {"--device", "sim:v100", "--workload", "resnet50",
-                                             "--batch",  "32",       "--json"};
-  const auto whole = search(adaptive, "whole.sqlite");
-  ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  const auto killed = search(adaptive, "resumed.sqlite", {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "3"}});
-  ASSERT_EQ(killed.exit_code, 128 + 9) << killed.err;
-  std::vector<std::string> resume = adaptive;
-  resume.push_back("--resume");
-  const auto resumed = search(resume, "resumed.sqlite");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  const auto expected = nlohmann::json::parse(whole.out), got = nlohmann::json::parse(resumed.out);
-  EXPECT_TRUE(got["resumed"].get<bool>());
-  EXPECT_EQ(got["run_id"], 1) << "the killed run continued";
-  EXPECT_EQ(got["optimum"]["sm_mhz"], expected["optimum"]["sm_mhz"]);
-  const double optimum_energy = expected["optimum"]["energy_per_item_j"].get<double>();
-  EXPECT_NEAR(got["optimum"]["energy_per_item_j"].get<double>(), optimum_energy, optimum_energy * 1e-9);
-  ASSERT_EQ(got["probes"].size(), expected["probes"].size());
-  for (std::size_t i = 0; i < got["probes"].size(); ++i) {
-    EXPECT_EQ(got["probes"][i]["sm_mhz"], expected["probes"][i]["sm_mhz"]) << i;
-    const double energy = expected["probes"][i]["energy_per_item_j"].get<double>();
-    EXPECT_NEAR(got["probes"][i]["energy_per_item_j"].get<double>(), energy, energy * 1e-9) << i;
-  }
+  const auto [expected, got] = uninterrupted_and_resumed(
+      {"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--json"}, "3");
   EXPECT_LT(got["gpu_seconds"].get<double>(), expected["gpu_seconds"].get<double>())
       << "the three stored probes were not measured again";
+}
+
+// H1: the model is fitted to the throughput and power of the first windows; a resumed
+// run handed its stored probes back without them, so the fit had no points.
+TEST_F(SearchCliTest, H1_AResumedModelSearchEndsAtTheUninterruptedOptimum) {
+  uninterrupted_and_resumed(
+      {"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--strategy", "model", "--json"},
+      "5");
+}
+
+TEST_F(SearchCliTest, H1_AResumedAutoSearchOverTwoKnobsEndsAtTheUninterruptedOptimum) {
+  uninterrupted_and_resumed(
+      {"--device", "sim:h200", "--workload", "resnet50", "--batch", "32", "--knobs", "sm,mem", "--json"}, "9",
+      false);
+}
+
+TEST_F(SearchCliTest, H1_AResumedSweepWithTheModelStrategyEndsAtTheUninterruptedOptimum) {
+  std::ofstream(dir_ / "plan.toml") << "[plan]\nname = \"model\"\n[knobs]\nsm_mhz = { count = 12 }\n"
+                                       "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [32]\n"
+                                       "[measure]\nrepetitions = 2\ndrift_check = false\n";
+  const auto sweep = [&](const std::string& db, testing::EnvironmentChanges environment,
+                         std::vector<std::string> extra) {
+    std::vector<std::string> arguments = {
+        "sweep", (dir_ / "plan.toml").string(), "--device", "sim:v100", "--strategy", "model",
+        "--db",  (dir_ / db).string()};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    environment.try_emplace("DVFSLAB_TEST_KILL_AFTER_POINTS", std::nullopt);
+    return testing::run_dvfslab(arguments, environment);
+  };
+  const auto optimum_of = [&](const std::string& db) {
+    const auto analysis = testing::run_dvfslab({"analyze", (dir_ / db).string(), "--json"});
+    EXPECT_EQ(analysis.exit_code, 0) << analysis.err;
+    return nlohmann::json::parse(analysis.out)["cases"][0]["optimum"];
+  };
+  ASSERT_EQ(sweep("whole.sqlite", {}, {}).exit_code, 0);
+  ASSERT_EQ(sweep("resumed.sqlite", {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "5"}}, {}).exit_code, 128 + 9);
+  const auto resumed = sweep("resumed.sqlite", {}, {"--resume"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("already measured before the resume"), std::string::npos) << resumed.out;
+  const auto expected = optimum_of("whole.sqlite"), got = optimum_of("resumed.sqlite");
+  ASSERT_TRUE(expected.is_object());
+  EXPECT_EQ(got["sm_mhz"], expected["sm_mhz"]) << got.dump() << "\n" << expected.dump();
+  const double energy = expected["energy_per_item_j"].get<double>();
+  EXPECT_NEAR(got["energy_per_item_j"].get<double>(), energy, energy * 1e-9);
+}
+
+// L3: the strategies plan within the budget and end when it is spent; only the
+// session's own stop (which only the grid meets) used to say so.
+TEST_F(SearchCliTest, L3_EveryStrategyTheBudgetCutShortSaysSo) {
+  for (const std::string strategy : {"golden", "scan", "model", "coordinate", "auto", "grid"}) {
+    const auto result = search({"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--knobs",
+                                "sm,pl", "--strategy", strategy, "--budget", "3", "--json"},
+                               strategy + ".sqlite");
+    ASSERT_EQ(result.exit_code, 0) << strategy << ": " << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_TRUE(json["stopped_by_budget"].get<bool>()) << strategy;
+    EXPECT_EQ(json["probes"].size(), 3u) << strategy;
+  }
+}
+
+TEST_F(SearchCliTest, L3_ASearchThatEndsWithinItsBudgetWasNotStoppedByIt) {
+  const auto result = search({"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--strategy",
+                              "golden", "--budget", "1000", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(nlohmann::json::parse(result.out)["stopped_by_budget"].get<bool>()) << result.out;
+}
+
+TEST_F(SearchCliTest, L3_ABudgetOfSecondsTooSmallForAnyProbeStillMeasuresTheDefault) {
+  const auto result = search({"--device", "sim:v100", "--workload", "resnet50", "--batch", "32",
+                              "--budget-seconds", "1e-300", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  ASSERT_EQ(json["probes"].size(), 1u) << result.out;
+  EXPECT_TRUE(json["probes"][0]["is_default"].get<bool>());
+  EXPECT_TRUE(json["optimum"]["is_default"].get<bool>()) << "the only setting measured";
+  EXPECT_TRUE(json["stopped_by_budget"].get<bool>());
+}
+
+// L8: a search plans nothing up front, so its progress counted "0 points" and ended
+// every line at 100 %.
+TEST_F(SearchCliTest, L8_SearchProgressNumbersTheProbesAgainstTheBudget) {
+  const auto result =
+      search({"--device", "sim:v100", "--workload", "resnet50", "--batch", "32", "--budget", "4"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err.find("0 points"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("[2/2]"), std::string::npos) << "a count that is always complete: " << result.err;
+  EXPECT_NE(result.err.find("search on Tesla V100"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("at most 4 probes"), std::string::npos) << result.err;
+  for (const char* probe : {"[probe 1 of at most 4] ", "[probe 4 of at most 4] "})
+    EXPECT_NE(result.err.find(probe), std::string::npos) << probe << "\n" << result.err;
+  EXPECT_EQ(result.err.find("[probe 5"), std::string::npos) << result.err;
+}
+
+// L8: --batch defaulted to 1, a batch no built-in workload is measured at.
+TEST_F(SearchCliTest, L8_WithoutBatchTheSearchRunsTheWorkloadsDefaultBatch) {
+  const auto result = search({"--device", "sim:v100", "--workload", "resnet50", "--budget", "2", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(nlohmann::json::parse(result.out)["workload"], "resnet50 train fp32 b16") << result.out;
 }
 
 TEST_F(SearchCliTest, TheDefaultStrategyIsAutoAndNeedsFewerProbesThanTheClocks) {
@@ -248,6 +362,78 @@ TEST_F(SearchCliTest, StudyWithAStrategyFindsAnOptimumForEveryCase) {
   ASSERT_GE(analysis["cases"].size(), 4u);
   for (const auto& study_case : analysis["cases"])
     EXPECT_FALSE(study_case["optimum"].is_null()) << study_case;
+}
+
+// The sweep of one case over 12 core clocks of the simulated V100, into `db`.
+testing::ProcessResult sweep_of_resnet50(const std::filesystem::path& dir, const std::string& db,
+                                         std::vector<std::string> options) {
+  std::ofstream(dir / "plan.toml") << "[plan]\nname = \"objective\"\n[knobs]\nsm_mhz = { count = 12 }\n"
+                                      "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [32]\n"
+                                      "[measure]\nrepetitions = 2\ndrift_check = false\n";
+  std::vector<std::string> arguments = {"sweep", (dir / "plan.toml").string(), "--device", "sim:v100",
+                                        "--db",  (dir / db).string()};
+  arguments.insert(arguments.end(), options.begin(), options.end());
+  return testing::run_dvfslab(arguments);
+}
+
+nlohmann::json analysis_of(const std::filesystem::path& db, const std::string& objective) {
+  const auto result = testing::run_dvfslab({"analyze", db.string(), "--objective", objective, "--json"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return nlohmann::json::parse(result.out);
+}
+
+// A sweep's strategy searched plain energy whatever the analysis wanted: within a
+// 5 % slowdown every clock it probed was too slow, and the answer was the default.
+TEST_F(SearchCliTest, SweepObjective_ASweepsStrategySearchesTheObjectiveGivenAndFindsTheGridsSaving) {
+  const std::string slowdown = "energy-within-slowdown:5%";
+  ASSERT_EQ(sweep_of_resnet50(dir_, "grid.sqlite", {}).exit_code, 0);
+  const auto searched =
+      sweep_of_resnet50(dir_, "auto.sqlite", {"--strategy", "auto", "--objective", slowdown});
+  ASSERT_EQ(searched.exit_code, 0) << searched.err;
+  const auto grid = analysis_of(dir_ / "grid.sqlite", slowdown)["cases"][0];
+  const auto json = analysis_of(dir_ / "auto.sqlite", slowdown);
+  EXPECT_FALSE(json.contains("warnings")) << json.dump();
+  const auto found = json["cases"][0];
+  ASSERT_GT(grid["energy_saving_pct"].get<double>(), 1.0) << grid.dump();
+  EXPECT_EQ(found["optimum"]["sm_mhz"], grid["optimum"]["sm_mhz"]) << found.dump();
+  EXPECT_NEAR(found["energy_saving_pct"].get<double>(), grid["energy_saving_pct"].get<double>(), 1.0);
+}
+
+TEST_F(SearchCliTest, SweepObjective_AnalyzeWarnsWhenItsObjectiveIsNotTheOneTheRunSearched) {
+  ASSERT_EQ(sweep_of_resnet50(dir_, "db.sqlite", {"--strategy", "golden"}).exit_code, 0);
+  const auto same = testing::run_dvfslab({"analyze", (dir_ / "db.sqlite").string()});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.err.find("warning"), std::string::npos) << "golden searched energy: " << same.err;
+
+  const auto other = testing::run_dvfslab({"analyze", (dir_ / "db.sqlite").string(), "--objective", "edp"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(lines(other.err), 1u) << other.err;
+  EXPECT_NE(other.err.find("dvfslab: warning: run 1 (golden for energy)"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("--objective edp"), std::string::npos) << other.err;
+  const auto json = analysis_of(dir_ / "db.sqlite", "edp");
+  ASSERT_EQ(json["warnings"].size(), 1u) << json.dump();
+  EXPECT_NE(json["warnings"][0].get<std::string>().find("run 1"), std::string::npos);
+
+  // A grid run measured every setting, for any objective.
+  ASSERT_EQ(sweep_of_resnet50(dir_, "grid.sqlite", {}).exit_code, 0);
+  EXPECT_FALSE(analysis_of(dir_ / "grid.sqlite", "edp").contains("warnings"));
+  const auto without_strategy = sweep_of_resnet50(dir_, "refused.sqlite", {"--objective", "edp"});
+  EXPECT_EQ(without_strategy.exit_code, 2) << without_strategy.err;
+  const auto unknown =
+      sweep_of_resnet50(dir_, "refused.sqlite", {"--strategy", "golden", "--objective", "x"});
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
+}
+
+TEST_F(SearchCliTest, SweepObjective_AStudysStrategySearchesAndAnalysesTheObjectiveGiven) {
+  const auto result = testing::run_dvfslab({"study", "--device", "sim:v100", "--strategy", "golden",
+                                            "--objective", "edp", "--out", (dir_ / "study").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::ifstream in(dir_ / "study" / "analysis.json");
+  EXPECT_EQ(nlohmann::json::parse(in)["objective"], "edp");
+  const auto analysis = testing::run_dvfslab(
+      {"analyze", (dir_ / "study" / "dvfslab.sqlite").string(), "--objective", "edp", "--json"});
+  ASSERT_EQ(analysis.exit_code, 0) << analysis.err;
+  EXPECT_EQ(analysis.err.find("warning"), std::string::npos) << "the study searched EDP: " << analysis.err;
 }
 
 TEST_F(SearchCliTest, SweepAndStudyRefuseAnUnknownStrategyWithExit2) {

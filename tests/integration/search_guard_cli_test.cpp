@@ -58,19 +58,32 @@ class FakeNvmlSearchTest : public ::testing::Test {
     return testing::fake_nvml_environment("h200", std::move(extra));
   }
 
-  // The default and three power limits of the H200's range, 0.3 s windows.
-  testing::ProcessResult search(std::vector<std::string> extra, EnvironmentChanges env = {}) {
-    std::vector<std::string> arguments = {"search", "--device",
-                                          "0",      "--workload",
-                                          "loop",   "--knobs",
-                                          "pl",     "--strategy",
-                                          "grid",   "--budget",
-                                          "4",      "--duration",
-                                          "0.3",    "--settle",
-                                          "0",      "--repetitions",
-                                          "1",      "--max-repetitions",
-                                          "1",      "--json",
-                                          "--db",   (dir_ / "db.sqlite").string()};
+  // The default and three settings of `knobs` (by default power limits of the H200's
+  // range), 0.3 s windows.
+  testing::ProcessResult search(std::vector<std::string> extra, EnvironmentChanges env = {},
+                                const std::string& knobs = "pl", bool json = true) {
+    std::vector<std::string> arguments = {"search",
+                                          "--device",
+                                          "0",
+                                          "--workload",
+                                          "loop",
+                                          "--knobs",
+                                          knobs,
+                                          "--strategy",
+                                          "grid",
+                                          "--budget",
+                                          "4",
+                                          "--duration",
+                                          "0.3",
+                                          "--settle",
+                                          "0",
+                                          "--repetitions",
+                                          "1",
+                                          "--max-repetitions",
+                                          "1",
+                                          "--db",
+                                          (dir_ / "db.sqlite").string()};
+    if (json) arguments.emplace_back("--json");
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     arguments.insert(arguments.end(), {"--", "bash", "-c", marker_loop});
     return testing::run_dvfslab(arguments, environment(std::move(env)));
@@ -131,6 +144,40 @@ TEST_F(FakeNvmlSearchTest, AfterSigkillRestoreAppliesTheJournalAndResumeFinishes
   EXPECT_EQ(json["probes"].size(), 4u) << "two stored probes and two new ones";
   EXPECT_EQ(replay(log()).power_limit_mw, h200_default_limit_mw);
   EXPECT_FALSE(journal_exists());
+}
+
+// M1: the default setting runs as the GPU was found; labelled with the factory
+// default, applying the reported optimum would set what was never measured.
+TEST_F(FakeNvmlSearchTest, M1_TheDefaultIsReportedAsFoundNotAsTheFactoryDefault) {
+  // An administrator left the H200 at 450 W (default 700) and 1500 MHz (default 1980).
+  const std::string state_file = (dir_ / "gpu-state.json").string();
+  const nlohmann::json found = {
+      {"locked_sm_min_mhz", nullptr},  {"locked_sm_max_mhz", nullptr},     {"locked_mem_min_mhz", nullptr},
+      {"locked_mem_max_mhz", nullptr}, {"application_graphics_mhz", 1500}, {"application_memory_mhz", 3201},
+      {"power_limit_w", 450.0}};
+  std::ofstream(state_file) << nlohmann::json{{"devices", {{{"index", 0}, {"controls", found}}}}}.dump();
+  const EnvironmentChanges preset = {{"DVFSLAB_FAKE_NVML_STATE", state_file}};
+
+  const auto json_run = search({"--allow-clock-changes"}, preset, "sm,pl");
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const auto json = nlohmann::json::parse(json_run.out);
+  const auto& as_found = json["probes"][0];
+  ASSERT_TRUE(as_found["is_default"].get<bool>()) << json_run.out;
+  EXPECT_EQ(as_found["sm_mhz"], 1500) << json_run.out;
+  EXPECT_EQ(as_found["power_limit_w"], 450) << json_run.out;
+  for (const auto& probe : json["probes"]) {
+    if (!probe["is_default"].get<bool>()) {
+      EXPECT_NE(probe, as_found) << "a probe labelled like the default";
+    }
+  }
+  std::ifstream after(state_file);
+  EXPECT_EQ(nlohmann::json::parse(after)["devices"][0]["controls"], found) << "restored as found";
+
+  std::filesystem::remove(dir_ / "db.sqlite");
+  const auto text_run = search({"--allow-clock-changes"}, preset, "sm,pl", false);
+  ASSERT_EQ(text_run.exit_code, 0) << text_run.err;
+  EXPECT_NE(text_run.out.find("default as found (sm 1500 MHz, pl 450 W)"), std::string::npos) << text_run.out;
+  EXPECT_EQ(text_run.out.find("1980 MHz"), std::string::npos) << text_run.out;
 }
 
 TEST_F(FakeNvmlSearchTest, ReadOnlyModeRefusesTheSearchBeforeAnyChange) {

@@ -138,6 +138,26 @@ TEST_F(SlurmCli, DryRunOfASearchRunsEachShardsSweepWithTheStrategy) {
   EXPECT_NE(result.out.find("--resume --strategy grid"), std::string::npos) << result.out;
 }
 
+TEST_F(SlurmCli, SweepObjective_ASearchShardSearchesTheObjectiveGiven) {
+  const auto result =
+      run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "1", "--out", out_.string(), "--command",
+                   "search", "--objective", "energy-within-slowdown:5%", "--dry-run"},
+                  only_stand_ins());
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto shard_line = result.out.find("--resume --strategy auto --objective ");
+  ASSERT_NE(shard_line, std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("energy-within-slowdown:5%", shard_line), std::string::npos) << result.out;
+
+  const auto plain_sweep =
+      run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "1", "--objective", "edp", "--dry-run"},
+                  only_stand_ins());
+  EXPECT_EQ(plain_sweep.exit_code, 2) << "the grid measures every setting: " << plain_sweep.err;
+  const auto unknown = run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "1", "--command", "search",
+                                    "--objective", "speed", "--dry-run"},
+                                   only_stand_ins());
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
+}
+
 TEST_F(SlurmCli, RefusesMoreSearchShardsThanCasesAndAnUnknownStrategy) {
   auto result =
       run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "2", "--command", "search", "--dry-run"});

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <tuple>
 
 #include "dvfslab/store.hpp"
@@ -139,6 +140,60 @@ TEST_F(SweepCliTest, DryRunListsThePointsAndTheTimeAndMeasuresNothing) {
   EXPECT_NE(result.out.find("resnet50 train fp32 b16"), std::string::npos);
   EXPECT_NE(result.out.find("Estimated time:"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(db("dry.sqlite")));
+}
+
+// The study's way of measuring (5 warm-up iterations, 1 s windows, 2–5 repetitions
+// to a 2 % interval, 1 s settle, drift checks) on two of its cases.
+const char* const study_like_plan = R"([knobs]
+sm_mhz = { count = 12, min = 460 }
+
+[[cases]]
+workloads = ["alexnet"]
+batch_sizes = [128]
+
+[[cases]]
+workloads = ["vgg16"]
+batch_sizes = [16]
+
+[measure]
+warmup_iterations = 5
+duration_s = 1.0
+repetitions = 2
+max_repetitions = 5
+ci_target_pct = 2.0
+settle_s = 1.0
+seed = 2019
+drift_every = 25
+)";
+
+// "1 h 02 min", "3 min 20 s" or "12 s" as seconds.
+double seconds_of(const std::string& text) {
+  std::smatch match;
+  if (std::regex_search(text, match, std::regex(R"((\d+) h (\d+) min)")))
+    return 3600.0 * std::stod(match[1]) + 60.0 * std::stod(match[2]);
+  if (std::regex_search(text, match, std::regex(R"((\d+) min (\d+) s)")))
+    return 60.0 * std::stod(match[1]) + std::stod(match[2]);
+  if (std::regex_search(text, match, std::regex(R"((\d+) s)"))) return std::stod(match[1]);
+  ADD_FAILURE() << "no duration in " << text;
+  return 0;
+}
+
+// The estimate left the warm-up iterations out: two thirds of the study's GPU time.
+TEST_F(SweepCliTest, DryRunEstimate_IsTheSimulatedGpuTimeWithinThreePercent) {
+  plan_ = write_plan("study-like.toml", study_like_plan);
+  const auto dry = sweep({"--db", db("dry.sqlite"), "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  std::smatch estimate;
+  ASSERT_TRUE(std::regex_search(dry.out, estimate, std::regex("Estimated time: ([^,]+),"))) << dry.out;
+  EXPECT_NE(dry.out.find("warm-up included"), std::string::npos) << dry.out;
+
+  const auto run = sweep({"--db", db("run.sqlite")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::smatch measured;
+  ASSERT_TRUE(std::regex_search(run.out, measured, std::regex(R"(([0-9]+) s of simulated GPU time)")))
+      << run.out;
+  const double gpu_seconds = std::stod(measured[1]);
+  EXPECT_NEAR(seconds_of(estimate[1]), gpu_seconds, 0.03 * gpu_seconds) << dry.out << run.out;
 }
 
 struct BadInput {
