@@ -20,6 +20,7 @@
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/plan.hpp"
+#include "dvfslab/replay.hpp"
 #include "dvfslab/search.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
@@ -109,8 +110,15 @@ void run(SearchArguments args) {
 
   std::unique_ptr<Gpu> gpu = open_gpu(args.device, open_options());
   const auto table = table_gpu(*gpu);
-  if (table && args.search_case.command.empty())
+  if (table && args.search_case.command.empty()) {
     check_table_workload(*gpu, *table, args.search_case.workload);
+    if (is_replay_gpu(*gpu)) {
+      if (const auto baseline = replay_own_baseline(*gpu, args.search_case.workload)) {
+        fmt::print(stderr, "dvfslab: {} has no row at the table's default setting: its default is {}\n",
+                   args.search_case.workload, to_string(*baseline));
+      }
+    }
+  }
   const std::string text =
       search_plan_text(*gpu, args.search_case, parse_search_knobs(args.knobs), args.measure, args.strategy);
   const Plan plan = parse_plan_text(text, "dvfslab search");
