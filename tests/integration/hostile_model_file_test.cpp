@@ -82,7 +82,7 @@ TEST_F(HostileModelFile, M2_AModelWhoseTimeIsZeroOrOverflowsIsRefusedByTheTwin) 
     for (auto& [name, value] : m.at("power_w").items()) value = 1e308;
   });
   for (const fs::path& model : {zero, huge}) {
-    for (const std::string& command : {"info", "search"}) {
+    for (const std::string command : {"info", "search"}) {
       std::vector<std::string> arguments = {command, "--device", "twin:" + model.string()};
       if (command == "search")
         arguments.insert(arguments.end(), {"--workload", "resnet50", "--db", (dir_ / "z.sqlite").string()});

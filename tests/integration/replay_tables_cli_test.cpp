@@ -45,7 +45,7 @@ class ReplayTablesCli : public ::testing::Test {
 TEST_F(ReplayTablesCli, L10_ACoreClockOnlyTableIsSearchedSweptAndListed) {
   const fs::path table = dir_ / "core.csv";
   std::ofstream(table) << core_clock_only_table;
-  for (const std::string& backend : {"replay:", "twin:"}) {
+  for (const std::string backend : {"replay:", "twin:"}) {
     SCOPED_TRACE(backend);
     const std::string device = backend + table.string();
     const auto info = run_dvfslab({"info", "--device", device});
@@ -73,7 +73,7 @@ TEST_F(ReplayTablesCli, L10_APowerLimitOnlyTableIsSearched) {
 // first probe. Each runs at its own highest setting instead, and search says so.
 TEST_F(ReplayTablesCli, L10_AWorkloadWithoutARowAtTheGpusDefaultIsSearchedFromItsOwn) {
   const std::string device = "replay:" + shared_table("pascal-caffe-dnn-core-mem.csv") + "#TITAN X (Pascal)";
-  for (const std::string& workload :
+  for (const std::string workload :
        {"caffe/googlenet/train", "caffe/resnet/train-b64", "caffe/googlenet/time-v2", "caffe/vgg/time-v2"}) {
     SCOPED_TRACE(workload);
     EXPECT_TRUE(search(device, workload).at("optimum").at("sm_mhz").is_number());
