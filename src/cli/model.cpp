@@ -128,9 +128,12 @@ void run_fit(const std::string& input, const std::string& gpu, const std::string
   }
 }
 
-// `output` absent or "-": standard output.
+// `output` absent or "-": standard output. A file is opened first, so that a name
+// it refuses ('') fails before the work.
 void run_predict(const std::string& model_file, const std::string& table,
                  const std::optional<std::string>& output) {
+  std::optional<OutputFile> file;
+  if (output && *output != "-") file.emplace(*output, std::vector<std::filesystem::path>{model_file, table});
   const auto models = model::read_models(model_file);
   if (!std::filesystem::exists(table))
     throw ConfigError(table + " does not exist: give a sweep table (CSV) of the settings to predict");
@@ -150,14 +153,13 @@ void run_predict(const std::string& model_file, const std::string& table,
     row.mean_power_w = at.power_w.value;
     row.energy_per_iteration_j = at.energy_j.value;
   }
-  if (!output || *output == "-") {
+  if (!file) {
     write_sweep_table(rows, std::cout);
     if (!std::cout) throw Error("could not write to standard output: check the pipe or redirection");
     return;
   }
-  OutputFile file(*output, {model_file, table});
-  write_sweep_table(rows, file.stream());
-  file.commit();
+  write_sweep_table(rows, file->stream());
+  file->commit();
 }
 
 }  // namespace
