@@ -6,6 +6,7 @@
 // measured time per unit of work of the current setting, while the telemetry
 // answers the measured power of that setting (docs/replay.md).
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,11 @@ bool replay_holds(const Gpu& replay_gpu, const std::string& workload, const Sett
 // comes from ("FILE.csv (SOURCE)"). Throw ConfigError when it is not a replay GPU.
 const std::vector<std::string>& replay_workload_keys(const Gpu& replay_gpu);
 std::string replay_table_origin(const Gpu& replay_gpu);
+
+// The setting `workload` runs at with nothing applied, where it is not the GPU's
+// default (the table has no row of it there): its row marked default, else its
+// highest setting. nullopt where it runs at the GPU's default.
+std::optional<Setting> replay_own_baseline(const Gpu& replay_gpu, const std::string& workload);
 
 // "Runs" `units` units of `workload`'s work at the current setting: advances the
 // virtual clock by the measured time. Throws ConfigError when it is not a replay GPU.

@@ -22,6 +22,10 @@ namespace dvfslab {
 std::vector<ResultRow> read_sweep_table(const std::filesystem::path& path);
 // The same from a stream; `name` is the file name used in error messages.
 std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& name);
+// A table of settings to predict (`model predict --at`): the columns gpu, workload,
+// core_mhz, mem_mhz and power_limit_w; source and default are read when present,
+// time_s and power_w are ignored (left 0). Errors as read_sweep_table's.
+std::vector<ResultRow> read_setting_table(const std::filesystem::path& path);
 
 // The workload key of a row in a sweep table: the workload for imported rows
 // (batch 0), otherwise "workload/mode/precision/bBATCH" so that cases stay apart.

@@ -42,6 +42,12 @@ class TwinSource {
   virtual PowerLimits power_limits() const = 0;
   // The setting of a GPU with nothing applied: every knob the source controls is set.
   virtual Setting default_setting() const = 0;
+  // Where `workload` runs with nothing applied: a table's workload measured only at
+  // other settings than the GPU's default has its own baseline.
+  virtual Setting default_setting_of(const std::string& workload) const {
+    (void)workload;
+    return default_setting();
+  }
   // `workload` at `setting` (each knob the source controls set); absent where the
   // source has no answer (a table: a setting it did not measure).
   virtual std::optional<TwinRates> rates(const std::string& workload, const Setting& setting) const = 0;

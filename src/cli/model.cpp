@@ -2,6 +2,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -19,6 +20,13 @@ namespace dvfslab::cli {
 namespace {
 
 using Key = std::pair<std::string, std::string>;  // gpu, workload key
+
+// The value of option `name` when the command line gave it, even as '' (which
+// OutputFile refuses): absent only when the option was left out.
+std::optional<std::string> given(const CLI::App& command, const std::string& name, const std::string& value) {
+  if (command.count(name) == 0) return std::nullopt;
+  return value;
+}
 
 struct Group {
   std::map<Setting, std::vector<const ResultRow*>> by_setting;
@@ -83,8 +91,12 @@ void print_report(const model::Model& m) {
                res.power_pct);
 }
 
+// `output` absent: the reports only. A given but empty name is refused before the fit
+// (docs/cli.md), not taken as "no file".
 void run_fit(const std::string& input, const std::string& gpu, const std::string& workload,
-             const std::string& output) {
+             const std::optional<std::string>& output) {
+  std::optional<OutputFile> file;
+  if (output) file.emplace(*output, input_files(input));
   const auto rows = load_result_rows(input);
   std::map<Key, Group> groups;
   std::set<std::string> gpus, workloads;
@@ -108,21 +120,25 @@ void run_fit(const std::string& input, const std::string& gpu, const std::string
     models.push_back(model::fit(observations(group), {key.first, key.second, reference_setting(group)}));
     print_report(models.back());
   }
-  if (!output.empty()) {
-    OutputFile file(output, input_files(input));
-    file.stream() << model::to_json(models).dump(2) << "\n";
-    file.commit();
+  if (file) {
+    file->stream() << model::to_json(models).dump(2) << "\n";
+    file->commit();
     fmt::print(stderr, "dvfslab: wrote {} model{} to {}\n", models.size(), models.size() == 1 ? "" : "s",
-               output);
+               *output);
   }
 }
 
-void run_predict(const std::string& model_file, const std::string& table, const std::string& output) {
+// `output` absent or "-": standard output. A file is opened first, so that a name
+// it refuses ('') fails before the work.
+void run_predict(const std::string& model_file, const std::string& table,
+                 const std::optional<std::string>& output) {
+  std::optional<OutputFile> file;
+  if (output && *output != "-") file.emplace(*output, std::vector<std::filesystem::path>{model_file, table});
   const auto models = model::read_models(model_file);
   if (!std::filesystem::exists(table))
     throw ConfigError(table + " does not exist: give a sweep table (CSV) of the settings to predict");
   require_regular_file(table, "sweep table");
-  auto rows = read_sweep_table(table);
+  auto rows = read_setting_table(table);
   for (auto& row : rows) {
     const std::string key = sweep_table_workload_key(row);
     const auto* m = model::find_model(models, row.gpu, key);
@@ -137,14 +153,13 @@ void run_predict(const std::string& model_file, const std::string& table, const 
     row.mean_power_w = at.power_w.value;
     row.energy_per_iteration_j = at.energy_j.value;
   }
-  if (output.empty() || output == "-") {
+  if (!file) {
     write_sweep_table(rows, std::cout);
     if (!std::cout) throw Error("could not write to standard output: check the pipe or redirection");
     return;
   }
-  OutputFile file(output, {model_file, table});
-  write_sweep_table(rows, file.stream());
-  file.commit();
+  write_sweep_table(rows, file->stream());
+  file->commit();
 }
 
 }  // namespace
@@ -168,8 +183,9 @@ void add_model_command(CLI::App& app) {
   fit->add_option("--gpu", fit_options->gpu, "Only this GPU (as named in INPUT)");
   fit->add_option("--workload", fit_options->workload, "Only this workload key (as `analyze` shows it)");
   fit->add_option("-o,--output", fit_options->output, "Write the models to this model.json");
-  fit->callback([fit_options] {
-    run_fit(fit_options->input, fit_options->gpu, fit_options->workload, fit_options->output);
+  fit->callback([fit, fit_options] {
+    run_fit(fit_options->input, fit_options->gpu, fit_options->workload,
+            given(*fit, "--output", fit_options->output));
   });
 
   auto* predict = command->add_subcommand(
@@ -188,8 +204,9 @@ void add_model_command(CLI::App& app) {
       ->required();
   predict->add_option("-o,--output", predict_options->output,
                       "Write the predicted table here (default: standard output)");
-  predict->callback([predict_options] {
-    run_predict(predict_options->model, predict_options->table, predict_options->output);
+  predict->callback([predict, predict_options] {
+    run_predict(predict_options->model, predict_options->table,
+                given(*predict, "--output", predict_options->output));
   });
 }
 

@@ -71,6 +71,16 @@ void run_restore(const RestoreOptions& options) {
   for (const JournalSummary& journal : journals) {
     try {
       auto gpu = open_journaled_gpu(journal);
+      // A device field that opens another GPU would look for that GPU's journal
+      // and report "nothing to restore" while this journal's GPU stays changed.
+      if (gpu->identity().uuid != journal.gpu_uuid) {
+        throw Error(fmt::format(
+            "the restore journal {} is for {} ({}), but its device field '{}' opens {} ({}): the file was "
+            "edited or damaged; nothing was changed and the journal is kept: run `dvfslab restore "
+            "--device {}` where that GPU is visible",
+            journal.file.string(), journal.gpu_name, journal.gpu_uuid, journal.device_spec,
+            gpu->identity().name, gpu->identity().uuid, journal.gpu_uuid));
+      }
       print_result(*gpu, restore_from_journal(*gpu, dir));
     } catch (const Error& e) {
       if (first_failure) fmt::print(stderr, "dvfslab: error: {}\n", e.what());

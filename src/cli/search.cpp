@@ -20,6 +20,7 @@
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/plan.hpp"
+#include "dvfslab/replay.hpp"
 #include "dvfslab/search.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
@@ -34,6 +35,7 @@ struct SearchArguments {
   SearchCase search_case;
   std::string device = "auto";
   std::string knobs = "sm";
+  bool knobs_given = false;  // else a table that varies only the power limit searches pl
   std::string objective = "energy";
   std::string strategy;
   std::optional<int> budget_points;
@@ -123,8 +125,20 @@ void run(SearchArguments args) {
 
   std::unique_ptr<Gpu> gpu = open_gpu(args.device, open_options());
   const auto table = table_gpu(*gpu);
-  if (table && args.search_case.command.empty())
+  // A power-limit sweep table has no SM clock to search: its only knob is the default.
+  if (table && !args.knobs_given && gpu->clock_table().all_graphics_mhz().size() < 2) {
+    const PowerLimits limits = gpu->power_limits();
+    if (limits.min_w && limits.max_w && *limits.min_w < *limits.max_w) args.knobs = "pl";
+  }
+  if (table && args.search_case.command.empty()) {
     check_table_workload(*gpu, *table, args.search_case.workload);
+    if (is_replay_gpu(*gpu)) {
+      if (const auto baseline = replay_own_baseline(*gpu, args.search_case.workload)) {
+        fmt::print(stderr, "dvfslab: {} has no row at the table's default setting: its default is {}\n",
+                   args.search_case.workload, to_string(*baseline));
+      }
+    }
+  }
   if (!args.search_case.batch && args.search_case.command.empty())
     args.search_case.batch = default_batch(gpu, args.search_case.workload);
   const std::string text = search_plan_text(*gpu, args.search_case, parse_search_knobs(args.knobs),
@@ -182,7 +196,8 @@ void add_search_command(CLI::App& app) {
   command
       ->add_option(
           "--knobs", args->knobs,
-          "The knobs to search, comma-separated: sm (core clock), mem (memory clock), pl (power limit)")
+          "The knobs to search, comma-separated: sm (core clock), mem (memory clock), pl (power limit); "
+          "pl by default on a table that varies only the power limit")
       ->capture_default_str();
   command->add_option("--objective", args->objective, objective_help())->capture_default_str();
   command->add_option("--strategy", args->strategy,
@@ -224,7 +239,10 @@ void add_search_command(CLI::App& app) {
                     "Continue the newest unfinished run of this search in --db, reusing its measured probes");
   command->add_option("command", args->search_case.command,
                       "A program of your own reporting progress markers (docs/measure.md), after --");
-  command->callback([args] { run(*args); });
+  command->callback([args, command] {
+    args->knobs_given = command->count("--knobs") > 0;
+    run(*args);
+  });
 }
 
 }  // namespace dvfslab::cli

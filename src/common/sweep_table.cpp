@@ -141,8 +141,20 @@ class RowParser {
   const std::vector<int>& index_;
 };
 
-// Where each known column is in the header; unknown columns are ignored.
-std::vector<int> column_positions(const CsvReader& reader, const std::vector<std::string>& header) {
+// What a reader needs of a table: a sweep table has measurements; a table of
+// settings (what to predict) only names the (gpu, workload, setting) rows.
+enum class Content { measurements, settings };
+
+bool required(Column column, Content content) {
+  if (content == Content::measurements) return true;
+  return column == gpu || column == workload || column == core_mhz || column == mem_mhz ||
+         column == power_limit_w;
+}
+
+// Where each known column is in the header (-1: absent and not required); unknown
+// columns are ignored.
+std::vector<int> column_positions(const CsvReader& reader, const std::vector<std::string>& header,
+                                  Content content) {
   std::vector<int> index(column_count, -1);
   for (std::size_t position = 0; position < header.size(); ++position) {
     for (int column = 0; column < column_count; ++column) {
@@ -153,12 +165,16 @@ std::vector<int> column_positions(const CsvReader& reader, const std::vector<std
     }
   }
   for (int column = 0; column < column_count; ++column) {
-    if (index[column] < 0) {
+    if (index[column] < 0 && required(static_cast<Column>(column), content)) {
       throw ConfigError(
           reader.where(),
-          fmt::format("missing column {}: a sweep table's header is "
-                      "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default",
-                      columns[column]));
+          content == Content::measurements
+              ? fmt::format("missing column {}: a sweep table's header is "
+                            "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default",
+                            columns[column])
+              : fmt::format("missing column {}: a table of settings has the columns "
+                            "gpu,workload,core_mhz,mem_mhz,power_limit_w",
+                            columns[column]));
     }
   }
   return index;
@@ -170,14 +186,13 @@ std::string knob_text(const std::optional<int>& value) {
   return value ? std::to_string(*value) : std::string();
 }
 
-}  // namespace
-
-std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& name) {
+std::vector<ResultRow> read_table(std::istream& in, const std::string& name, Content content) {
   CsvReader reader(in, name);
   std::vector<std::string> fields;
   if (!reader.next(fields))
     throw ConfigError(name + ":1", "the file is empty: a sweep table starts with its header");
-  const std::vector<int> index = column_positions(reader, fields);
+  const std::vector<int> index = column_positions(reader, fields, content);
+  const auto has = [&](Column column) { return index[column] >= 0; };
   const std::size_t width = fields.size();
 
   using Key = std::tuple<std::string, std::string, std::string, Setting>;
@@ -191,13 +206,15 @@ std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& nam
     }
     const RowParser parse(reader, fields, index);
     ResultRow row;
-    row.source = parse.text(source);
+    if (has(source)) row.source = parse.text(source);
     row.gpu = parse.text(gpu);
     row.workload_case = Case{parse.text(workload), 0, Mode::train, Precision::fp32};
     row.setting = Setting{parse.knob(core_mhz), parse.knob(mem_mhz), parse.knob(power_limit_w)};
-    row.time_per_iteration_s = parse.positive(time_s);
-    row.mean_power_w = parse.positive(power_w);
-    row.is_default = parse.flag(is_default);
+    if (content == Content::measurements) {
+      row.time_per_iteration_s = parse.positive(time_s);
+      row.mean_power_w = parse.positive(power_w);
+    }
+    if (has(is_default)) row.is_default = parse.flag(is_default);
     row.items_per_iteration = 1;
     row.energy_per_iteration_j = row.time_per_iteration_s * row.mean_power_w;
     row.repetition = seen[Key{row.source, row.gpu, row.workload_case.workload, row.setting}]++;
@@ -206,13 +223,27 @@ std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& nam
   return rows;
 }
 
-std::vector<ResultRow> read_sweep_table(const std::filesystem::path& path) {
+std::vector<ResultRow> read_table(const std::filesystem::path& path, Content content) {
   require_regular_file(path, "sweep table");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ConfigError(
         fmt::format("cannot read sweep table {}: check that the file exists and is readable", path.string()));
-  return read_sweep_table(in, path.string());
+  return read_table(in, path.string(), content);
+}
+
+}  // namespace
+
+std::vector<ResultRow> read_sweep_table(std::istream& in, const std::string& name) {
+  return read_table(in, name, Content::measurements);
+}
+
+std::vector<ResultRow> read_sweep_table(const std::filesystem::path& path) {
+  return read_table(path, Content::measurements);
+}
+
+std::vector<ResultRow> read_setting_table(const std::filesystem::path& path) {
+  return read_table(path, Content::settings);
 }
 
 std::string sweep_table_workload_key(const ResultRow& row) {

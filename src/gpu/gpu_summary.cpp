@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "gpu/uncontrolled_memory.hpp"
+
 namespace dvfslab {
 namespace {
 
@@ -82,6 +84,10 @@ std::string describe_gpu_text(Gpu& gpu) {
     const auto found = table.graphics_mhz.find(memory);
     line(fmt::format("Graphics @ {} MHz", memory),
          format_clock_list(found == table.graphics_mhz.end() ? std::vector<int>{} : found->second));
+  }
+  if (const auto uncontrolled = table.graphics_mhz.find(memory_not_controlled_mhz);
+      uncontrolled != table.graphics_mhz.end()) {
+    line("Graphics (any mem.)", format_clock_list(uncontrolled->second));
   }
   line("Default app clocks",
        fmt::format("graphics {}, memory {}", reading(table.default_graphics_mhz, "{} MHz"),

@@ -4,15 +4,32 @@
 
 namespace dvfslab {
 
-Setting RecordedControlGpu::with_defaults(const Setting& requested) const {
-  Setting s = default_setting();
-  if (requested.sm_mhz) s.sm_mhz = requested.sm_mhz;
-  if (requested.mem_mhz) s.mem_mhz = requested.mem_mhz;
-  if (requested.power_limit_w) s.power_limit_w = requested.power_limit_w;
-  return s;
+namespace {
+
+Setting over(Setting defaults, const Setting& requested) {
+  if (requested.sm_mhz) defaults.sm_mhz = requested.sm_mhz;
+  if (requested.mem_mhz) defaults.mem_mhz = requested.mem_mhz;
+  if (requested.power_limit_w) defaults.power_limit_w = requested.power_limit_w;
+  return defaults;
 }
 
-Setting RecordedControlGpu::current_setting() const {
+}  // namespace
+
+Setting RecordedControlGpu::with_defaults(const Setting& requested) const {
+  return over(default_setting(), requested);
+}
+
+Setting RecordedControlGpu::with_defaults_of(const std::string& workload, const Setting& requested) const {
+  return over(default_setting_of(workload), requested);
+}
+
+Setting RecordedControlGpu::current_setting() const { return with_defaults(applied_setting()); }
+
+Setting RecordedControlGpu::current_setting_of(const std::string& workload) const {
+  return with_defaults_of(workload, applied_setting());
+}
+
+Setting RecordedControlGpu::applied_setting() const {
   Setting applied;
   // A locked clock wins over the application clock, as on the real driver.
   applied.sm_mhz =
@@ -20,7 +37,7 @@ Setting RecordedControlGpu::current_setting() const {
   applied.mem_mhz =
       control_.locked_mem_max_mhz ? control_.locked_mem_max_mhz : control_.application_memory_mhz;
   if (control_.power_limit_w) applied.power_limit_w = static_cast<int>(std::lround(*control_.power_limit_w));
-  return with_defaults(applied);
+  return applied;
 }
 
 PowerLimits RecordedControlGpu::with_current_limit(PowerLimits limits) const {

@@ -3,6 +3,8 @@
 // tables, twins): a control call is only recorded, and the setting shows in what
 // the GPU answers next. Before each change the GPU settles what ran under the old
 // setting (settle_before_change), so energy and time keep their true history.
+#include <string>
+
 #include "dvfslab/gpu.hpp"
 
 namespace dvfslab {
@@ -15,12 +17,22 @@ class RecordedControlGpu : public Gpu {
 
   // `requested` with the default for each knob it leaves alone.
   Setting with_defaults(const Setting& requested) const;
+  // The same with `workload`'s own default (default_setting_of).
+  Setting with_defaults_of(const std::string& workload, const Setting& requested) const;
   // The setting the GPU is at: what was applied, the default for the rest.
   Setting current_setting() const;
+  // The setting `workload` runs at: what was applied, its own default for the rest.
+  Setting current_setting_of(const std::string& workload) const;
 
  protected:
   // The setting with nothing applied: every knob the source controls is set.
   virtual Setting default_setting() const = 0;
+  // What `workload` runs at with nothing applied: a table's workload measured only
+  // at other settings than the GPU's default has its own baseline.
+  virtual Setting default_setting_of(const std::string& workload) const {
+    (void)workload;
+    return default_setting();
+  }
   virtual void settle_before_change() = 0;
   // `limits` with the current limit filled in (the applied one, else the default).
   PowerLimits with_current_limit(PowerLimits limits) const;
@@ -35,6 +47,9 @@ class RecordedControlGpu : public Gpu {
   void do_reset_power_limit() final;
 
  private:
+  // The knobs applied, each as the GPU answers it (a locked clock over the application one).
+  Setting applied_setting() const;
+
   ControlState control_;
 };
 

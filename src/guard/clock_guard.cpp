@@ -42,23 +42,6 @@ int graphics_clock_near(const ClockTable& table, int memory, int wanted) {
   return best ? *best : *std::min_element(it->second.begin(), it->second.end());
 }
 
-// Whether `knob`'s part of two control states is the same.
-bool knob_as_found(Knob knob, const ControlState& now, const ControlState& found) {
-  switch (knob) {
-    case Knob::sm_lock:
-      return now.locked_sm_min_mhz == found.locked_sm_min_mhz &&
-             now.locked_sm_max_mhz == found.locked_sm_max_mhz;
-    case Knob::memory_lock:
-      return now.locked_mem_min_mhz == found.locked_mem_min_mhz &&
-             now.locked_mem_max_mhz == found.locked_mem_max_mhz;
-    case Knob::application_clocks:
-      return now.application_graphics_mhz == found.application_graphics_mhz &&
-             now.application_memory_mhz == found.application_memory_mhz;
-    case Knob::power_limit: return now.power_limit_w == found.power_limit_w;
-  }
-  return false;
-}
-
 }  // namespace
 
 struct ClockGuard::Impl {
@@ -145,7 +128,7 @@ struct ClockGuard::Impl {
   // True when `knob` still reads as found and was taken out of the journal.
   bool forget_unchanged(Knob knob) {
     try {
-      if (!knob_as_found(knob, gpu.control_state(), journal->original)) return false;
+      if (!guard_detail::knob_as_found(knob, gpu.control_state(), journal->original)) return false;
     } catch (const std::exception&) {
       return false;  // cannot tell: keep the journal
     }

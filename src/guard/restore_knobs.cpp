@@ -23,6 +23,22 @@ void attempt(KnobRestore& result, const std::string& what, const std::function<v
 
 }  // namespace
 
+bool knob_as_found(Knob knob, const ControlState& now, const ControlState& found) {
+  switch (knob) {
+    case Knob::sm_lock:
+      return now.locked_sm_min_mhz == found.locked_sm_min_mhz &&
+             now.locked_sm_max_mhz == found.locked_sm_max_mhz;
+    case Knob::memory_lock:
+      return now.locked_mem_min_mhz == found.locked_mem_min_mhz &&
+             now.locked_mem_max_mhz == found.locked_mem_max_mhz;
+    case Knob::application_clocks:
+      return now.application_graphics_mhz == found.application_graphics_mhz &&
+             now.application_memory_mhz == found.application_memory_mhz;
+    case Knob::power_limit: return now.power_limit_w == found.power_limit_w;
+  }
+  return false;
+}
+
 KnobRestore restore_knobs(Gpu& gpu, const ControlState& original, const std::set<Knob>& touched) {
   KnobRestore result;
   for (Knob knob : touched) {

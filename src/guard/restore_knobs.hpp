@@ -17,6 +17,9 @@ struct KnobRestore {
   ExitCode failure_code = ExitCode::failure;  // of the first failure
 };
 
+// Whether `knob`'s part of two control states is the same.
+bool knob_as_found(Knob knob, const ControlState& now, const ControlState& found);
+
 // Restores every knob in `touched` to `original`, trying all of them even when one
 // fails. A knob recorded as absent is reset to the driver default (for the SM and
 // memory locks that is "not locked", the state NVML cannot read back). A knob the

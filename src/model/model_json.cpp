@@ -1,5 +1,9 @@
 // model.json, format version 1 (docs/model.md#json).
+#include <array>
 #include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -72,6 +76,34 @@ std::vector<double> coefficients(const nlohmann::json& json, const std::string& 
   return values;
 }
 
+// Clocks and power limits no GPU has are refused when the file is read: a range
+// of [1, 2e9] MHz once made a twin list 133 million settings. The bounds are far
+// above any GPU's (an H200's clocks top out near 2 GHz and 3.2 GHz, its limit at
+// 700 W), so they keep every real model and bound a twin's table at a few
+// thousand clocks.
+constexpr double kHighestClock_mhz = 20000;
+constexpr double kHighestPowerLimit_w = 10000;
+
+std::array<double, 2> checked_range(const std::array<double, 2>& range, const std::string& key,
+                                    double highest, const char* unit) {
+  const auto plausible = [&](double v) { return v >= 1 && v <= highest; };
+  if (!plausible(range[0]) || !plausible(range[1]) || range[0] > range[1]) {
+    throw ConfigError(
+        fmt::format("model.json: range.{} must be [low, high] with 1 <= low <= high <= {:g} {}, not "
+                    "[{:g}, {:g}]",
+                    key, highest, unit, range[0], range[1]));
+  }
+  return range;
+}
+
+std::optional<double> checked_value(const std::optional<double>& value, const std::string& key,
+                                    double highest, const char* unit) {
+  if (value && !(*value >= 1 && *value <= highest))
+    throw ConfigError(
+        fmt::format("model.json: {} must be from 1 to {:g} {}, not {:g}", key, highest, unit, *value));
+  return value;
+}
+
 FitReport report_from_json(const nlohmann::json& json) {
   FitReport r;
   r.points = field<std::size_t>(json, "points", "report.");
@@ -132,18 +164,24 @@ Model Model::from_json(const nlohmann::json& json) {
   m.gpu_ = field<std::string>(json, "gpu", "");
   m.workload_ = field<std::string>(json, "workload", "");
   const auto& reference = field<nlohmann::json>(json, "reference", "");
-  m.sm_ref_ = field<double>(reference, "sm_mhz", "reference.");
-  m.mem_ref_ = field<double>(reference, "mem_mhz", "reference.");
-  if (!(m.sm_ref_ > 0) || !(m.mem_ref_ > 0))
-    throw ConfigError("model.json: reference clocks must be positive");
+  m.sm_ref_ = *checked_value(field<double>(reference, "sm_mhz", "reference."), "reference.sm_mhz",
+                             kHighestClock_mhz, "MHz");
+  m.mem_ref_ = *checked_value(field<double>(reference, "mem_mhz", "reference."), "reference.mem_mhz",
+                              kHighestClock_mhz, "MHz");
   const auto& defaults = field<nlohmann::json>(json, "default", "");
-  m.default_sm_mhz_ = optional_field<double>(defaults, "sm_mhz", "default.");
-  m.default_mem_mhz_ = optional_field<double>(defaults, "mem_mhz", "default.");
-  m.default_power_limit_w_ = optional_field<double>(defaults, "power_limit_w", "default.");
+  m.default_sm_mhz_ = checked_value(optional_field<double>(defaults, "sm_mhz", "default."), "default.sm_mhz",
+                                    kHighestClock_mhz, "MHz");
+  m.default_mem_mhz_ = checked_value(optional_field<double>(defaults, "mem_mhz", "default."),
+                                     "default.mem_mhz", kHighestClock_mhz, "MHz");
+  m.default_power_limit_w_ = checked_value(optional_field<double>(defaults, "power_limit_w", "default."),
+                                           "default.power_limit_w", kHighestPowerLimit_w, "W");
   const auto& range = field<nlohmann::json>(json, "range", "");
-  const auto sm = field<std::array<double, 2>>(range, "sm_mhz", "range.");
-  const auto mem = field<std::array<double, 2>>(range, "mem_mhz", "range.");
-  const auto limit = optional_field<std::array<double, 2>>(range, "power_limit_w", "range.");
+  const auto sm = checked_range(field<std::array<double, 2>>(range, "sm_mhz", "range."), "sm_mhz",
+                                kHighestClock_mhz, "MHz");
+  const auto mem = checked_range(field<std::array<double, 2>>(range, "mem_mhz", "range."), "mem_mhz",
+                                 kHighestClock_mhz, "MHz");
+  auto limit = optional_field<std::array<double, 2>>(range, "power_limit_w", "range.");
+  if (limit) limit = checked_range(*limit, "power_limit_w", kHighestPowerLimit_w, "W");
   m.sm_low_ = sm[0], m.sm_high_ = sm[1], m.mem_low_ = mem[0], m.mem_high_ = mem[1];
   if (limit) m.power_limit_low_ = (*limit)[0], m.power_limit_high_ = (*limit)[1];
   m.time_coef_ = coefficients(json, "time_s", form::time_names);
@@ -151,7 +189,9 @@ Model Model::from_json(const nlohmann::json& json) {
   m.ridge_ = field<double>(json, "ridge", "");
   if (!(m.ridge_ > 0)) throw ConfigError("model.json: ridge must be positive");
   m.knee_ = field<double>(json, "knee", "");
-  if (!(m.knee_ > 0)) throw ConfigError("model.json: knee must be positive");
+  // 0 is what fit writes when it cannot place a knee (fewer than 4 SM clocks, or
+  // power limits only): the voltage rising over the whole range.
+  if (!(m.knee_ >= 0)) throw ConfigError("model.json: knee must be 0 or more");
   m.cap_softness_ = field<double>(json, "cap_softness", "");
   if (!(m.cap_softness_ > 0)) throw ConfigError("model.json: cap_softness must be positive");
   m.limit_share_ = field<double>(json, "limit_share", "");
@@ -195,6 +235,9 @@ std::vector<Model> read_models(const std::filesystem::path& path) {
     document = nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     throw ConfigError(path.string() + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::out_of_range&) {
+    // The parser's own overflow check (1e999): a number no model field can hold.
+    throw ConfigError(path.string() + ": holds a number too large for a double (such as 1e999)");
   }
   try {
     return models_from_json(document);

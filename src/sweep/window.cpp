@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "dvfslab/error.hpp"
+
 namespace dvfslab::sweep_detail {
 namespace {
 
@@ -16,8 +20,17 @@ void run_for(Workload& workload, Clock& clock, double duration_s, IterationPace&
     const std::int64_t count = pace.iterations_for(duration_s - elapsed);
     const double before = clock.now_s();
     workload.run_iterations(count);
-    pace.observe(clock.now_s() - before, count);
+    const double took_s = clock.now_s() - before;
+    pace.observe(took_s, count);
     on_iterations(count);
+    // Calls that take no time grow geometrically (IterationPace), so this is reached
+    // after a few dozen calls instead of never.
+    if (!(took_s > 0) && count >= IterationPace::largest_allowed_call) {
+      throw Error(fmt::format(
+          "{} ran {} iterations without the GPU's clock moving: its iterations take no time, so a "
+          "window of {:g} s can never fill (check the time per unit of its table or model)",
+          workload.workload_case().workload, count, duration_s));
+    }
   }
 }
 
@@ -44,16 +57,19 @@ Measurement measure_timed_window(EnergyMeter& meter, Workload& workload, Clock& 
 void IterationPace::observe(double seconds, std::int64_t iterations) {
   if (iterations <= 0) return;
   largest_call = std::max(largest_call, iterations);
+  last_call_took_no_time = !(seconds > 0);
   if (seconds > 0) seconds_per_iteration = seconds / static_cast<double>(iterations);
 }
 
 std::int64_t IterationPace::iterations_for(double remaining_s) const {
+  const double growth_cap = std::min(2.0 * static_cast<double>(std::max<std::int64_t>(largest_call, 1)),
+                                     static_cast<double>(largest_allowed_call));
+  if (last_call_took_no_time) return static_cast<std::int64_t>(growth_cap);
   if (seconds_per_iteration <= 0) return 1;
   // Aim just past the end: a window of whole iterations that ends at or after
   // remaining_s needs ceil(); the loop adds more if the pace was optimistic.
   const double count = std::ceil(remaining_s / seconds_per_iteration);
-  const double growth_cap = 2.0 * static_cast<double>(std::max<std::int64_t>(largest_call, 1));
-  return static_cast<std::int64_t>(std::clamp(count, 1.0, std::min(growth_cap, 1e9)));
+  return static_cast<std::int64_t>(std::clamp(count, 1.0, growth_cap));
 }
 
 void warm_up(Workload& workload, Clock& clock, const MeasurePolicy& policy, IterationPace& pace) {

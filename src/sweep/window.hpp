@@ -13,8 +13,10 @@ namespace dvfslab::sweep_detail {
 // What the runner has learnt about a workload's iteration time, to size the calls
 // that fill a window (a few large calls rather than one per iteration).
 struct IterationPace {
-  double seconds_per_iteration = 0;  // of the last call; 0: not known yet
-  std::int64_t largest_call = 0;     // iterations of the largest call so far
+  static constexpr std::int64_t largest_allowed_call = 1'000'000'000;
+  double seconds_per_iteration = 0;     // of the last call that took time; 0: not known yet
+  std::int64_t largest_call = 0;        // iterations of the largest call so far
+  bool last_call_took_no_time = false;  // then the next call doubles, up to largest_allowed_call
 
   void observe(double seconds, std::int64_t iterations);
   // Iterations expected to fill `remaining_s`: at least one, and at most twice the

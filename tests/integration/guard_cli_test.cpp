@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "background_process.hpp"
@@ -143,7 +144,8 @@ TEST_F(GuardCli, TheJournalRecordsTheDeviceSpecAndOlderJournalsWithOnlyAUuidStil
 
 TEST_F(GuardCli, AJournalOfAGpuThatIsNotHereSaysWhichJournalAndWhatToDo) {
   std::filesystem::create_directories(dir / "state");
-  const std::filesystem::path journal = dir / "state" / "journal-GPU-gone.json";
+  const std::filesystem::path journal =
+      dir / "state" / "journal-GPU-0badc0de-0000-0000-0000-000000000000.json";
   std::ofstream(journal) << nlohmann::json{
       {"format", "dvfslab-restore-journal"},
       {"version", 1},
@@ -161,6 +163,85 @@ TEST_F(GuardCli, AJournalOfAGpuThatIsNotHereSaysWhichJournalAndWhatToDo) {
   EXPECT_EQ(restore.err.find("--device"), std::string::npos) << "no --device was given: " << restore.err;
   EXPECT_TRUE(std::filesystem::exists(journal)) << "only the user deletes a journal dvfslab cannot act on";
   EXPECT_TRUE(setter_log().empty());
+}
+
+// A journal that dvfslab did not write as it is (issue 26, L6): restore refuses it
+// with one line, changes nothing, keeps the journal and does not say "restored".
+class TamperedJournal : public GuardCli {
+ protected:
+  // Leaves the held setting and its journal behind, then edits the journal.
+  void kill_hold_and_edit(const std::function<void(nlohmann::json&)>& edit) {
+    found_state();
+    auto hold = start_hold("hold.err");
+    hold->send(SIGKILL);
+    hold->wait();
+    journal_ = journal_file();
+    nlohmann::json document = nlohmann::json::parse(std::ifstream(journal_));
+    edit(document);
+    std::ofstream(journal_) << document.dump();
+    calls_before_restore_ = setter_log().size();
+  }
+
+  void expect_refused(const ProcessResult& restore, const std::string& why) {
+    EXPECT_NE(restore.exit_code, 0) << restore.out;
+    EXPECT_EQ(restore.out.find("restored"), std::string::npos) << restore.out;
+    EXPECT_EQ(std::count(restore.err.begin(), restore.err.end(), '\n'), 1) << restore.err;
+    EXPECT_NE(restore.err.find(journal_.string()), std::string::npos) << restore.err;
+    EXPECT_NE(restore.err.find(why), std::string::npos) << restore.err;
+    EXPECT_TRUE(std::filesystem::exists(journal_)) << "the GPU was not restored: its journal must stay";
+    EXPECT_EQ(setter_log().size(), calls_before_restore_) << "nothing reaches the driver";
+    expect_held_setting();
+  }
+
+  std::filesystem::path journal_;
+  std::size_t calls_before_restore_ = 0;
+};
+
+TEST_F(TamperedJournal, L6_AnEmptyTouchedListIsRefusedAndTheJournalKept) {
+  kill_hold_and_edit([](nlohmann::json& journal) { journal["touched"] = nlohmann::json::array(); });
+  expect_refused(run_dvfslab({"restore"}, environment), "touched is not a non-empty list of knobs");
+  expect_refused(run_dvfslab({"restore", "--device", "0"}, environment), "touched is not a non-empty list");
+}
+
+TEST_F(TamperedJournal, L6_ATouchedStringInsteadOfAListIsRefused) {
+  kill_hold_and_edit([](nlohmann::json& journal) { journal["touched"] = "power_limit"; });
+  expect_refused(run_dvfslab({"restore"}, environment), "touched is not a non-empty list of knobs");
+}
+
+TEST_F(TamperedJournal, L6_WrongTypesAndRepeatedKnobsAreRefused) {
+  kill_hold_and_edit([](nlohmann::json& journal) {
+    journal["touched"] = {"power_limit", "power_limit"};
+    journal["original_state"]["power_limit_w"] = "450";
+  });
+  expect_refused(run_dvfslab({"restore"}, environment), "original_state.power_limit_w is \"450\"");
+}
+
+TEST_F(TamperedJournal, L6_APowerLimitOutsideTheGpusRangeIsRefusedBeforeAnyCall) {
+  kill_hold_and_edit([](nlohmann::json& journal) { journal["original_state"]["power_limit_w"] = 5000.0; });
+  expect_refused(run_dvfslab({"restore"}, environment), "a power limit of 5000 W, outside the GPU's");
+}
+
+TEST_F(TamperedJournal, L6_ApplicationClocksTheGpuDoesNotListAreRefused) {
+  kill_hold_and_edit([](nlohmann::json& journal) {
+    journal["original_state"]["application_graphics_mhz"] = 1234567;
+    journal["touched"].push_back("application_clocks");
+  });
+  expect_refused(run_dvfslab({"restore"}, environment), "a pair the GPU does not list");
+}
+
+TEST_F(TamperedJournal, L6_AUuidItsFileNameIsNotForIsRefused) {
+  kill_hold_and_edit([](nlohmann::json& journal) { journal["gpu"]["uuid"] = "GPU-someone-else"; });
+  expect_refused(run_dvfslab({"restore"}, environment), "is not the GPU its file name is for");
+}
+
+// The device field of GPU 0's journal opens GPU 1: restore once looked for GPU 1's
+// journal there, said "nothing to restore" and exited 0 with GPU 0 still changed.
+TEST_F(TamperedJournal, L6_ADeviceFieldThatOpensAnotherGpuIsRefused) {
+  environment["DVFSLAB_FAKE_NVML_GPUS"] = "h200,h200";
+  kill_hold_and_edit([](nlohmann::json& journal) { journal["gpu"]["device"] = "1"; });
+  const ProcessResult restore = run_dvfslab({"restore"}, environment);
+  expect_refused(restore, "but its device field '1' opens NVIDIA H200");
+  EXPECT_EQ(restore.out.find("nothing to restore"), std::string::npos) << restore.out;
 }
 
 TEST_F(GuardCli, RestoreWithADeviceSaysWhenThereIsNothingToDo) {

@@ -142,6 +142,75 @@ TEST(ModelCli, AnalyzeShowsPredictionsApartFromTheMeasurements) {
       nlohmann::json::parse(run_dvfslab({"analyze", v100_table, "--json"}).out).contains("predicted"));
 }
 
+// docs/cli.md: an empty output name is refused with exit 3 before anything is
+// written; fit and predict once took it as "no file" and exited 0.
+TEST(ModelCli, L2_AnEmptyOutputNameIsRefusedWithExit3) {
+  testing::ScratchDir scratch;
+  const auto fit = run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", ""});
+  EXPECT_EQ(fit.exit_code, 3) << fit.out;
+  EXPECT_NE(fit.err.find("the output file name is empty"), std::string::npos) << fit.err;
+  EXPECT_TRUE(fit.out.empty()) << "refused before the fit: " << fit.out;
+
+  const auto model_file = scratch / "model.json";
+  ASSERT_EQ(
+      run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()}).exit_code,
+      0);
+  const auto predict = run_dvfslab({"model", "predict", model_file.string(), "--at", v100_table, "-o", ""});
+  EXPECT_EQ(predict.exit_code, 3) << predict.out;
+  EXPECT_NE(predict.err.find("the output file name is empty"), std::string::npos) << predict.err;
+  EXPECT_TRUE(predict.out.empty()) << predict.out;
+}
+
+// fit writes "knee": 0 when it cannot place a knee (power limits only, or fewer
+// than 4 SM clocks); predict and twins once refused that model.
+TEST(ModelCli, L10_AModelFittedToPowerLimitsOnlyPredictsAndMakesATwin) {
+  testing::ScratchDir scratch;
+  const std::string table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/v100-dnn-power-limit.csv";
+  const std::string workload = "cifar100/shufflenetv2/b1024/adadelta";
+  const auto model_file = scratch / "m.json";
+  const auto fit = run_dvfslab({"model", "fit", table, "--workload", workload, "-o", model_file.string()});
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  EXPECT_EQ(nlohmann::json::parse(read_text(model_file)).at("models").at(0).at("knee"), 0.0);
+  const auto at = scratch / "at.csv";
+  std::ofstream(at) << "gpu,workload,core_mhz,mem_mhz,power_limit_w\n"
+                    << "Tesla V100," << workload << ",,,150\n"
+                    << "Tesla V100," << workload << ",,,250\n";
+  const auto predict = run_dvfslab({"model", "predict", model_file.string(), "--at", at.string()});
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  std::istringstream predicted(predict.out);
+  const auto rows = read_sweep_table(predicted, "predicted");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_GT(rows[0].time_per_iteration_s, rows[1].time_per_iteration_s) << "a lower limit is slower";
+  EXPECT_EQ(run_dvfslab({"info", "--device", "twin:" + model_file.string()}).exit_code, 0);
+}
+
+// --at once needed a whole sweep table, dummy times and powers included.
+TEST(ModelCli, L10_PredictAtATableOfSettingsOnlyAndSaysWhichColumnIsMissing) {
+  testing::ScratchDir scratch;
+  const auto model_file = scratch / "model.json";
+  ASSERT_EQ(
+      run_dvfslab({"model", "fit", v100_table, "--workload", kernel, "-o", model_file.string()}).exit_code,
+      0);
+  const auto at = scratch / "at.csv";
+  std::ofstream(at) << "gpu,workload,core_mhz,mem_mhz,power_limit_w\n"
+                    << "Tesla V100 PCIe," << kernel << ",1000,877,\n";
+  const auto predict = run_dvfslab({"model", "predict", model_file.string(), "--at", at.string()});
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  std::istringstream predicted(predict.out);
+  const auto rows = read_sweep_table(predicted, "predicted");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].setting.sm_mhz, 1000);
+  EXPECT_GT(rows[0].time_per_iteration_s, 0);
+
+  const auto no_knob = scratch / "no_knob.csv";
+  std::ofstream(no_knob) << "gpu,workload,core_mhz,mem_mhz\nTesla V100 PCIe," << kernel << ",1000,877\n";
+  const auto refused = run_dvfslab({"model", "predict", model_file.string(), "--at", no_knob.string()});
+  EXPECT_EQ(refused.exit_code, 3);
+  EXPECT_NE(refused.err.find("missing column power_limit_w: a table of settings has the columns"),
+            std::string::npos)
+      << refused.err;
+}
+
 TEST(ModelCli, SubcommandIsRequired) {
   const auto run = run_dvfslab({"model"});
   EXPECT_EQ(run.exit_code, 2);

@@ -67,6 +67,21 @@ TEST_F(TwinOfATable, WorkTakesTheTablesTimeAtTheTablesPower) {
   EXPECT_NEAR(twin.true_energy_j() - before, 3.0 * 150 + 2.0 * 100, 1e-6);
 }
 
+// Work under the twin's finish tolerance (1e-9 s) once ended without moving the
+// clock, so a window of such iterations never filled and searches hung.
+TEST(TwinOfShortWork, M2_WorkShorterThanTheFinishToleranceStillTakesItsTime) {
+  testing::ScratchDir scratch;
+  const fs::path path = scratch / "tw.csv";
+  std::ofstream(path) << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+                         "x,G,w,1000,877,,1e-9,100,0\n"
+                         "x,G,w,1380,877,,1e-9,200,1\n";
+  const auto gpu = open_gpu("twin:" + path.string());
+  run_twin_work(*gpu, "w", 1);
+  EXPECT_DOUBLE_EQ(gpu->clock().now_s(), 1e-9);
+  run_twin_work(*gpu, "w", 1000);
+  EXPECT_NEAR(gpu->clock().now_s(), 1001e-9, 1e-15);
+}
+
 TEST_F(TwinOfATable, ASettingTheTableLacksIsRefusedNamingWorkloadAndSetting) {
   const auto gpu = open();
   gpu->lock_sm_clocks(1000, 1000);

@@ -108,6 +108,19 @@ TEST_F(TwinSpecText, BadNoiseValuesAreRefusedWithTheExpectedForm) {
   }
 }
 
+// strtod reads hexadecimal, exponents and a bare trailing point; docs/twins.md
+// promises plain decimal numbers only.
+TEST_F(TwinSpecText, L4_NoiseIsAPlainDecimalNumberNotWhatStrtodReads) {
+  for (const std::string bad : {"noise=0x10%", "noise=1e1%", "noise=1.%", "noise=0x1p-3%", "noise=.5%",
+                                "time_noise=1E0%", "noise=1.5.0%", "noise=inf%"}) {
+    const std::string spec = path_.string() + "#GPU A@" + bad;
+    EXPECT_THROW(parse_twin_spec(spec), UsageError) << bad;
+  }
+  EXPECT_DOUBLE_EQ(parse_twin_spec(path_.string() + "#GPU A@noise=0.5%").noise.time_sigma, 0.005);
+  EXPECT_DOUBLE_EQ(parse_twin_spec(path_.string() + "#GPU A@noise=25%").noise.power_sigma, 0.25);
+  EXPECT_DOUBLE_EQ(parse_twin_spec(path_.string() + "#GPU A@noise=007%").noise.time_sigma, 0.07);
+}
+
 TEST_F(TwinSpecText, BadSeedsUnknownAndRepeatedOptionsAreRefused) {
   for (const std::string bad : {"seed=-1", "seed=x", "seed=", "seed=18446744073709551616", "colour=red",
                                 "noise=1%,noise=2%", "noise=1%,,seed=2", "noise=1%,"}) {

@@ -24,7 +24,7 @@ PowerLimits ReplayGpu::power_limits() { return with_current_limit(table_.power_l
 
 std::optional<double> ReplayGpu::current_power_w() const {
   if (active_workload_.empty()) return std::nullopt;
-  const auto measured = table_.find(active_workload_, current_setting());
+  const auto measured = table_.find(active_workload_, current_setting_of(active_workload_));
   return measured ? std::optional<double>(measured->power_w) : std::nullopt;
 }
 
@@ -41,19 +41,19 @@ Telemetry ReplayGpu::read_telemetry() {
   t.power_instant_w = current_power_w();
   t.power_average_w = t.power_instant_w;
   if (t.power_instant_w) t.energy_j = energy_j_;
-  const Setting s = current_setting();
+  const Setting s = active_workload_.empty() ? current_setting() : current_setting_of(active_workload_);
   t.sm_mhz = s.sm_mhz;
   t.mem_mhz = s.mem_mhz;
   return t;
 }
 
 void ReplayGpu::run(const std::string& workload, double units) {
-  const auto measured = table_.find(workload, current_setting());
+  const auto measured = table_.find(workload, current_setting_of(workload));
   if (!measured) {
-    throw ConfigError(
-        fmt::format("{} has no measurement of '{}' on {} at {}: sweep only settings the table holds "
-                    "(`dvfslab info --device replay:...` lists them)",
-                    table_.path().string(), workload, table_.gpu_name(), to_string(current_setting())));
+    throw ConfigError(fmt::format(
+        "{} has no measurement of '{}' on {} at {}: sweep only settings the table holds "
+        "(`dvfslab info --device replay:...` lists them)",
+        table_.path().string(), workload, table_.gpu_name(), to_string(current_setting_of(workload))));
   }
   accumulate_energy();
   active_workload_ = workload;
@@ -62,6 +62,10 @@ void ReplayGpu::run(const std::string& workload, double units) {
 }
 
 Setting ReplayGpu::default_setting() const { return table_.default_setting(); }
+
+Setting ReplayGpu::default_setting_of(const std::string& workload) const {
+  return table_.default_setting_of(workload);
+}
 
 void ReplayGpu::settle_before_change() { accumulate_energy(); }
 
@@ -100,7 +104,7 @@ auto& as_replay_gpu(GpuType& gpu) {
 
 bool replay_holds(const Gpu& replay_gpu, const std::string& workload, const Setting& setting) {
   const auto& gpu = as_replay_gpu(replay_gpu);
-  return gpu.table().find(workload, gpu.with_defaults(setting)).has_value();
+  return gpu.table().find(workload, gpu.with_defaults_of(workload, setting)).has_value();
 }
 
 const std::vector<std::string>& replay_workload_keys(const Gpu& replay_gpu) {
@@ -110,6 +114,13 @@ const std::vector<std::string>& replay_workload_keys(const Gpu& replay_gpu) {
 std::string replay_table_origin(const Gpu& replay_gpu) {
   const auto& table = as_replay_gpu(replay_gpu).table();
   return fmt::format("{} ({})", table.path().filename().string(), table.source());
+}
+
+std::optional<Setting> replay_own_baseline(const Gpu& replay_gpu, const std::string& workload) {
+  const auto& table = as_replay_gpu(replay_gpu).table();
+  const Setting baseline = table.default_setting_of(workload);
+  if (baseline == table.default_setting()) return std::nullopt;
+  return baseline;
 }
 
 void run_replayed_work(Gpu& replay_gpu, const std::string& workload, double units) {

@@ -28,6 +28,7 @@ class ReplayGpu final : public RecordedControlGpu {
 
  protected:
   Setting default_setting() const override;
+  Setting default_setting_of(const std::string& workload) const override;
   void settle_before_change() override;
 
  private:

@@ -7,6 +7,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/sweep_table.hpp"
+#include "gpu/uncontrolled_memory.hpp"
 
 namespace dvfslab::replay {
 
@@ -37,6 +38,7 @@ ReplayTable::ReplayTable(const std::filesystem::path& path, const std::string& g
   std::map<std::pair<std::string, Setting>, std::pair<Measured, int>> sums;
   std::set<Setting> settings;
   std::optional<Setting> marked_default;
+  std::map<std::string, Setting> marked_by_workload;
   for (const ResultRow& row : rows) {
     if (row.gpu != gpu_name_) continue;
     if (source_.empty()) source_ = row.source;
@@ -51,6 +53,11 @@ ReplayTable::ReplayTable(const std::filesystem::path& path, const std::string& g
     if (row.is_default && (!marked_default || setting_order_before(row.setting, *marked_default))) {
       marked_default = row.setting;
     }
+    if (row.is_default) {
+      const auto marked = marked_by_workload.find(workload);
+      if (marked == marked_by_workload.end() || setting_order_before(row.setting, marked->second))
+        marked_by_workload[workload] = row.setting;
+    }
   }
   for (const auto& [key, entry] : sums) {
     measured_[key] = {entry.first.time_s / entry.second, entry.first.power_w / entry.second};
@@ -58,6 +65,23 @@ ReplayTable::ReplayTable(const std::filesystem::path& path, const std::string& g
   settings_.assign(settings.begin(), settings.end());
   std::sort(settings_.begin(), settings_.end(), setting_order_before);
   default_setting_ = marked_default ? *marked_default : settings_.front();
+  for (const std::string& workload : workloads_) {
+    if (const auto marked = marked_by_workload.find(workload); marked != marked_by_workload.end()) {
+      workload_defaults_[workload] = marked->second;
+    } else if (measured_.count({workload, default_setting_})) {
+      workload_defaults_[workload] = default_setting_;
+    } else {
+      // settings_ is highest first: the first the workload was measured at.
+      workload_defaults_[workload] = *std::find_if(settings_.begin(), settings_.end(), [&](const Setting& s) {
+        return measured_.count({workload, s}) > 0;
+      });
+    }
+  }
+}
+
+Setting ReplayTable::default_setting_of(const std::string& workload) const {
+  const auto it = workload_defaults_.find(workload);
+  return it == workload_defaults_.end() ? default_setting_ : it->second;
 }
 
 std::optional<Measured> ReplayTable::find(const std::string& workload, const Setting& setting) const {
@@ -74,10 +98,10 @@ ClockTable ReplayTable::clock_table() const {
   ClockTable table;
   std::map<int, std::set<int, std::greater<>>, std::greater<>> graphics_by_memory;
   for (const Setting& s : settings_) {
-    if (s.sm_mhz && s.mem_mhz) graphics_by_memory[*s.mem_mhz].insert(*s.sm_mhz);
+    if (s.sm_mhz) graphics_by_memory[s.mem_mhz.value_or(memory_not_controlled_mhz)].insert(*s.sm_mhz);
   }
   for (const auto& [memory, graphics] : graphics_by_memory) {
-    table.memory_mhz.push_back(memory);
+    if (memory != memory_not_controlled_mhz) table.memory_mhz.push_back(memory);
     table.graphics_mhz[memory].assign(graphics.begin(), graphics.end());
   }
   table.default_graphics_mhz = default_setting_.sm_mhz;

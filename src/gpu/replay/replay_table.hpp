@@ -33,6 +33,9 @@ class ReplayTable {
   const std::vector<Setting>& settings() const { return settings_; }
   // The vendor-default setting (a row marked default), else the highest setting.
   const Setting& default_setting() const { return default_setting_; }
+  // Where `workload` runs with nothing applied: its row marked default, else the
+  // GPU's default where it has a row there, else its highest setting.
+  Setting default_setting_of(const std::string& workload) const;
   ClockTable clock_table() const;
   PowerLimits power_limits() const;
 
@@ -44,6 +47,7 @@ class ReplayTable {
   std::map<std::pair<std::string, Setting>, Measured> measured_;
   std::vector<Setting> settings_;
   Setting default_setting_;
+  std::map<std::string, Setting> workload_defaults_;
 };
 
 }  // namespace dvfslab::replay

@@ -40,7 +40,41 @@ std::vector<model::Model> models_of(const std::filesystem::path& path, const std
   return kept;
 }
 
+// Every setting the twin offers, with the power limit at its ends (and unset).
+std::vector<Setting> settings_to_check(const ClockTable& clocks, const PowerLimits& limits,
+                                       const Setting& default_setting) {
+  std::vector<std::optional<int>> power_limits = {std::nullopt};
+  if (limits.min_w) power_limits = {whole_mhz(*limits.min_w), whole_mhz(*limits.max_w)};
+  std::vector<Setting> settings;
+  for (const std::optional<int>& limit : power_limits) {
+    if (clocks.memory_mhz.empty())
+      settings.push_back(Setting{default_setting.sm_mhz, default_setting.mem_mhz, limit});
+    for (const auto& [memory, graphics] : clocks.graphics_mhz) {
+      for (int clock : graphics) settings.push_back(Setting{clock, memory, limit});
+    }
+  }
+  return settings;
+}
+
 }  // namespace
+
+void ModelSource::check_rates() const {
+  for (const model::Model& m : models_) {
+    for (const Setting& setting : settings_to_check(clock_table_, power_limits_, default_setting_)) {
+      const model::Prediction predicted = m.predict(setting);
+      const double time_s = predicted.time_s.value, power_w = predicted.power_w.value;
+      // A time of 0 (all time coefficients 0) or an overflow (1e308) would give a
+      // twin whose work takes no time or forever.
+      if (!(std::isfinite(time_s) && time_s > 0 && std::isfinite(power_w) && power_w > 0)) {
+        throw ConfigError(
+            fmt::format("{}: the model of {} predicts {:g} s per unit and {:g} W at {}: a twin needs a "
+                        "positive, finite time and power at every setting of its range; fit it again "
+                        "with `dvfslab model fit`",
+                        path_.string(), m.workload(), time_s, power_w, to_string(setting)));
+      }
+    }
+  }
+}
 
 ModelSource::ModelSource(const std::filesystem::path& path, const std::string& gpu_name)
     : path_(path), models_(models_of(path, gpu_name)) {
@@ -84,6 +118,7 @@ ModelSource::ModelSource(const std::filesystem::path& path, const std::string& g
     power_limits_.default_w = all.default_power_limit_w.value_or(*all.power_limit_high_w);
     default_setting_.power_limit_w = whole_mhz(*power_limits_.default_w);
   }
+  check_rates();
   bool first = true;
   for (const model::Model& m : models_) {
     Setting lowest = default_setting_;

@@ -26,6 +26,10 @@ class ModelSource final : public TwinSource {
   double idle_power_w() const override { return idle_power_w_; }
 
  private:
+  // Throws ConfigError naming the file when a model predicts a time or power that
+  // is not positive and finite somewhere on the grid.
+  void check_rates() const;
+
   std::filesystem::path path_;
   std::string gpu_name_;
   std::vector<model::Model> models_;

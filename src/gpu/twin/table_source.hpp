@@ -20,6 +20,9 @@ class TableSource final : public TwinSource {
   ClockTable clock_table() const override { return table_.clock_table(); }
   PowerLimits power_limits() const override { return table_.power_limits(); }
   Setting default_setting() const override { return table_.default_setting(); }
+  Setting default_setting_of(const std::string& workload) const override {
+    return table_.default_setting_of(workload);
+  }
   std::optional<TwinRates> rates(const std::string& workload, const Setting& setting) const override;
   // The table measures no idle GPU: its lowest power, a bound from above.
   double idle_power_w() const override { return idle_power_w_; }

@@ -35,7 +35,7 @@ PowerLimits TwinGpu::power_limits() { return with_current_limit(source_->power_l
 TwinRates TwinGpu::job_rates_now() {
   // A setting the source cannot answer (a knob changed mid-run on the way to a
   // held setting) leaves the work at the last rates it had.
-  if (const auto now = source_->rates(job_->workload, current_setting())) job_->rates = *now;
+  if (const auto now = source_->rates(job_->workload, current_setting_of(job_->workload))) job_->rates = *now;
   return TwinRates{job_->rates.time_per_unit_s * job_->noise.time, job_->rates.power_w * job_->noise.power};
 }
 
@@ -79,19 +79,27 @@ void TwinGpu::run(const std::string& workload, double units) {
   job_.reset();
   if (!(std::isfinite(units) && units >= 0))
     throw Error(fmt::format("twin work needs a finite, non-negative number of units, not {}", units));
-  const auto rates = source_->rates(workload, current_setting());
+  const auto rates = source_->rates(workload, current_setting_of(workload));
   if (!rates) {
-    throw ConfigError(fmt::format(
-        "the twin of {} ({}) cannot run '{}' at {}: sweep only settings its "
-        "source holds (`dvfslab info --device {}` lists them)",
-        identity_.name, source_->origin(), workload, to_string(current_setting()), identity_.device_spec));
+    throw ConfigError(
+        fmt::format("the twin of {} ({}) cannot run '{}' at {}: sweep only settings its "
+                    "source holds (`dvfslab info --device {}` lists them)",
+                    identity_.name, source_->origin(), workload, to_string(current_setting_of(workload)),
+                    identity_.device_spec));
   }
   job_ = Job{workload, units, noise_.next(), *rates};
   try {
+    // The tolerance absorbs what the sums of pieces leave, not the work itself: work
+    // shorter than the tolerance still takes its time, or a window of such
+    // iterations would never fill.
+    bool advanced = false;
     while (job_) {
       const double left_s = job_->remaining_units * job_rates_now().time_per_unit_s;
-      if (left_s <= kFinishTolerance_s) break;
+      if (!(left_s > 0) || (advanced && left_s <= kFinishTolerance_s)) break;
+      const double before_s = clock_.now_s();
       clock_.advance(std::min(left_s, options_.sensor_period_s));
+      if (!(clock_.now_s() > before_s)) break;  // shorter than the clock can tell: done in no time
+      advanced = true;
       catch_up();
     }
   } catch (...) {
@@ -122,6 +130,10 @@ Telemetry TwinGpu::read_telemetry() {
 }
 
 Setting TwinGpu::default_setting() const { return source_->default_setting(); }
+
+Setting TwinGpu::default_setting_of(const std::string& workload) const {
+  return source_->default_setting_of(workload);
+}
 
 void TwinGpu::settle_before_change() { catch_up(); }
 

@@ -65,7 +65,7 @@ bool is_twin_gpu(const Gpu& gpu) { return dynamic_cast<const twin::TwinGpu*>(&gp
 std::optional<TwinRates> twin_rates(const Gpu& twin_gpu, const std::string& workload,
                                     const Setting& setting) {
   const auto& gpu = as_twin_gpu(twin_gpu);
-  return gpu.source().rates(workload, gpu.with_defaults(setting));
+  return gpu.source().rates(workload, gpu.with_defaults_of(workload, setting));
 }
 
 bool twin_holds(const Gpu& twin_gpu, const std::string& workload, const Setting& setting) {

@@ -24,6 +24,20 @@ bool is_file(const std::string& path) {
   return !path.empty() && fs::is_regular_file(path, error);
 }
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Digits, optionally a point and more digits: what strtod reads besides (hex, an
+// exponent, a bare trailing point) is not a percentage a user writes.
+bool is_plain_decimal(std::string_view text) {
+  const std::size_t point = text.find('.');
+  const std::string_view whole = text.substr(0, point);
+  const std::string_view fraction = point == std::string_view::npos ? "1" : text.substr(point + 1);
+  const auto digits = [](std::string_view part) {
+    return !part.empty() && std::all_of(part.begin(), part.end(), is_digit);
+  };
+  return digits(whole) && digits(fraction);
+}
+
 // "1%", "0.5%": a percentage from 0 to kMaxNoisePercent, as a fraction.
 double parse_noise(std::string_view key, std::string_view value) {
   const auto refuse = [&] {
@@ -32,12 +46,9 @@ double parse_noise(std::string_view key, std::string_view value) {
   };
   if (value.size() < 2 || value.back() != '%') throw refuse();
   const std::string number(value.substr(0, value.size() - 1));
-  char* end = nullptr;
-  const double percent = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size() || !std::isfinite(percent) || percent < 0 ||
-      percent > kMaxNoisePercent || !(number.front() >= '0' && number.front() <= '9')) {
-    throw refuse();
-  }
+  if (!is_plain_decimal(number)) throw refuse();
+  const double percent = std::strtod(number.c_str(), nullptr);
+  if (percent > kMaxNoisePercent) throw refuse();
   return percent / 100.0;
 }
 

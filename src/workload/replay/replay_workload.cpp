@@ -27,8 +27,12 @@ class ReplayWorkload final : public Workload {
 void add_replay_workloads(WorkloadRegistry& registry, const Gpu& replay_gpu) {
   const std::string origin = replay_table_origin(replay_gpu);
   for (const std::string& workload : replay_workload_keys(replay_gpu)) {
+    std::string description = fmt::format("replayed from {}", origin);
+    if (const auto baseline = replay_own_baseline(replay_gpu, workload)) {
+      description += fmt::format("; no row at the GPU's default, so its default is {}", to_string(*baseline));
+    }
     registry.add(
-        WorkloadInfo{workload, "units of work", 1, fmt::format("replayed from {}", origin)},
+        WorkloadInfo{workload, "units of work", 1, description},
         [gpu = &replay_gpu](const Gpu& candidate) { return &candidate == gpu; },
         [](const Case& workload_case, Gpu& target, const WorkloadOptions&) -> std::unique_ptr<Workload> {
           return std::make_unique<ReplayWorkload>(workload_case, target);

@@ -1,0 +1,91 @@
+// Tables as the sweep-table format allows them, replayed and twinned (issue 26,
+// L10): a memory clock that was not controlled (blank mem_mhz), power limits only,
+// and workloads measured only at other settings than the GPU's default.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "run_process.hpp"
+#include "scratch_dir.hpp"
+
+namespace dvfslab {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_dvfslab;
+
+std::string shared_table(const std::string& name) {
+  return std::string(DVFSLAB_SHARED_DATA_DIR) + "/" + name;
+}
+
+// Energy per unit 0.9 × 100 = 90 J at 900 MHz, the least of the four.
+const char* const core_clock_only_table =
+    "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+    "x,G,w,1500,,,0.5,260,1\n"
+    "x,G,w,1200,,,0.6,180,0\n"
+    "x,G,w,900,,,0.9,100,0\n"
+    "x,G,w,600,,,1.6,70,0\n";
+
+class ReplayTablesCli : public ::testing::Test {
+ protected:
+  nlohmann::json search(const std::string& device, const std::string& workload) {
+    const auto run = run_dvfslab({"search", "--device", device, "--workload", workload, "--db",
+                                  (dir_ / "s.sqlite").string(), "--json"});
+    EXPECT_EQ(run.exit_code, 0) << device << " " << workload << ": " << run.err;
+    return run.exit_code == 0 ? nlohmann::json::parse(run.out) : nlohmann::json();
+  }
+
+  testing::ScratchDir scratch_;
+  const fs::path dir_ = scratch_.path();
+};
+
+TEST_F(ReplayTablesCli, L10_ACoreClockOnlyTableIsSearchedSweptAndListed) {
+  const fs::path table = dir_ / "core.csv";
+  std::ofstream(table) << core_clock_only_table;
+  for (const std::string backend : {"replay:", "twin:"}) {
+    SCOPED_TRACE(backend);
+    const std::string device = backend + table.string();
+    const auto info = run_dvfslab({"info", "--device", device});
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    EXPECT_NE(info.out.find("Graphics (any mem.)"), std::string::npos) << info.out;
+    EXPECT_EQ(search(device, "w").at("optimum").at("sm_mhz"), 900);
+
+    const fs::path plan = dir_ / "plan.toml";
+    std::ofstream(plan) << "[knobs]\nsm_mhz = \"all\"\n[[cases]]\nworkloads = [\"w\"]\nbatch_sizes = [1]\n"
+                           "[measure]\ndrift_check = false\n";
+    const auto sweep = run_dvfslab({"sweep", plan.string(), "--device", device, "--db",
+                                    (dir_ / (backend == "replay:" ? "r.sqlite" : "t.sqlite")).string()});
+    EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
+  }
+}
+
+TEST_F(ReplayTablesCli, L10_APowerLimitOnlyTableIsSearched) {
+  const std::string device = "replay:" + shared_table("v100-dnn-power-limit.csv");
+  const auto result = search(device, "cifar100/shufflenetv2/b1024/adadelta");
+  EXPECT_TRUE(result.at("optimum").at("power_limit_w").is_number()) << result.dump();
+}
+
+// No TITAN X (Pascal) workload marks a default row, and two have no row at the
+// table's highest setting (2000 MHz, 5000 MHz): their search once failed at the
+// first probe. Each runs at its own highest setting instead, and search says so.
+TEST_F(ReplayTablesCli, L10_AWorkloadWithoutARowAtTheGpusDefaultIsSearchedFromItsOwn) {
+  const std::string device = "replay:" + shared_table("pascal-caffe-dnn-core-mem.csv") + "#TITAN X (Pascal)";
+  for (const std::string workload :
+       {"caffe/googlenet/train", "caffe/resnet/train-b64", "caffe/googlenet/time-v2", "caffe/vgg/time-v2"}) {
+    SCOPED_TRACE(workload);
+    EXPECT_TRUE(search(device, workload).at("optimum").at("sm_mhz").is_number());
+  }
+  const auto run = run_dvfslab({"search", "--device", device, "--workload", "caffe/googlenet/train", "--db",
+                                (dir_ / "g.sqlite").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("caffe/googlenet/train has no row at the table's default setting: its default is "
+                         "sm=1898 mem=5000 pl=default"),
+            std::string::npos)
+      << run.err;
+}
+
+}  // namespace
+}  // namespace dvfslab
