@@ -107,8 +107,7 @@ int main(int argc, char** argv) {
     return static_cast<int>(e.code());
   } catch (const dvfslab::Error& e) {
     dvfslab::wait_for_interrupt_exit();  // an error the interruption caused is no error
-    fmt::print(stderr, "dvfslab: error: {}
-", dvfslab::escape_control_characters(e.what()));
+    fmt::print(stderr, "dvfslab: error: {}\n", dvfslab::escape_control_characters(e.what()));
     return static_cast<int>(e.code());
   } catch (const std::system_error& e) {
     dvfslab::wait_for_interrupt_exit();
