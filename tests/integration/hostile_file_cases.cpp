@@ -277,7 +277,10 @@ std::vector<HostileCase> hostile_output_cases() {
   const Prepare database = [](const fs::path& in) { make_valid_database(in); };
   const Prepare table = [](const fs::path& in) { write_file(in / "table.csv", valid_table); };
   const Prepare plan = [](const fs::path& in) { write_file(in / "plan.toml", valid_plan); };
-  const Prepare markers = [](const fs::path& in) { write_file(in / "markers.txt", "dvfslab:iter 1\n"); };
+  // A loop start, then one iteration: steady figures, so no warning precedes the error line.
+  const Prepare markers = [](const fs::path& in) {
+    write_file(in / "markers.txt", "dvfslab:step 0\ndvfslab:iter 1\n");
+  };
   const auto output_case = [](const std::string& name, Prepare prepare, std::vector<std::string> arguments,
                               bool to_dev_full = false) {
     return HostileCase{.name = name,

@@ -13,7 +13,8 @@ from conftest import refused_while_another_thread_is_inside, run_python
 # The keys of `dvfslab tune --json` (docs/tune.md) but `job` and `exit`, which name the command.
 REPORT_KEYS = {"device", "simulated", "objective", "knobs", "strategy", "iterations", "items", "duration_s",
                "energy_j", "probe_iterations", "probe_energy_j", "retunes", "estimated_default_energy_j",
-               "estimated_best_from_start_energy_j", "phases", "probes", "held", "restore_actions", "warnings"}
+               "estimated_best_from_start_energy_j", "phases", "probes", "held", "restore_actions",
+               "restored_when_stopped", "warnings"}
 
 # A script tuning the fake NVML's first GPU until its SM clock is locked, then
 # leaving the `with` by `{leave}`; prints what it saw as JSON.
