@@ -10,16 +10,14 @@
 
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
+#include "shared_tables.hpp"
 
 namespace dvfslab {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::run_dvfslab;
-
-std::string shared_table(const std::string& name) {
-  return std::string(DVFSLAB_SHARED_DATA_DIR) + "/" + name;
-}
+using testing::shared_table;
 
 // Energy per unit 0.9 × 100 = 90 J at 900 MHz, the least of the four.
 const char* const core_clock_only_table =

@@ -11,16 +11,14 @@
 
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
+#include "shared_tables.hpp"
 
 namespace dvfslab {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::run_dvfslab;
-
-std::string shared_table(const std::string& name) {
-  return std::string(DVFSLAB_SHARED_DATA_DIR) + "/" + name;
-}
+using testing::shared_table;
 
 const char* const kKernelPlan = R"([knobs]
 sm_mhz = "all"
