@@ -13,14 +13,13 @@ item over exactly the iterations after the first marker, which is the window dvf
 opens by default.
 """
 import argparse
-import json
 import sys
 import time
 
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from steady_load import Markers, NvmlEnergy, cuda_pci_bus_id
+from steady_load import Markers, NvmlEnergy, cuda_pci_bus_id, write_result
 
 
 def main():
@@ -75,12 +74,7 @@ def main():
         "energy_j": loop_end_j - loop_start_j,
         "energy_per_item_j": (loop_end_j - loop_start_j) / (iterations * args.batch),
     }
-    text = json.dumps(result, indent=2)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    write_result(result, args.out)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,16 @@ class Markers:
             self._fd = None
 
 
+def write_result(result, path):
+    """Writes the JSON result to path, or to stdout when no path is given."""
+    text = json.dumps(result, indent=2)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+
+
 def cuda_pci_bus_id(device):
     props = torch.cuda.get_device_properties(device)
     if not all(hasattr(props, f) for f in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
@@ -141,12 +151,7 @@ def main():
         "energy_j": end_j - start_j,
         "mean_power_w": (end_j - start_j) / seconds,
     }
-    text = json.dumps(result, indent=2)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    write_result(result, args.out)
 
 
 if __name__ == "__main__":
