@@ -18,11 +18,14 @@ namespace {
 
 using testing::EnvironmentChanges;
 
-// One iteration of 8 items every 20 ms; with SIGNAL_AT=N it sends SIGNAL_NAME to
-// dvfslab at its N-th iteration, once the first probes changed the clocks.
+// One iteration of 8 items every 20 ms; with SIGNAL_NAME set it sends that signal
+// to dvfslab once, at the first iteration after the fake logged a power-limit
+// change. Waiting for the change itself, not for an iteration count, keeps the
+// signal inside the search on a loaded machine, where iterations come slower.
 const char* const marker_loop =
-    "n=0; while :; do sleep 0.02; n=$((n+1)); echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
-    "if [ \"$n\" = \"${SIGNAL_AT:-0}\" ]; then kill -$SIGNAL_NAME $PPID; fi; done";
+    "while :; do sleep 0.02; echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
+    "if [ -n \"${SIGNAL_NAME:-}\" ] && grep -qs nvmlDeviceSetPowerManagementLimit \"$DVFSLAB_FAKE_NVML_LOG\"; "
+    "then kill -$SIGNAL_NAME $PPID; SIGNAL_NAME=; fi; done";
 
 // The H200's default power limit, which the fake starts with.
 constexpr long h200_default_limit_mw = 700000;
@@ -113,7 +116,7 @@ TEST_F(FakeNvmlSearchTest, SigintAndSigtermRestoreThePowerLimit) {
   for (const auto& [signal_name, exit_code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
     std::filesystem::remove(log_path());
     const auto result =
-        search({"--allow-clock-changes"}, {{"SIGNAL_AT", "30"}, {"SIGNAL_NAME", signal_name}});
+        search({"--allow-clock-changes"}, {{"SIGNAL_NAME", signal_name}});
     EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
     const std::string calls = log();
     EXPECT_NE(calls.find("nvmlDeviceSetPowerManagementLimit"), std::string::npos)
