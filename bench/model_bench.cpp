@@ -227,6 +227,7 @@ struct Scored {
 };
 
 std::string loto_cells(const std::vector<Outcome>& outcomes) {
+  if (outcomes.empty()) return fmt::format("{:>5} {:>5} {:>6} {:>6} {:>6}", 0, "-", "-", "-", "-");
   std::vector<double> energy;
   double model_1 = 0, held_out = 0, covered = 0;
   for (const auto& o : outcomes) {
