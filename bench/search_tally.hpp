@@ -57,11 +57,13 @@ inline constexpr double loto_probe_budget = 12;
 using TallyKey = std::tuple<std::string, std::string, int, std::string, double, std::string>;
 
 inline void print_loto_row(const std::string& scope, std::size_t curves, const std::string& chosen,
-                           const Tally& held_out, const std::string& in_sample_choice, const Tally& in_sample) {
-  std::printf("%-34s %6zu  %-10s %6.1f%% %5.1f %6.1f%%   %-10s %6.1f%% %5.1f %6.1f%%\n", scope.c_str(), curves,
-              chosen.c_str(), held_out.within_1_pct(), quantile_of(held_out.probes, 0.9), held_out.gpu_pct(),
-              in_sample_choice.c_str(), in_sample.within_1_pct(), quantile_of(in_sample.probes, 0.9),
-              in_sample.gpu_pct());
+                           const Tally& held_out, const std::string& in_sample_choice, const Tally& in_sample,
+                           const Tally& by_default) {
+  std::printf("%-34s %6zu  %-10s %6.1f%% %5.1f %6.1f%%   %-10s %6.1f%% %5.1f %6.1f%%   %6.1f%% %5.1f %6.1f%%\n",
+              scope.c_str(), curves, chosen.c_str(), held_out.within_1_pct(), quantile_of(held_out.probes, 0.9),
+              held_out.gpu_pct(), in_sample_choice.c_str(), in_sample.within_1_pct(),
+              quantile_of(in_sample.probes, 0.9), in_sample.gpu_pct(), by_default.within_1_pct(),
+              quantile_of(by_default.probes, 0.9), by_default.gpu_pct());
 }
 
 // The strategy for one knob and the energy objective at `noise`, chosen on all tables
@@ -93,26 +95,30 @@ inline void print_loto(const std::map<TallyKey, Tally>& tallies, const std::stri
   for (const std::string& candidate : candidates) std::printf(" %s", candidate.c_str());
   std::printf(
       "; the highest mean share within 1 %% among those with p90 probes <= %.0f on every table, ties to "
-      "fewer probes), scored on the table left out; in-sample: chosen on all tables\n\n",
-      loto_probe_budget);
-  std::printf("%-34s %6s  %-10s %7s %5s %7s   %-10s %7s %5s %7s\n", "held-out table", "curves", "loto", "in1%",
-              "p.p90", "gpu", "in-sample", "in1%", "p.p90", "gpu");
+      "fewer probes), scored on the table left out; in-sample: chosen on all tables; default: %s, the "
+      "default strategy, on the same table\n\n",
+      loto_probe_budget, candidates.front().c_str());
+  std::printf("%-34s %6s  %-10s %7s %5s %7s   %-10s %7s %5s %7s   %7s %5s %7s\n", "held-out table", "curves",
+              "loto", "in1%", "p.p90", "gpu", "in-sample", "in1%", "p.p90", "gpu", "default", "p.p90", "gpu");
   Tally all_held_out;
   Tally all_in_sample;
+  Tally all_by_default;
   for (const std::string& table : scored) {
     const std::string& chosen = choices.held_out.at(table);
     const Tally* held_out = tally_of(chosen, table);
     const Tally* in_sample = tally_of(choices.in_sample, table);
-    if (!held_out || !in_sample) {
+    const Tally* by_default = tally_of(candidates.front(), table);
+    if (!held_out || !in_sample || !by_default) {
       std::printf("%-34s no runs of %s or %s on it\n", table.c_str(), chosen.c_str(), choices.in_sample.c_str());
       continue;
     }
     all_held_out.merge(*held_out);
     all_in_sample.merge(*in_sample);
-    print_loto_row(table, held_out->regret.size(), chosen, *held_out, choices.in_sample, *in_sample);
+    all_by_default.merge(*by_default);
+    print_loto_row(table, held_out->regret.size(), chosen, *held_out, choices.in_sample, *in_sample, *by_default);
   }
   print_loto_row("all (pooled over curves)", all_held_out.regret.size(), "-", all_held_out, choices.in_sample,
-                 all_in_sample);
+                 all_in_sample, all_by_default);
 }
 
 }  // namespace dvfslab::bench

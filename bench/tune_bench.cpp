@@ -261,6 +261,13 @@ void print_loto(const std::vector<Curve>& curves) {
     }
   }
   print_loto_row("all (pooled over curves)", "-", all_held_out, choices.in_sample, all_in_sample);
+  fmt::print("\nwithin 3 % of the oracle by candidate (what the choice was made from):\n{:<36}", "table");
+  for (const std::string& candidate : candidates) fmt::print(" {:>10}", candidate);
+  for (const std::string& table : tables) {
+    fmt::print("\n{:<36}", table);
+    for (const std::string& candidate : candidates) fmt::print(" {:>8.1f} %", totals[candidate][table].within_pct());
+  }
+  fmt::print("\n\n");
   fmt::print(
       "target  leave-one-table-out within 3 % of the oracle on >= 95 % of curves: {:.1f} % {}\n"
       "target  no table (family) below 85 %: worst {} {:.1f} % {}\n",
