@@ -295,6 +295,33 @@ void print_headline(const std::map<bench::TallyKey, Tally>& tallies, const std::
   }
 }
 
+// Every tally: per set of curves, per table and overall.
+void print_tables(const std::map<bench::TallyKey, Tally>& tallies) {
+  std::string last_set;
+  std::string last_scope;
+  for (const std::string_view shown : {"published", "dense"}) {
+    for (const auto& [key, tally] : tallies) {
+      const auto& [set, scope, knobs, objective, noise, strategy] = key;
+      if (set != shown) continue;
+      if (set != last_set) {
+        std::printf("\n== %s curves: %s\n\n", set.c_str(),
+                    set == "dense"
+                        ? "each published curve interpolated (monotone cubic in time and power) onto "
+                          "15 MHz core-clock / 5 W power-limit steps; not measured data"
+                        : "the tables' own settings");
+        std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s %7s  %10s %10s  %7s\n", "table", "k",
+                    "objective", "noise", "strategy", "n", "p.med", "p.p90", "gpu", "floor", "regret.med",
+                    "regret.p90", "in1%");
+      } else if (scope != last_scope) {
+        std::printf("\n");
+      }
+      last_set = set;
+      last_scope = scope;
+      print_row(scope, knobs, objective, noise, strategy, tally);
+    }
+  }
+}
+
 }  // namespace
 
 constexpr const char* usage =
@@ -398,30 +425,7 @@ int main(int argc, char** argv) {
         "%% of the exhaustive optimum's objective value; noise seed %llu\n",
         published_curves, loaded.size(), argv[1], static_cast<unsigned long long>(noise_seed));
     print_headline(tallies, loaded, noise_levels, strategies);
-    if (loto_only) return 0;
-    std::string last_set;
-    std::string last_scope;
-    for (const std::string_view shown : {"published", "dense"}) {
-      for (const auto& [key, tally] : tallies) {
-        const auto& [set, scope, knobs, objective, noise, strategy] = key;
-        if (set != shown) continue;
-        if (set != last_set) {
-          std::printf("\n== %s curves: %s\n\n", set.c_str(),
-                      set == "dense"
-                          ? "each published curve interpolated (monotone cubic in time and power) onto "
-                            "15 MHz core-clock / 5 W power-limit steps; not measured data"
-                          : "the tables' own settings");
-          std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s %7s  %10s %10s  %7s\n", "table", "k",
-                      "objective", "noise", "strategy", "n", "p.med", "p.p90", "gpu", "floor", "regret.med",
-                      "regret.p90", "in1%");
-        } else if (scope != last_scope) {
-          std::printf("\n");
-        }
-        last_set = set;
-        last_scope = scope;
-        print_row(scope, knobs, objective, noise, strategy, tally);
-      }
-    }
+    if (!loto_only) print_tables(tallies);
     if (list_failures) {
       std::printf("\n== runs that ended more than 1 %% above the optimum (%zu)\n\n", failures.size());
       for (const std::string& line : failures) std::printf("%s\n", line.c_str());
