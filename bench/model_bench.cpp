@@ -29,10 +29,10 @@
 
 #include <fmt/format.h>
 
+#include "bench_cli.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/model.hpp"
 #include "dvfslab/sweep_table.hpp"
-#include "bench_cli.hpp"
 #include "loto.hpp"
 
 namespace {
@@ -49,7 +49,7 @@ struct Curve {
 struct Outcome {
   double time_mape = 0, power_mape = 0, energy_mape = 0;
   bool within_1 = false, within_3 = false, probes_within_1 = false;
-  bool model_within_1 = false;  // the model's optimum alone
+  bool model_within_1 = false;    // the model's optimum alone
   int held_out = 0, covered = 0;  // held-out energies, and those inside the ~95 % interval
 };
 
@@ -108,8 +108,8 @@ std::vector<std::size_t> probe_indices(const Curve& curve, const Placement& plac
   const std::size_t n = curve.points.size();
   std::vector<std::size_t> chosen;
   for (const int numerator : placement.numerators)
-    chosen.push_back(
-        static_cast<std::size_t>(std::lround(double(numerator) * double(n - 1) / double(placement.denominator))));
+    chosen.push_back(static_cast<std::size_t>(
+        std::lround(double(numerator) * double(n - 1) / double(placement.denominator))));
   if (curve.default_index && std::find(chosen.begin(), chosen.end(), *curve.default_index) == chosen.end()) {
     auto nearest = std::min_element(chosen.begin(), chosen.end() - 1, [&](std::size_t a, std::size_t b) {
       return std::abs(double(a) - double(*curve.default_index)) <
@@ -259,12 +259,13 @@ void print_loto(const std::vector<Table>& tables) {
     return dvfslab::bench::TableScore{-quantile(energy, 0.5), quantile(energy, 0.9), true};
   };
   const auto choices = dvfslab::bench::leave_one_table_out(names, candidates, score);
-  std::cout << "== leave-one-table-out, 4 settings per curve: their placement (candidates: even, i.e. indices "
-               "0, 1/3, 2/3, 1 of the curve; upper 0, 1/2, 3/4, 1; lower 0, 1/4, 1/2, 1; the default setting "
-               "replaces the nearest but the top) chosen on the other tables by the least mean median "
-               "energy MAPE, scored on the table left out; in-sample: chosen on all tables. energy MAPE "
-               "median / p90 over curves (%); model 1%: the model's optimum alone within 1 % of the minimum "
-               "(% of curves); band: held-out energies inside the stated ~95 % interval (% of points)\n\n";
+  std::cout
+      << "== leave-one-table-out, 4 settings per curve: their placement (candidates: even, i.e. indices "
+         "0, 1/3, 2/3, 1 of the curve; upper 0, 1/2, 3/4, 1; lower 0, 1/4, 1/2, 1; the default setting "
+         "replaces the nearest but the top) chosen on the other tables by the least mean median "
+         "energy MAPE, scored on the table left out; in-sample: chosen on all tables. energy MAPE "
+         "median / p90 over curves (%); opt1%: the model's optimum alone within 1 % of the minimum "
+         "(% of curves); band: held-out energies inside the stated ~95 % interval (% of points)\n\n";
   const std::string cells = fmt::format("{:>5} {:>5} {:>6} {:>6} {:>6}", "n", "med", "p90", "opt1%", "band");
   std::cout << fmt::format("{:<36} {:<6} {}   {:<6} {}\n", "held-out table", "loto", cells, "in", cells);
   Scored all_held_out, all_in_sample;
@@ -282,7 +283,8 @@ void print_loto(const std::vector<Table>& tables) {
   std::cout << fmt::format("{:<36} {:<6} {}   {:<6} {}\n", "ALL core-clock curves", "-",
                            loto_cells(all_held_out.core), choices.in_sample, loto_cells(all_in_sample.core));
   std::cout << fmt::format("{:<36} {:<6} {}   {:<6} {}\n\n", "ALL power-limit curves", "-",
-                           loto_cells(all_held_out.limit), choices.in_sample, loto_cells(all_in_sample.limit));
+                           loto_cells(all_held_out.limit), choices.in_sample,
+                           loto_cells(all_in_sample.limit));
 }
 
 }  // namespace
@@ -300,10 +302,11 @@ int main(int argc, char** argv) {
   try {
     const std::vector<Table> tables = read_tables(dvfslab::bench::sweep_tables_in(argv[1]), smoke);
     print_loto(tables);
-    std::cout << "== every table, settings evenly placed: MAPE in %, median and p90 over curves; opt: share of "
-                 "curves (%) where the better of the probes and\n"
-                 "the model's measured optimum is within 1 % / 3 % of the minimum energy; probes: best probe "
-                 "alone within 1 %\n\n";
+    std::cout
+        << "== every table, settings evenly placed: MAPE in %, median and p90 over curves; opt: share of "
+           "curves (%) where the better of the probes and\n"
+           "the model's measured optimum is within 1 % / 3 % of the minimum energy; probes: best probe "
+           "alone within 1 %\n\n";
     std::cout << fmt::format("{:<36} {:>2} {:>5}  {:>12}  {:>12}  {:>12}  {:>11}  {:>6}\n", "file", "k",
                              "curves", "time med/p90", "power", "energy", "opt 1%/3%", "probes");
     std::map<std::size_t, std::vector<Outcome>> core_all, limit_all;

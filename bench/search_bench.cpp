@@ -61,9 +61,9 @@ namespace {
 
 using namespace dvfslab;
 using bench::Curve;
-using bench::Truth;
-using bench::Tally;
 using bench::quantile_of;
+using bench::Tally;
+using bench::Truth;
 
 // Standard normal draws from mt19937_64 (whose output the standard fixes) by
 // Box–Muller, so a seed gives the same noise with every library.
@@ -245,8 +245,8 @@ void print_row(const std::string& scope, int knobs, const std::string& objective
               quantile_of(tally.probes, 0.5), quantile_of(tally.probes, 0.9),
               100.0 * tally.windows / tally.exhaustive_windows,
               100.0 * tally.floor_windows / tally.exhaustive_windows,
-              percent(quantile_of(tally.regret, 0.5)).c_str(), percent(quantile_of(tally.regret, 0.9)).c_str(),
-              tally.within_1_pct());
+              percent(quantile_of(tally.regret, 0.5)).c_str(),
+              percent(quantile_of(tally.regret, 0.9)).c_str(), tally.within_1_pct());
 }
 
 std::string failure_line(const Curve& curve, const std::string& objective, double noise,
@@ -258,41 +258,6 @@ std::string failure_line(const Curve& curve, const std::string& objective, doubl
   for (const Probe& probe : result.probes_in_order)
     line += " " + to_string(probe.setting) + " (" + std::to_string(probe.repetitions) + ")";
   return line;
-}
-
-// The curves of every table that loads; a table that does not is skipped with its
-// reason (the tables the format allows are being made to replay: issue 27).
-std::vector<Curve> load_curves(const std::vector<std::filesystem::path>& tables, bool smoke,
-                               std::vector<std::string>& loaded) {
-  std::vector<Curve> curves;
-  for (const auto& table : tables) {
-    try {
-      auto table_curves = bench::curves_of(table);
-      if (smoke && table_curves.size() > 1) table_curves.resize(1);
-      curves.insert(curves.end(), table_curves.begin(), table_curves.end());
-      loaded.push_back(table.filename().string());
-    } catch (const Error& e) {
-      std::printf("search_bench: skipped %s: %s\n", table.filename().string().c_str(), e.what());
-    }
-  }
-  return curves;
-}
-
-// The headline: the strategy chosen leave-one-table-out at each noise level run
-// without added noise or at 1 %, for each set of curves.
-void print_headline(const std::map<bench::TallyKey, Tally>& tallies, const std::vector<std::string>& tables,
-                    const std::vector<double>& noise_levels, const std::vector<std::string>& strategies) {
-  std::vector<std::string> candidates;
-  if (std::find(strategies.begin(), strategies.end(), "auto") != strategies.end()) candidates.push_back("auto");
-  for (const std::string& strategy : strategies) {
-    if (strategy != "auto" && strategy != "grid") candidates.push_back(strategy);
-  }
-  if (candidates.empty()) return;
-  for (const std::string set : {"published", "dense"}) {
-    for (const double noise : noise_levels) {
-      if (noise <= 0.01) bench::print_loto(tallies, set, noise, tables, candidates);
-    }
-  }
 }
 
 // Every tally: per set of curves, per table and overall.
@@ -372,14 +337,14 @@ int main(int argc, char** argv) {
   try {
     const std::vector<std::filesystem::path> tables = bench::sweep_tables_in(argv[1]);
     std::vector<std::string> loaded;
-    std::vector<Curve> curves = load_curves(tables, smoke, loaded);
+    std::vector<Curve> curves = bench::load_curves(tables, smoke, loaded);
     const std::size_t published_curves = curves.size();
     for (std::size_t c = 0; c < published_curves; ++c) curves.push_back(bench::densify(curves[c]));
     const std::vector<std::string> objectives =
         loto_only ? std::vector<std::string>{"energy"}
                   : std::vector<std::string>{"energy", "edp", "energy-within-slowdown:10%"};
     // The position in the list is part of a run's seed: --loto keeps the full run's.
-    const std::vector<double> noise_levels = smoke ? std::vector<double>{loto_only ? 0.0 : 0.01}
+    const std::vector<double> noise_levels = smoke       ? std::vector<double>{loto_only ? 0.0 : 0.01}
                                              : loto_only ? std::vector<double>{0.0, 0.01}
                                                          : std::vector<double>{0.0, 0.01, 0.02};
     std::vector<std::string> strategies;
@@ -401,8 +366,8 @@ int main(int argc, char** argv) {
             try {
               result = run(curve, strategy, objectives[o], noise_levels[n], seed);
             } catch (const Error& e) {
-              std::printf("search_bench: skipped %s | %s | %s: %s\n", curve.table.c_str(), curve.workload.c_str(),
-                          strategy.c_str(), e.what());
+              std::printf("search_bench: skipped %s | %s | %s: %s\n", curve.table.c_str(),
+                          curve.workload.c_str(), strategy.c_str(), e.what());
               continue;
             }
             for (const std::string& scope : {std::string("all"), curve.table})
@@ -424,7 +389,7 @@ int main(int argc, char** argv) {
         "repetitions, one window of each of its neighbours along every knob), against the same; regret in "
         "%% of the exhaustive optimum's objective value; noise seed %llu\n",
         published_curves, loaded.size(), argv[1], static_cast<unsigned long long>(noise_seed));
-    print_headline(tallies, loaded, noise_levels, strategies);
+    bench::print_headline(tallies, loaded, noise_levels, strategies);
     if (!loto_only) print_tables(tallies);
     if (list_failures) {
       std::printf("\n== runs that ended more than 1 %% above the optimum (%zu)\n\n", failures.size());

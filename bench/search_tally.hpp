@@ -59,11 +59,12 @@ using TallyKey = std::tuple<std::string, std::string, int, std::string, double, 
 inline void print_loto_row(const std::string& scope, std::size_t curves, const std::string& chosen,
                            const Tally& held_out, const std::string& in_sample_choice, const Tally& in_sample,
                            const Tally& by_default) {
-  std::printf("%-34s %6zu  %-10s %6.1f%% %5.1f %6.1f%%   %-10s %6.1f%% %5.1f %6.1f%%   %6.1f%% %5.1f %6.1f%%\n",
-              scope.c_str(), curves, chosen.c_str(), held_out.within_1_pct(), quantile_of(held_out.probes, 0.9),
-              held_out.gpu_pct(), in_sample_choice.c_str(), in_sample.within_1_pct(),
-              quantile_of(in_sample.probes, 0.9), in_sample.gpu_pct(), by_default.within_1_pct(),
-              quantile_of(by_default.probes, 0.9), by_default.gpu_pct());
+  std::printf(
+      "%-34s %6zu  %-10s %6.1f%% %5.1f %6.1f%%   %-10s %6.1f%% %5.1f %6.1f%%   %6.1f%% %5.1f %6.1f%%\n",
+      scope.c_str(), curves, chosen.c_str(), held_out.within_1_pct(), quantile_of(held_out.probes, 0.9),
+      held_out.gpu_pct(), in_sample_choice.c_str(), in_sample.within_1_pct(),
+      quantile_of(in_sample.probes, 0.9), in_sample.gpu_pct(), by_default.within_1_pct(),
+      quantile_of(by_default.probes, 0.9), by_default.gpu_pct());
 }
 
 // The strategy for one knob and the energy objective at `noise`, chosen on all tables
@@ -109,16 +110,37 @@ inline void print_loto(const std::map<TallyKey, Tally>& tallies, const std::stri
     const Tally* in_sample = tally_of(choices.in_sample, table);
     const Tally* by_default = tally_of(candidates.front(), table);
     if (!held_out || !in_sample || !by_default) {
-      std::printf("%-34s no runs of %s or %s on it\n", table.c_str(), chosen.c_str(), choices.in_sample.c_str());
+      std::printf("%-34s no runs of %s or %s on it\n", table.c_str(), chosen.c_str(),
+                  choices.in_sample.c_str());
       continue;
     }
     all_held_out.merge(*held_out);
     all_in_sample.merge(*in_sample);
     all_by_default.merge(*by_default);
-    print_loto_row(table, held_out->regret.size(), chosen, *held_out, choices.in_sample, *in_sample, *by_default);
+    print_loto_row(table, held_out->regret.size(), chosen, *held_out, choices.in_sample, *in_sample,
+                   *by_default);
   }
   print_loto_row("all (pooled over curves)", all_held_out.regret.size(), "-", all_held_out, choices.in_sample,
                  all_in_sample, all_by_default);
+}
+
+// The headline: the strategy chosen leave-one-table-out at each noise level run
+// without added noise or at 1 %, for each set of curves.
+inline void print_headline(const std::map<TallyKey, Tally>& tallies, const std::vector<std::string>& tables,
+                           const std::vector<double>& noise_levels,
+                           const std::vector<std::string>& strategies) {
+  std::vector<std::string> candidates;
+  if (std::find(strategies.begin(), strategies.end(), "auto") != strategies.end())
+    candidates.push_back("auto");
+  for (const std::string& strategy : strategies) {
+    if (strategy != "auto" && strategy != "grid") candidates.push_back(strategy);
+  }
+  if (candidates.empty()) return;
+  for (const std::string set : {"published", "dense"}) {
+    for (const double noise : noise_levels) {
+      if (noise <= 0.01) print_loto(tallies, set, noise, tables, candidates);
+    }
+  }
 }
 
 }  // namespace dvfslab::bench

@@ -23,18 +23,18 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <string>
-#include <utility>
 #include <filesystem>
 #include <map>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "bench_cli.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "dvfslab/tuner.hpp"
-#include "bench_cli.hpp"
 #include "loto.hpp"
 
 namespace {
@@ -203,9 +203,10 @@ struct StrategyTotals {
 
 void print_loto_row(const std::string& table, const std::string& chosen, const StrategyTotals& held_out,
                     const std::string& in_sample_choice, const StrategyTotals& in_sample) {
-  fmt::print("{:<36} {:>6}  {:<10} {:>7.1f} % {:>8.0f}   {:<10} {:>7.1f} % {:>8.0f}\n", table, held_out.curves,
-             chosen, held_out.within_pct(), held_out.probe_iterations / std::max(held_out.curves, 1),
-             in_sample_choice, in_sample.within_pct(), in_sample.probe_iterations / std::max(in_sample.curves, 1));
+  fmt::print("{:<36} {:>6}  {:<10} {:>7.1f} % {:>8.0f}   {:<10} {:>7.1f} % {:>8.0f}\n", table,
+             held_out.curves, chosen, held_out.within_pct(),
+             held_out.probe_iterations / std::max(held_out.curves, 1), in_sample_choice,
+             in_sample.within_pct(), in_sample.probe_iterations / std::max(in_sample.curves, 1));
 }
 
 // The headline: the tuner's strategy chosen leave-one-table-out, each curve with the
@@ -235,11 +236,13 @@ void print_loto(const std::vector<Curve>& curves) {
   }
   const auto score = [&](const std::string& strategy, const std::string& table) {
     const StrategyTotals& t = totals[strategy][table];
-    return dvfslab::bench::TableScore{t.within_pct(), t.probe_iterations / std::max(t.curves, 1), t.curves > 0};
+    return dvfslab::bench::TableScore{t.within_pct(), t.probe_iterations / std::max(t.curves, 1),
+                                      t.curves > 0};
   };
   const auto choices = dvfslab::bench::leave_one_table_out(tables, candidates, score);
   fmt::print(
-      "\n== leave-one-table-out: the tuner's strategy chosen on the other tables (candidates: {}; the highest "
+      "\n== leave-one-table-out: the tuner's strategy chosen on the other tables (candidates: {}; the "
+      "highest "
       "mean share of curves within 3 % of the oracle, ties to fewer probing iterations), scored on the "
       "table left out; in-sample: chosen on all tables\n\n",
       fmt::join(candidates, " "));
@@ -253,7 +256,8 @@ void print_loto(const std::vector<Curve>& curves) {
     const StrategyTotals& in_sample = totals[choices.in_sample][table];
     print_loto_row(table, choices.held_out.at(table), held_out, choices.in_sample, in_sample);
     for (auto [all, one] : {std::pair{&all_held_out, &held_out}, std::pair{&all_in_sample, &in_sample}}) {
-      all->curves += one->curves, all->within_3 += one->within_3, all->probe_iterations += one->probe_iterations;
+      all->curves += one->curves, all->within_3 += one->within_3,
+          all->probe_iterations += one->probe_iterations;
     }
     if (held_out.curves > 0 && held_out.within_pct() < worst) {
       worst = held_out.within_pct();
@@ -265,7 +269,8 @@ void print_loto(const std::vector<Curve>& curves) {
   for (const std::string& candidate : candidates) fmt::print(" {:>10}", candidate);
   for (const std::string& table : tables) {
     fmt::print("\n{:<36}", table);
-    for (const std::string& candidate : candidates) fmt::print(" {:>8.1f} %", totals[candidate][table].within_pct());
+    for (const std::string& candidate : candidates)
+      fmt::print(" {:>8.1f} %", totals[candidate][table].within_pct());
   }
   fmt::print("\n\n");
   fmt::print(
@@ -277,7 +282,8 @@ void print_loto(const std::vector<Curve>& curves) {
 
 int run_bench(const std::filesystem::path& data, const std::string& strategy, bool smoke) {
   const std::vector<Curve> curves = load_curves(data, smoke);
-  if (curves.empty()) throw dvfslab::ConfigError("no curve of two or more settings in '" + data.string() + "'");
+  if (curves.empty())
+    throw dvfslab::ConfigError("no curve of two or more settings in '" + data.string() + "'");
 
   fmt::print(
       "tune_bench: {} curves, a {}-iteration job, warm-up {}, windows of {} iterations, {:.0f} % noise, "
