@@ -24,7 +24,8 @@ struct TableScore {
 // The choice made on `tables` (each weighs the same, however many curves it has):
 // the admissible candidate with the highest mean merit, ties to the lower mean cost,
 // then to the earlier candidate (the default is declared first). A candidate is
-// admissible when it is on every table. With none admissible, the least mean cost.
+// admissible when its score is admissible on every one of `tables`. With none
+// admissible, the least mean cost.
 inline std::string choose_on(const std::vector<std::string>& tables,
                              const std::vector<std::string>& candidates,
                              const std::function<TableScore(const std::string&, const std::string&)>& score) {
