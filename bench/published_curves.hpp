@@ -4,6 +4,7 @@
 // memory surface (curves_of), and each interpolated onto the GPU's real setting
 // step (densify). Header-only: every .cpp in bench/ is a benchmark of its own.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/error.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "monotone_cubic.hpp"
 
@@ -87,6 +89,24 @@ inline std::vector<Curve> curves_of(const std::filesystem::path& path) {
       add(points, 2);
     } else {
       add(points, 1);
+    }
+  }
+  return curves;
+}
+
+// The curves of every table that loads; a table that does not is skipped with its
+// reason (the tables the format allows are being made to replay: issue 27).
+inline std::vector<Curve> load_curves(const std::vector<std::filesystem::path>& tables, bool smoke,
+                                      std::vector<std::string>& loaded) {
+  std::vector<Curve> curves;
+  for (const auto& table : tables) {
+    try {
+      auto table_curves = bench::curves_of(table);
+      if (smoke && table_curves.size() > 1) table_curves.resize(1);
+      curves.insert(curves.end(), table_curves.begin(), table_curves.end());
+      loaded.push_back(table.filename().string());
+    } catch (const dvfslab::Error& e) {
+      std::printf("search_bench: skipped %s: %s\n", table.filename().string().c_str(), e.what());
     }
   }
   return curves;

@@ -5,9 +5,13 @@
 // the floor below which no search that checks its answer could go (floor_windows),
 // regret against the exhaustive optimum (median, p90) and the share within 1 %.
 //
-// Usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures] [--seed N]
+// The headline is leave-one-table-out (issue 27; search_tally.hpp): for every table in
+// turn, the strategy for one knob is chosen on the other tables and scored on it.
+//
+// Usage: search_bench DATA_DIR [--smoke] [--loto] [--strategies NAME,NAME...] [--failures] [--seed N]
 //   DATA_DIR      a folder of sweep tables (data/published)
 //   --smoke       only the first curve of each table, one noise level (a quick check)
+//   --loto        only the headline: objective energy, 0 % and 1 % noise (with --smoke, 0 %)
 //   --strategies  only these registered strategies (default: all)
 //   --failures    also list every run that ended more than 1 % above the optimum:
 //                 the curve, the setting chosen, the optimum and the probes
@@ -51,11 +55,14 @@
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "published_curves.hpp"
+#include "search_tally.hpp"
 
 namespace {
 
 using namespace dvfslab;
 using bench::Curve;
+using bench::quantile_of;
+using bench::Tally;
 using bench::Truth;
 
 // Standard normal draws from mt19937_64 (whose output the standard fixes) by
@@ -224,29 +231,6 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
 
 // ---------------------------------------------------------------- the table
 
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size()))) - 1;
-  return values[std::min(index, values.size() - 1)];
-}
-
-struct Tally {
-  std::vector<double> probes;
-  std::vector<double> regret;
-  double windows = 0;
-  double exhaustive_windows = 0;
-  double floor_windows = 0;
-
-  void add(const RunResult& r) {
-    probes.push_back(r.probes);
-    regret.push_back(r.regret_pct);
-    windows += r.windows;
-    exhaustive_windows += r.exhaustive_windows;
-    floor_windows += r.floor_windows;
-  }
-};
-
 std::string percent(double value) {
   if (!std::isfinite(value)) return "infeasible";
   char text[32];
@@ -256,15 +240,13 @@ std::string percent(double value) {
 
 void print_row(const std::string& scope, int knobs, const std::string& objective, double noise,
                const std::string& strategy, const Tally& tally) {
-  const auto within =
-      std::count_if(tally.regret.begin(), tally.regret.end(), [](double r) { return r <= 1.0; });
   std::printf("%-34s %d  %-27s %3.0f%%  %-10s %5zu  %5.1f %5.1f  %6.1f%% %6.1f%%  %10s %10s  %6.1f%%\n",
               scope.c_str(), knobs, objective.c_str(), 100 * noise, strategy.c_str(), tally.regret.size(),
-              quantile(tally.probes, 0.5), quantile(tally.probes, 0.9),
+              quantile_of(tally.probes, 0.5), quantile_of(tally.probes, 0.9),
               100.0 * tally.windows / tally.exhaustive_windows,
               100.0 * tally.floor_windows / tally.exhaustive_windows,
-              percent(quantile(tally.regret, 0.5)).c_str(), percent(quantile(tally.regret, 0.9)).c_str(),
-              100.0 * static_cast<double>(within) / static_cast<double>(tally.regret.size()));
+              percent(quantile_of(tally.regret, 0.5)).c_str(),
+              percent(quantile_of(tally.regret, 0.9)).c_str(), tally.within_1_pct());
 }
 
 std::string failure_line(const Curve& curve, const std::string& objective, double noise,
@@ -278,12 +260,40 @@ std::string failure_line(const Curve& curve, const std::string& objective, doubl
   return line;
 }
 
+// Every tally: per set of curves, per table and overall.
+void print_tables(const std::map<bench::TallyKey, Tally>& tallies) {
+  std::string last_set;
+  std::string last_scope;
+  for (const std::string_view shown : {"published", "dense"}) {
+    for (const auto& [key, tally] : tallies) {
+      const auto& [set, scope, knobs, objective, noise, strategy] = key;
+      if (set != shown) continue;
+      if (set != last_set) {
+        std::printf("\n== %s curves: %s\n\n", set.c_str(),
+                    set == "dense"
+                        ? "each published curve interpolated (monotone cubic in time and power) onto "
+                          "15 MHz core-clock / 5 W power-limit steps; not measured data"
+                        : "the tables' own settings");
+        std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s %7s  %10s %10s  %7s\n", "table", "k",
+                    "objective", "noise", "strategy", "n", "p.med", "p.p90", "gpu", "floor", "regret.med",
+                    "regret.p90", "in1%");
+      } else if (scope != last_scope) {
+        std::printf("\n");
+      }
+      last_set = set;
+      last_scope = scope;
+      print_row(scope, knobs, objective, noise, strategy, tally);
+    }
+  }
+}
+
 }  // namespace
 
 constexpr const char* usage =
-    "usage: search_bench DATA_DIR [--smoke] [--strategies NAME,NAME...] [--failures] [--seed N]\n"
+    "usage: search_bench DATA_DIR [--smoke] [--loto] [--strategies NAME,NAME...] [--failures] [--seed N]\n"
     "  DATA_DIR      a folder of sweep tables, e.g. data/published\n"
     "  --smoke       only the first curve of each table, at 1 % noise (a quick check)\n"
+    "  --loto        only the leave-one-table-out headline: objective energy, 0 % and 1 % noise\n"
     "  --strategies  only these registered strategies (default: all)\n"
     "  --failures    also list every run that ended more than 1 % above the optimum\n"
     "  --seed N      another draw of the noise (default 0), to see the figures' sampling error\n";
@@ -291,6 +301,7 @@ constexpr const char* usage =
 int main(int argc, char** argv) {
   if (const auto status = bench::usage_exit(argc, argv, usage, 1, argc)) return *status;
   bool smoke = false;
+  bool loto_only = false;
   bool list_failures = false;
   std::uint64_t noise_seed = 0;
   std::set<std::string, std::less<>> only;  // strategies to run; empty: all
@@ -299,6 +310,8 @@ int main(int argc, char** argv) {
     const std::string option = argv[i];
     if (option == "--smoke") {
       smoke = true;
+    } else if (option == "--loto") {
+      loto_only = true;
     } else if (option == "--failures") {
       list_failures = true;
     } else if (option == "--seed" && i + 1 < argc) {
@@ -323,26 +336,24 @@ int main(int argc, char** argv) {
   }
   try {
     const std::vector<std::filesystem::path> tables = bench::sweep_tables_in(argv[1]);
-    std::vector<Curve> curves;
-    for (const auto& table : tables) {
-      auto table_curves = bench::curves_of(table);
-      if (smoke && table_curves.size() > 1) table_curves.resize(1);
-      curves.insert(curves.end(), table_curves.begin(), table_curves.end());
-    }
+    std::vector<std::string> loaded;
+    std::vector<Curve> curves = bench::load_curves(tables, smoke, loaded);
     const std::size_t published_curves = curves.size();
     for (std::size_t c = 0; c < published_curves; ++c) curves.push_back(bench::densify(curves[c]));
-    const std::vector<std::string> objectives = {"energy", "edp", "energy-within-slowdown:10%"};
-    const std::vector<double> noise_levels =
-        smoke ? std::vector<double>{0.01} : std::vector<double>{0.0, 0.01, 0.02};
+    const std::vector<std::string> objectives =
+        loto_only ? std::vector<std::string>{"energy"}
+                  : std::vector<std::string>{"energy", "edp", "energy-within-slowdown:10%"};
+    // The position in the list is part of a run's seed: --loto keeps the full run's.
+    const std::vector<double> noise_levels = smoke       ? std::vector<double>{loto_only ? 0.0 : 0.01}
+                                             : loto_only ? std::vector<double>{0.0, 0.01}
+                                                         : std::vector<double>{0.0, 0.01, 0.02};
     std::vector<std::string> strategies;
     for (const StrategyDefinition& definition : search_strategies()) {
       if (only.empty() || only.count(definition.name)) strategies.emplace_back(definition.name);
     }
     if (strategies.empty()) throw ConfigError("--strategies names no registered strategy");
 
-    // (set, scope, knobs, objective, noise, strategy) → tally; scope "all" or a table.
-    using Key = std::tuple<std::string, std::string, int, std::string, double, std::string>;
-    std::map<Key, Tally> tallies;
+    std::map<bench::TallyKey, Tally> tallies;
     std::vector<std::string> failures;
     for (std::size_t c = 0; c < curves.size(); ++c) {
       const Curve& curve = curves[c];
@@ -351,10 +362,18 @@ int main(int argc, char** argv) {
           // The same noise for every strategy; a dense curve has its published curve's seed.
           const std::uint64_t seed = ((c % published_curves) * 31 + o) * 17 + n + 1 + noise_seed * 1'000'003;
           for (const std::string& strategy : strategies) {
-            const RunResult result = run(curve, strategy, objectives[o], noise_levels[n], seed);
-            tallies[{curve.set, "all", curve.knobs, objectives[o], noise_levels[n], strategy}].add(result);
-            tallies[{curve.set, curve.table, curve.knobs, objectives[o], noise_levels[n], strategy}].add(
-                result);
+            RunResult result;
+            try {
+              result = run(curve, strategy, objectives[o], noise_levels[n], seed);
+            } catch (const Error& e) {
+              std::printf("search_bench: skipped %s | %s | %s: %s\n", curve.table.c_str(),
+                          curve.workload.c_str(), strategy.c_str(), e.what());
+              continue;
+            }
+            for (const std::string& scope : {std::string("all"), curve.table})
+              tallies[{curve.set, scope, curve.knobs, objectives[o], noise_levels[n], strategy}].add(
+                  result.probes, result.regret_pct, result.windows, result.exhaustive_windows,
+                  result.floor_windows);
             if (list_failures && result.regret_pct > 1.0)
               failures.push_back(failure_line(curve, objectives[o], noise_levels[n], strategy, result));
           }
@@ -369,30 +388,9 @@ int main(int argc, char** argv) {
         "optimum and only checked it (the default under the stop rule, the optimum with the plan's 2 "
         "repetitions, one window of each of its neighbours along every knob), against the same; regret in "
         "%% of the exhaustive optimum's objective value; noise seed %llu\n",
-        published_curves, tables.size(), argv[1], static_cast<unsigned long long>(noise_seed));
-    std::string last_set;
-    std::string last_scope;
-    for (const std::string_view shown : {"published", "dense"}) {
-      for (const auto& [key, tally] : tallies) {
-        const auto& [set, scope, knobs, objective, noise, strategy] = key;
-        if (set != shown) continue;
-        if (set != last_set) {
-          std::printf("\n== %s curves: %s\n\n", set.c_str(),
-                      set == "dense"
-                          ? "each published curve interpolated (monotone cubic in time and power) onto "
-                            "15 MHz core-clock / 5 W power-limit steps; not measured data"
-                          : "the tables' own settings");
-          std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s %7s  %10s %10s  %7s\n", "table", "k",
-                      "objective", "noise", "strategy", "n", "p.med", "p.p90", "gpu", "floor", "regret.med",
-                      "regret.p90", "in1%");
-        } else if (scope != last_scope) {
-          std::printf("\n");
-        }
-        last_set = set;
-        last_scope = scope;
-        print_row(scope, knobs, objective, noise, strategy, tally);
-      }
-    }
+        published_curves, loaded.size(), argv[1], static_cast<unsigned long long>(noise_seed));
+    bench::print_headline(tallies, loaded, noise_levels, strategies);
+    if (!loto_only) print_tables(tallies);
     if (list_failures) {
       std::printf("\n== runs that ended more than 1 %% above the optimum (%zu)\n\n", failures.size());
       for (const std::string& line : failures) std::printf("%s\n", line.c_str());

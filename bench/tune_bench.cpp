@@ -10,19 +10,32 @@
 //          each (the default first), then the least measured energy held
 //   oracle the curve's least-energy setting from the first iteration
 //
-// Usage: tune_bench [DATA_DIR [STRATEGY]] (default data/published, the tuner's own
-// strategy online; any registered strategy can be named). Output: docs/results/tune_bench.txt.
+// The headline is leave-one-table-out (issue 27; loto.hpp): for every table in turn,
+// the tuner's strategy is chosen on the other tables (the highest mean share of
+// curves within 3 % of the oracle, ties to fewer probing iterations) among "online"
+// (the default) and the registered search strategies, and scored on the table left out.
+//
+// Usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] (default data/published, the tuner's
+// own strategy online; any registered strategy can be named; --smoke: the first curve
+// of each table only). Output: docs/results/tune_bench.txt.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "bench_cli.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "dvfslab/tuner.hpp"
-#include "bench_cli.hpp"
+#include "loto.hpp"
 
 namespace {
 
@@ -153,20 +166,131 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-int run_bench(const std::filesystem::path& data, const std::string& strategy) {
+// The curves of every table that loads; a table that does not is skipped with its
+// reason (the tables the format allows are being made to replay: issue 27).
+std::vector<Curve> load_curves(const std::filesystem::path& data, bool smoke) {
   std::vector<Curve> curves;
   for (const auto& path : dvfslab::bench::sweep_tables_in(data)) {
-    std::map<std::string, std::vector<dvfslab::ResultRow>> by_curve;
-    for (auto& row : dvfslab::read_sweep_table(path))
-      by_curve[row.gpu + " / " + dvfslab::sweep_table_workload_key(row)].push_back(row);
-    for (const auto& [name, rows] : by_curve)
-      if (rows.size() >= 2) curves.push_back(make_curve(path.filename().string(), name, rows));
+    try {
+      std::map<std::string, std::vector<dvfslab::ResultRow>> by_curve;
+      for (auto& row : dvfslab::read_sweep_table(path))
+        by_curve[row.gpu + " / " + dvfslab::sweep_table_workload_key(row)].push_back(row);
+      for (const auto& [name, rows] : by_curve) {
+        if (rows.size() < 2) continue;
+        curves.push_back(make_curve(path.filename().string(), name, rows));
+        if (smoke) break;
+      }
+    } catch (const dvfslab::Error& e) {
+      fmt::print("tune_bench: skipped {}: {}\n", path.filename().string(), e.what());
+    }
   }
+  return curves;
+}
+
+double oracle_energy_of(const Curve& curve) {
+  double oracle_energy = curve.points.begin()->second.energy_j;
+  for (const auto& [s, f] : curve.points) oracle_energy = std::min(oracle_energy, f.energy_j);
+  return oracle_energy * job_iterations;
+}
+
+// Per table: how many curves the strategy ran, how many within 3 % of the oracle, and
+// the probing iterations it spent.
+struct StrategyTotals {
+  int curves = 0, within_3 = 0;
+  double probe_iterations = 0;
+  double within_pct() const { return curves > 0 ? 100.0 * within_3 / curves : 0; }
+};
+
+void print_loto_row(const std::string& table, const std::string& chosen, const StrategyTotals& held_out,
+                    const std::string& in_sample_choice, const StrategyTotals& in_sample) {
+  fmt::print("{:<36} {:>6}  {:<10} {:>7.1f} % {:>8.0f}   {:<10} {:>7.1f} % {:>8.0f}\n", table,
+             held_out.curves, chosen, held_out.within_pct(),
+             held_out.probe_iterations / std::max(held_out.curves, 1), in_sample_choice,
+             in_sample.within_pct(), in_sample.probe_iterations / std::max(in_sample.curves, 1));
+}
+
+// The headline: the tuner's strategy chosen leave-one-table-out, each curve with the
+// seed it has in the detailed run below.
+void print_loto(const std::vector<Curve>& curves) {
+  std::vector<std::string> candidates{"online"};
+  for (const auto& definition : dvfslab::search_strategies()) candidates.emplace_back(definition.name);
+  std::map<std::string, std::map<std::string, StrategyTotals>> totals;  // strategy → table → totals
+  std::vector<std::string> tables;
+  for (const Curve& curve : curves) {
+    if (tables.empty() || tables.back() != curve.file) tables.push_back(curve.file);
+  }
+  for (const std::string& strategy : candidates) {
+    std::uint64_t seed = 1;
+    for (const Curve& curve : curves) {
+      const std::uint64_t curve_seed = seed++;
+      try {
+        const Outcome outcome = run_tuner(curve, strategy, curve_seed);
+        StrategyTotals& t = totals[strategy][curve.file];
+        ++t.curves;
+        t.within_3 += outcome.energy_j <= oracle_energy_of(curve) * 1.03 ? 1 : 0;
+        t.probe_iterations += static_cast<double>(outcome.probe_iterations);
+      } catch (const dvfslab::Error& e) {
+        fmt::print("tune_bench: skipped {} | {} | {}: {}\n", curve.file, curve.name, strategy, e.what());
+      }
+    }
+  }
+  const auto score = [&](const std::string& strategy, const std::string& table) {
+    const StrategyTotals& t = totals[strategy][table];
+    return dvfslab::bench::TableScore{t.within_pct(), t.probe_iterations / std::max(t.curves, 1),
+                                      t.curves > 0};
+  };
+  const auto choices = dvfslab::bench::leave_one_table_out(tables, candidates, score);
+  fmt::print(
+      "\n== leave-one-table-out: the tuner's strategy chosen on the other tables (candidates: {}; the "
+      "highest "
+      "mean share of curves within 3 % of the oracle, ties to fewer probing iterations), scored on the "
+      "table left out; in-sample: chosen on all tables\n\n",
+      fmt::join(candidates, " "));
+  fmt::print("{:<36} {:>6}  {:<10} {:>9} {:>8}   {:<10} {:>9} {:>8}\n", "held-out table", "curves", "loto",
+             "≤3%", "pi", "in-sample", "≤3%", "pi");
+  StrategyTotals all_held_out, all_in_sample;
+  std::string worst_table;
+  double worst = 101;
+  for (const std::string& table : tables) {
+    const StrategyTotals& held_out = totals[choices.held_out.at(table)][table];
+    const StrategyTotals& in_sample = totals[choices.in_sample][table];
+    print_loto_row(table, choices.held_out.at(table), held_out, choices.in_sample, in_sample);
+    for (auto [all, one] : {std::pair{&all_held_out, &held_out}, std::pair{&all_in_sample, &in_sample}}) {
+      all->curves += one->curves, all->within_3 += one->within_3,
+          all->probe_iterations += one->probe_iterations;
+    }
+    if (held_out.curves > 0 && held_out.within_pct() < worst) {
+      worst = held_out.within_pct();
+      worst_table = table;
+    }
+  }
+  print_loto_row("all (pooled over curves)", "-", all_held_out, choices.in_sample, all_in_sample);
+  fmt::print("\nwithin 3 % of the oracle by candidate (what the choice was made from):\n{:<36}", "table");
+  for (const std::string& candidate : candidates) fmt::print(" {:>10}", candidate);
+  for (const std::string& table : tables) {
+    fmt::print("\n{:<36}", table);
+    for (const std::string& candidate : candidates)
+      fmt::print(" {:>8.1f} %", totals[candidate][table].within_pct());
+  }
+  fmt::print("\n\n");
+  fmt::print(
+      "target  leave-one-table-out within 3 % of the oracle on >= 95 % of curves: {:.1f} % {}\n"
+      "target  no table (family) below 85 %: worst {} {:.1f} % {}\n",
+      all_held_out.within_pct(), all_held_out.within_pct() >= 95 ? "MET" : "NOT MET", worst_table, worst,
+      worst >= 85 ? "MET" : "NOT MET");
+}
+
+int run_bench(const std::filesystem::path& data, const std::string& strategy, bool smoke) {
+  const std::vector<Curve> curves = load_curves(data, smoke);
+  if (curves.empty())
+    throw dvfslab::ConfigError("no curve of two or more settings in '" + data.string() + "'");
 
   fmt::print(
       "tune_bench: {} curves, a {}-iteration job, warm-up {}, windows of {} iterations, {:.0f} % noise, "
       "tuner strategy {}\n",
       curves.size(), job_iterations, warmup_iterations, window_iterations, noise * 100, strategy);
+  print_loto(curves);
+  fmt::print("\n== the tuner's strategy {} on every table, against zeus and the oracle\n", strategy);
   struct FileTotals {
     int curves = 0, within_3 = 0, fewer_probes = 0, zeus_within_3 = 0;
     std::vector<double> tuner_saving, zeus_saving, oracle_saving;
@@ -176,9 +300,7 @@ int run_bench(const std::filesystem::path& data, const std::string& strategy) {
   FileTotals all;
   std::uint64_t seed = 1;
   for (const Curve& curve : curves) {
-    double oracle_energy = curve.points.begin()->second.energy_j;
-    for (const auto& [s, f] : curve.points) oracle_energy = std::min(oracle_energy, f.energy_j);
-    const double oracle = oracle_energy * job_iterations;
+    const double oracle = oracle_energy_of(curve);
     const double at_default = curve.points.at(Setting{}).energy_j * job_iterations;
     const Outcome tuner = run_tuner(curve, strategy, seed);
     const Outcome zeus = run_zeus(curve, seed);
@@ -226,10 +348,26 @@ int run_bench(const std::filesystem::path& data, const std::string& strategy) {
 
 int main(int argc, char** argv) {
   constexpr const char* usage =
-      "usage: tune_bench [DATA_DIR [STRATEGY]]   (default: data/published, the tuner's strategy online)\n";
-  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 2)) return *status;
+      "usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke]   (default: data/published, the tuner's strategy "
+      "online; --smoke: the first curve of each table)\n";
+  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 3)) return *status;
+  std::vector<std::string> positional;
+  bool smoke = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument == "--smoke") {
+      smoke = true;
+    } else {
+      positional.push_back(argument);
+    }
+  }
+  if (positional.size() > 2 || (!positional.empty() && positional.front().rfind("--", 0) == 0)) {
+    std::fputs(usage, stderr);
+    return 2;
+  }
   try {
-    return run_bench(argc > 1 ? argv[1] : "data/published", argc > 2 ? argv[2] : "online");
+    return run_bench(!positional.empty() ? positional[0] : "data/published",
+                     positional.size() > 1 ? positional[1] : "online", smoke);
   } catch (const dvfslab::Error& e) {
     fmt::print(stderr, "tune_bench: error: {}\n", e.what());
     return 1;
