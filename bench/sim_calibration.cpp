@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "study/sim_calibration.hpp"
 #include "bench_cli.hpp"
+#include "study/sim_calibration.hpp"
 
 int main(int argc, char** argv) {
   constexpr const char* usage =
@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   try {
     const auto rows = dvfslab::calibration::calibration_table(published, h200);
     std::string family;
-    int failed = 0;
+    int failed = 0, known_gaps = 0;
     for (const auto& row : rows) {
       if (row.family != family) {
         family = row.family;
@@ -33,12 +33,15 @@ int main(int argc, char** argv) {
       const std::string tolerance = row.tolerance <= 0 ? "-"
                                     : row.relative     ? fmt::format("{:.0f} %", row.tolerance * 100)
                                                        : fmt::format("{:.2f}", row.tolerance);
-      const char* result = row.tolerance <= 0 ? "(shown)" : row.passes() ? "ok" : "OUT";
-      if (!row.passes()) ++failed;
+      const char* result = row.tolerance <= 0      ? "(shown)"
+                           : row.passes()          ? "ok"
+                           : row.known_gap.empty() ? "OUT"
+                                                   : "OUT (known gap)";
+      if (!row.passes()) ++(row.known_gap.empty() ? failed : known_gaps);
       fmt::print("  {:<14} {:<52} {:>9.3f} {:>9.3f} {:>9}  {}\n", row.gpu, row.statistic, row.real,
                  row.simulated, tolerance, result);
     }
-    fmt::print("\n{} checked statistics outside their tolerance\n", failed);
+    fmt::print("\n{} checked statistics outside their tolerance, and {} known gaps\n", failed, known_gaps);
     if (std::fflush(stdout) != 0) return 2;
     return failed == 0 ? 0 : 1;
   } catch (const std::exception& e) {

@@ -29,7 +29,7 @@ void add_curve_rows(std::vector<CheckRow>& rows, const std::string& family, cons
                     const std::string& knob) {
   const auto row = [&](std::string statistic, double CurveStats::*field, double tolerance) {
     rows.push_back(CheckRow{family, gpu, std::move(statistic), median_of(real, field),
-                            median_of(simulated, field), tolerance, false});
+                            median_of(simulated, field), tolerance, false, ""});
   };
   row("median optimum (fraction of top " + knob + ")", &CurveStats::optimum_fraction, optimum_tolerance);
   row("median slowdown at the optimum", &CurveStats::slowdown_at_optimum, slowdown_tolerance);
@@ -75,6 +75,19 @@ std::vector<CheckRow> calibration_table(const std::filesystem::path& published_d
   add_curve_rows(rows, "V100 core clock (v100-kernels-core.csv)", "sim:v100", v100_core,
                  simulated_core_curves("v100", fractions), "clock");
 
+  // The dense V100-SXM2 line (140 clocks per curve) against the same simulated V100.
+  const auto v100_dense_table = published_dir / "v100sxm2-sycl-microbench-core.csv";
+  add_curve_rows(rows, "V100-SXM2 core clock (v100sxm2-sycl-microbench-core.csv)", "sim:v100",
+                 published_curves(v100_dense_table, Knob::core_clock),
+                 simulated_core_curves("v100", core_fractions(v100_dense_table)), "clock");
+  // The simulated V100 was calibrated on the PCIe board's 20 kernels, not on these 87
+  // microbenchmarks: slowdown and low-clock power are outside, and stay shown until
+  // the simulated GPUs vary like real families (issue 27, item 6).
+  for (auto& row : rows)
+    if (row.family.starts_with("V100-SXM2") && row.statistic.find("optimum (") == std::string::npos &&
+        row.tolerance > 0)
+      row.known_gap = "issue 27 item 6: the simulated V100 is not calibrated to this family";
+
   for (const auto& [table, key, gpu] : {std::tuple{"v100-dnn-power-limit.csv", "v100", "V100"},
                                         std::tuple{"p100-dnn-power-limit.csv", "p100", "P100"}}) {
     const auto path = published_dir / table;
@@ -92,18 +105,18 @@ std::vector<CheckRow> calibration_table(const std::filesystem::path& published_d
   const auto rtx = simulated_memory_sensitivity("rtx2080ti", pascal.memory_fraction);
   const std::string memory_family = "GDDR Pascal memory clock (pascal-caffe-dnn-core-mem.csv)";
   rows.push_back(CheckRow{memory_family, "sim:rtx2080ti", "memory clock fraction", pascal.memory_fraction,
-                          rtx.memory_fraction, not_checked, false});
+                          rtx.memory_fraction, not_checked, false, ""});
   rows.push_back(CheckRow{memory_family, "sim:rtx2080ti", "median time at that memory clock / at top",
-                          pascal.time_ratio, rtx.time_ratio, memory_tolerance, false});
+                          pascal.time_ratio, rtx.time_ratio, memory_tolerance, false, ""});
   rows.push_back(CheckRow{memory_family, "sim:rtx2080ti", "median power at that memory clock / at top",
-                          pascal.power_ratio, rtx.power_ratio, memory_tolerance, false});
+                          pascal.power_ratio, rtx.power_ratio, memory_tolerance, false, ""});
 
   for (const auto& check : default_case_checks(h200_measurements, "h200")) {
     const std::string family = "H200 default settings (docs/results/h200/default_sweep)";
     rows.push_back(CheckRow{family, "sim:h200", check.name + ": SM clock (MHz)", check.real_sm_mhz,
-                            check.simulated_sm_mhz, default_case_tolerance, true});
+                            check.simulated_sm_mhz, default_case_tolerance, true, ""});
     rows.push_back(CheckRow{family, "sim:h200", check.name + ": power (W)", check.real_power_w,
-                            check.simulated_power_w, default_case_tolerance, true});
+                            check.simulated_power_w, default_case_tolerance, true, ""});
   }
   return rows;
 }

@@ -85,5 +85,67 @@ TEST_F(ReplayTablesCli, L10_AWorkloadWithoutARowAtTheGpusDefaultIsSearchedFromIt
       << run.err;
 }
 
+// Issue 27, item 4: each shape the format allows, as a small table of its own.
+struct TableShape {
+  const char* name;
+  const char* rows;  // after the header
+  const char* knob;  // the optimum's key in search --json
+  int optimum;
+};
+
+const char* const table_header =
+    "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n";
+
+const TableShape table_shapes[] = {
+    // One memory clock for every row: the SM clock is searched at it.
+    {"single memory clock",
+     "x,G,w,1500,877,,0.5,260,1\nx,G,w,1200,877,,0.6,180,0\nx,G,w,900,877,,0.9,100,0\nx,G,w,600,877,,1.6,70,"
+     "0\n",
+     "sm_mhz", 900},
+    // Power limits only (blank clocks): the power limit is searched; 0.7 × 140 W = 98 J.
+    {"power limit only",
+     "x,G,w,,,250,0.5,240,1\nx,G,w,,,200,0.55,190,0\nx,G,w,,,150,0.7,140,0\nx,G,w,,,100,1.2,95,0\n",
+     "power_limit_w", 150},
+    // No row marked default: the highest setting is the baseline.
+    {"no default row",
+     "x,G,w,1500,,,0.5,260,0\nx,G,w,1200,,,0.6,180,0\nx,G,w,900,,,0.9,100,0\nx,G,w,600,,,1.6,70,0\n",
+     "sm_mhz", 900},
+    // Two rows at 900 MHz are repetitions, averaged: (60 + 200) / 2 W × 0.9 s = 117 J,
+    // more than 1200 MHz's 108 J. The first row alone (54 J) would make 900 MHz the answer.
+    {"duplicated setting",
+     "x,G,w,1500,,,0.5,260,1\nx,G,w,1200,,,0.6,180,0\nx,G,w,900,,,0.9,60,0\nx,G,w,900,,,0.9,200,0\n"
+     "x,G,w,600,,,1.6,70,0\n",
+     "sm_mhz", 1200},
+};
+
+TEST_F(ReplayTablesCli, EveryTableShapeTheFormatAllowsIsSearched) {
+  for (const TableShape& shape : table_shapes) {
+    SCOPED_TRACE(shape.name);
+    const fs::path table = dir_ / "shape.csv";
+    std::ofstream(table) << table_header << shape.rows;
+    fs::remove(dir_ / "s.sqlite");
+    const auto result = search("replay:" + table.string(), "w");
+    ASSERT_TRUE(result.contains("optimum")) << result.dump();
+    EXPECT_EQ(result.at("optimum").at(shape.knob), shape.optimum) << result.dump();
+  }
+}
+
+TEST_F(ReplayTablesCli, RepeatedRowsOfOneSettingAreAveragedNotOneOfThemKept) {
+  const fs::path table = dir_ / "repeated.csv";
+  std::ofstream(table) << table_header
+                       << "x,G,w,1500,,,0.5,260,1\nx,G,w,900,,,0.9,60,0\nx,G,w,900,,,0.9,200,0\n";
+  const auto run = run_dvfslab({"search", "--device", "replay:" + table.string(), "--workload", "w",
+                                "--strategy", "grid", "--db", (dir_ / "r.sqlite").string(), "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto result = nlohmann::json::parse(run.out);
+  int at_900 = 0;
+  for (const auto& probe : result.at("probes")) {
+    if (probe.at("sm_mhz") != 900) continue;
+    ++at_900;
+    EXPECT_NEAR(probe.at("energy_per_item_j").get<double>(), 117.0, 1e-6);
+  }
+  EXPECT_EQ(at_900, 1);
+}
+
 }  // namespace
 }  // namespace dvfslab

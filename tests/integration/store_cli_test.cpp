@@ -61,7 +61,7 @@ std::vector<fs::path> shared_tables() {
 
 TEST_F(StoreCli, ImportThenExportAsSweepTableGivesBackEverySharedTable) {
   const auto files = shared_tables();
-  ASSERT_EQ(files.size(), 6u);
+  ASSERT_EQ(files.size(), 7u);
   for (const fs::path& file : files) {
     SCOPED_TRACE(file.filename().string());
     const std::string db = path(file.stem().string() + ".sqlite");

@@ -140,7 +140,7 @@ std::vector<fs::path> shared_tables() {
   return files;
 }
 
-TEST(SharedSweepTables, AllSixArePresent) { EXPECT_EQ(shared_tables().size(), 6u); }
+TEST(SharedSweepTables, AllSevenArePresent) { EXPECT_EQ(shared_tables().size(), 7u); }
 
 TEST(SharedSweepTables, OptimumAndSavingMatchAnIndependentComputation) {
   for (const fs::path& file : shared_tables()) {

@@ -52,7 +52,7 @@ void expect_same_rows(const std::vector<ResultRow>& actual, const std::vector<Re
 
 TEST(StoreImport, EverySharedTableImportsAndExportsToTheSameRows) {
   const auto files = shared_tables();
-  ASSERT_EQ(files.size(), 6u);
+  ASSERT_EQ(files.size(), 7u);
   for (const auto& file : files) {
     ScratchDir dir;
     Store store(dir / "db.sqlite");

@@ -216,7 +216,8 @@ INSTANTIATE_TEST_SUITE_P(SharedData, PublishedSweepTable,
                                            PublishedTable{"gtx980-kernels-core-mem-low.csv", 1080, 0, 1},
                                            PublishedTable{"pascal-caffe-dnn-core-mem.csv", 88, 0, 2},
                                            PublishedTable{"v100-dnn-power-limit.csv", 476, 68, 1},
-                                           PublishedTable{"p100-dnn-power-limit.csv", 270, 45, 1}),
+                                           PublishedTable{"p100-dnn-power-limit.csv", 270, 45, 1},
+                                           PublishedTable{"v100sxm2-sycl-microbench-core.csv", 12180, 87, 1}),
                          [](const auto& param_info) {
                            std::string name = param_info.param.file;
                            name = name.substr(0, name.find('.'));
@@ -231,7 +232,7 @@ TEST(SweepTable, EverySharedTableIsCoveredByTheTest) {
   for (const auto& entry : std::filesystem::directory_iterator(shared_table(""))) {
     csv_files += entry.path().extension() == ".csv" ? 1 : 0;
   }
-  EXPECT_EQ(csv_files, 6u) << "a new shared sweep table: add it to PublishedSweepTable";
+  EXPECT_EQ(csv_files, 7u) << "a new shared sweep table: add it to PublishedSweepTable";
 }
 
 }  // namespace
