@@ -1,14 +1,17 @@
 #pragma once
-// Presenting an analysis: aligned terminal tables and the self-contained HTML report.
+// Presenting an analysis: aligned terminal tables, the self-contained HTML report,
+// and the registry of analysis writers that `analyze` and `report` pick by name.
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/results.hpp"
+#include "dvfslab/writer_registry.hpp"
 
 namespace dvfslab {
 
@@ -56,5 +59,25 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
 void write_html_report(const Analysis& analysis, const std::filesystem::path& path,
                        const std::vector<std::filesystem::path>& inputs = {},
                        const HtmlReportOptions& options = {});
+
+// What an analysis writer is given: the analysis and what its caller shows beside
+// it. Each writer reads the members meant for it and ignores the others.
+struct AnalysisOutput {
+  explicit AnalysisOutput(const Analysis& analyzed) : analysis(analyzed) {}
+  const Analysis& analysis;
+  bool points = false;  // json: every setting's metrics and 95 % intervals
+  // json: members added to the document beside the analysis's own (the CLI's
+  // "predicted" and "warnings").
+  nlohmann::json json_members = nlohmann::json::object();
+  std::string text_after_tables;  // tables: printed after them (the CLI's predictions)
+  HtmlReportOptions html;         // html: what the page holds besides the analysis
+};
+
+// The analysis formats: tables (format_analysis_tables), json (to_json, contract in
+// docs/analysis.md) and html (render_html_report), then any a host or the CLI added
+// with analysis_writers().add(). Registering is not synchronised: add writers before
+// any thread writes.
+using AnalysisWriter = WriterRegistry<const AnalysisOutput&>::Writer;
+WriterRegistry<const AnalysisOutput&>& analysis_writers();
 
 }  // namespace dvfslab

@@ -18,6 +18,7 @@
 
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/report.hpp"
 
 namespace dvfslab {
 
@@ -160,6 +161,9 @@ OptimumCommands parse_optimum_commands(std::string_view text);  // "slurm" | "nv
 // that apply its optimum under `analysis`'s objective; power limits, which Slurm's
 // --gpu-freq cannot set, as a note with the nvidia-smi command that sets them.
 std::string format_optimum_commands(const Analysis& analysis, OptimumCommands kind);
+// The same as analysis writers named "slurm" and "nvidia-smi", for a caller to add to
+// analysis_writers() (`dvfslab analyze --format`).
+std::vector<AnalysisWriter> optimum_command_writers();
 
 }  // namespace slurm
 }  // namespace dvfslab

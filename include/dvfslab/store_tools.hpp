@@ -1,6 +1,7 @@
 #pragma once
 // The store's whole-database operations: importing a sweep table, merging shard
-// databases, and exporting a database as CSV, JSON or a sweep table.
+// databases, and exporting a database through a registry of writers (CSV, JSON,
+// a sweep table, and any a host adds).
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "dvfslab/store.hpp"
+#include "dvfslab/writer_registry.hpp"
 
 namespace dvfslab {
 
@@ -33,12 +35,15 @@ ImportSummary import_sweep_table(Store& store, const SweepTableFile& table);
 // Refuses inputs of different plans (plan hash) and points recorded twice.
 void merge_stores(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs);
 
-enum class ExportFormat { csv, json, sweep_table };
-ExportFormat parse_export_format(std::string_view text);  // throws ConfigError listing the choices
+// The export formats, each a writer of every measurement of a store: csv (one row
+// per measurement, every field), json ({"schema_version", "runs", "measurements"})
+// and sweep-table (the published sweep-table layout, one row per plan point), then
+// any a host added with store_writers().add().
+using StoreWriter = WriterRegistry<Store&>::Writer;
+WriterRegistry<Store&>& store_writers();
 
-// Writes every measurement of `store`: csv (one row per measurement, every field),
-// json ({"schema_version", "runs", "measurements"}) or sweep_table (the published
-// sweep-table layout, one row per plan point).
-void export_store(Store& store, ExportFormat format, std::ostream& out);
+// Writes `store` in the format of that name; throws ConfigError listing the choices
+// for an unknown one.
+void export_store(Store& store, std::string_view format, std::ostream& out);
 
 }  // namespace dvfslab

@@ -1,18 +1,19 @@
 // `dvfslab analyze`: the optimum and savings of every case, as tables or JSON.
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/analysis_formats.hpp"
 #include "cli/commands.hpp"
 #include "cli/model_predictions.hpp"
 #include "cli/result_input.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/output_file.hpp"
 #include "dvfslab/report.hpp"
-#include "dvfslab/slurm.hpp"
 
 namespace dvfslab::cli {
 namespace {
@@ -20,14 +21,21 @@ namespace {
 struct AnalyzeOptions {
   std::string input;
   std::string objective = "energy";
-  bool json = false;
+  std::string format = "tables";
+  bool json = false;  // the same as --format json
   bool points = false;
-  std::string emit;   // commands that apply the optima (src/slurm/optimum_commands.cpp)
+  std::string emit;   // the same as --format slurm or nvidia-smi (src/slurm/optimum_commands.cpp)
   std::string model;  // a model.json whose predictions are shown beside the measurements
+
+  std::string chosen_format() const {
+    if (!emit.empty()) return emit;
+    return json ? "json" : format;
+  }
 };
 
 void run_analyze(const AnalyzeOptions& options) {
   refuse_standard_output_over(input_files(options.input));
+  const AnalysisWriter& writer = cli_analysis_writers().find(options.chosen_format());
   const Objective objective = parse_objective(options.objective);
   const auto rows = load_result_rows(options.input);
   const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
@@ -35,17 +43,14 @@ void run_analyze(const AnalyzeOptions& options) {
   for (const std::string& warning : pooling_warnings(analysis)) fmt::print(stderr, "warning: {}\n", warning);
   const auto warning = searched_objective_warning(options.input, objective);
   if (warning) fmt::print(stderr, "dvfslab: warning: {}\n", *warning);
-  if (!options.emit.empty()) {
-    fmt::print("{}", slurm::format_optimum_commands(analysis, slurm::parse_optimum_commands(options.emit)));
-  } else if (options.json) {
-    auto json = to_json(analysis, options.points);
-    if (!options.model.empty()) json["predicted"] = prediction_json(rows, models);
-    if (warning) json["warnings"] = nlohmann::json::array({*warning});
-    fmt::print("{}\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-  } else {
-    fmt::print("{}", format_analysis_tables(analysis));
-    if (!options.model.empty()) fmt::print("{}", format_predictions(rows, models, options.model));
+  AnalysisOutput output(analysis);
+  output.points = options.points;
+  if (!options.model.empty()) {
+    output.json_members["predicted"] = prediction_json(rows, models);
+    output.text_after_tables = format_predictions(rows, models, options.model);
   }
+  if (warning) output.json_members["warnings"] = nlohmann::json::array({*warning});
+  writer.write(output, std::cout);
 }
 
 }  // namespace
@@ -62,17 +67,26 @@ void add_analyze_command(CLI::App& app) {
                    "dvfslab database (SQLite) to analyze, or a sweep-table CSV file (read directly)")
       ->required();
   command->add_option("--objective", options->objective, objective_help())->capture_default_str();
-  command->add_flag("--json", options->json,
-                    "print the analysis as JSON on stdout instead of tables (contract in docs/analysis.md)");
-  command->add_flag("--points", options->points,
-                    "with --json: include every setting's metrics and 95 % confidence intervals");
+  const auto& writers = cli_analysis_writers();
+  auto* format =
+      command->add_option("--format", options->format, fmt::format("output format: {}", writers.help()))
+          ->check(CLI::IsMember(writers.names()))
+          ->capture_default_str();
+  command
+      ->add_flag("--json", options->json,
+                 "the same as --format json: the analysis as JSON on stdout (contract in docs/analysis.md)")
+      ->excludes(format);
+  command->add_flag(
+      "--points", options->points,
+      "with --json or --format json: include every setting's metrics and 95 % confidence intervals");
   command
       ->add_option(
           "--emit", options->emit,
           "print, per GPU model × workload case, what applies the optimum: slurm (the --gpu-freq option "
           "of sbatch/srun) or nvidia-smi (an administrator's commands); docs/slurm.md")
       ->check(CLI::IsMember({"slurm", "nvidia-smi"}))
-      ->excludes("--json");
+      ->excludes("--json")
+      ->excludes(format);
   command
       ->add_option(
           "--model", options->model,

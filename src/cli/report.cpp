@@ -1,4 +1,5 @@
-// `dvfslab report`: the self-contained HTML report of a database.
+// `dvfslab report`: the self-contained HTML report of a database, or the analysis in
+// another of the formats of cli_analysis_writers(), written to a file.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/analysis_formats.hpp"
 #include "cli/commands.hpp"
 #include "cli/model_predictions.hpp"
 #include "cli/result_input.hpp"
@@ -22,6 +24,7 @@ namespace {
 struct ReportOptions {
   std::string input;
   std::string output = "report.html";
+  std::string format = "html";
   std::string objective = "energy";
   std::size_t raw_rows = 0;
   std::string model;  // a model.json whose predictions are drawn beside the measurements
@@ -53,6 +56,7 @@ std::map<std::pair<CaseKey, Setting>, int> search_probe_order(const std::filesys
 void run_report(const ReportOptions& options) {
   // Opened first, so that an output over the input is refused before any work.
   OutputFile output(options.output, input_files(options.input));
+  const AnalysisWriter& writer = cli_analysis_writers().find(options.format);
   const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
   std::vector<ResultRow> rows = load_result_rows(options.input);
   const Analysis analysis = analyze(rows, parse_objective(options.objective));
@@ -61,13 +65,14 @@ void run_report(const ReportOptions& options) {
   // Only the rows the page shows are kept while it is written.
   rows.resize(std::min(rows.size(), options.raw_rows));
   rows.shrink_to_fit();
-  output.stream() << render_html_report(
-      analysis, {.raw_rows = rows,
-                 .measured_rows = measured_rows,
-                 .probe_order = search_probe_order(options.input),
-                 .predicted_energy = predicted_energy(analysis, models),
-                 .prediction_label = fmt::format("predicted ({})",
-                                                 std::filesystem::path(options.model).filename().string())});
+  AnalysisOutput page(analysis);
+  page.html = {.raw_rows = rows,
+               .measured_rows = measured_rows,
+               .probe_order = search_probe_order(options.input),
+               .predicted_energy = predicted_energy(analysis, models),
+               .prediction_label =
+                   fmt::format("predicted ({})", std::filesystem::path(options.model).filename().string())};
+  writer.write(page, output.stream());
   output.commit();
   fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
 }
@@ -88,6 +93,10 @@ void add_report_command(CLI::App& app) {
   command
       ->add_option("-o,--output", options->output,
                    "HTML file to write (replaced if it exists, atomically; never one of the inputs)")
+      ->capture_default_str();
+  const auto& writers = cli_analysis_writers();
+  command->add_option("--format", options->format, fmt::format("what to write: {}", writers.help()))
+      ->check(CLI::IsMember(writers.names()))
       ->capture_default_str();
   command
       ->add_option("--objective", options->objective,

@@ -2,6 +2,8 @@
 // nvidia-smi for an administrator.
 #include <fmt/format.h>
 
+#include <ostream>
+
 #include "dvfslab/control_characters.hpp"
 #include "dvfslab/slurm.hpp"
 
@@ -93,6 +95,18 @@ std::string format_optimum_commands(const Analysis& analysis, OptimumCommands ki
     text += kind == OptimumCommands::slurm ? slurm_lines(optimum) : nvidia_smi_lines(optimum);
   }
   return text;
+}
+
+std::vector<AnalysisWriter> optimum_command_writers() {
+  const auto writer_of = [](OptimumCommands kind) {
+    return [kind](const AnalysisOutput& output, std::ostream& out) {
+      out << format_optimum_commands(output.analysis, kind);
+    };
+  };
+  return {{"slurm", "the --gpu-freq option of sbatch/srun that applies each optimum, docs/slurm.md",
+           writer_of(OptimumCommands::slurm)},
+          {"nvidia-smi", "an administrator's commands that apply each optimum",
+           writer_of(OptimumCommands::nvidia_smi)}};
 }
 
 }  // namespace dvfslab::slurm

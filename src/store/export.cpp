@@ -1,6 +1,7 @@
-// A database as CSV (every measurement field), JSON (runs and measurements) or a
-// sweep table. CSV and JSON stream the measurements from SQLite to the output, so
-// memory stays constant whatever the size of the database.
+// The built-in export writers: a database as CSV (every measurement field), JSON
+// (runs and measurements) or a sweep table. CSV and JSON stream the measurements
+// from SQLite to the output, so memory stays constant whatever the size of the
+// database.
 #include <fmt/format.h>
 
 #include <map>
@@ -253,19 +254,21 @@ void write_csv(Store& store, std::ostream& out) {
 
 }  // namespace
 
-ExportFormat parse_export_format(std::string_view text) {
-  if (text == "csv") return ExportFormat::csv;
-  if (text == "json") return ExportFormat::json;
-  if (text == "sweep-table") return ExportFormat::sweep_table;
-  throw ConfigError(fmt::format("unknown export format '{}': choose csv, json or sweep-table", text));
+WriterRegistry<Store&>& store_writers() {
+  static WriterRegistry<Store&> writers = [] {
+    WriterRegistry<Store&> builtin("export");
+    builtin.add({"csv", "one row per measurement, every field", write_csv});
+    builtin.add({"json", "runs and measurements", write_json});
+    builtin.add({"sweep-table",
+                 "the published sweep-table layout, which 'dvfslab import' and replay:FILE.csv read back",
+                 [](Store& store, std::ostream& out) { write_sweep_table(store.result_rows(), out); }});
+    return builtin;
+  }();
+  return writers;
 }
 
-void export_store(Store& store, ExportFormat format, std::ostream& out) {
-  switch (format) {
-    case ExportFormat::csv: write_csv(store, out); break;
-    case ExportFormat::json: write_json(store, out); break;
-    case ExportFormat::sweep_table: write_sweep_table(store.result_rows(), out); break;
-  }
+void export_store(Store& store, std::string_view format, std::ostream& out) {
+  store_writers().find(format).write(store, out);
 }
 
 }  // namespace dvfslab

@@ -105,70 +105,210 @@ Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& regis
 
 namespace {
 
+// What the run holds per grid point: the windows measured so far (a resumed run's
+// stored ones first) and which points were proposed already.
+class RunHistory {
+ public:
+  explicit RunHistory(const StopRule& stop_rule) : stop_rule_(stop_rule) {}
+
+  void load(Store& store, std::int64_t run_id) {
+    for (auto& [key, windows] : stored_windows(store, run_id)) {
+      repetitions_[key] = windows.energy_per_item_j;
+      throughputs_[key] = windows.items_per_s;
+      stored_.emplace(key, std::move(windows));
+    }
+  }
+
+  bool finished_before(const ScheduledPoint& point) const {
+    if (point.role != PointRole::grid) return false;
+    const auto it = repetitions_.find({point.workload_case, point.setting});
+    if (it == repetitions_.end()) return false;
+    return point.windows > 0 ? std::ssize(it->second) >= point.windows
+                             : !stop_rule_.needs_another_repetition(it->second);
+  }
+
+  std::size_t count_finished(const Schedule& schedule) const {
+    std::size_t finished = 0;
+    for (const auto& point : schedule.points) finished += finished_before(point) ? 1 : 0;
+    return finished;
+  }
+
+  // A point proposed again in this run is measured again (a search settling a
+  // comparison); only its first proposal may reuse what a resumed run holds.
+  bool reusable(const ScheduledPoint& point) {
+    const bool first_proposal =
+        point.role != PointRole::grid || proposed_.insert({point.workload_case, point.setting}).second;
+    return first_proposal && finished_before(point);
+  }
+
+  PointOutcome reused(const ScheduledPoint& point) {
+    return stored_outcome(point, stored_[{point.workload_case, point.setting}]);
+  }
+  std::vector<double>& energy_series(const ScheduledPoint& point) {
+    return repetitions_[{point.workload_case, point.setting}];
+  }
+  // Items per second, of the same windows as energy_series().
+  std::vector<double>& throughput_series(const ScheduledPoint& point) {
+    return throughputs_[{point.workload_case, point.setting}];
+  }
+
+ private:
+  const StopRule& stop_rule_;
+  std::map<CaseSetting, std::vector<double>> repetitions_;
+  std::map<CaseSetting, std::vector<double>> throughputs_;
+  std::map<CaseSetting, StoredWindows> stored_;  // what a resumed run held
+  std::set<CaseSetting> proposed_;
+};
+
+// The energy per item of the run's drift points, first against last.
+class DriftTracker {
+ public:
+  void record(const ScheduledPoint& point, const std::vector<double>& series) {
+    if (point.role == PointRole::drift && !series.empty()) energies_.push_back(series.front());
+  }
+  std::optional<double> percent() const {
+    if (energies_.size() < 2 || !(energies_.front() > 0)) return std::nullopt;
+    return 100.0 * (energies_.back() / energies_.front() - 1.0);
+  }
+
+ private:
+  std::vector<double> energies_;
+};
+
+// Checks the plan against the GPU and what the options allow, before anything runs.
 // `any_setting`: the strategy may choose any setting of the plan's knobs (not only
-// this shard's grid), so all of them are checked before anything runs.
-SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
-                  const SweepOptions& options, ProgressReporter& progress, SearchStrategy& strategy,
-                  bool any_setting) {
+// this shard's grid), so all of them are checked.
+SearchSpace checked_search_space(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry,
+                                 const SweepOptions& options, bool any_setting) {
   const Schedule grid_schedule = prepare_sweep(gpu, plan, registry, options);
-  const SearchSpace space = search_space(gpu, plan, options);
+  SearchSpace space = search_space(gpu, plan, options);
   check_sweep_allowed(gpu, grid_schedule, options);
   if (any_setting)
     check_clock_changes_allowed(space.settings, clock_changes_allowed(gpu, options), gpu.read_only());
-  const MeasurePolicy& policy = plan.measure;
-  const StopRule stop_rule = make_stop_rule(policy);
-  // The guard takes the GPU's lock before the run is recorded, so a busy GPU
-  // leaves no trace in the store.
-  ClockGuard guard(gpu, GuardOptions{options.state_dir, clock_changes_allowed(gpu, options)});
+  return space;
+}
 
-  SweepResult result;
+// Begins the run, or with `resume` reopens the unfinished one of this plan, GPU and
+// shard and loads what it holds into `history`.
+void open_run(Gpu& gpu, const Plan& plan, Store& store, const SweepOptions& options, RunHistory& history,
+              SweepResult& result) {
   RunInfo info;
   info.gpu = gpu.identity();
   info.plan_text = plan.source_text;
   info.plan_hash = plan_hash(plan.source_text);
   info.shard_index = options.shard.index;
   info.shard_count = options.shard.count;
-  std::map<CaseSetting, std::vector<double>> repetitions;
-  std::map<CaseSetting, std::vector<double>> throughputs;  // items per second, the same windows
-  std::map<CaseSetting, StoredWindows> stored;             // what a resumed run held
   std::optional<RunInfo> unfinished;
   if (options.resume) {
     unfinished = store.find_unfinished_run(info.plan_hash, info.gpu.uuid, info.shard_index, info.shard_count);
   }
-  if (unfinished) {
-    result.run_id = unfinished->id;
-    result.resumed = true;
-    store.reopen_run(result.run_id);
-    for (auto& [key, windows] : stored_windows(store, result.run_id)) {
-      repetitions[key] = windows.energy_per_item_j;
-      throughputs[key] = windows.items_per_s;
-      stored.emplace(key, std::move(windows));
-    }
-  } else {
+  if (!unfinished) {
     result.run_id = store.begin_run(info);
+    return;
   }
-  // A signal may end the process before this thread gets to the catch below (the
-  // program's handler exits): the signal thread records the interruption itself,
-  // through a connection of its own, since this one may be inside a transaction.
-  // Once this thread records how the run ended, a late signal changes nothing.
+  result.run_id = unfinished->id;
+  result.resumed = true;
+  store.reopen_run(result.run_id);
+  history.load(store, result.run_id);
+}
+
+// What the proposal loop works with, for one run.
+struct ProposalLoop {
+  SearchStrategy& strategy;
+  const SearchSpace& space;
+  const Schedule& planned;
+  RunHistory& history;
+  sweep_detail::PointMeasurer& measurer;
+  DriftTracker& drift;
+  ProgressReporter& progress;
+  SweepResult& result;
+};
+
+PointOutcome measure_new_point(const ScheduledPoint& point, ProposalLoop& loop) {
+  std::vector<double> drift_energy;
+  std::vector<double> drift_throughput;
+  const bool grid = point.role == PointRole::grid;
+  auto& series = grid ? loop.history.energy_series(point) : drift_energy;
+  auto& throughput = grid ? loop.history.throughput_series(point) : drift_throughput;
+  PointOutcome outcome = loop.measurer.measure_point(point, series, throughput);
+  loop.drift.record(point, series);
+  loop.result.measurements += static_cast<std::size_t>(outcome.repetitions);
+  loop.result.clock_mismatches += outcome.flags.clock_mismatch ? 1 : 0;
+  ++loop.result.points_measured;
+  return outcome;
+}
+
+// Measures, or takes from the resumed run, every point the strategy proposes until
+// it proposes none.
+void run_proposals(ProposalLoop& loop) {
+  std::vector<PointOutcome> outcomes;
+  int sequence = 0;
+  for (auto batch = loop.strategy.propose(loop.space, outcomes); !batch.empty();
+       batch = loop.strategy.propose(loop.space, outcomes)) {
+    for (ScheduledPoint point : batch) {
+      point.sequence = sequence++;
+      PointOutcome outcome;
+      if (loop.history.reusable(point)) {
+        outcome = loop.history.reused(point);
+        ++loop.result.points_skipped;
+      } else {
+        outcome = measure_new_point(point, loop);
+      }
+      outcomes.push_back(outcome);
+      loop.progress.point_done(outcome, outcomes.size(),
+                               std::max(loop.planned.points.size(), outcomes.size()));
+    }
+  }
+}
+
+// Runs the proposal loop and records how the run ended: finished once the GPU is
+// restored, else interrupted or failed (the exception goes on).
+void run_recorded(ProposalLoop& loop, Store& store, ClockGuard& guard, const GpuIdentity& identity,
+                  std::optional<InterruptAction>& record_interruption) {
+  const std::int64_t run_id = loop.result.run_id;
+  try {
+    loop.progress.start(loop.planned, identity, loop.history.count_finished(loop.planned));
+    run_proposals(loop);
+    guard.restore();
+    record_interruption.reset();
+    store.finish_run(run_id, RunStatus::finished);
+    loop.progress.finish();
+  } catch (const InterruptedError&) {
+    loop.progress.finish();
+    record_interruption.reset();
+    store.finish_run(run_id, RunStatus::interrupted);
+    throw;
+  } catch (...) {
+    loop.progress.finish();
+    record_interruption.reset();
+    // An error the interruption caused (its workload's program stopped) is the interruption.
+    store.finish_run(run_id, guard.interrupted() ? RunStatus::interrupted : RunStatus::failed);
+    throw;
+  }
+}
+
+SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
+                  const SweepOptions& options, ProgressReporter& progress, SearchStrategy& strategy,
+                  bool any_setting) {
+  const SearchSpace space = checked_search_space(gpu, plan, registry, options, any_setting);
+  const MeasurePolicy& policy = plan.measure;
+  const StopRule stop_rule = make_stop_rule(policy);
+  // The guard takes the GPU's lock before the run is recorded, so a busy GPU
+  // leaves no trace in the store.
+  ClockGuard guard(gpu, GuardOptions{options.state_dir, clock_changes_allowed(gpu, options)});
+  SweepResult result;
+  RunHistory history(stop_rule);
+  open_run(gpu, plan, store, options, history, result);
+  // A signal may end the process before this thread gets to the catch in
+  // run_recorded (the program's handler exits): the signal thread records the
+  // interruption itself, through a connection of its own, since this one may be
+  // inside a transaction. Once this thread records how the run ended, a late signal
+  // changes nothing.
   std::optional<InterruptAction> record_interruption(
       std::in_place, [database = store.path(), run_id = result.run_id](int) {
         Store(database).finish_run(run_id, RunStatus::interrupted);
       });
-
-  const auto finished_before = [&](const ScheduledPoint& point) {
-    if (point.role != PointRole::grid) return false;
-    const auto it = repetitions.find({point.workload_case, point.setting});
-    if (it == repetitions.end()) return false;
-    return point.windows > 0 ? std::ssize(it->second) >= point.windows
-                             : !stop_rule.needs_another_repetition(it->second);
-  };
-  // A point proposed again in this run is measured again (a search settling a
-  // comparison); only its first proposal may reuse what a resumed run holds.
-  std::set<CaseSetting> proposed;
   const Schedule planned = strategy.planned(space);
-  std::size_t already_done = 0;
-  for (const auto& point : planned.points) already_done += finished_before(point) ? 1 : 0;
 
   Clock& clock = gpu.clock();
   const double started_at = clock.now_s();
@@ -180,59 +320,11 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
   sweep_detail::WorkloadCache workloads(registry, gpu, options.workload_options, drift_case);
   sweep_detail::PointMeasurer measurer(
       {gpu, guard, meter, store, result.run_id, policy, stop_rule, window_s, workloads});
-  std::vector<PointOutcome> outcomes;
-  std::vector<double> drift_energies;
-  int sequence = 0;
-
-  try {
-    progress.start(planned, gpu.identity(), already_done);
-    for (auto batch = strategy.propose(space, outcomes); !batch.empty();
-         batch = strategy.propose(space, outcomes)) {
-      for (ScheduledPoint point : batch) {
-        point.sequence = sequence++;
-        PointOutcome outcome;
-        outcome.point = point;
-        const bool first_proposal =
-            point.role != PointRole::grid || proposed.insert({point.workload_case, point.setting}).second;
-        if (first_proposal && finished_before(point)) {
-          outcome = stored_outcome(point, stored[{point.workload_case, point.setting}]);
-          ++result.points_skipped;
-        } else {
-          std::vector<double> drift_energy;
-          std::vector<double> drift_throughput;
-          const bool grid = point.role == PointRole::grid;
-          auto& series = grid ? repetitions[{point.workload_case, point.setting}] : drift_energy;
-          auto& throughput = grid ? throughputs[{point.workload_case, point.setting}] : drift_throughput;
-          outcome = measurer.measure_point(point, series, throughput);
-          if (point.role == PointRole::drift && !series.empty()) drift_energies.push_back(series.front());
-          result.measurements += static_cast<std::size_t>(outcome.repetitions);
-          result.clock_mismatches += outcome.flags.clock_mismatch ? 1 : 0;
-          ++result.points_measured;
-        }
-        outcomes.push_back(outcome);
-        progress.point_done(outcome, outcomes.size(), std::max(planned.points.size(), outcomes.size()));
-      }
-    }
-    guard.restore();
-    record_interruption.reset();
-    store.finish_run(result.run_id, RunStatus::finished);
-    progress.finish();
-  } catch (const InterruptedError&) {
-    progress.finish();
-    record_interruption.reset();
-    store.finish_run(result.run_id, RunStatus::interrupted);
-    throw;
-  } catch (...) {
-    progress.finish();
-    record_interruption.reset();
-    // An error the interruption caused (its workload's program stopped) is the interruption.
-    store.finish_run(result.run_id, guard.interrupted() ? RunStatus::interrupted : RunStatus::failed);
-    throw;
-  }
+  DriftTracker drift;
+  ProposalLoop loop{strategy, space, planned, history, measurer, drift, progress, result};
+  run_recorded(loop, store, guard, gpu.identity(), record_interruption);
   meter.stop();
-  if (drift_energies.size() >= 2 && drift_energies.front() > 0) {
-    result.drift_pct = 100.0 * (drift_energies.back() / drift_energies.front() - 1.0);
-  }
+  result.drift_pct = drift.percent();
   result.gpu_seconds = clock.now_s() - started_at;
   return result;
 }

@@ -65,7 +65,7 @@ TEST(StoreImport, EverySharedTableImportsAndExportsToTheSameRows) {
 
     expect_same_rows(store.result_rows(), original, file.filename().string() + " imported");
     std::ostringstream exported;
-    export_store(store, ExportFormat::sweep_table, exported);
+    export_store(store, "sweep-table", exported);
     std::istringstream again(exported.str());
     expect_same_rows(read_sweep_table(again, "export"), original, file.filename().string() + " exported");
   }
@@ -120,7 +120,7 @@ TEST(StoreExport, JsonHoldsEveryRunAndMeasurementWithNullForAbsentValues) {
   m.peak_power_w.reset();
   store.record(run, point_record(1005, 0, 0), m);
   std::ostringstream out;
-  export_store(store, ExportFormat::json, out);
+  export_store(store, "json", out);
   const auto document = nlohmann::json::parse(out.str());
   EXPECT_EQ(document["schema_version"], store_schema_version());
   ASSERT_EQ(document["runs"].size(), 1u);
@@ -147,7 +147,7 @@ TEST(StoreExport, CsvHasOneRowPerMeasurementAndAColumnPerThrottleReason) {
   hot.throttle_fraction = {{"sw_thermal_slowdown", 0.5}};
   store.record(run, point_record(1380, 0, 1), hot);
   std::ostringstream out;
-  export_store(store, ExportFormat::csv, out);
+  export_store(store, "csv", out);
   std::istringstream lines(out.str());
   std::string header, first, second, extra;
   std::getline(lines, header);
@@ -163,13 +163,23 @@ TEST(StoreExport, CsvHasOneRowPerMeasurementAndAColumnPerThrottleReason) {
 }
 
 TEST(StoreExport, UnknownFormatListsTheChoices) {
-  EXPECT_EQ(parse_export_format("sweep-table"), ExportFormat::sweep_table);
+  EXPECT_EQ(store_writers().find("sweep-table").name, "sweep-table");
   try {
-    parse_export_format("xml");
+    store_writers().find("xml");
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("csv, json or sweep-table"), std::string::npos);
+    EXPECT_EQ(std::string(e.what()), "unknown export format 'xml': choose csv, json or sweep-table");
   }
+}
+
+TEST(StoreExport, ABuiltInFormatNameCannotBeRegisteredAgain) {
+  try {
+    store_writers().add({"csv", "a second csv", [](Store&, std::ostream&) {}});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "export format 'csv' is registered already");
+  }
+  EXPECT_EQ(store_writers().choices(), "csv, json or sweep-table");
 }
 
 }  // namespace

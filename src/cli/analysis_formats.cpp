@@ -1,0 +1,16 @@
+#include "cli/analysis_formats.hpp"
+
+#include "dvfslab/slurm.hpp"
+
+namespace dvfslab::cli {
+
+const WriterRegistry<const AnalysisOutput&>& cli_analysis_writers() {
+  static WriterRegistry<const AnalysisOutput&>& writers = []() -> WriterRegistry<const AnalysisOutput&>& {
+    WriterRegistry<const AnalysisOutput&>& all = analysis_writers();
+    for (AnalysisWriter& writer : slurm::optimum_command_writers()) all.add(std::move(writer));
+    return all;
+  }();
+  return writers;
+}
+
+}  // namespace dvfslab::cli
