@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)
 # Script mode (cmake -P), run by ctest after package_consumer_install: the
 # installed include/dvfslab/ of PREFIX holds the umbrella header and none of the
 # INTERNAL headers (a ;-separated list of file names), which stay in the build.
