@@ -7,9 +7,12 @@ include(CMakePackageConfigHelpers)
 
 get_property(dvfslab_module_targets GLOBAL PROPERTY DVFSLAB_MODULE_TARGETS)
 # The LibTorch workloads stay out of the package: a consumer of dvfslab::core
-# should not need LibTorch.
-list(REMOVE_ITEM dvfslab_module_targets dvfslab_torch)
-foreach(target IN LISTS dvfslab_module_targets)
+# should not need LibTorch. So does the front end of the command and the Python
+# extension, which reads the environment (docs/architecture.md#layers).
+list(REMOVE_ITEM dvfslab_module_targets dvfslab_torch dvfslab_frontend)
+# Public headers only: a module's INTERNAL_HEADERS stay in the build (the test
+# package_consumer_installs_no_internal_header checks the prefix).
+foreach(target IN LISTS dvfslab_module_targets ITEMS dvfslab_core)
   get_property(headers TARGET ${target} PROPERTY DVFSLAB_PUBLIC_HEADERS)
   install(FILES ${headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dvfslab)
 endforeach()

@@ -2,9 +2,8 @@
 // energy meter and prints it: the smallest program built on the installed library.
 #include <cstdio>
 
-#include "dvfslab/error.hpp"
-#include "dvfslab/meter.hpp"
-#include "dvfslab/sim_gpu.hpp"
+// The umbrella header: the whole installed API in one include.
+#include "dvfslab/dvfslab.hpp"
 
 int main() {
   try {

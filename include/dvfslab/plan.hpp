@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dvfslab/gpu.hpp"
@@ -98,6 +99,15 @@ struct Plan {
 // unknown keys (naming the valid ones) and bad values.
 Plan parse_plan_text(const std::string& text, const std::string& source_name);
 Plan load_plan_file(const std::string& path);
+
+// The plan as TOML that parse_plan_text reads back into the same plan (its
+// `source_name`, `source_text` and the locations of its knobs aside); every
+// field is written, defaults too.
+std::string to_toml(const Plan& plan);
+// A TOML basic string of `text`: quotes, backslashes and control characters escaped.
+std::string toml_string(std::string_view text);
+// A TOML float: a whole number keeps its ".0", which TOML needs to read a float.
+std::string toml_float(double value);
 
 // Every case of the plan, in plan order, without repeats.
 std::vector<Case> expand_cases(const Plan& plan);

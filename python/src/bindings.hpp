@@ -17,9 +17,6 @@ void register_results(pybind11::module_& module);
 // The native online tuner behind dvfslab.Tuner.
 void register_tuner(pybind11::module_& module);
 
-// Whether DVFSLAB_READ_ONLY asks for read-only mode, as the command reads it.
-bool read_only_from_environment();
-
 // A JSON document as Python objects (dict, list, str, int, float, bool, None).
 pybind11::object to_python(const nlohmann::json& value);
 

@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 #include <pybind11/stl.h>
 
-#include <cstdlib>
 #include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/gpu_json.hpp"
 #include "dvfslab/sim_gpu.hpp"
@@ -32,7 +32,7 @@ OpenOptions gpu_options(bool virtual_time, const std::optional<std::string>& nvm
   OpenOptions options;
   options.sim_time = virtual_time ? SimTimeMode::virtual_time : SimTimeMode::wall_time;
   if (nvml_library) options.nvml_library = *nvml_library;
-  options.read_only = !allow_clock_changes || read_only_from_environment();
+  options.read_only = !allow_clock_changes || frontend::read_only_from_environment();
   return options;
 }
 
@@ -214,11 +214,6 @@ void register_gpu_classes(py::module_& module) {
 }
 
 }  // namespace
-
-bool read_only_from_environment() {
-  const char* value = std::getenv("DVFSLAB_READ_ONLY");
-  return value != nullptr && *value != '\0' && std::string(value) != "0";
-}
 
 void register_gpu(py::module_& module) {
   register_values(module);

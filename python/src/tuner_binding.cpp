@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,6 +16,7 @@
 #include "bindings.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/frontend.hpp"
 #include "dvfslab/tuner.hpp"
 
 namespace dvfslab::python {
@@ -31,26 +31,13 @@ TunerOptions tuner_options(const std::string& knobs, const std::string& objectiv
                            const std::string& strategy, int max_retunes, const std::string& state_dir) {
   TunerOptions options;
   options.knobs = parse_tune_knobs(knobs);
-  if (max_slowdown_pct) {
-    if (objective != "energy")
-      throw UsageError("max_slowdown sets the objective energy-within-slowdown; leave out objective");
-    if (!(*max_slowdown_pct >= 0 && *max_slowdown_pct <= 1000))
-      throw UsageError("max_slowdown must be a percentage from 0 to 1000");
-    options.objective = parse_objective(fmt::format("energy-within-slowdown:{}%", *max_slowdown_pct));
-  } else {
-    options.objective = parse_objective(objective);
-  }
+  options.objective = frontend::tuner_objective(objective, max_slowdown_pct, {"objective", "max_slowdown"});
   options.warmup_iterations = warmup_iterations;
   options.probe_iterations = probe_iterations;
   options.settle_iterations = settle_iterations;
   options.strategy = strategy;
   options.max_retunes = max_retunes;
-  // As the command does: the given folder, else DVFSLAB_STATE_DIR, else the default.
-  const char* configured = std::getenv("DVFSLAB_STATE_DIR");
-  if (!state_dir.empty())
-    options.state_dir = state_dir;
-  else if (configured != nullptr && *configured != '\0')
-    options.state_dir = configured;
+  options.state_dir = frontend::state_dir(state_dir);
   validate(options);
   return options;
 }
@@ -58,7 +45,7 @@ TunerOptions tuner_options(const std::string& knobs, const std::string& objectiv
 // A GPU opened without allow_clock_changes is read-only for Python's own reason,
 // which the library's refusal (naming DVFSLAB_READ_ONLY) would not explain.
 void refuse_read_only(const Gpu& gpu) {
-  if (gpu.read_only() && !read_only_from_environment())
+  if (gpu.read_only() && !frontend::read_only_from_environment())
     throw PermissionError(
         fmt::format("{} was opened read-only: tuning changes clocks and power limits, so open it with "
                     "dvfslab.open(spec, allow_clock_changes=True)",

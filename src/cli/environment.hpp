@@ -1,22 +1,13 @@
 #pragma once
-// The command line's edge to the environment: the DVFSLAB_* variables are read
-// here, once, into the options the library takes; the library reads none.
-#include <filesystem>
-#include <string>
-
-#include "dvfslab/gpu.hpp"
+// The command line's edge to the environment: the DVFSLAB_* variables are read by
+// the front end it shares with the Python extension (dvfslab/frontend.hpp), once,
+// into the options the library takes; the library reads none.
+#include "dvfslab/frontend.hpp"
 
 namespace dvfslab::cli {
 
-// DVFSLAB_NVML_LIBRARY and DVFSLAB_READ_ONLY (set to anything but "" or "0") as
-// options for opening GPUs.
-OpenOptions open_options(SimTimeMode sim_time = SimTimeMode::virtual_time);
-
-// Whether DVFSLAB_READ_ONLY puts dvfslab in read-only mode.
-bool read_only_from_environment();
-
-// The ClockGuard state directory: `given` (--state-dir), else DVFSLAB_STATE_DIR,
-// else the library's default_state_dir().
-std::filesystem::path state_dir(const std::string& given = {});
+using frontend::open_options;
+using frontend::read_only_from_environment;
+using frontend::state_dir;
 
 }  // namespace dvfslab::cli

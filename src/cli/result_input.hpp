@@ -7,12 +7,13 @@
 #include <vector>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/frontend.hpp"
 #include "dvfslab/results.hpp"
 
 namespace dvfslab::cli {
 
-// Reads every measurement row of `path`; throws ConfigError when it does not exist.
-std::vector<ResultRow> load_result_rows(const std::filesystem::path& path);
+// Shared with the Python extension's analyze().
+using frontend::load_result_rows;
 
 // A searched run measured only the settings its own objective needed, so analysed
 // for another objective its optimum may be a setting it never measured: the

@@ -11,12 +11,12 @@
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
 #include "cli/progress.hpp"
+#include "cli/run_database.hpp"
 #include "cli/search_output.hpp"
-#include "cli/search_plan.hpp"
 #include "cli/strategy_option.hpp"
-#include "cli/table_gpu.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/plan.hpp"
@@ -32,7 +32,7 @@ constexpr int max_budget_points = 10'000;
 constexpr double max_budget_seconds = 31.0 * 24 * 3600;
 
 struct SearchArguments {
-  SearchCase search_case;
+  frontend::SearchCase search_case;
   std::string device = "auto";
   std::string knobs = "sm";
   bool knobs_given = false;  // else a table that varies only the power limit searches pl
@@ -40,7 +40,7 @@ struct SearchArguments {
   std::string strategy;
   std::optional<int> budget_points;
   std::optional<double> budget_seconds;
-  SearchMeasure measure;
+  frontend::SearchMeasure measure;
   std::string db = default_database_file;
   bool allow_clock_changes = false;
   bool json = false;
@@ -80,7 +80,7 @@ SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
   outcome.gpu = gpu.identity();
   outcome.clocks = gpu.clock_table();
   outcome.limits = gpu.power_limits();
-  outcome.knobs = parse_search_knobs(args.knobs);
+  outcome.knobs = frontend::parse_search_knobs(args.knobs);
   outcome.strategy = args.strategy;
   outcome.objective = parse_objective(args.objective);
   outcome.database = args.db;
@@ -91,7 +91,7 @@ SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
   strategy_options.budget_seconds = args.budget_seconds;
   strategy_options.seed = plan.measure.seed;
   SearchLimits limits{args.budget_points, args.budget_seconds, {}};
-  if (const auto table = table_gpu(gpu)) {
+  if (const auto table = frontend::table_gpu(gpu)) {
     limits.allowed = [&gpu, holds = table->holds](const Case& workload_case, const Setting& setting) {
       return holds(gpu, workload_case.workload, setting);
     };
@@ -118,20 +118,20 @@ SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
 
 void run(SearchArguments args) {
   check_budget(args);
-  parse_search_knobs(args.knobs);
+  frontend::parse_search_knobs(args.knobs);
   args.objective = to_string(parse_objective(args.objective));
   if (args.strategy.empty()) args.strategy = default_strategy_name();
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
 
   std::unique_ptr<Gpu> gpu = open_gpu(args.device, open_options());
-  const auto table = table_gpu(*gpu);
+  const auto table = frontend::table_gpu(*gpu);
   // A power-limit sweep table has no SM clock to search: its only knob is the default.
   if (table && !args.knobs_given && gpu->clock_table().all_graphics_mhz().size() < 2) {
     const PowerLimits limits = gpu->power_limits();
     if (limits.min_w && limits.max_w && *limits.min_w < *limits.max_w) args.knobs = "pl";
   }
   if (table && args.search_case.command.empty()) {
-    check_table_workload(*gpu, *table, args.search_case.workload);
+    frontend::check_table_workload(*gpu, *table, args.search_case.workload);
     if (is_replay_gpu(*gpu)) {
       if (const auto baseline = replay_own_baseline(*gpu, args.search_case.workload)) {
         fmt::print(stderr, "dvfslab: {} has no row at the table's default setting: its default is {}\n",
@@ -141,7 +141,7 @@ void run(SearchArguments args) {
   }
   if (!args.search_case.batch && args.search_case.command.empty())
     args.search_case.batch = default_batch(gpu, args.search_case.workload);
-  const std::string text = search_plan_text(*gpu, args.search_case, parse_search_knobs(args.knobs),
+  const std::string text = frontend::search_plan_text(*gpu, args.search_case, frontend::parse_search_knobs(args.knobs),
                                             args.measure, args.strategy, args.objective);
   const Plan plan = parse_plan_text(text, "dvfslab search");
   check_plan_programs(plan);
@@ -153,17 +153,12 @@ void run(SearchArguments args) {
   options.state_dir = state_dir();
 
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
-  const bool database_existed = std::filesystem::exists(args.db);
-  std::optional<Store> store(std::in_place, args.db);
+  RunDatabase database(args.db);
   SearchOutcome outcome;
   try {
-    outcome = search(args, *gpu, plan, registry, *store, options);
+    outcome = search(args, *gpu, plan, registry, database.store(), options);
   } catch (...) {
-    // A search refused before it began leaves no empty database behind.
-    if (!database_existed && store->runs().empty()) {
-      store.reset();
-      for (const auto& file : database_files(args.db)) std::filesystem::remove(file);
-    }
+    database.remove_if_unused();
     throw;
   }
   if (args.json) {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/search_plan.hpp"
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/search.hpp"
 #include "dvfslab/sweep.hpp"
@@ -20,7 +20,7 @@ struct SearchOutcome {
   PowerLimits limits;
   // The GPU's controls as found (and restored): the default setting ran at them.
   ControlState found;
-  SearchKnobs knobs;
+  frontend::SearchKnobs knobs;
   std::string strategy;
   Objective objective;
   std::string database;

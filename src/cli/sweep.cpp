@@ -11,10 +11,11 @@
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
 #include "cli/progress.hpp"
+#include "cli/run_database.hpp"
 #include "cli/strategy_option.hpp"
-#include "cli/table_gpu.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/plan.hpp"
@@ -126,7 +127,7 @@ SweepResult run_with_strategy(Gpu& gpu, const Plan& plan, const WorkloadRegistry
   strategy_options.objective = objective;
   strategy_options.seed = plan.measure.seed;
   SearchLimits limits;
-  if (const auto table = table_gpu(gpu)) {
+  if (const auto table = frontend::table_gpu(gpu)) {
     limits.allowed = [&gpu, holds = table->holds](const Case& workload_case, const Setting& setting) {
       return holds(gpu, workload_case.workload, setting);
     };
@@ -169,7 +170,7 @@ void run(const SweepArguments& args) {
   std::vector<Schedule> schedules;
   for (auto& gpu : gpus) {
     schedules.push_back(prepare_sweep(*gpu, plan, registry, options));
-    const auto table = table_gpu(*gpu);
+    const auto table = frontend::table_gpu(*gpu);
     if (table && args.strategy == "grid")
       check_table_holds_every_point(*gpu, schedules.back(), table->holds, table->kind);
     if (!args.dry_run) check_sweep_allowed(*gpu, schedules.back(), options);
@@ -185,17 +186,11 @@ void run(const SweepArguments& args) {
     return;
   }
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
-  const bool database_existed = std::filesystem::exists(args.db);
-  std::optional<Store> store(std::in_place, args.db);
+  RunDatabase database(args.db);
   try {
-    sweep_each_gpu(args, plan, registry, gpus, *store, options);
+    sweep_each_gpu(args, plan, registry, gpus, database.store(), options);
   } catch (...) {
-    // A sweep refused before it began (GPU busy, clock changes refused) leaves no
-    // empty database behind.
-    if (!database_existed && store->runs().empty()) {
-      store.reset();
-      for (const auto& file : database_files(args.db)) std::filesystem::remove(file);
-    }
+    database.remove_if_unused();
     throw;
   }
   fmt::print("Analyse with: dvfslab analyze {}\n", args.db);

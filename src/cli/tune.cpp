@@ -16,8 +16,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
+#include "cli/run_database.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/replay.hpp"
@@ -49,15 +51,8 @@ struct TuneArguments {
 TunerOptions tuner_options(const TuneArguments& args) {
   TunerOptions options;
   options.knobs = parse_tune_knobs(args.knobs);
-  if (args.max_slowdown_pct) {
-    if (args.objective != "energy")
-      throw UsageError("--max-slowdown sets the objective energy-within-slowdown; leave out --objective");
-    if (!(*args.max_slowdown_pct >= 0 && *args.max_slowdown_pct <= 1000))
-      throw UsageError("--max-slowdown must be a percentage from 0 to 1000");
-    options.objective = parse_objective(fmt::format("energy-within-slowdown:{}%", *args.max_slowdown_pct));
-  } else {
-    options.objective = parse_objective(args.objective);
-  }
+  options.objective = frontend::tuner_objective(args.objective, args.max_slowdown_pct,
+                                                {"--objective", "--max-slowdown"});
   options.probe_iterations = args.probe_iterations;
   options.warmup_iterations = args.warmup_iterations;
   options.settle_iterations = args.settle_iterations;
@@ -153,16 +148,12 @@ void run_tune(const TuneArguments& args) {
   // Opened before the job starts: a database that cannot be written is refused before
   // an hours-long job has run, not after it (and a job refused before it began leaves
   // no empty database behind).
-  const bool database_existed = std::filesystem::exists(args.db);
-  std::optional<Store> store(std::in_place, args.db);
+  RunDatabase database(args.db);
   TunedJob tuned;
   try {
     tuned = tune_job(args, *gpu, options, phases);
   } catch (...) {
-    if (!database_existed && store->runs().empty()) {
-      store.reset();
-      for (const auto& file : database_files(args.db)) std::filesystem::remove(file);
-    }
+    database.remove_if_unused();
     throw;
   }
   for (const std::string& warning : tuned.report.warnings) fmt::print(stderr, "warning: {}\n", warning);
@@ -176,7 +167,7 @@ void run_tune(const TuneArguments& args) {
   } else {
     print_report(stderr, tuned.report, tuned.job);
   }
-  store_tune_report(*store, gpu->identity(), tuned.job, tuned.report);
+  store_tune_report(database.store(), gpu->identity(), tuned.job, tuned.report);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "dvfslab/plan.hpp"
 #include "dvfslab/sim_workloads.hpp"
 #include "dvfslab/study.hpp"
 
@@ -37,16 +38,6 @@ std::vector<int> study_memory_clocks(const ClockTable& clocks, int lowest_core_m
   return chosen;
 }
 
-// A TOML basic string.
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 const std::vector<StudyCase>& study_cases() {
@@ -70,7 +61,7 @@ std::string study_plan_text(const GpuIdentity& gpu, const ClockTable& clocks, bo
       "# Written by `dvfslab study`; save it with --print-plan to adapt it for `dvfslab sweep`.\n\n"
       "[plan]\nname = {}\n"
       "description = \"The four CNNs, training and inference, {}\"\n\n",
-      gpu.name, quoted("e-Energy'19 DVFS study on " + gpu.name + (gpu.simulated ? " (SIMULATED)" : "")),
+      gpu.name, toml_string("e-Energy'19 DVFS study on " + gpu.name + (gpu.simulated ? " (SIMULATED)" : "")),
       sweep_clocks ? "across the core clock range" : "at the default setting only");
   if (sweep_clocks) {
     const auto all = clocks.all_graphics_mhz();

@@ -1,4 +1,4 @@
-#include "cli/table_gpu.hpp"
+#include "dvfslab/frontend.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "dvfslab/replay.hpp"
 #include "dvfslab/twin.hpp"
 
-namespace dvfslab::cli {
+namespace dvfslab::frontend {
 
 std::optional<TableGpu> table_gpu(const Gpu& gpu) {
   if (is_replay_gpu(gpu)) return TableGpu{"replayed table", replay_holds, replay_workload_keys};
@@ -25,4 +25,4 @@ void check_table_workload(const Gpu& gpu, const TableGpu& table, const std::stri
                   workload, table.kind, gpu.identity().name, gpu.identity().device_spec, keys.size()));
 }
 
-}  // namespace dvfslab::cli
+}  // namespace dvfslab::frontend

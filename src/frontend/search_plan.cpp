@@ -1,5 +1,5 @@
 // The in-memory plan of `dvfslab search`, as TOML.
-#include "cli/search_plan.hpp"
+#include "dvfslab/frontend.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,38 +7,14 @@
 #include <cmath>
 #include <sstream>
 
-#include "cli/table_gpu.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/plan.hpp"
 #include "dvfslab/search.hpp"
 
-namespace dvfslab::cli {
+namespace dvfslab::frontend {
 namespace {
 
 constexpr int spread_power_limits = 16;
-
-// A TOML basic string: quotes, backslashes and control characters escaped.
-std::string toml_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20 || byte == 0x7F) {
-      out += fmt::format("\\u{:04x}", byte);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-// A TOML float: a whole number keeps its ".0", which TOML needs to read a float.
-std::string toml_float(double value) {
-  std::string text = fmt::format("{}", value);
-  if (text.find_first_of(".e") == std::string::npos) text += ".0";
-  return text;
-}
 
 std::string power_knob(Gpu& gpu, const std::string& workload) {
   const auto table = table_gpu(gpu);
@@ -125,4 +101,4 @@ std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const Sear
   return plan_text_with_strategy(text, strategy, objective);
 }
 
-}  // namespace dvfslab::cli
+}  // namespace dvfslab::frontend

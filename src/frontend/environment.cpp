@@ -1,11 +1,11 @@
-#include "cli/environment.hpp"
+#include "dvfslab/frontend.hpp"
 
 #include <cstdlib>
 #include <string_view>
 
 #include "dvfslab/guard.hpp"
 
-namespace dvfslab::cli {
+namespace dvfslab::frontend {
 namespace {
 
 std::string variable(const char* name) {
@@ -34,4 +34,4 @@ std::filesystem::path state_dir(const std::string& given) {
   return configured.empty() ? default_state_dir() : std::filesystem::path(configured);
 }
 
-}  // namespace dvfslab::cli
+}  // namespace dvfslab::frontend

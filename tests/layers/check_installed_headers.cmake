@@ -1,0 +1,23 @@
+cmake_minimum_required(VERSION 3.25)
+# Script mode (cmake -P), run by ctest after package_consumer_install: the
+# installed include/dvfslab/ of PREFIX holds the umbrella header and none of the
+# INTERNAL headers (a ;-separated list of file names), which stay in the build.
+if(NOT INTERNAL)
+  message(FATAL_ERROR "no internal headers given: the check would prove nothing")
+endif()
+file(GLOB installed RELATIVE ${PREFIX}/include/dvfslab ${PREFIX}/include/dvfslab/*.hpp)
+if(NOT "dvfslab.hpp" IN_LIST installed)
+  message(FATAL_ERROR "the install holds no umbrella header dvfslab/dvfslab.hpp")
+endif()
+set(leaked)
+foreach(header IN LISTS INTERNAL)
+  if(header IN_LIST installed)
+    list(APPEND leaked ${header})
+  endif()
+endforeach()
+if(leaked)
+  message(FATAL_ERROR "the install holds internal headers: ${leaked}")
+endif()
+list(LENGTH installed installed_count)
+list(LENGTH INTERNAL internal_count)
+message(STATUS "${installed_count} public headers installed, none of the ${internal_count} internal ones")
