@@ -153,7 +153,7 @@ const Case bench_case{"curve", 1, Mode::train, Precision::fp32};
 RunResult run(const Curve& curve, const std::string& strategy_name, const std::string& objective_text,
               double noise_level, std::uint64_t seed) {
   StrategyOptions options;
-  options.objective = objective_text;
+  options.objective = parse_objective(objective_text);
   const auto strategy = make_strategy(strategy_name, options);
   SearchSpace space;
   space.cases = {bench_case};

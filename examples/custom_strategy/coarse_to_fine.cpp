@@ -4,11 +4,17 @@
 // its neighbours in the plan are measured: the floor of the energy valley in a
 // fraction of the grid's points.
 //
+// The program registers it by name (register_strategy), as a host would at
+// start-up, and then names it like a built-in strategy: a SearchSession made by
+// name sweeps a plan with it, and a Tuner whose options name it tunes a simulated
+// job.
+//
 // Usage: custom_strategy_example DATABASE [DEVICE]   (device: sim:v100 by default)
 #include <cstdio>
 #include <exception>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,9 +24,12 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/plan.hpp"
+#include "dvfslab/search.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep.hpp"
+#include "dvfslab/tune_job.hpp"
+#include "dvfslab/tuner.hpp"
 
 namespace {
 
@@ -122,6 +131,30 @@ settle_s = 0.1
 drift_check = false
 )";
 
+// The strategy's plan sweep, asked for by name.
+void sweep_by_name(Gpu& gpu, const char* database) {
+  const Plan plan = parse_plan_text(plan_text, "coarse_to_fine.toml");
+  const WorkloadRegistry registry = make_default_workload_registry();
+  Store store(database);
+  Summary summary;
+  SearchSession session(make_strategy("coarse-to-fine", StrategyOptions{}), SearchLimits{}, gpu.clock());
+  run_sweep(gpu, plan, registry, store, SweepOptions{}, summary, session);
+  const auto settings = expand_settings(plan.knobs, gpu.clock_table(), gpu.power_limits(), gpu.identity().name);
+  summary.print(settings.size() + 1);
+}
+
+// A simulated job tuned with the strategy, named in the tuner's options.
+void tune_by_name(Gpu& gpu) {
+  TunerOptions options;
+  options.strategy = "coarse-to-fine";
+  Tuner tuner(gpu, options);
+  run_sim_job(gpu, tuner, parse_sim_job("resnet50/infer/b64:2000"));
+  const TuneReport report = tuner.finish();
+  const auto& best = report.phases.front().best;
+  std::printf("coarse-to-fine tuned %s by name: %zu probe windows, held %s\n", gpu.identity().name.c_str(),
+              report.probes.size(), best ? to_string(*best).c_str() : "nothing (still probing)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,16 +163,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    register_strategy({"coarse-to-fine", "five spread settings, then halving the gaps around the best",
+                       [](const StrategyOptions&) { return std::make_unique<CoarseToFine>(); }});
     auto gpu = open_gpu(argc > 2 ? argv[2] : "sim:v100");
-    const Plan plan = parse_plan_text(plan_text, "coarse_to_fine.toml");
-    const WorkloadRegistry registry = make_default_workload_registry();
-    Store store(argv[1]);
-    Summary summary;
-    CoarseToFine strategy;
-    run_sweep(*gpu, plan, registry, store, SweepOptions{}, summary, strategy);
-    const auto settings =
-        expand_settings(plan.knobs, gpu->clock_table(), gpu->power_limits(), gpu->identity().name);
-    summary.print(settings.size() + 1);
+    sweep_by_name(*gpu, argv[1]);
+    tune_by_name(*gpu);
     return 0;
   } catch (const dvfslab::Error& e) {
     std::fprintf(stderr, "custom_strategy_example: error: %s\n", e.what());

@@ -50,10 +50,19 @@ struct Objective {
 
 struct PointSummary;
 
-// One objective as analysis and every command know it: its spelling, the argument
-// it takes, its help, and how a point compares under it (lower is better; absent:
-// the point is not eligible). The registry (objectives()) is the only place that
-// lists them.
+// What an objective's limit bounds, and so whose noise decides whether a point
+// near the limit is on its right side.
+enum class ObjectiveConstraint {
+  none,   // every point is eligible
+  time,   // a time limit: the throughput's noise
+  power,  // a power limit: that of energy over time
+};
+
+// One objective as analysis, the searches, the tuner and every command know it: its
+// spelling, the argument it takes, its help, how a point compares under it (lower
+// is better; absent: the point is not eligible), and what a search needs to judge
+// its noise. The registry (objectives()) is the only place that lists them; nothing
+// outside it asks which objective it is.
 struct ObjectiveDefinition {
   Objective::Kind kind;
   std::string_view name;                  // "energy-within-slowdown"
@@ -62,8 +71,19 @@ struct ObjectiveDefinition {
   std::string_view help;                  // what it chooses, for --objective
   std::string_view bad_argument;          // what the argument must be, for errors
   std::string_view example;               // with an argument: "energy-within-slowdown:5%"
+  bool (*acceptable)(double argument);    // whether parse_objective takes the argument
   std::string (*describe)(double limit);  // "least energy at most 5 % slower than the baseline"
   std::optional<double> (*value)(double limit, const PointSummary& point, const PointSummary& baseline);
+  // The estimate whose repetitions say how sure a ranking is (search confidence).
+  Estimate PointSummary::*ranked_by;
+  // The exponents of energy and time in the value: a relative error of each carries
+  // over multiplied by its exponent.
+  double energy_exponent;
+  double time_exponent;
+  // Whether the value needs the time (its exponent or its constraint): a point
+  // measured without a throughput cannot be judged.
+  bool uses_time;
+  ObjectiveConstraint constraint;
 };
 std::span<const ObjectiveDefinition> objectives();
 const ObjectiveDefinition& definition_of(const Objective& objective);
@@ -183,6 +203,14 @@ struct Analysis {
 // optimum yet). Throws ConfigError on a row with non-positive time or negative
 // power/energy.
 std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows);
+
+// A setting known per item only (a search's or the tuner's probes): its windows'
+// energy per item (not empty), its mean throughput (0: unknown) and mean power. Time
+// and EDP are per item: the items per iteration are the same for every setting of a
+// case, so every objective ranks the points, and bounds a relative slowdown, as it
+// would per iteration.
+PointSummary per_item_summary(const Setting& setting, const std::vector<double>& energy_per_item_j,
+                              double items_per_s, double mean_power_w);
 
 // The objective's value for `point` given the case's baseline; absent when the
 // point violates the objective's constraint. Smaller is better.

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dvfslab/analysis.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/types.hpp"
 
@@ -81,22 +82,32 @@ std::unique_ptr<SearchStrategy> make_grid_strategy();
 // ---------------------------------------------------------------- named strategies
 
 // What every named strategy may be asked to respect. The objective is the
-// analysis's (parse_objective); a budget bounds the distinct settings a strategy
-// measures per case, or the GPU seconds it spends per case.
+// analysis's, parsed once where the user gave it (parse_objective); a budget bounds
+// the distinct settings a strategy measures per case, or the GPU seconds it spends
+// per case.
 struct StrategyOptions {
-  std::string objective = "energy";
+  Objective objective;
   std::optional<int> budget_points;
   std::optional<double> budget_seconds;
   std::uint64_t seed = 0;
 };
 
 struct StrategyDefinition {
-  std::string_view name;
-  std::string_view help;  // one line, for --strategy
-  std::unique_ptr<SearchStrategy> (*make)(const StrategyOptions& options);
+  std::string name;  // letters, digits, '-' and '_'
+  std::string help;  // one line, for --strategy
+  std::function<std::unique_ptr<SearchStrategy>(const StrategyOptions& options)> make;
 };
 
-// The registered strategies ("grid" first); the only list --strategy knows.
+// Adds a host program's strategy to the registry, after the library's own: from
+// then on make_strategy, the --strategy option of a command line the host runs,
+// TunerOptions::strategy and a SearchSession made by name know it. Throws
+// ConfigError for an empty or malformed name, a name already registered or no make
+// function. Register at start-up, before any search runs: the registry is not
+// guarded against other threads, and a registration invalidates a span that
+// search_strategies() returned before it.
+void register_strategy(StrategyDefinition definition);
+// The registered strategies ("grid" first, the library's own, then the host's in
+// the order registered); the only list --strategy knows.
 std::span<const StrategyDefinition> search_strategies();
 // Throws ConfigError naming the registered strategies for an unknown name.
 std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, const StrategyOptions& options);

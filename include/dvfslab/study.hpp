@@ -44,9 +44,8 @@ struct StudyOptions {
   OpenOptions open;                 // NVML library, read-only mode
   WorkloadOptions workload_options;
   std::string strategy = "grid";  // a registered strategy (dvfslab/strategy.hpp); grid measures every point
-  // What the analysis optimises, and what a strategy other than grid searches for
-  // (parse_objective's spelling).
-  std::string objective = "energy";
+  // What the analysis optimises, and what a strategy other than grid searches for.
+  Objective objective;
 };
 
 struct StudyOutcome {

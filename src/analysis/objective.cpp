@@ -25,49 +25,113 @@ std::optional<double> parse_quantity(std::string_view text, std::string_view uni
 }
 
 using Kind = Objective::Kind;
+using Constraint = ObjectiveConstraint;
 
-// Indexed by Objective::Kind.
+bool no_argument(double) { return true; }
+bool non_negative(double argument) { return argument >= 0; }
+bool positive(double argument) { return argument > 0; }
+
+// Indexed by Objective::Kind. Adding an objective is a Kind and a row here.
 constexpr std::array<ObjectiveDefinition, 5> registry = {{
-    {Kind::energy, "energy", "", "energy", "least energy per item, the default", "", "",
-     [](double) { return std::string("least energy per item"); },
-     [](double, const PointSummary& point, const PointSummary&) -> std::optional<double> {
+    {.kind = Kind::energy,
+     .name = "energy",
+     .unit = "",
+     .usage = "energy",
+     .help = "least energy per item, the default",
+     .bad_argument = "",
+     .example = "",
+     .acceptable = no_argument,
+     .describe = [](double) { return std::string("least energy per item"); },
+     .value = [](double, const PointSummary& point, const PointSummary&) -> std::optional<double> {
        return point.energy_per_item_j.mean;
-     }},
-    {Kind::edp, "edp", "", "edp", "energy × time", "", "",
-     [](double) { return std::string("least energy × time (EDP)"); },
-     [](double, const PointSummary& point, const PointSummary&) -> std::optional<double> {
+     },
+     .ranked_by = &PointSummary::energy_per_item_j,
+     .energy_exponent = 1,
+     .time_exponent = 0,
+     .uses_time = false,
+     .constraint = Constraint::none},
+    {.kind = Kind::edp,
+     .name = "edp",
+     .unit = "",
+     .usage = "edp",
+     .help = "energy × time",
+     .bad_argument = "",
+     .example = "",
+     .acceptable = no_argument,
+     .describe = [](double) { return std::string("least energy × time (EDP)"); },
+     .value = [](double, const PointSummary& point, const PointSummary&) -> std::optional<double> {
        return point.edp_j_s.mean;
-     }},
-    {Kind::ed2p, "ed2p", "", "ed2p", "energy × time²", "", "",
-     [](double) { return std::string("least energy × time² (ED²P)"); },
-     [](double, const PointSummary& point, const PointSummary&) -> std::optional<double> {
+     },
+     .ranked_by = &PointSummary::edp_j_s,
+     .energy_exponent = 1,
+     .time_exponent = 1,
+     .uses_time = true,
+     .constraint = Constraint::none},
+    {.kind = Kind::ed2p,
+     .name = "ed2p",
+     .unit = "",
+     .usage = "ed2p",
+     .help = "energy × time²",
+     .bad_argument = "",
+     .example = "",
+     .acceptable = no_argument,
+     .describe = [](double) { return std::string("least energy × time² (ED²P)"); },
+     .value = [](double, const PointSummary& point, const PointSummary&) -> std::optional<double> {
        return point.ed2p_j_s2.mean;
-     }},
-    {Kind::energy_within_slowdown, "energy-within-slowdown", "%", "energy-within-slowdown:PCT%",
-     "least energy at most PCT % slower than the baseline",
-     "the allowed slowdown must be a percentage >= 0, e.g. energy-within-slowdown:5%",
-     "energy-within-slowdown:5%",
-     [](double limit) { return fmt::format("least energy at most {} % slower than the baseline", limit); },
-     [](double limit, const PointSummary& point, const PointSummary& baseline) -> std::optional<double> {
+     },
+     .ranked_by = &PointSummary::ed2p_j_s2,
+     .energy_exponent = 1,
+     .time_exponent = 2,
+     .uses_time = true,
+     .constraint = Constraint::none},
+    {.kind = Kind::energy_within_slowdown,
+     .name = "energy-within-slowdown",
+     .unit = "%",
+     .usage = "energy-within-slowdown:PCT%",
+     .help = "least energy at most PCT % slower than the baseline",
+     .bad_argument = "the allowed slowdown must be a percentage >= 0, e.g. energy-within-slowdown:5%",
+     .example = "energy-within-slowdown:5%",
+     .acceptable = non_negative,
+     .describe =
+         [](double limit) { return fmt::format("least energy at most {} % slower than the baseline", limit); },
+     .value = [](double limit, const PointSummary& point, const PointSummary& baseline) -> std::optional<double> {
        const double allowed = baseline.time_per_iteration_s.mean * (1.0 + limit / 100.0);
        if (point.time_per_iteration_s.mean > allowed) return std::nullopt;
        return point.energy_per_item_j.mean;
-     }},
-    {Kind::time_within_power, "time-within-power", "W", "time-within-power:WATTS W",
-     "shortest time at a mean power of at most WATTS",
-     "the power budget must be a positive number of watts, e.g. time-within-power:300W",
-     "time-within-power:300W",
-     [](double limit) { return fmt::format("shortest time at a mean power of at most {} W", limit); },
-     [](double limit, const PointSummary& point, const PointSummary&) -> std::optional<double> {
+     },
+     .ranked_by = &PointSummary::energy_per_item_j,
+     .energy_exponent = 1,
+     .time_exponent = 0,
+     .uses_time = true,
+     .constraint = Constraint::time},
+    {.kind = Kind::time_within_power,
+     .name = "time-within-power",
+     .unit = "W",
+     .usage = "time-within-power:WATTS W",
+     .help = "shortest time at a mean power of at most WATTS",
+     .bad_argument = "the power budget must be a positive number of watts, e.g. time-within-power:300W",
+     .example = "time-within-power:300W",
+     .acceptable = positive,
+     .describe = [](double limit) { return fmt::format("shortest time at a mean power of at most {} W", limit); },
+     .value = [](double limit, const PointSummary& point, const PointSummary&) -> std::optional<double> {
        if (point.mean_power_w.mean > limit) return std::nullopt;
        return point.time_per_iteration_s.mean;
-     }},
+     },
+     .ranked_by = &PointSummary::time_per_iteration_s,
+     .energy_exponent = 0,
+     .time_exponent = 1,
+     .uses_time = true,
+     .constraint = Constraint::power},
 }};
 
-// A valid argument: a slowdown may be 0, a power budget must be positive.
-bool acceptable(const ObjectiveDefinition& definition, double value) {
-  return definition.kind == Kind::time_within_power ? value > 0 : value >= 0;
+// The registry is indexed by kind: a row out of place would answer for another objective.
+constexpr bool indexed_by_kind() {
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    if (static_cast<std::size_t>(registry[i].kind) != i) return false;
+  }
+  return true;
 }
+static_assert(indexed_by_kind(), "objective registry rows must be in Objective::Kind order");
 
 std::string accepted_forms() {
   std::string forms;
@@ -108,7 +172,7 @@ Objective parse_objective(std::string_view text) {
       break;
     }
     const auto value = parse_quantity(argument, definition.unit);
-    if (!value || !acceptable(definition, *value)) {
+    if (!value || !definition.acceptable(*value)) {
       throw ConfigError(fmt::format("objective '{}': {}", text, definition.bad_argument));
     }
     return {definition.kind, *value};

@@ -227,4 +227,22 @@ std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows) {
   return cases;
 }
 
+PointSummary per_item_summary(const Setting& setting, const std::vector<double>& energy_per_item_j,
+                              double items_per_s, double mean_power_w) {
+  PointSummary point;
+  point.setting = setting;
+  point.is_default = setting.is_default();
+  point.repetitions = static_cast<int>(energy_per_item_j.size());
+  point.energy_per_item_j = estimate(energy_per_item_j);
+  const double energy = point.energy_per_item_j.mean;
+  const double time = items_per_s > 0 ? 1.0 / items_per_s : 0.0;
+  point.time_per_iteration_s.mean = time;
+  point.throughput_items_per_s.mean = items_per_s;
+  point.energy_per_iteration_j.mean = energy;
+  point.edp_j_s.mean = energy * time;
+  point.ed2p_j_s2.mean = energy * time * time;
+  point.mean_power_w.mean = mean_power_w;
+  return point;
+}
+
 }  // namespace dvfslab

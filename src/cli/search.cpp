@@ -74,7 +74,7 @@ int default_batch(const std::unique_ptr<Gpu>& gpu, const std::string& workload) 
 
 // A replayed table knows only its own workload keys: name the table, not the
 // registry's long list.
-SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
+SearchOutcome search(const SearchArguments& args, const Objective& objective, Gpu& gpu, const Plan& plan,
                      const WorkloadRegistry& registry, Store& store, const SweepOptions& options) {
   SearchOutcome outcome;
   outcome.gpu = gpu.identity();
@@ -82,11 +82,11 @@ SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
   outcome.limits = gpu.power_limits();
   outcome.knobs = frontend::parse_search_knobs(args.knobs);
   outcome.strategy = args.strategy;
-  outcome.objective = parse_objective(args.objective);
+  outcome.objective = objective;
   outcome.database = args.db;
 
   StrategyOptions strategy_options;
-  strategy_options.objective = args.objective;
+  strategy_options.objective = objective;
   strategy_options.budget_points = args.budget_points;
   strategy_options.budget_seconds = args.budget_seconds;
   strategy_options.seed = plan.measure.seed;
@@ -119,7 +119,7 @@ SearchOutcome search(const SearchArguments& args, Gpu& gpu, const Plan& plan,
 void run(SearchArguments args) {
   check_budget(args);
   frontend::parse_search_knobs(args.knobs);
-  args.objective = to_string(parse_objective(args.objective));
+  const Objective objective = parse_objective(args.objective);
   if (args.strategy.empty()) args.strategy = default_strategy_name();
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
 
@@ -142,7 +142,7 @@ void run(SearchArguments args) {
   if (!args.search_case.batch && args.search_case.command.empty())
     args.search_case.batch = default_batch(gpu, args.search_case.workload);
   const std::string text = frontend::search_plan_text(*gpu, args.search_case, frontend::parse_search_knobs(args.knobs),
-                                            args.measure, args.strategy, args.objective);
+                                                      args.measure, args.strategy, to_string(objective));
   const Plan plan = parse_plan_text(text, "dvfslab search");
   check_plan_programs(plan);
   const WorkloadRegistry registry =
@@ -156,7 +156,7 @@ void run(SearchArguments args) {
   RunDatabase database(args.db);
   SearchOutcome outcome;
   try {
-    outcome = search(args, *gpu, plan, registry, database.store(), options);
+    outcome = search(args, objective, *gpu, plan, registry, database.store(), options);
   } catch (...) {
     database.remove_if_unused();
     throw;

@@ -39,7 +39,7 @@ void print_plan(const StudyArguments& args) {
 
 void run(const StudyArguments& args) {
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
-  parse_objective(args.objective);
+  const Objective objective = parse_objective(args.objective);
   if (args.print_plan) return print_plan(args);
   const auto started = std::chrono::steady_clock::now();
   StudyOptions options;
@@ -49,7 +49,7 @@ void run(const StudyArguments& args) {
   options.state_dir = state_dir();
   options.open = open_options();
   options.strategy = args.strategy;
-  options.objective = args.objective;
+  options.objective = objective;
   const WorkloadRegistry registry = make_default_workload_registry();
   auto progress = make_stderr_progress_reporter();
   const auto notice = [](const std::string& text) { fmt::print(stderr, "dvfslab study: {}\n", text); };

@@ -38,17 +38,17 @@ struct SweepArguments {
   std::optional<std::string> objective;  // a strategy's; the grid measures every setting whatever it is
 };
 
-// The objective a strategy searches, in its canonical spelling; an unknown one is a
-// ConfigError (exit 3, as for search and analyze), one without a strategy a usage error.
-std::string search_objective(const SweepArguments& args) {
-  if (!args.objective) return "energy";
+// The objective a strategy searches; an unknown one is a ConfigError (exit 3, as for
+// search and analyze), one without a strategy a usage error.
+Objective search_objective(const SweepArguments& args) {
+  if (!args.objective) return {};
   if (args.strategy == "grid") {
     throw UsageError(
         fmt::format("--objective {}: only a search strategy uses it (the grid measures every setting); give "
                     "--strategy, or choose the objective when analysing (dvfslab analyze --objective)",
                     *args.objective));
   }
-  return to_string(parse_objective(*args.objective));
+  return parse_objective(*args.objective);
 }
 
 void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const SweepOptions& options) {
@@ -115,13 +115,14 @@ void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule,
                   gpu.identity().device_spec));
 }
 
-void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const WorkloadRegistry& registry,
-                    std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options);
+void sweep_each_gpu(const SweepArguments& args, const Objective& objective, const Plan& plan,
+                    const WorkloadRegistry& registry, std::vector<std::unique_ptr<Gpu>>& gpus, Store& store,
+                    const SweepOptions& options);
 // A strategy other than the grid runs in a SearchSession: the baseline first, and
 // on a replayed table only the settings it holds.
 SweepResult run_with_strategy(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
                               const SweepOptions& options, ProgressReporter& progress,
-                              const std::string& strategy, const std::string& objective) {
+                              const std::string& strategy, const Objective& objective) {
   if (strategy == "grid") return run_sweep(gpu, plan, registry, store, options, progress);
   StrategyOptions strategy_options;
   strategy_options.objective = objective;
@@ -140,7 +141,7 @@ SweepResult run_with_strategy(Gpu& gpu, const Plan& plan, const WorkloadRegistry
 // still a plan error: 126 and 127 are `measure`'s codes for its own program.
 SweepResult run_sweep_of_plan(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
                               const SweepOptions& options, ProgressReporter& progress,
-                              const std::string& strategy, const std::string& objective) {
+                              const std::string& strategy, const Objective& objective) {
   try {
     return run_with_strategy(gpu, plan, registry, store, options, progress, strategy, objective);
   } catch (const CommandStartError& e) {
@@ -150,10 +151,10 @@ SweepResult run_sweep_of_plan(Gpu& gpu, const Plan& plan, const WorkloadRegistry
 
 void run(const SweepArguments& args) {
   strategy_from_option(args.strategy, {});  // an unknown name fails before anything is opened
-  const std::string objective = search_objective(args);
+  const Objective objective = search_objective(args);
   Plan plan = load_plan_file(args.plan_path);
   if (args.strategy != "grid")
-    plan.source_text = plan_text_with_strategy(plan.source_text, args.strategy, objective);
+    plan.source_text = plan_text_with_strategy(plan.source_text, args.strategy, to_string(objective));
   check_plan_programs(plan);
   SweepOptions options;
   options.allow_clock_changes = args.allow_clock_changes;
@@ -188,7 +189,7 @@ void run(const SweepArguments& args) {
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
   RunDatabase database(args.db);
   try {
-    sweep_each_gpu(args, plan, registry, gpus, database.store(), options);
+    sweep_each_gpu(args, objective, plan, registry, gpus, database.store(), options);
   } catch (...) {
     database.remove_if_unused();
     throw;
@@ -196,12 +197,13 @@ void run(const SweepArguments& args) {
   fmt::print("Analyse with: dvfslab analyze {}\n", args.db);
 }
 
-void sweep_each_gpu(const SweepArguments& args, const Plan& plan, const WorkloadRegistry& registry,
-                    std::vector<std::unique_ptr<Gpu>>& gpus, Store& store, const SweepOptions& options) {
+void sweep_each_gpu(const SweepArguments& args, const Objective& objective, const Plan& plan,
+                    const WorkloadRegistry& registry, std::vector<std::unique_ptr<Gpu>>& gpus, Store& store,
+                    const SweepOptions& options) {
   for (auto& gpu : gpus) {
     auto progress = make_stderr_progress_reporter();
     const SweepResult result = run_sweep_of_plan(*gpu, plan, registry, store, options, *progress,
-                                                 args.strategy, search_objective(args));
+                                                 args.strategy, objective);
     const auto& identity = gpu->identity();
     fmt::print("{}: run {} in {}{}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n",
                identity.name, result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "",

@@ -80,8 +80,7 @@ std::unique_ptr<Gpu> open_study_gpu(const std::string& device, std::optional<std
 StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& registry,
                        ProgressReporter& progress, const NoticeSink& notice) {
   StudyOutcome outcome;
-  const Objective objective =
-      parse_objective(options.objective);  // an unknown one fails before the GPU opens
+  const Objective& objective = options.objective;
   std::unique_ptr<Gpu> gpu = open_study_gpu(options.device, outcome.simulated_because, options.open);
   if (outcome.simulated_because) notice(*outcome.simulated_because);
   outcome.gpu = gpu->identity();
@@ -132,7 +131,7 @@ StudyOutcome run_study(const StudyOptions& options, const WorkloadRegistry& regi
       return;
     }
     StrategyOptions strategy_options;
-    strategy_options.objective = to_string(objective);
+    strategy_options.objective = objective;
     strategy_options.seed = plan.measure.seed;
     SearchSession session(make_strategy(options.strategy, strategy_options), {}, gpu->clock());
     outcome.sweep = run_sweep(*gpu, plan, registry, store, sweep_options, progress, session);

@@ -20,20 +20,7 @@ constexpr int extra_windows = 3;
 // 1 % here ended within 1 % of the optimum less often, docs/search.md).
 constexpr double resolution = 0.005;
 
-bool objective_uses_time(const Objective& objective) { return objective.kind != Objective::Kind::energy; }
-
-// The exponents of energy and time in the objective's value (a relative error of
-// each carries over multiplied by its exponent).
-std::pair<double, double> value_exponents(const Objective& objective) {
-  switch (objective.kind) {
-    case Objective::Kind::edp: return {1, 1};
-    case Objective::Kind::ed2p: return {1, 2};
-    case Objective::Kind::time_within_power: return {0, 1};
-    case Objective::Kind::energy:
-    case Objective::Kind::energy_within_slowdown: break;
-  }
-  return {1, 0};
-}
+bool objective_uses_time(const Objective& objective) { return definition_of(objective).uses_time; }
 
 // Relative variance of one window, pooled over the series with a prior of one
 // degree of freedom at prior_relative_noise.
@@ -55,23 +42,8 @@ double pooled_relative_variance(const std::map<Setting, Reading>& readings, Seri
 
 int windows_of(const std::vector<double>& series) { return std::max(1, static_cast<int>(series.size())); }
 
-// A point summary carrying what the objective registry reads. Time and EDP are per
-// item (the items per iteration are the same for every setting of a case, so the
-// ranking and a relative slowdown do not depend on them).
 PointSummary summary_of(const Reading& reading) {
-  PointSummary point;
-  point.setting = reading.setting;
-  point.repetitions = static_cast<int>(reading.energy_per_item_j.size());
-  point.energy_per_item_j = estimate(reading.energy_per_item_j);
-  const double energy = point.energy_per_item_j.mean;
-  const double time = reading.items_per_s > 0 ? 1.0 / reading.items_per_s : 0.0;
-  point.time_per_iteration_s.mean = time;
-  point.throughput_items_per_s.mean = reading.items_per_s;
-  point.energy_per_iteration_j.mean = energy;
-  point.edp_j_s.mean = energy * time;
-  point.ed2p_j_s2.mean = energy * time * time;
-  point.mean_power_w.mean = reading.mean_power_w;
-  return point;
+  return per_item_summary(reading.setting, reading.energy_per_item_j, reading.items_per_s, reading.mean_power_w);
 }
 
 }  // namespace
@@ -122,7 +94,7 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
       pooled_relative_variance(readings_, [](const Reading& r) -> const auto& { return r.items_per_s_series; }));
   // A time limit carries the throughput's noise, a power limit that of energy over
   // time; one relative to the baseline carries the baseline's noise too.
-  const double constraint_noise = objective_.kind == Objective::Kind::energy_within_slowdown
+  const double constraint_noise = definition_of(objective_).constraint == ObjectiveConstraint::time
                                       ? throughput_noise_
                                       : std::hypot(energy_noise_, throughput_noise_);
   for (auto& [setting, reading] : readings_) {
@@ -233,9 +205,9 @@ std::optional<Setting> CaseEvidence::best_among(const std::vector<Setting>& cand
 
 // Energy and throughput errors taken as independent; the throughput's is that of time.
 double CaseEvidence::relative_value_variance(const Reading& reading) const {
-  const auto [energy_exponent, time_exponent] = value_exponents(objective_);
-  const double energy_noise = energy_exponent * energy_noise_;
-  const double time_noise = time_exponent * throughput_noise_;
+  const ObjectiveDefinition& definition = definition_of(objective_);
+  const double energy_noise = definition.energy_exponent * energy_noise_;
+  const double time_noise = definition.time_exponent * throughput_noise_;
   return energy_noise * energy_noise / windows_of(reading.energy_per_item_j) +
          time_noise * time_noise / windows_of(reading.items_per_s_series);
 }

@@ -10,14 +10,7 @@ namespace {
 
 // The estimate the objective ranks points by.
 const Estimate& ranked_estimate(const Objective& objective, const PointSummary& point) {
-  switch (objective.kind) {
-    case Objective::Kind::edp: return point.edp_j_s;
-    case Objective::Kind::ed2p: return point.ed2p_j_s2;
-    case Objective::Kind::time_within_power: return point.time_per_iteration_s;
-    case Objective::Kind::energy:
-    case Objective::Kind::energy_within_slowdown: break;
-  }
-  return point.energy_per_item_j;
+  return point.*definition_of(objective).ranked_by;
 }
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }

@@ -4,7 +4,7 @@
 namespace dvfslab::search_detail {
 
 ReplayStrategy::ReplayStrategy(const StrategyOptions& options)
-    : options_(options), objective_(parse_objective(options.objective)) {}
+    : options_(options) {}
 
 std::vector<ScheduledPoint> ReplayStrategy::propose(const SearchSpace& space,
                                                     std::span<const PointOutcome> measured) {
@@ -14,7 +14,7 @@ std::vector<ScheduledPoint> ReplayStrategy::propose(const SearchSpace& space,
     // A shard searches every count-th case.
     if (static_cast<int>(index % static_cast<std::size_t>(space.shard.count)) != space.shard.index) continue;
     const Case& workload_case = space.cases[index];
-    CaseEvidence evidence(workload_case, measured, objective_, space.policy, options_);
+    CaseEvidence evidence(workload_case, measured, options_.objective, space.policy, options_);
     try {
       // The baseline comes first: the objective and the saving are relative to it.
       evidence.look(Setting{});
@@ -40,7 +40,7 @@ namespace dvfslab {
 std::optional<Setting> best_measured_setting(const Case& workload_case,
                                              std::span<const PointOutcome> measured,
                                              const StrategyOptions& options) {
-  const search_detail::CaseEvidence evidence(workload_case, measured, parse_objective(options.objective),
+  const search_detail::CaseEvidence evidence(workload_case, measured, options.objective,
                                              MeasurePolicy{}, options);
   return evidence.best();
 }

@@ -13,7 +13,6 @@ namespace dvfslab::search_detail {
 
 class ReplayStrategy : public SearchStrategy {
  public:
-  // Throws ConfigError for an objective the analysis does not know.
   explicit ReplayStrategy(const StrategyOptions& options);
 
   std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) final;
@@ -25,7 +24,6 @@ class ReplayStrategy : public SearchStrategy {
 
  private:
   StrategyOptions options_;
-  Objective objective_;
   bool budget_spent_ = false;  // in the last replay, for any case
 };
 

@@ -28,7 +28,7 @@ const Case job_case{"job", 1, Mode::train, Precision::fp32};
 
 std::unique_ptr<SearchStrategy> strategy_named(const TunerOptions& options) {
   StrategyOptions strategy_options;
-  strategy_options.objective = to_string(options.objective);
+  strategy_options.objective = options.objective;
   if (options.strategy == "online") return tune::make_online_strategy(strategy_options);
   return make_strategy(options.strategy, strategy_options);
 }

@@ -7,21 +7,11 @@ namespace {
 
 std::optional<PointSummary> summary_of(const PointOutcome& outcome) {
   if (!outcome.energy_per_item_j || !outcome.items_per_s || *outcome.items_per_s <= 0) return std::nullopt;
-  PointSummary summary;
-  summary.setting = outcome.point.setting;
-  summary.is_default = outcome.point.setting.is_default();
-  summary.repetitions = 1;
-  // Per item throughout: items per iteration are the same for every probe of a
-  // phase, so every objective orders the probes as it would per iteration.
   const double energy = *outcome.energy_per_item_j;
-  const double time = 1.0 / *outcome.items_per_s;
-  summary.time_per_iteration_s.mean = time;
-  summary.throughput_items_per_s.mean = *outcome.items_per_s;
-  summary.mean_power_w.mean = outcome.mean_power_w.value_or(energy / time);
-  summary.energy_per_iteration_j.mean = energy;
-  summary.energy_per_item_j.mean = energy;
-  summary.edp_j_s.mean = energy * time;
-  summary.ed2p_j_s2.mean = energy * time * time;
+  const double items_per_s = *outcome.items_per_s;
+  const double time = 1.0 / items_per_s;
+  PointSummary summary =
+      per_item_summary(outcome.point.setting, {energy}, items_per_s, outcome.mean_power_w.value_or(energy / time));
   summary.flags = outcome.flags;
   return summary;
 }
@@ -49,7 +39,7 @@ std::optional<double> objective_score(const Objective& objective, const PointOut
   const auto point = summary_of(probe);
   const auto base = summary_of(baseline);
   if (!point || !base) return std::nullopt;
-  return definition_of(objective).value(objective.limit, *point, *base);
+  return objective_value(objective, *point, *base);
 }
 
 }  // namespace dvfslab::tune

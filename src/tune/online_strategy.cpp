@@ -143,7 +143,7 @@ class OnlineStrategy final : public SearchStrategy {
 }  // namespace
 
 std::unique_ptr<SearchStrategy> make_online_strategy(const StrategyOptions& options) {
-  return std::make_unique<OnlineStrategy>(parse_objective(options.objective));
+  return std::make_unique<OnlineStrategy>(options.objective);
 }
 
 }  // namespace dvfslab::tune

@@ -111,7 +111,7 @@ TEST(ModelStrategy, RespectsThePointBudget) {
 
 TEST(ModelStrategy, EnergyWithinSlowdownStaysNearTheTopClock) {
   StrategyOptions options;
-  options.objective = "energy-within-slowdown:5%";
+  options.objective = parse_objective("energy-within-slowdown:5%");
   const Curve curve = valley();
   const auto result = search(curve, options);
   const double top_time = curve.rbegin()->second.time_s;
