@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
 #include "fixed_controls_gpu.hpp"
 #include "scratch_dir.hpp"
