@@ -18,8 +18,8 @@ namespace dvfslab::frontend {
 
 // ---------------------------------------------------------------- environment
 
-// DVFSLAB_NVML_LIBRARY and DVFSLAB_READ_ONLY (set to anything but "" or "0") as
-// options for opening GPUs.
+// Each backend's library variable the backend table names (DVFSLAB_NVML_LIBRARY)
+// and DVFSLAB_READ_ONLY (set to anything but "" or "0") as options for opening GPUs.
 OpenOptions open_options(SimTimeMode sim_time = SimTimeMode::virtual_time);
 
 // Whether DVFSLAB_READ_ONLY puts dvfslab in read-only mode.

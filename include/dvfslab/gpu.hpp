@@ -2,8 +2,10 @@
 // The one GPU abstraction: identity, clock table, telemetry and safe control, for
 // real NVIDIA GPUs (NVML), simulated GPUs and replayed sweep tables.
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +63,59 @@ struct ControlState {
   bool operator==(const ControlState&) const = default;
 };
 
+class Gpu;
+
+// One control call that puts a knob back, with what it does in words ("power
+// limit set back to 250 W").
+struct ControlStep {
+  std::string description;
+  std::function<void()> call;
+};
+
+// How a backend applies settings and puts back what it changed. A ClockGuard takes
+// one from its GPU (Gpu::control()) and only sequences: it saves the state found,
+// journals each knob before its first change, and restores the knobs it journaled.
+// The knob names and the saved state (JSON) are the backend's own, so a knob of
+// another kind (an AMD performance level, a power profile, a daemon's lease) needs
+// no change to the guard or the journal.
+class GpuControl {
+ public:
+  // What the guard does for a control while it applies a setting.
+  class Changes {
+   public:
+    virtual ~Changes() = default;
+    // Runs `call`, which changes `knob`; the knob is journaled before its first change.
+    virtual void change(const std::string& knob, const std::function<void()>& call) = 0;
+    // Puts `knob` back as the saved state records it.
+    virtual void restore(const std::string& knob) = 0;
+    // `knob` cannot be changed on this GPU (its call is not supported): it was not
+    // changed and leaves the journal.
+    virtual void forget(const std::string& knob) = 0;
+  };
+
+  virtual ~GpuControl() = default;
+  // Every knob this control may change, in the order restoring puts them back.
+  virtual std::vector<std::string> knobs() const = 0;
+  // The state of every knob as found now: what the guard journals.
+  virtual nlohmann::json save() = 0;
+  // Takes the GPU to `setting` from what the previous apply() left, through
+  // `changes`; a knob the setting leaves alone goes back to `saved`.
+  virtual void apply(const Setting& setting, const nlohmann::json& saved, Changes& changes) = 0;
+  // The GPU is back at the saved state: the next apply() starts from there.
+  virtual void forget_applied() = 0;
+  // How to put `knob` back as `saved` records it.
+  virtual ControlStep restore_step(const std::string& knob, const nlohmann::json& saved) = 0;
+  // Whether `knob` reads now as `saved` records it.
+  virtual bool as_found(const std::string& knob, const nlohmann::json& saved) = 0;
+  // For a state read back from a journal: throws std::invalid_argument naming what
+  // is not as save() writes it (a field of the wrong type, an unknown knob).
+  virtual void check_saved(const nlohmann::json& saved, const std::vector<std::string>& touched) const = 0;
+  // What `saved` asks of the knobs in `touched` that this GPU could not have had
+  // (a power limit outside its range), or nullopt.
+  virtual std::optional<std::string> implausible(const nlohmann::json& saved,
+                                                 const std::vector<std::string>& touched) = 0;
+};
+
 class Gpu {
  public:
   virtual ~Gpu() = default;
@@ -99,6 +154,11 @@ class Gpu {
   void reset_power_limit();
   // Puts the GPU back into `state` (see ControlState for absent fields).
   void restore(const ControlState& state);
+  // How this GPU applies settings and restores what it changed. The default
+  // drives the control calls above: locked clocks, else application clocks
+  // (src/gpu/clock_knob_control.cpp), which every backend today uses. A backend
+  // with other knobs returns its own.
+  virtual std::unique_ptr<GpuControl> control();
 
  protected:
   virtual void do_lock_sm_clocks(int min_mhz, int max_mhz) = 0;
@@ -118,13 +178,29 @@ class Gpu {
 // deterministic) or following the wall clock (measuring a real external program).
 enum class SimTimeMode { virtual_time, wall_time };
 
-// How to open GPUs. The library reads no environment variable: the CLI fills these
-// from DVFSLAB_NVML_LIBRARY and DVFSLAB_READ_ONLY.
+// How to open GPUs. The library reads no environment variable: the CLI and the
+// Python module fill these from the variables the backend table names
+// (backend_library_options(): DVFSLAB_NVML_LIBRARY) and from DVFSLAB_READ_ONLY.
 struct OpenOptions {
   SimTimeMode sim_time = SimTimeMode::virtual_time;
-  std::filesystem::path nvml_library;  // empty: the driver's libnvidia-ml.so.1; the first load decides
-  bool read_only = false;              // every GPU opened refuses control calls
+  // The vendor library each backend loads, by backend name ("nvml"); a backend
+  // absent here loads its driver's own (NVML: libnvidia-ml.so.1). The first load
+  // in a process decides.
+  std::map<std::string, std::filesystem::path> libraries;
+  bool read_only = false;  // every GPU opened refuses control calls
+
+  // The library given for `backend`, or an empty path.
+  std::filesystem::path library(const std::string& backend) const;
 };
+
+// How a user points a backend that loads a vendor library at another file: one
+// per row of the backend table that has such a library.
+struct BackendLibraryOption {
+  std::string backend;               // the key of OpenOptions::libraries ("nvml")
+  std::string keyword;               // the Python keyword of open() and devices() ("nvml_library")
+  std::string environment_variable;  // what the command reads ("DVFSLAB_NVML_LIBRARY")
+};
+std::vector<BackendLibraryOption> backend_library_options();
 
 // Opens one GPU. `spec` is a device spec the backend table (src/gpu/open.cpp)
 // knows: "auto" (the first GPU any backend finds), an NVIDIA GPU's index, UUID or
@@ -137,5 +213,8 @@ std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenO
 // The --device help every command shows, generated from the backend table (the
 // simulated models from the spec registry).
 std::string device_spec_help();
+// The device spec forms in short, for errors: "auto, a GPU index, UUID or PCI bus
+// id, sim:NAME, replay:FILE.csv or twin:FILE.csv", from the backend table.
+std::string device_spec_summary();
 
 }  // namespace dvfslab

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -26,12 +27,20 @@ namespace {
 namespace py = pybind11;
 using release_gil = py::call_guard<py::gil_scoped_release>;
 
+// The library keywords of open() and devices() are the backend table's
+// (backend_library_options(): nvml_library=PATH); None means the driver's own.
 // DVFSLAB_READ_ONLY=1 wins over allow_clock_changes, as it does for the command.
-OpenOptions gpu_options(bool virtual_time, const std::optional<std::string>& nvml_library,
-                        bool allow_clock_changes = false) {
+OpenOptions gpu_options(bool virtual_time, const py::kwargs& libraries, bool allow_clock_changes = false) {
   OpenOptions options;
   options.sim_time = virtual_time ? SimTimeMode::virtual_time : SimTimeMode::wall_time;
-  if (nvml_library) options.nvml_library = *nvml_library;
+  const std::vector<BackendLibraryOption> known = backend_library_options();
+  for (const auto& [key, value] : libraries) {
+    const std::string keyword = py::str(key);
+    const auto library = std::find_if(known.begin(), known.end(),
+                                      [&](const BackendLibraryOption& option) { return option.keyword == keyword; });
+    if (library == known.end()) throw py::type_error(fmt::format("unexpected keyword argument '{}'", keyword));
+    if (!value.is_none()) options.libraries[library->backend] = value.cast<std::string>();
+  }
   options.read_only = !allow_clock_changes || frontend::read_only_from_environment();
   return options;
 }
@@ -221,12 +230,11 @@ void register_gpu(py::module_& module) {
 
   module.def(
       "open",
-      [](const std::string& spec, bool virtual_time, const std::optional<std::string>& nvml_library,
-         bool allow_clock_changes) {
-        return hand_over(open_gpu(spec, gpu_options(virtual_time, nvml_library, allow_clock_changes)));
+      [](const std::string& spec, bool virtual_time, bool allow_clock_changes, const py::kwargs& libraries) {
+        return hand_over(open_gpu(spec, gpu_options(virtual_time, libraries, allow_clock_changes)));
       },
       py::arg("spec") = "auto", py::kw_only(), py::arg("virtual_time") = false,
-      py::arg("nvml_library") = py::none(), py::arg("allow_clock_changes") = false,
+      py::arg("allow_clock_changes") = false,
       "Opens one GPU, read-only unless allow_clock_changes.\n\n"
       "spec: 'auto' (the first GPU found), an NVIDIA GPU's index, UUID or PCI bus id, 'sim:NAME' or "
       "'replay:FILE.csv' (the --device forms of the dvfslab command).\n"
@@ -238,13 +246,11 @@ void register_gpu(py::module_& module) {
       "with DVFSLAB_READ_ONLY=1 in the environment the GPU stays read-only and the Tuner is refused.");
   module.def(
       "devices",
-      [](const std::optional<std::string>& nvml_library) {
+      [](const py::kwargs& libraries) {
         py::list gpus;
-        for (auto& gpu : open_gpus("auto", gpu_options(false, nvml_library)))
-          gpus.append(hand_over(std::move(gpu)));
+        for (auto& gpu : open_gpus("auto", gpu_options(false, libraries))) gpus.append(hand_over(std::move(gpu)));
         return gpus;
       },
-      py::kw_only(), py::arg("nvml_library") = py::none(),
       "Every GPU found (today: the NVIDIA GPUs), read-only. Raises DriverNotFoundError without a driver; "
       "simulated GPUs are opened by name (simulated_models()).");
   module.def("simulated_models", &sim_gpu_keys, "The NAMEs of 'sim:NAME' specs.");

@@ -26,16 +26,11 @@ inline int& requested_exit_status() {
   return status;
 }
 
-// Every --device option: an empty value (an unset shell variable) is refused rather
-// than taken as "not given", which would silently pick a GPU.
-inline const CLI::Validator non_empty_device(
-    [](const std::string& value) {
-      return value.empty() ? std::string(
-                                 "empty: give auto, a GPU index, UUID or PCI bus id, sim:NAME, "
-                                 "replay:FILE.csv or twin:FILE.csv")
-                           : std::string();
-    },
-    "");
+// Declares a command's --device option: the backend table's help followed by
+// `extra_help` (what the command does with it), and a check that refuses an empty
+// value (an unset shell variable) rather than take it as "not given", which would
+// silently pick a GPU. Returns the option for command-specific settings.
+CLI::Option* add_device_option(CLI::App& command, std::string& device, const std::string& extra_help = "");
 
 void add_measure_command(CLI::App& app);
 void add_hold_command(CLI::App& app);

@@ -71,9 +71,7 @@ void add_hold_command(CLI::App& app) {
       "Apply one setting (SM clock, memory clock, power limit) and keep it until --seconds pass or the "
       "process gets Ctrl-C / SIGTERM; then put the GPU back as it was found. Use it to run another "
       "program at a chosen setting. Knobs left out stay as they are.");
-  command->add_option("--device", options->device, device_spec_help())
-      ->capture_default_str()
-      ->check(non_empty_device);
+  add_device_option(*command, options->device)->capture_default_str();
   command->add_option("--sm", options->sm_mhz,
                       "SM (graphics) clock to lock, in MHz; must be a supported clock");
   command->add_option("--mem", options->mem_mhz, "memory clock to lock, in MHz; must be a supported clock");

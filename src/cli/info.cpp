@@ -43,10 +43,7 @@ void add_info_command(CLI::App& app) {
       "info",
       "Show each GPU's identity, supported clocks, power limits and a live reading (read-only: "
       "never changes a setting).");
-  info->add_option("--device", options->device,
-                   device_spec_help() + ". With auto, info shows every GPU found")
-      ->capture_default_str()
-      ->check(non_empty_device);
+  add_device_option(*info, options->device, ". With auto, info shows every GPU found")->capture_default_str();
   info->add_flag("--json", options->json,
                  "Print one JSON document {\"devices\":[...]} on stdout instead of the summary "
                  "(fields in docs/info.md)");

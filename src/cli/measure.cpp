@@ -173,13 +173,9 @@ void add_measure_command(CLI::App& app) {
       "The program may report progress on the descriptor in $DVFSLAB_MARK_FD with lines 'dvfslab:iter N "
       "[items M]', 'dvfslab:begin NAME', 'dvfslab:end NAME' (docs/measure.md).\n"
       "Example: dvfslab measure --device sim:h200 --json -- python3 train.py");
-  measure
-      ->add_option("--device", args->device,
-                   device_spec_help() +
-                       ". A simulated GPU here follows the wall clock (idle unless a load "
-                       "is attached)")
-      ->capture_default_str()
-      ->check(non_empty_device);
+  add_device_option(*measure, args->device,
+                    ". A simulated GPU here follows the wall clock (idle unless a load is attached)")
+      ->capture_default_str();
   measure->add_flag("--json", args->json, "Print the measurement as one JSON document on stdout");
   measure->add_option("--trace", args->trace_path,
                       "Write every telemetry sample to FILE, as CSV (FILE.csv) or JSON (FILE.json)");

@@ -100,12 +100,9 @@ void add_restore_command(CLI::App& app) {
       "power limit), from the journal it wrote before its first change, then remove the journal. "
       "Without a journal there is nothing to do and it says so. A running dvfslab process restores by "
       "itself on Ctrl-C or SIGTERM; its GPU is refused here while it runs.");
-  command
-      ->add_option("--device", options->device,
-                   device_spec_help() +
-                       ". Only the GPUs it names; with auto every GPU found (default: "
-                       "every GPU that has a journal)")
-      ->check(non_empty_device);
+  add_device_option(*command, options->device,
+                    ". Only the GPUs it names; with auto every GPU found (default: every GPU that has a "
+                    "journal)");
   command->add_option("--state-dir,--journal-dir", options->state_dir,
                       "Directory of the restore journals (default: $DVFSLAB_STATE_DIR, else /run/dvfslab "
                       "for root, $XDG_RUNTIME_DIR/dvfslab, or /tmp/dvfslab-UID)");

@@ -185,9 +185,7 @@ void add_search_command(CLI::App& app) {
                       "Batch size (default: the workload's own default batch; 1 for a command after --)");
   command->add_option("--mode", args->search_case.mode, "train (default) or infer");
   command->add_option("--precision", args->search_case.precision, "fp32 (default), tf32, bf16 or fp16");
-  command->add_option("--device", args->device, device_spec_help())
-      ->check(non_empty_device)
-      ->capture_default_str();
+  add_device_option(*command, args->device)->capture_default_str();
   command
       ->add_option(
           "--knobs", args->knobs,

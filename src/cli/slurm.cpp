@@ -235,8 +235,7 @@ void add_slurm_command(CLI::App& app) {
   submit->add_option("--account", args->account, "Account to charge (sbatch --account)");
   submit->add_option("--out", args->out,
                      "Directory for the scripts, logs and databases (default: slurm-<plan name>)");
-  submit->add_option("--device", args->device,
-                     "GPU each shard runs on, replacing the plan's devices (sweep --device)");
+  add_device_option(*submit, args->device, ". Each shard runs on it, replacing the plan's devices (sweep --device)");
   submit->add_flag(
       "--allow-clock-changes", args->allow_clock_changes,
       "Let the shards change clocks and power limits on real GPUs (sweep --allow-clock-changes)");

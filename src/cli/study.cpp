@@ -87,10 +87,7 @@ void add_study_command(CLI::App& app) {
       "case. "
       "Without an NVIDIA GPU it runs on a simulated V100 (SIMULATED). Running it again resumes or reuses the "
       "database in --out.");
-  command
-      ->add_option("--device", args->device,
-                   device_spec_help() + " (default: the first NVIDIA GPU, else sim:v100)")
-      ->check(non_empty_device);
+  add_device_option(*command, args->device, " (default: the first NVIDIA GPU, else sim:v100)");
   command->add_option("--out", args->out_dir, "Directory for dvfslab.sqlite, analysis.json and report.html")
       ->capture_default_str();
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,

@@ -235,8 +235,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("PLAN", args->plan_path, "The plan file (see docs/plan-example.toml)")->required();
   command->add_option("--db", args->db, "SQLite database to write (created if missing)")
       ->capture_default_str();
-  command->add_option("--device", args->device, device_spec_help() + ". Replaces the plan's devices")
-      ->check(non_empty_device);
+  add_device_option(*command, args->device, ". Replaces the plan's devices");
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,
                     "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
   command->add_option(

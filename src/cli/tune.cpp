@@ -185,9 +185,7 @@ void add_tune_command(CLI::App& app) {
       "refuses it before the job starts. Exits with the job's code.\n"
       "Examples: dvfslab tune --knobs sm,pl -- python3 train.py\n"
       "          dvfslab tune --device sim:v100 --sim-job resnet50/train/b64:3000,resnet50/infer/b256:3000");
-  tune->add_option("--device", args->device, device_spec_help())
-      ->capture_default_str()
-      ->check(non_empty_device);
+  add_device_option(*tune, args->device)->capture_default_str();
   tune->add_option("--knobs", args->knobs, "What to tune: a comma-separated list of sm, mem, pl")
       ->capture_default_str();
   tune->add_option("--objective", args->objective, objective_help())->capture_default_str();

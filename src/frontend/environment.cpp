@@ -23,7 +23,10 @@ bool read_only_from_environment() {
 OpenOptions open_options(SimTimeMode sim_time) {
   OpenOptions options;
   options.sim_time = sim_time;
-  options.nvml_library = variable("DVFSLAB_NVML_LIBRARY");
+  for (const BackendLibraryOption& library : backend_library_options()) {
+    const std::string path = variable(library.environment_variable.c_str());
+    if (!path.empty()) options.libraries[library.backend] = path;
+  }
   options.read_only = read_only_from_environment();
   return options;
 }

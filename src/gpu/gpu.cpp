@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "dvfslab/error.hpp"
+#include "gpu/clock_knob_control.hpp"
 
 namespace dvfslab {
 namespace {
@@ -89,5 +90,7 @@ void Gpu::restore(const ControlState& state) {
   }
   if (state.power_limit_w) do_set_power_limit(*state.power_limit_w);
 }
+
+std::unique_ptr<GpuControl> Gpu::control() { return std::make_unique<ClockKnobControl>(*this); }
 
 }  // namespace dvfslab

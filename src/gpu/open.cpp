@@ -19,6 +19,8 @@ namespace {
 using GpuList = std::vector<std::unique_ptr<Gpu>>;
 
 struct GpuBackend {
+  // The backend's name: GpuIdentity::backend and the key of OpenOptions::libraries.
+  std::string_view name;
   // "sim:" in "sim:h200". Empty for the one backend that takes every spec without
   // a known prefix (NVML: an index, UUID or PCI bus id).
   std::string_view prefix;
@@ -27,8 +29,14 @@ struct GpuBackend {
   // Every GPU the backend finds by itself, for `auto`; nullptr for backends whose
   // GPUs exist only when named. Throws DriverNotFoundError when it has no driver.
   GpuList (*find_all)(const OpenOptions& options);
-  // How --device names this backend's GPUs, for the help text.
+  // How --device names this backend's GPUs: in short for errors ("sim:NAME"), in
+  // full for the help text.
+  std::string_view spec_summary;
   std::string (*spec_help)();
+  // For a backend that loads a vendor library: the Python keyword and the
+  // environment variable that give another file; empty for the others.
+  std::string_view library_keyword;
+  std::string_view library_variable;
 };
 
 GpuList one(std::unique_ptr<Gpu> gpu) {
@@ -38,10 +46,10 @@ GpuList one(std::unique_ptr<Gpu> gpu) {
 }
 
 GpuList open_nvml(std::string_view selector, const OpenOptions& options) {
-  return one(nvml::open_nvml_gpu(selector, options.nvml_library));
+  return one(nvml::open_nvml_gpu(selector, options.library("nvml")));
 }
 
-GpuList find_nvml(const OpenOptions& options) { return nvml::open_all_nvml_gpus(options.nvml_library); }
+GpuList find_nvml(const OpenOptions& options) { return nvml::open_all_nvml_gpus(options.library("nvml")); }
 
 std::string nvml_spec_help() {
   return "an NVIDIA GPU's index (0), UUID (GPU-...) or PCI bus id (0000:3b:00.0)";
@@ -75,22 +83,30 @@ std::string twin_spec_help() {
 
 // Prefixed backends first; the unprefixed one last.
 const GpuBackend backends[] = {
-    {"sim:", open_simulated, nullptr, simulated_spec_help},
-    {"replay:", open_replayed, nullptr, replay_spec_help},
-    {"twin:", open_twin, nullptr, twin_spec_help},
-    {"", open_nvml, find_nvml, nvml_spec_help},
+    {"sim", "sim:", open_simulated, nullptr, "sim:NAME", simulated_spec_help, "", ""},
+    {"replay", "replay:", open_replayed, nullptr, "replay:FILE.csv", replay_spec_help, "", ""},
+    {"twin", "twin:", open_twin, nullptr, "twin:FILE.csv", twin_spec_help, "", ""},
+    {"nvml", "", open_nvml, find_nvml, "a GPU index, UUID or PCI bus id", nvml_spec_help, "nvml_library",
+     "DVFSLAB_NVML_LIBRARY"},
 };
+
+// The backends in the order the help lists them: the unprefixed one first.
+std::vector<const GpuBackend*> backends_for_help() {
+  std::vector<const GpuBackend*> ordered;
+  for (const GpuBackend& backend : backends) {
+    if (backend.prefix.empty()) ordered.push_back(&backend);
+  }
+  for (const GpuBackend& backend : backends) {
+    if (!backend.prefix.empty()) ordered.push_back(&backend);
+  }
+  return ordered;
+}
 
 // "auto (...), <the unprefixed backend's forms>, <each prefixed backend's form>".
 std::string device_spec_forms() {
   std::string forms =
       "auto (every GPU found, e.g. the NVIDIA GPUs; a command that uses one GPU takes the first)";
-  for (const GpuBackend& backend : backends) {
-    if (backend.prefix.empty()) forms += ", " + backend.spec_help();
-  }
-  for (const GpuBackend& backend : backends) {
-    if (!backend.prefix.empty()) forms += ", " + backend.spec_help();
-  }
+  for (const GpuBackend* backend : backends_for_help()) forms += ", " + backend->spec_help();
   return forms;
 }
 
@@ -127,6 +143,30 @@ GpuList open_by_spec(const std::string& spec, const OpenOptions& options) {
 }  // namespace
 
 std::string device_spec_help() { return "Which GPU: " + device_spec_forms(); }
+
+std::string device_spec_summary() {
+  std::string summary = "auto";
+  const std::vector<const GpuBackend*> ordered = backends_for_help();
+  for (std::size_t i = 0; i < ordered.size(); ++i) {
+    summary += fmt::format("{}{}", i + 1 == ordered.size() ? " or " : ", ", ordered[i]->spec_summary);
+  }
+  return summary;
+}
+
+std::filesystem::path OpenOptions::library(const std::string& backend) const {
+  const auto it = libraries.find(backend);
+  return it == libraries.end() ? std::filesystem::path() : it->second;
+}
+
+std::vector<BackendLibraryOption> backend_library_options() {
+  std::vector<BackendLibraryOption> options;
+  for (const GpuBackend& backend : backends) {
+    if (backend.library_keyword.empty()) continue;
+    options.push_back({std::string(backend.name), std::string(backend.library_keyword),
+                       std::string(backend.library_variable)});
+  }
+  return options;
+}
 
 std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenOptions& options) {
   GpuList gpus = open_by_spec(spec, options);

@@ -1,12 +1,15 @@
-// ClockGuard: applies settings knob by knob, journaling the state found before
-// the first control call, and restores it.
+// ClockGuard: applies settings through the GPU's control, journaling the state
+// found before the first change of each knob, and restores it.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
@@ -18,35 +21,13 @@
 namespace dvfslab {
 
 using guard_detail::Journal;
-using guard_detail::Knob;
 
-namespace {
-
-// What each knob should be for one setting; nullopt = as found.
-struct Targets {
-  std::optional<int> sm_lock_mhz;
-  std::optional<int> mem_lock_mhz;
-  std::optional<std::pair<int, int>> application_mhz;  // (memory, graphics)
-  std::optional<int> power_limit_w;
-};
-
-// The supported graphics clock at `memory` closest to `wanted` from below (the
-// lowest one when all are above).
-int graphics_clock_near(const ClockTable& table, int memory, int wanted) {
-  const auto it = table.graphics_mhz.find(memory);
-  if (it == table.graphics_mhz.end() || it->second.empty()) return wanted;
-  std::optional<int> best;
-  for (int clock : it->second) {
-    if (clock <= wanted && (!best || clock > *best)) best = clock;
-  }
-  return best ? *best : *std::min_element(it->second.begin(), it->second.end());
-}
-
-}  // namespace
-
-struct ClockGuard::Impl {
+// ClockGuard::Impl sequences; how a setting is applied and what is saved is the
+// GPU's control's (Gpu::control()).
+struct ClockGuard::Impl : GpuControl::Changes {
   Gpu& gpu;
   GuardOptions options;
+  std::unique_ptr<GpuControl> control;
   std::optional<GpuLock> lock;                        // absent unless gpu.persists_settings()
   std::optional<std::filesystem::path> journal_file;  // absent unless gpu.persists_settings()
   std::unique_ptr<InterruptAction> interrupt;
@@ -56,34 +37,8 @@ struct ClockGuard::Impl {
   std::optional<ClockTable> table;
   std::optional<PowerLimits> limits;
   std::optional<Journal> journal;  // set once the first change is under way
-  // Whether locked clocks work: unknown until tried; false = application clocks.
-  std::optional<bool> sm_lock_works;
-  std::optional<bool> mem_lock_works;
-  Targets applied;
 
-  Impl(Gpu& g, GuardOptions o) : gpu(g), options(std::move(o)) {}
-
-  Targets targets_for(const Setting& setting) const {
-    Targets targets;
-    const bool sm_by_application = sm_lock_works == false;
-    const bool mem_by_application = mem_lock_works == false;
-    if (!sm_by_application) targets.sm_lock_mhz = setting.sm_mhz;
-    if (!mem_by_application) targets.mem_lock_mhz = setting.mem_mhz;
-    const bool application_sm = sm_by_application && setting.sm_mhz;
-    const bool application_mem = mem_by_application && setting.mem_mhz;
-    if (application_sm || application_mem) {
-      const ControlState& found = journal->original;
-      const int base_memory = found.application_memory_mhz.value_or(table->default_memory_mhz.value_or(0));
-      const int base_graphics =
-          found.application_graphics_mhz.value_or(table->default_graphics_mhz.value_or(0));
-      const int memory = application_mem ? *setting.mem_mhz : base_memory;
-      const int graphics =
-          application_sm ? *setting.sm_mhz : graphics_clock_near(*table, memory, base_graphics);
-      targets.application_mhz = std::pair{memory, graphics};
-    }
-    targets.power_limit_w = setting.power_limit_w;
-    return targets;
-  }
+  Impl(Gpu& g, GuardOptions o) : gpu(g), options(std::move(o)), control(gpu.control()) {}
 
   void write_journal() {
     if (journal_file) guard_detail::write_journal(*journal_file, *journal);
@@ -99,21 +54,37 @@ struct ClockGuard::Impl {
                       device_spec,
                       static_cast<int>(::getpid()),
                       guard_detail::utc_now_iso8601(),
-                      gpu.control_state(),
+                      control->save(),
                       {}};
   }
 
-  // Runs the control call `change` of `knob`, adding the knob to the journal on
+  bool is_touched(const std::string& knob) const {
+    return std::find(journal->touched.begin(), journal->touched.end(), knob) != journal->touched.end();
+  }
+
+  // Adds `knob` to the touched list, kept in the control's order; false when it is there.
+  bool touch(const std::string& knob) {
+    if (is_touched(knob)) return false;
+    std::vector<std::string> ordered;
+    for (const std::string& known : control->knobs()) {
+      if (known == knob || is_touched(known)) ordered.push_back(known);
+    }
+    journal->touched = std::move(ordered);
+    return true;
+  }
+
+  void forget(const std::string& knob) override { std::erase(journal->touched, knob); }
+
+  // Runs the control call `call` of `knob`, adding the knob to the journal on
   // disk first if this is its first change. When that first call is refused
   // (no permission, not supported) and reading the GPU back shows the knob as
   // found, it was not changed: the knob leaves the journal again, and a journal
   // left with no knob is removed, so a refused run leaves nothing to restore.
-  template <typename Change>
-  void change_knob(Knob knob, Change&& change) {
-    const bool first_change = journal->touched.insert(knob).second;
+  void change(const std::string& knob, const std::function<void()>& call) override {
+    const bool first_change = touch(knob);
     if (first_change) write_journal();
     try {
-      change();
+      call();
     } catch (const PermissionError& e) {
       if (first_change && forget_unchanged(knob) && journal->touched.empty()) {
         throw PermissionError(fmt::format("{}; nothing on {} was changed", e.what(), gpu.identity().name));
@@ -126,13 +97,13 @@ struct ClockGuard::Impl {
   }
 
   // True when `knob` still reads as found and was taken out of the journal.
-  bool forget_unchanged(Knob knob) {
+  bool forget_unchanged(const std::string& knob) {
     try {
-      if (!guard_detail::knob_as_found(knob, gpu.control_state(), journal->original)) return false;
+      if (!control->as_found(knob, journal->original)) return false;
     } catch (const std::exception&) {
       return false;  // cannot tell: keep the journal
     }
-    journal->touched.erase(knob);
+    forget(knob);
     if (journal->touched.empty() && journal_file) {
       guard_detail::remove_journal(*journal_file);
     } else {
@@ -141,8 +112,8 @@ struct ClockGuard::Impl {
     return true;
   }
 
-  void restore_knob(Knob knob) {
-    const auto result = guard_detail::restore_knobs(gpu, journal->original, {knob});
+  void restore(const std::string& knob) override {
+    const auto result = guard_detail::restore_knobs(*control, journal->original, {knob});
     if (!result.failures.empty()) {
       guard_detail::throw_restore_failure(gpu.identity().name, result, advice_after_failure());
     }
@@ -153,65 +124,6 @@ struct ClockGuard::Impl {
                ? fmt::format("the journal {} is kept; run `dvfslab restore` once this is fixed",
                              journal_file->string())
                : std::string("the simulated or replayed GPU keeps the setting until the process ends");
-  }
-
-  void apply_sm(const Targets& targets) {
-    if (targets.sm_lock_mhz == applied.sm_lock_mhz) return;
-    if (!targets.sm_lock_mhz) {
-      restore_knob(Knob::sm_lock);
-    } else {
-      try {
-        change_knob(Knob::sm_lock, [&] { gpu.lock_sm_clocks(*targets.sm_lock_mhz, *targets.sm_lock_mhz); });
-        sm_lock_works = true;
-      } catch (const NotSupportedError&) {
-        if (sm_lock_works) throw;
-        sm_lock_works = false;  // pre-Volta: application clocks from now on
-        journal->touched.erase(Knob::sm_lock);
-        return;
-      }
-    }
-    applied.sm_lock_mhz = targets.sm_lock_mhz;
-  }
-
-  void apply_mem(const Targets& targets) {
-    if (targets.mem_lock_mhz == applied.mem_lock_mhz) return;
-    if (!targets.mem_lock_mhz) {
-      restore_knob(Knob::memory_lock);
-    } else {
-      try {
-        change_knob(Knob::memory_lock,
-                    [&] { gpu.lock_memory_clocks(*targets.mem_lock_mhz, *targets.mem_lock_mhz); });
-        mem_lock_works = true;
-      } catch (const NotSupportedError&) {
-        if (mem_lock_works) throw;
-        mem_lock_works = false;  // before Ampere: memory through application clocks
-        journal->touched.erase(Knob::memory_lock);
-        return;
-      }
-    }
-    applied.mem_lock_mhz = targets.mem_lock_mhz;
-  }
-
-  void apply_application(const Targets& targets) {
-    if (targets.application_mhz == applied.application_mhz) return;
-    if (!targets.application_mhz) {
-      restore_knob(Knob::application_clocks);
-    } else {
-      change_knob(Knob::application_clocks, [&] {
-        gpu.set_application_clocks(targets.application_mhz->first, targets.application_mhz->second);
-      });
-    }
-    applied.application_mhz = targets.application_mhz;
-  }
-
-  void apply_power(const Targets& targets) {
-    if (targets.power_limit_w == applied.power_limit_w) return;
-    if (!targets.power_limit_w) {
-      restore_knob(Knob::power_limit);
-    } else {
-      change_knob(Knob::power_limit, [&] { gpu.set_power_limit(*targets.power_limit_w); });
-    }
-    applied.power_limit_w = targets.power_limit_w;
   }
 
   EffectiveSetting apply(const Setting& setting) {
@@ -225,14 +137,7 @@ struct ClockGuard::Impl {
       validate_setting(gpu.identity().name, *table, *limits, setting);
       start_journal();
     }
-    if (journal) {
-      // The lock calls come first: when one is missing, the application-clock
-      // targets computed afterwards take over its knob.
-      apply_sm(targets_for(setting));
-      apply_mem(targets_for(setting));
-      apply_application(targets_for(setting));
-      apply_power(targets_for(setting));
-    }
+    if (journal) control->apply(setting, journal->original, *this);
     EffectiveSetting effective;
     const Telemetry telemetry = gpu.read_telemetry();
     effective.sm_mhz = telemetry.sm_mhz;
@@ -241,7 +146,7 @@ struct ClockGuard::Impl {
     return effective;
   }
 
-  RestoreReport restore() {
+  RestoreReport restore_all() {
     std::lock_guard hold(mutex);
     return restore_locked();
   }
@@ -249,13 +154,13 @@ struct ClockGuard::Impl {
   RestoreReport restore_locked() {
     RestoreReport report;
     if (!journal) return report;
-    const auto result = guard_detail::restore_knobs(gpu, journal->original, journal->touched);
+    const auto result = guard_detail::restore_knobs(*control, journal->original, journal->touched);
     if (!result.failures.empty()) {
       guard_detail::throw_restore_failure(gpu.identity().name, result, advice_after_failure());
     }
     if (journal_file) guard_detail::remove_journal(*journal_file);
     journal.reset();
-    applied = Targets{};
+    control->forget_applied();
     report.actions = result.actions;
     return report;
   }
@@ -308,7 +213,7 @@ ClockGuard::ClockGuard(Gpu& gpu, GuardOptions options)
 ClockGuard::~ClockGuard() {
   impl_->interrupt.reset();  // no signal-thread restore from here on
   try {
-    impl_->restore();
+    impl_->restore_all();
   } catch (const std::exception& e) {
     fmt::print(stderr, "dvfslab: error: {}\n", e.what());
   }
@@ -316,7 +221,7 @@ ClockGuard::~ClockGuard() {
 
 EffectiveSetting ClockGuard::apply(const Setting& setting) { return impl_->apply(setting); }
 
-RestoreReport ClockGuard::restore() { return impl_->restore(); }
+RestoreReport ClockGuard::restore() { return impl_->restore_all(); }
 
 bool ClockGuard::has_changes() const {
   std::lock_guard hold(impl_->mutex);

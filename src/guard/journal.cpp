@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -11,23 +12,11 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <type_traits>
 
 #include "dvfslab/error.hpp"
-#include "dvfslab/gpu_json.hpp"
 #include "guard/state_dir.hpp"
 
 namespace dvfslab::guard_detail {
-
-const char* knob_name(Knob knob) {
-  switch (knob) {
-    case Knob::sm_lock: return "sm_lock";
-    case Knob::memory_lock: return "memory_lock";
-    case Knob::application_clocks: return "application_clocks";
-    case Knob::power_limit: return "power_limit";
-  }
-  return "sm_lock";
-}
 
 namespace {
 
@@ -35,13 +24,6 @@ using nlohmann::json;
 
 constexpr const char* journal_format = "dvfslab-restore-journal";
 constexpr int journal_version = 1;
-
-Knob parse_knob(const std::string& name) {
-  for (Knob knob : {Knob::sm_lock, Knob::memory_lock, Knob::application_clocks, Knob::power_limit}) {
-    if (name == knob_name(knob)) return knob;
-  }
-  throw std::invalid_argument("unknown knob \"" + name + "\"");
-}
 
 void write_all(int fd, const std::string& text, const std::filesystem::path& file) {
   std::size_t written = 0;
@@ -74,8 +56,6 @@ std::string utc_now_iso8601() {
 }
 
 void write_journal(const std::filesystem::path& file, const Journal& journal) {
-  json touched = json::array();
-  for (Knob knob : journal.touched) touched.push_back(knob_name(knob));
   const json document{
       {"format", journal_format},
       {"version", journal_version},
@@ -83,7 +63,7 @@ void write_journal(const std::filesystem::path& file, const Journal& journal) {
       {"pid", journal.pid},
       {"created_utc", journal.created_utc},
       {"original_state", journal.original},
-      {"touched", touched}};
+      {"touched", journal.touched}};
   const std::string text = document.dump(2) + "\n";
 
   const std::filesystem::path temp = file.string() + fmt::format(".tmp.{}", ::getpid());
@@ -130,52 +110,23 @@ std::string string_member(const json& object, const char* key, const std::string
   return value.get<std::string>();
 }
 
-// A clock in MHz or a power limit in W as this process would have read it: null,
-// or a positive number (a whole one for clocks).
-template <typename T>
-std::optional<T> state_value(const json& state, const char* key) {
-  if (!state.contains(key) || state.at(key).is_null()) return std::nullopt;
-  const json& value = state.at(key);
-  const bool number = std::is_integral_v<T> ? value.is_number_integer() : value.is_number();
-  require(number && value.get<double>() > 0 && value.get<double>() <= std::numeric_limits<int>::max(),
-          fmt::format("original_state.{} is {}, not null or a positive {}", key, value.dump(),
-                      std::is_integral_v<T> ? "whole number" : "number"));
-  return value.get<T>();
-}
-
-template <typename T>
-void require_pair(const std::optional<T>& low, const std::optional<T>& high, const std::string& what) {
-  require(low.has_value() == high.has_value(), "original_state has only one of the two " + what);
-  require(!low || *low <= *high, "original_state's " + what + " are the wrong way round");
-}
-
-ControlState parse_state(const json& state) {
-  require(state.is_object(), "original_state is not an object");
-  ControlState parsed;
-  parsed.locked_sm_min_mhz = state_value<int>(state, "locked_sm_min_mhz");
-  parsed.locked_sm_max_mhz = state_value<int>(state, "locked_sm_max_mhz");
-  parsed.locked_mem_min_mhz = state_value<int>(state, "locked_mem_min_mhz");
-  parsed.locked_mem_max_mhz = state_value<int>(state, "locked_mem_max_mhz");
-  parsed.application_graphics_mhz = state_value<int>(state, "application_graphics_mhz");
-  parsed.application_memory_mhz = state_value<int>(state, "application_memory_mhz");
-  parsed.power_limit_w = state_value<double>(state, "power_limit_w");
-  require_pair(parsed.locked_sm_min_mhz, parsed.locked_sm_max_mhz, "locked SM clocks");
-  require_pair(parsed.locked_mem_min_mhz, parsed.locked_mem_max_mhz, "locked memory clocks");
-  require(parsed.application_graphics_mhz.has_value() == parsed.application_memory_mhz.has_value(),
-          "original_state has only one of the two application clocks");
-  return parsed;
-}
-
 // dvfslab writes a journal only with the knob it is about to change, and removes it
-// when the last knob leaves: an empty or repeated list was not written by it.
-std::set<Knob> parse_touched(const json& touched) {
+// when the last knob leaves: an empty list was not written by it.
+std::vector<std::string> parse_touched(const json& touched) {
   require(touched.is_array() && !touched.empty(), "touched is not a non-empty list of knobs");
-  std::set<Knob> knobs;
+  std::vector<std::string> knobs;
   for (const json& knob : touched) {
     require(knob.is_string(), "touched holds " + knob.dump() + ", not a knob name");
-    require(knobs.insert(parse_knob(knob.get<std::string>())).second, "touched names a knob twice");
+    knobs.push_back(knob.get<std::string>());
   }
   return knobs;
+}
+
+[[noreturn]] void throw_unreadable(const std::filesystem::path& file, const std::string& why) {
+  throw Error(
+      fmt::format("the restore journal {} is unreadable ({}); check the GPU with `dvfslab info` "
+                  "and remove the file by hand",
+                  file.string(), why));
 }
 
 Journal parse_journal(const json& document, const std::filesystem::path& file) {
@@ -200,7 +151,8 @@ Journal parse_journal(const json& document, const std::filesystem::path& file) {
           "pid is not a process id");
   journal.pid = pid.get<int>();
   journal.created_utc = string_member(document, "created_utc", "");
-  journal.original = parse_state(member(document, "original_state", ""));
+  journal.original = member(document, "original_state", "");
+  require(journal.original.is_object(), "original_state is not an object");
   journal.touched = parse_touched(member(document, "touched", ""));
   return journal;
 }
@@ -216,10 +168,18 @@ std::optional<Journal> read_journal(const std::filesystem::path& file) {
   try {
     return parse_journal(json::parse(in), file);
   } catch (const std::exception& e) {
-    throw Error(
-        fmt::format("the restore journal {} is unreadable ({}); check the GPU with `dvfslab info` "
-                    "and remove the file by hand",
-                    file.string(), e.what()));
+    throw_unreadable(file, e.what());
+  }
+}
+
+void check_journal_state(const Journal& journal, const GpuControl& control, const std::filesystem::path& file) {
+  try {
+    control.check_saved(journal.original, journal.touched);
+    for (auto knob = journal.touched.begin(); knob != journal.touched.end(); ++knob) {
+      require(std::find(journal.touched.begin(), knob, *knob) == knob, "touched names a knob twice");
+    }
+  } catch (const std::exception& e) {
+    throw_unreadable(file, e.what());
   }
 }
 

@@ -2,19 +2,14 @@
 // The restore journal: the control state found before dvfslab changed anything,
 // kept on disk so that a crashed run can be undone by the next one.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
+#include <vector>
 
 #include "dvfslab/gpu.hpp"
 
 namespace dvfslab::guard_detail {
-
-// The independent things a guard may change; restoring touches only these.
-enum class Knob { sm_lock, memory_lock, application_clocks, power_limit };
-
-// The knob's name in the journal's "touched" list.
-const char* knob_name(Knob knob);
 
 struct Journal {
   std::string gpu_uuid;
@@ -22,8 +17,10 @@ struct Journal {
   std::string device_spec;  // reopens the GPU through open_gpu; journals before it: the UUID
   int pid = 0;
   std::string created_utc;  // ISO 8601
-  ControlState original;
-  std::set<Knob> touched;
+  // The state the GPU's control saved (GpuControl::save) and the knobs changed
+  // since, in its names: the journal keeps both as the backend wrote them.
+  nlohmann::json original;
+  std::vector<std::string> touched;
 };
 
 // Writes atomically (temp file in the same directory, fsync, rename, fsync of the
@@ -31,8 +28,12 @@ struct Journal {
 void write_journal(const std::filesystem::path& file, const Journal& journal);
 // nullopt when the file does not exist; Error naming the file when it is unreadable
 // or not as dvfslab writes journals (a field missing or of another type, an empty
-// or repeated "touched", a uuid its file name is not for).
+// "touched", a uuid its file name is not for). What the saved state and the knob
+// names mean only the GPU's control can check: check_journal_state.
 std::optional<Journal> read_journal(const std::filesystem::path& file);
+// Checks a journal's saved state and knobs with the control of its GPU (a value
+// of another type, an unknown or repeated knob): Error naming the file.
+void check_journal_state(const Journal& journal, const GpuControl& control, const std::filesystem::path& file);
 void remove_journal(const std::filesystem::path& file);
 
 std::string utc_now_iso8601();

@@ -20,55 +20,11 @@ namespace dvfslab {
 namespace guard_detail {
 namespace {
 
-// What in the journal the GPU does not support, or nullopt. A journal whose values
-// the state found could not have had was not written from this GPU (or was
-// edited): restoring it would send the driver what it may refuse half-way.
-std::optional<std::string> unsupported_value(Gpu& gpu, const Journal& journal) {
-  const ControlState& found = journal.original;
-  const auto touched = [&](Knob knob) { return journal.touched.count(knob) > 0; };
-  if (touched(Knob::power_limit) && found.power_limit_w) {
-    const PowerLimits limits = gpu.power_limits();
-    if (limits.min_w && limits.max_w &&
-        (*found.power_limit_w < *limits.min_w || *found.power_limit_w > *limits.max_w)) {
-      return fmt::format("a power limit of {:g} W, outside the GPU's {:g}–{:g} W", *found.power_limit_w,
-                         *limits.min_w, *limits.max_w);
-    }
-  }
-  const bool clocks_wanted = (touched(Knob::application_clocks) && found.application_graphics_mhz) ||
-                             (touched(Knob::sm_lock) && found.locked_sm_min_mhz) ||
-                             (touched(Knob::memory_lock) && found.locked_mem_min_mhz);
-  if (!clocks_wanted) return std::nullopt;
-  const ClockTable table = gpu.clock_table();
-  if (table.memory_mhz.empty()) return std::nullopt;  // the GPU lists no clocks to check against
-  if (touched(Knob::application_clocks) && found.application_graphics_mhz &&
-      !table.supports(*found.application_memory_mhz, *found.application_graphics_mhz)) {
-    return fmt::format(
-        "application clocks of graphics {} MHz and memory {} MHz, a pair the GPU does not list",
-        *found.application_graphics_mhz, *found.application_memory_mhz);
-  }
-  const auto outside = [](int low, int high, const std::vector<int>& supported) {
-    const auto [lowest, highest] = std::minmax_element(supported.begin(), supported.end());
-    return low < *lowest || high > *highest;
-  };
-  if (touched(Knob::sm_lock) && found.locked_sm_min_mhz &&
-      outside(*found.locked_sm_min_mhz, *found.locked_sm_max_mhz, table.all_graphics_mhz())) {
-    return fmt::format("SM clocks locked to {}–{} MHz, outside the GPU's clocks", *found.locked_sm_min_mhz,
-                       *found.locked_sm_max_mhz);
-  }
-  if (touched(Knob::memory_lock) && found.locked_mem_min_mhz &&
-      outside(*found.locked_mem_min_mhz, *found.locked_mem_max_mhz, table.memory_mhz)) {
-    return fmt::format("memory clocks locked to {}–{} MHz, outside the GPU's clocks",
-                       *found.locked_mem_min_mhz, *found.locked_mem_max_mhz);
-  }
-  return std::nullopt;
-}
-
 // The touched knobs that do not read back as the journal recorded them.
-std::vector<std::string> knobs_not_as_found(Gpu& gpu, const Journal& journal) {
-  const ControlState now = gpu.control_state();
+std::vector<std::string> knobs_not_as_found(GpuControl& control, const Journal& journal) {
   std::vector<std::string> differing;
-  for (Knob knob : journal.touched) {
-    if (!knob_as_found(knob, now, journal.original)) differing.emplace_back(knob_name(knob));
+  for (const std::string& knob : journal.touched) {
+    if (!control.as_found(knob, journal.original)) differing.push_back(knob);
   }
   return differing;
 }
@@ -83,24 +39,29 @@ RecoveryResult recover_journal(Gpu& gpu, const std::filesystem::path& file) {
     throw Error(fmt::format("the restore journal {} belongs to GPU {}, not to {} ({})", file.string(),
                             journal->gpu_uuid, gpu.identity().name, gpu.identity().uuid));
   }
+  const std::unique_ptr<GpuControl> control = gpu.control();
+  check_journal_state(*journal, *control, file);
   result.journal_found = true;
   result.journal_pid = journal->pid;
   result.journal_created_utc = journal->created_utc;
-  if (const auto unsupported = unsupported_value(gpu, *journal)) {
+  // A journal whose values the state found could not have had was not written from
+  // this GPU (or was edited): restoring it would send the driver what it may
+  // refuse half-way.
+  if (const auto unsupported = control->implausible(journal->original, journal->touched)) {
     throw Error(fmt::format(
         "the restore journal {} asks for {}: dvfslab did not write that from this GPU's state (the file was "
         "edited or damaged); nothing was changed and the journal is kept: check the GPU with `dvfslab info`, "
         "set it back by hand and remove the file",
         file.string(), *unsupported));
   }
-  const KnobRestore restored = restore_knobs(gpu, journal->original, journal->touched);
+  const KnobRestore restored = restore_knobs(*control, journal->original, journal->touched);
   if (!restored.failures.empty()) {
     throw_restore_failure(
         gpu.identity().name, restored,
         fmt::format("the journal {} is kept; run `dvfslab restore` again once this is fixed", file.string()));
   }
   // The journal goes only once the GPU reads back as it records.
-  if (const auto differing = knobs_not_as_found(gpu, *journal); !differing.empty()) {
+  if (const auto differing = knobs_not_as_found(*control, *journal); !differing.empty()) {
     throw Error(fmt::format(
         "{} does not read back as the restore journal {} records after restoring it ({} differ); the "
         "journal is kept: check the GPU with `dvfslab info`",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 
 namespace dvfslab::guard_detail {
@@ -23,69 +24,13 @@ void attempt(KnobRestore& result, const std::string& what, const std::function<v
 
 }  // namespace
 
-bool knob_as_found(Knob knob, const ControlState& now, const ControlState& found) {
-  switch (knob) {
-    case Knob::sm_lock:
-      return now.locked_sm_min_mhz == found.locked_sm_min_mhz &&
-             now.locked_sm_max_mhz == found.locked_sm_max_mhz;
-    case Knob::memory_lock:
-      return now.locked_mem_min_mhz == found.locked_mem_min_mhz &&
-             now.locked_mem_max_mhz == found.locked_mem_max_mhz;
-    case Knob::application_clocks:
-      return now.application_graphics_mhz == found.application_graphics_mhz &&
-             now.application_memory_mhz == found.application_memory_mhz;
-    case Knob::power_limit: return now.power_limit_w == found.power_limit_w;
-  }
-  return false;
-}
-
-KnobRestore restore_knobs(Gpu& gpu, const ControlState& original, const std::set<Knob>& touched) {
+KnobRestore restore_knobs(GpuControl& control, const nlohmann::json& original,
+                          const std::vector<std::string>& touched) {
   KnobRestore result;
-  for (Knob knob : touched) {
-    switch (knob) {
-      case Knob::sm_lock:
-        if (original.locked_sm_min_mhz && original.locked_sm_max_mhz) {
-          attempt(result,
-                  fmt::format("SM clocks locked again to {}–{} MHz", *original.locked_sm_min_mhz,
-                              *original.locked_sm_max_mhz),
-                  [&] { gpu.lock_sm_clocks(*original.locked_sm_min_mhz, *original.locked_sm_max_mhz); });
-        } else {
-          attempt(result, "SM clock lock reset", [&] { gpu.reset_sm_clocks(); });
-        }
-        break;
-      case Knob::memory_lock:
-        if (original.locked_mem_min_mhz && original.locked_mem_max_mhz) {
-          attempt(
-              result,
-              fmt::format("memory clocks locked again to {}–{} MHz", *original.locked_mem_min_mhz,
-                          *original.locked_mem_max_mhz),
-              [&] { gpu.lock_memory_clocks(*original.locked_mem_min_mhz, *original.locked_mem_max_mhz); });
-        } else {
-          attempt(result, "memory clock lock reset", [&] { gpu.reset_memory_clocks(); });
-        }
-        break;
-      case Knob::application_clocks:
-        if (original.application_memory_mhz && original.application_graphics_mhz) {
-          attempt(result,
-                  fmt::format("application clocks set back to graphics {} MHz, memory {} MHz",
-                              *original.application_graphics_mhz, *original.application_memory_mhz),
-                  [&] {
-                    gpu.set_application_clocks(*original.application_memory_mhz,
-                                               *original.application_graphics_mhz);
-                  });
-        } else {
-          attempt(result, "application clocks reset to the default", [&] { gpu.reset_application_clocks(); });
-        }
-        break;
-      case Knob::power_limit:
-        if (original.power_limit_w) {
-          attempt(result, fmt::format("power limit set back to {:g} W", *original.power_limit_w),
-                  [&] { gpu.set_power_limit(*original.power_limit_w); });
-        } else {
-          attempt(result, "power limit reset to the default", [&] { gpu.reset_power_limit(); });
-        }
-        break;
-    }
+  for (const std::string& knob : control.knobs()) {
+    if (std::find(touched.begin(), touched.end(), knob) == touched.end()) continue;
+    ControlStep step = control.restore_step(knob, original);
+    attempt(result, step.description, step.call);
   }
   return result;
 }

@@ -49,7 +49,8 @@ json run_json(const RunInfo& run) {
         {"pci_bus_id", run.gpu.pci_bus_id},
         {"architecture", run.gpu.architecture},
         {"driver_version", run.gpu.driver_version},
-        {"nvml_version", run.gpu.library_version},
+        {"library_version", run.gpu.library_version},
+        {"nvml_version", run.gpu.library_version},  // the old name, until 0.3.0 (docs/store.md)
         {"simulated", run.gpu.simulated},
         {"backend", run.gpu.backend}}},
       {"plan_text", run.plan_text},

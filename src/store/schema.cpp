@@ -103,8 +103,12 @@ CREATE TABLE samples(
   PRIMARY KEY(measurement_id, seq)) WITHOUT ROWID;
 )sql";
 
+// Version 2: the vendor library's version is named for every backend, not NVML's.
+constexpr const char* schema_v2 = "ALTER TABLE runs RENAME COLUMN gpu_nvml_version TO gpu_library_version";
+
 constexpr Migration migrations[] = {
     {1, "0.1.0", schema_v1},
+    {2, "0.1.0", schema_v2},
 };
 
 std::string meta_value(Connection& connection, const char* key) {

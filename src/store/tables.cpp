@@ -30,7 +30,7 @@ RecordRole parse_role(const std::string& text) {
 
 constexpr const char* run_columns =
     "id, kind, source, started_at, ifnull(finished_at, ''), host, dvfslab_version, gpu_index, gpu_name, "
-    "gpu_uuid, gpu_pci_bus_id, gpu_architecture, gpu_driver_version, gpu_nvml_version, gpu_simulated, "
+    "gpu_uuid, gpu_pci_bus_id, gpu_architecture, gpu_driver_version, gpu_library_version, gpu_simulated, "
     "gpu_backend, plan_text, plan_hash, shard_index, shard_count, status";
 
 RunInfo run_from(const Statement& row) {
@@ -130,7 +130,7 @@ std::int64_t insert_run(Connection& connection, const RunInfo& run) {
   Statement insert(
       connection,
       "INSERT INTO runs(kind, source, started_at, finished_at, host, dvfslab_version, gpu_index, "
-      "gpu_name, gpu_uuid, gpu_pci_bus_id, gpu_architecture, gpu_driver_version, gpu_nvml_version, "
+      "gpu_name, gpu_uuid, gpu_pci_bus_id, gpu_architecture, gpu_driver_version, gpu_library_version, "
       "gpu_simulated, gpu_backend, plan_text, plan_hash, shard_index, shard_count, status) "
       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   std::optional<std::string> finished;

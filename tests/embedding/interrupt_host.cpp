@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   std::filesystem::remove(setter_log);
 
   OpenOptions open;
-  open.nvml_library = argv[1];  // passed in, not through DVFSLAB_NVML_LIBRARY
+  open.libraries["nvml"] = argv[1];  // passed in, not through DVFSLAB_NVML_LIBRARY
   std::unique_ptr<Gpu> gpu = open_gpu("0", open);
   const ControlState found = gpu->control_state();
 

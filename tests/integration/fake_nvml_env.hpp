@@ -55,7 +55,7 @@ inline EnvironmentChanges fake_nvml_environment(const std::string& gpus, Environ
 // in-process under a ScopedEnvironment.
 inline OpenOptions open_options_from_environment() {
   OpenOptions options;
-  if (const char* library = std::getenv("DVFSLAB_NVML_LIBRARY")) options.nvml_library = library;
+  if (const char* library = std::getenv("DVFSLAB_NVML_LIBRARY")) options.libraries["nvml"] = library;
   const char* read_only = std::getenv("DVFSLAB_READ_ONLY");
   options.read_only = read_only != nullptr && std::string(read_only) != "" && std::string(read_only) != "0";
   return options;

@@ -142,6 +142,44 @@ TEST_F(GuardCli, TheJournalRecordsTheDeviceSpecAndOlderJournalsWithOnlyAUuidStil
   EXPECT_FALSE(has_journal());
 }
 
+// The saved state became the backend's own (GpuControl); a journal exactly as
+// the releases before wrote it, with NVML's four knobs, must still restore.
+TEST_F(GuardCli, AJournalInTheFormatOfEarlierReleasesStillRestores) {
+  const nlohmann::json found = found_state();
+  auto hold = start_hold("hold.err");
+  hold->send(SIGKILL);
+  hold->wait();
+  const std::filesystem::path journal = journal_file();
+  const nlohmann::json written = nlohmann::json::parse(std::ifstream(journal));
+  const std::string uuid = written.at("gpu").at("uuid");
+  std::ofstream(journal) << R"({
+  "format": "dvfslab-restore-journal",
+  "version": 1,
+  "gpu": {"uuid": ")" << uuid << R"(", "name": "NVIDIA H200", "device": ")" << uuid << R"("},
+  "pid": 41235,
+  "created_utc": "2026-11-29T17:09:43Z",
+  "original_state": {
+    "locked_sm_min_mhz": null, "locked_sm_max_mhz": null,
+    "locked_mem_min_mhz": null, "locked_mem_max_mhz": null,
+    "application_graphics_mhz": 1980, "application_memory_mhz": 3201,
+    "power_limit_w": 450.0
+  },
+  "touched": ["sm_lock", "memory_lock", "power_limit"]
+}
+)";
+  const std::size_t calls_before_restore = setter_log().size();
+  const ProcessResult restore = run_dvfslab({"restore"}, environment);
+  EXPECT_EQ(restore.exit_code, 0) << restore.err;
+  EXPECT_NE(restore.out.find("restored the state dvfslab process 41235"), std::string::npos) << restore.out;
+  EXPECT_EQ(controls(), found);
+  EXPECT_FALSE(has_journal());
+  const std::vector<std::string> log = setter_log();
+  EXPECT_EQ(std::vector<std::string>(log.begin() + static_cast<long>(calls_before_restore), log.end()),
+            (std::vector<std::string>{"nvmlDeviceResetGpuLockedClocks device=0",
+                                      "nvmlDeviceResetMemoryLockedClocks device=0",
+                                      "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000"}));
+}
+
 TEST_F(GuardCli, AJournalOfAGpuThatIsNotHereSaysWhichJournalAndWhatToDo) {
   std::filesystem::create_directories(dir / "state");
   const std::filesystem::path journal =

@@ -146,14 +146,14 @@ TEST_F(NvmlBackend, MissingSymbolNamesTheFunctionAndTheDriverThatHasIt) {
 TEST_F(NvmlBackend, VersionedSymbolsComeFirstAndOlderOnesAreTheFallback) {
   {
     ScopedEnvironment scoped(environment("h200"));
-    auto library = nvml::Library::acquire(testing::open_options_from_environment().nvml_library);
+    auto library = nvml::Library::acquire(testing::open_options_from_environment().library("nvml"));
     EXPECT_EQ(library->symbol_name(nvml::Entry::init), "nvmlInit_v2");
     EXPECT_EQ(library->symbol_name(nvml::Entry::device_get_pci_info), "nvmlDeviceGetPciInfo_v3");
     EXPECT_EQ(library->symbol_name(nvml::Entry::device_get_current_clocks_event_reasons),
               "nvmlDeviceGetCurrentClocksEventReasons");
   }
   ScopedEnvironment scoped(environment("h200", {}, DVFSLAB_FAKE_NVML_OLD_DRIVER));
-  auto library = nvml::Library::acquire(testing::open_options_from_environment().nvml_library);
+  auto library = nvml::Library::acquire(testing::open_options_from_environment().library("nvml"));
   EXPECT_EQ(library->symbol_name(nvml::Entry::device_get_pci_info), "nvmlDeviceGetPciInfo_v2");
   EXPECT_EQ(library->symbol_name(nvml::Entry::device_get_current_clocks_event_reasons),
             "nvmlDeviceGetCurrentClocksThrottleReasons");
@@ -174,8 +174,8 @@ TEST_F(NvmlBackend, GpusShareOneInitialisedLibrary) {
   ScopedEnvironment scoped(environment("h200,v100"));
   auto gpus = open_gpus("auto", testing::open_options_from_environment());
   ASSERT_EQ(gpus.size(), 2u);
-  auto library = nvml::Library::acquire(testing::open_options_from_environment().nvml_library);
-  EXPECT_EQ(nvml::Library::acquire(testing::open_options_from_environment().nvml_library), library);
+  auto library = nvml::Library::acquire(testing::open_options_from_environment().library("nvml"));
+  EXPECT_EQ(nvml::Library::acquire(testing::open_options_from_environment().library("nvml")), library);
   EXPECT_EQ(gpus[1]->identity().name, "Tesla V100-PCIE-16GB");
   EXPECT_EQ(gpus[1]->identity().architecture, "Volta");
   EXPECT_EQ(gpus[0]->identity().backend, "nvml");

@@ -106,6 +106,20 @@ TEST_F(SlurmCli, MissingSbatchIsOneClearErrorWithExitCode10AndWritesNothing) {
   EXPECT_FALSE(fs::exists(out_));
 }
 
+// docs/cli.md: every --device refuses an empty value (an unset shell variable);
+// submit once took it as "not given" and sent the plan's own devices to the shards.
+TEST_F(SlurmCli, AnEmptyDeviceIsOneUsageErrorLineAndNothingIsSubmitted) {
+  write_sbatch_stand_in();
+  const auto result = run_dvfslab(
+      {"slurm", "submit", plan_.string(), "--shards", "2", "--out", out_.string(), "--device", ""},
+      only_stand_ins());
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
+  EXPECT_NE(result.err.find("--device: empty: give auto, a GPU index"), std::string::npos) << result.err;
+  EXPECT_FALSE(fs::exists(bin_ / "calls")) << "sbatch must not run";
+  EXPECT_FALSE(fs::exists(out_));
+}
+
 TEST_F(SlurmCli, DryRunPrintsBothScriptsAndWritesNothing) {
   const auto result = run_dvfslab({"slurm", "submit", plan_.string(), "--shards", "3", "--out", out_.string(),
                                    "--gres", "gpu:1", "--dry-run"},

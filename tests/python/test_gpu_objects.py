@@ -24,3 +24,13 @@ def test_first_contact_a_clock_table_prints_its_range_and_defaults():
     assert repr(table) == (f"<dvfslab.ClockTable: memory {memory} MHz; {len(graphics)} graphics clocks, "
                            f"{min(graphics)} to {max(graphics)} MHz; default graphics "
                            f"{table.default_graphics_mhz} MHz, memory {table.default_memory_mhz} MHz>")
+
+
+def test_library_keywords_come_from_the_backend_table_and_an_unknown_one_is_a_type_error():
+    assert dvfslab.open("sim:v100", nvml_library=None, virtual_time=True).describe()["backend"] == "sim"
+    try:
+        dvfslab.open("sim:v100", rocm_library="/opt/rocm/lib/librocm_smi64.so")
+    except TypeError as error:
+        assert "rocm_library" in str(error)
+    else:
+        raise AssertionError("an unknown library keyword was accepted")

@@ -32,6 +32,27 @@ TEST(GpuBackends, AnEmptyDeviceIsAUsageErrorNotAuto) {
   }
 }
 
+TEST(GpuBackends, TheShortDeviceFormsComeFromTheTableWithTheUnprefixedBackendFirst) {
+  EXPECT_EQ(device_spec_summary(),
+            "auto, a GPU index, UUID or PCI bus id, sim:NAME, replay:FILE.csv or twin:FILE.csv");
+}
+
+TEST(GpuBackends, TheTableNamesNvmlsLibraryKeywordAndVariable) {
+  const std::vector<BackendLibraryOption> libraries = backend_library_options();
+  ASSERT_EQ(libraries.size(), 1U);
+  EXPECT_EQ(libraries[0].backend, "nvml");
+  EXPECT_EQ(libraries[0].keyword, "nvml_library");
+  EXPECT_EQ(libraries[0].environment_variable, "DVFSLAB_NVML_LIBRARY");
+}
+
+TEST(GpuBackends, AnOpenOptionsLibraryIsLookedUpByBackendName) {
+  OpenOptions options;
+  EXPECT_TRUE(options.library("nvml").empty());
+  options.libraries["nvml"] = "/opt/fake/libnvidia-ml.so.1";
+  EXPECT_EQ(options.library("nvml"), "/opt/fake/libnvidia-ml.so.1");
+  EXPECT_TRUE(options.library("rocm").empty());
+}
+
 TEST(GpuBackends, SimulatedAndReplayedGpusSayTheyDoNotPersistSettingsAndHowToReopenThem) {
   const auto simulated = open_gpu("sim:v100");
   EXPECT_FALSE(simulated->persists_settings());
