@@ -21,8 +21,8 @@ namespace {
 
 using testing::EnvironmentChanges;
 
-// One iteration of 8 items every 20 ms at the H200's top clock, slower in
-// proportion at a lower locked SM clock (read from the fake's state file); with
+// One iteration of 8 items every PACE_US (default 20,000) microseconds at the
+// H200's top clock, slower in proportion at a lower locked SM clock (read from the fake's state file); with
 // SIGNAL_AT=N it sends SIGNAL_NAME to SIGNAL_TARGET (parent: dvfslab, self: the job)
 // at its N-th iteration. It ends after ITERS iterations, or with 130 / 143 on SIGINT /
 // SIGTERM, as a training script does (bash alone would wait for its `sleep`); with
@@ -33,7 +33,7 @@ const char* const paced_job =
     "while read -r line; do if [[ $line =~ locked_sm_max_mhz[^0-9n]*([0-9]+) ]]; then "
     "mhz=${BASH_REMATCH[1]}; fi; "
     "done < \"$DVFSLAB_FAKE_NVML_STATE\"; "
-    "printf -v pause '0.%06d' $((20000 * 1980 / mhz)); sleep $pause; n=$((n+1)); "
+    "printf -v pause '0.%06d' $((${PACE_US:-20000} * 1980 / mhz)); sleep $pause; n=$((n+1)); "
     "echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
     "if [ \"$n\" = \"${SIGNAL_AT:-0}\" ]; then "
     "if [ \"$SIGNAL_TARGET\" = self ]; then kill -$SIGNAL_NAME $$; else kill -$SIGNAL_NAME $PPID; fi; fi; "
@@ -81,7 +81,9 @@ class FakeNvmlTuneTest : public ::testing::Test {
 };
 
 TEST_F(FakeNvmlTuneTest, APacedJobIsProbedAndTheGpuRestoredAtItsEnd) {
-  const auto result = tune({}, {"--json"});
+  // 60 ms iterations: the loop's own cost (a fork per iteration) grows on a loaded
+  // machine and must stay small beside the pause whose ratio this test checks.
+  const auto result = tune({{"PACE_US", "60000"}}, {"--json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const std::string calls = log();
   EXPECT_NE(calls.find("nvmlDeviceSetGpuLockedClocks"), std::string::npos) << calls;
