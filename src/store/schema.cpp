@@ -190,6 +190,11 @@ void check_before_writing(Connection& connection, std::span<const Migration> ste
   }
 }
 
+bool is_older_schema(Connection& connection, std::span<const Migration> steps) {
+  const int found = checked_version(connection, known_version(steps));
+  return found > 0 && found < known_version(steps);
+}
+
 void check_readable(Connection& connection, std::span<const Migration> steps) {
   const int known = known_version(steps);
   const int found = checked_version(connection, known);

@@ -28,9 +28,13 @@ int schema_version(Connection& connection);
 // damaged database is never written to. An empty database passes.
 void check_before_writing(Connection& connection, std::span<const Migration> migrations);
 
+// Whether the database is of an older schema version than the last of `migrations`
+// (refusing what migrate() refuses).
+bool is_older_schema(Connection& connection, std::span<const Migration> migrations);
+
 // For a read-only connection: refuses what check_before_writing() refuses except
-// corruption (found when read), and also an empty database and an older schema,
-// which only a writer may upgrade.
+// corruption (found when read), and also an empty database and an older schema
+// (read an older one through a migrated copy, Connection::copy_in_memory).
 void check_readable(Connection& connection, std::span<const Migration> migrations);
 
 }  // namespace dvfslab::store_detail

@@ -86,6 +86,19 @@ Connection::Connection(const std::filesystem::path& path, bool create, bool read
   sqlite3_busy_timeout(db_, 5000);
 }
 
+std::unique_ptr<Connection> Connection::copy_in_memory(Connection& source) {
+  std::unique_ptr<Connection> copy(new Connection());
+  copy->path_ = source.path_;
+  const int code = sqlite3_open_v2(":memory:", &copy->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (code != SQLITE_OK) copy->fail(code, "open a copy in memory");
+  sqlite3_backup* backup = sqlite3_backup_init(copy->db_, "main", source.db_, "main");
+  if (!backup) copy->fail(sqlite3_errcode(copy->db_), "copy the database into memory");
+  sqlite3_backup_step(backup, -1);
+  const int copied = sqlite3_backup_finish(backup);
+  if (copied != SQLITE_OK) copy->fail(copied, "copy the database into memory");
+  return copy;
+}
+
 Connection::~Connection() { sqlite3_close(db_); }
 
 void Connection::execute(std::string_view sql) {

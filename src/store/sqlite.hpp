@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,9 @@ class Connection {
   // Opens (or creates, when `create` is set) the database at `path`; `read_only`
   // opens it with SQLITE_OPEN_READONLY, so nothing can change the file.
   Connection(const std::filesystem::path& path, bool create, bool read_only = false);
+  // A writable database in memory holding a copy of `source`'s contents; its
+  // errors still name `source`'s file.
+  static std::unique_ptr<Connection> copy_in_memory(Connection& source);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -31,6 +35,7 @@ class Connection {
   std::int64_t last_insert_id() const;
 
  private:
+  Connection() = default;
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
 };

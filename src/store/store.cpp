@@ -44,6 +44,12 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path), r
     // Read-only: no journal-mode switch, no migration, no side files to create, so
     // reading needs only read access and never changes the file.
     connection_ = std::make_unique<Connection>(path, false, true);
+    // A database of an older release is read through a migrated copy in memory, so
+    // that reading it still never changes the file.
+    if (store_detail::is_older_schema(*connection_, store_detail::schema_migrations())) {
+      connection_ = Connection::copy_in_memory(*connection_);
+      store_detail::migrate(*connection_, store_detail::schema_migrations());
+    }
     store_detail::check_readable(*connection_, store_detail::schema_migrations());
     return;
   }
