@@ -21,6 +21,7 @@
 #include "dvfslab/model.hpp"
 // gpu
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/gpu_backends.hpp"
 #include "dvfslab/gpu_json.hpp"
 #include "dvfslab/replay.hpp"
 #include "dvfslab/sim_gpu.hpp"

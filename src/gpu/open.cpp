@@ -1,13 +1,16 @@
 // The backend table: which backend a --device spec selects, what `auto` finds,
-// and the --device help every command shows. Adding a backend is one line here
+// and the --device help every command shows. Adding a backend to dvfslab is one
+// row here; a host program adds its own with register_gpu_backend
 // (docs/gpu-backends.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <string_view>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/gpu_backends.hpp"
 #include "dvfslab/replay.hpp"
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/twin.hpp"
@@ -17,27 +20,6 @@ namespace dvfslab {
 namespace {
 
 using GpuList = std::vector<std::unique_ptr<Gpu>>;
-
-struct GpuBackend {
-  // The backend's name: GpuIdentity::backend and the key of OpenOptions::libraries.
-  std::string_view name;
-  // "sim:" in "sim:h200". Empty for the one backend that takes every spec without
-  // a known prefix (NVML: an index, UUID or PCI bus id).
-  std::string_view prefix;
-  // Opens what the text after the prefix names.
-  GpuList (*open)(std::string_view argument, const OpenOptions& options);
-  // Every GPU the backend finds by itself, for `auto`; nullptr for backends whose
-  // GPUs exist only when named. Throws DriverNotFoundError when it has no driver.
-  GpuList (*find_all)(const OpenOptions& options);
-  // How --device names this backend's GPUs: in short for errors ("sim:NAME"), in
-  // full for the help text.
-  std::string_view spec_summary;
-  std::string (*spec_help)();
-  // For a backend that loads a vendor library: the Python keyword and the
-  // environment variable that give another file; empty for the others.
-  std::string_view library_keyword;
-  std::string_view library_variable;
-};
 
 GpuList one(std::unique_ptr<Gpu> gpu) {
   GpuList gpus;
@@ -81,22 +63,44 @@ std::string twin_spec_help() {
          "with a sensor and seeded noise (docs/twins.md)";
 }
 
-// Prefixed backends first; the unprefixed one last.
-const GpuBackend backends[] = {
-    {"sim", "sim:", open_simulated, nullptr, "sim:NAME", simulated_spec_help, "", ""},
-    {"replay", "replay:", open_replayed, nullptr, "replay:FILE.csv", replay_spec_help, "", ""},
-    {"twin", "twin:", open_twin, nullptr, "twin:FILE.csv", twin_spec_help, "", ""},
-    {"nvml", "", open_nvml, find_nvml, "a GPU index, UUID or PCI bus id", nvml_spec_help, "nvml_library",
-     "DVFSLAB_NVML_LIBRARY"},
-};
+// Prefixed backends first; the unprefixed one last (it takes every other spec).
+std::vector<GpuBackendDefinition>& backends() {
+  static std::vector<GpuBackendDefinition> table = {
+      {"sim", "sim:", open_simulated, {}, "sim:NAME", simulated_spec_help, "", ""},
+      {"replay", "replay:", open_replayed, {}, "replay:FILE.csv", replay_spec_help, "", ""},
+      {"twin", "twin:", open_twin, {}, "twin:FILE.csv", twin_spec_help, "", ""},
+      {"nvml", "", open_nvml, find_nvml, "a GPU index, UUID or PCI bus id", nvml_spec_help, "nvml_library",
+       "DVFSLAB_NVML_LIBRARY"},
+  };
+  return table;
+}
+
+// Why `candidate` cannot join the table, or "" when it can.
+std::string registration_problem(const GpuBackendDefinition& candidate) {
+  if (candidate.name.empty()) return "its name is empty";
+  if (!candidate.prefix.ends_with(':') || candidate.prefix.size() < 2)
+    return fmt::format("its prefix '{}' is not a word ending in ':' (e.g. 'mygpu:')", candidate.prefix);
+  if (!candidate.open) return "it has no open function";
+  if (!candidate.spec_help || candidate.spec_summary.empty()) return "it has no --device help";
+  if (candidate.library_keyword.empty() != candidate.library_variable.empty())
+    return "it names only one of its library keyword and environment variable";
+  for (const GpuBackendDefinition& existing : backends()) {
+    if (existing.name == candidate.name) return fmt::format("the name '{}' is registered already", candidate.name);
+    if (!existing.prefix.empty() &&
+        (existing.prefix.starts_with(candidate.prefix) || candidate.prefix.starts_with(existing.prefix)))
+      return fmt::format("its prefix '{}' overlaps the {} backend's '{}'", candidate.prefix, existing.name,
+                         existing.prefix);
+  }
+  return "";
+}
 
 // The backends in the order the help lists them: the unprefixed one first.
-std::vector<const GpuBackend*> backends_for_help() {
-  std::vector<const GpuBackend*> ordered;
-  for (const GpuBackend& backend : backends) {
+std::vector<const GpuBackendDefinition*> backends_for_help() {
+  std::vector<const GpuBackendDefinition*> ordered;
+  for (const GpuBackendDefinition& backend : backends()) {
     if (backend.prefix.empty()) ordered.push_back(&backend);
   }
-  for (const GpuBackend& backend : backends) {
+  for (const GpuBackendDefinition& backend : backends()) {
     if (!backend.prefix.empty()) ordered.push_back(&backend);
   }
   return ordered;
@@ -106,7 +110,7 @@ std::vector<const GpuBackend*> backends_for_help() {
 std::string device_spec_forms() {
   std::string forms =
       "auto (every GPU found, e.g. the NVIDIA GPUs; a command that uses one GPU takes the first)";
-  for (const GpuBackend* backend : backends_for_help()) forms += ", " + backend->spec_help();
+  for (const GpuBackendDefinition* backend : backends_for_help()) forms += ", " + backend->spec_help();
   return forms;
 }
 
@@ -116,8 +120,8 @@ std::string device_spec_forms() {
 GpuList find_all_gpus(const OpenOptions& options) {
   GpuList found;
   std::exception_ptr first_failure;
-  for (const GpuBackend& backend : backends) {
-    if (backend.find_all == nullptr) continue;
+  for (const GpuBackendDefinition& backend : backends()) {
+    if (!backend.find_all) continue;
     try {
       for (auto& gpu : backend.find_all(options)) found.push_back(std::move(gpu));
     } catch (const DriverNotFoundError&) {
@@ -132,7 +136,7 @@ GpuList find_all_gpus(const OpenOptions& options) {
 GpuList open_by_spec(const std::string& spec, const OpenOptions& options) {
   if (spec.empty()) throw UsageError("--device is empty; give one of: " + device_spec_forms());
   if (spec == "auto") return find_all_gpus(options);
-  for (const GpuBackend& backend : backends) {
+  for (const GpuBackendDefinition& backend : backends()) {
     if (spec.starts_with(backend.prefix)) {
       return backend.open(std::string_view(spec).substr(backend.prefix.size()), options);
     }
@@ -146,7 +150,7 @@ std::string device_spec_help() { return "Which GPU: " + device_spec_forms(); }
 
 std::string device_spec_summary() {
   std::string summary = "auto";
-  const std::vector<const GpuBackend*> ordered = backends_for_help();
+  const std::vector<const GpuBackendDefinition*> ordered = backends_for_help();
   for (std::size_t i = 0; i < ordered.size(); ++i) {
     summary += fmt::format("{}{}", i + 1 == ordered.size() ? " or " : ", ", ordered[i]->spec_summary);
   }
@@ -160,12 +164,22 @@ std::filesystem::path OpenOptions::library(const std::string& backend) const {
 
 std::vector<BackendLibraryOption> backend_library_options() {
   std::vector<BackendLibraryOption> options;
-  for (const GpuBackend& backend : backends) {
+  for (const GpuBackendDefinition& backend : backends()) {
     if (backend.library_keyword.empty()) continue;
-    options.push_back({std::string(backend.name), std::string(backend.library_keyword),
-                       std::string(backend.library_variable)});
+    options.push_back({backend.name, backend.library_keyword, backend.library_variable});
   }
   return options;
+}
+
+void register_gpu_backend(GpuBackendDefinition backend) {
+  if (const std::string problem = registration_problem(backend); !problem.empty()) {
+    throw ConfigError(fmt::format("GPU backend '{}' cannot be registered: {}", backend.name, problem));
+  }
+  std::vector<GpuBackendDefinition>& table = backends();
+  // Before the unprefixed row, which would otherwise take the new prefix's specs.
+  const auto unprefixed = std::find_if(table.begin(), table.end(),
+                                       [](const GpuBackendDefinition& row) { return row.prefix.empty(); });
+  table.insert(unprefixed, std::move(backend));
 }
 
 std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenOptions& options) {
