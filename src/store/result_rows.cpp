@@ -4,6 +4,7 @@
 
 #include "dvfslab/store.hpp"
 #include "store/sqlite.hpp"
+#include "store/tables.hpp"
 
 namespace dvfslab {
 namespace {
@@ -60,41 +61,46 @@ std::vector<ResultRow> Store::result_rows_where(std::optional<std::int64_t> run_
   // measurements(): a million rows are read in a few seconds.
   store_detail::Statement query(
       *connection_,
-      "SELECT p.run_id, p.workload, p.batch, p.mode, p.precision, p.sm_mhz, p.mem_mhz, "
-      "p.power_limit_w, p.repetition, p.is_default, p.item_unit, m.duration_s, "
-      "m.iterations, m.items, m.energy_j, m.energy_integrated_j, m.mean_power_w, "
-      "m.sm_mhz_mean, m.short_window, m.energy_estimated, m.clock_mismatch, "
-      "m.thermal_throttle, m.power_throttle "
+      "SELECT p.run_id AS run_id, p.workload AS workload, p.batch AS batch, p.mode AS mode, p.precision AS "
+      "precision, p.sm_mhz AS sm_mhz, p.mem_mhz AS mem_mhz, "
+      "p.power_limit_w AS power_limit_w, p.repetition AS repetition, p.is_default AS is_default, p.item_unit "
+      "AS item_unit, m.duration_s AS duration_s, "
+      "m.iterations AS iterations, m.items AS items, m.energy_j AS energy_j, m.energy_integrated_j AS "
+      "energy_integrated_j, m.mean_power_w AS mean_power_w, "
+      "m.sm_mhz_mean AS sm_mhz_mean, m.short_window AS short_window, m.energy_estimated AS energy_estimated, "
+      "m.clock_mismatch AS clock_mismatch, "
+      "m.thermal_throttle AS thermal_throttle, m.power_throttle AS power_throttle "
       "FROM measurements m JOIN points p ON p.id = m.point_id WHERE p.role = 'grid' "
       "AND (?1 IS NULL OR p.run_id = ?1) ORDER BY p.run_id, p.order_index, m.id");
   query.bind(1, run_id);
+  const store_detail::PointColumns point_at(query);
+  const auto at = [&](std::string_view name) { return query.column(name); };
+  const int run_id_at = at("run_id"), is_default_at = at("is_default"), item_unit_at = at("item_unit"),
+            duration_at = at("duration_s"), iterations_at = at("iterations"), items_at = at("items"),
+            energy_at = at("energy_j"), integrated_at = at("energy_integrated_j"),
+            mean_power_at = at("mean_power_w"), sm_mean_at = at("sm_mhz_mean"),
+            short_window_at = at("short_window"), estimated_at = at("energy_estimated"),
+            mismatch_at = at("clock_mismatch"), thermal_at = at("thermal_throttle"),
+            power_throttle_at = at("power_throttle");
   StoredMeasurement stored;
   while (query.step()) {
-    stored.run_id = query.int64(0);
-    Point& point = stored.point.point;
-    point.workload_case.workload = query.text(1);
-    point.workload_case.batch = query.integer(2);
-    point.workload_case.mode = parse_mode(query.text(3));
-    point.workload_case.precision = parse_precision(query.text(4));
-    point.setting.sm_mhz = query.optional_int(5);
-    point.setting.mem_mhz = query.optional_int(6);
-    point.setting.power_limit_w = query.optional_int(7);
-    point.repetition = query.integer(8);
-    stored.point.is_default = query.int64(9) != 0;
-    stored.point.item_unit = query.text(10);
+    stored.run_id = query.int64(run_id_at);
+    stored.point.point = store_detail::point_from(query, point_at);
+    stored.point.is_default = query.int64(is_default_at) != 0;
+    stored.point.item_unit = query.text(item_unit_at);
     Measurement& m = stored.measurement;
-    m.duration_s = query.real(11);
-    m.iterations = query.int64(12);
-    m.items = query.real(13);
-    m.energy_j = query.optional_real(14);
-    m.energy_integrated_j = query.optional_real(15);
-    m.mean_power_w = query.optional_real(16);
-    m.sm_mhz_mean = query.optional_real(17);
-    m.flags.short_window = query.int64(18) != 0;
-    m.flags.energy_estimated = query.int64(19) != 0;
-    m.flags.clock_mismatch = query.int64(20) != 0;
-    m.flags.thermal_throttle = query.int64(21) != 0;
-    m.flags.power_throttle = query.int64(22) != 0;
+    m.duration_s = query.real(duration_at);
+    m.iterations = query.int64(iterations_at);
+    m.items = query.real(items_at);
+    m.energy_j = query.optional_real(energy_at);
+    m.energy_integrated_j = query.optional_real(integrated_at);
+    m.mean_power_w = query.optional_real(mean_power_at);
+    m.sm_mhz_mean = query.optional_real(sm_mean_at);
+    m.flags.short_window = query.int64(short_window_at) != 0;
+    m.flags.energy_estimated = query.int64(estimated_at) != 0;
+    m.flags.clock_mismatch = query.int64(mismatch_at) != 0;
+    m.flags.thermal_throttle = query.int64(thermal_at) != 0;
+    m.flags.power_throttle = query.int64(power_throttle_at) != 0;
     rows.push_back(to_result_row(runs_by_id.at(stored.run_id), stored));
   }
   return rows;

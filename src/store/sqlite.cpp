@@ -89,7 +89,8 @@ Connection::Connection(const std::filesystem::path& path, bool create, bool read
 std::unique_ptr<Connection> Connection::copy_in_memory(Connection& source) {
   std::unique_ptr<Connection> copy(new Connection());
   copy->path_ = source.path_;
-  const int code = sqlite3_open_v2(":memory:", &copy->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int code =
+      sqlite3_open_v2(":memory:", &copy->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (code != SQLITE_OK) copy->fail(code, "open a copy in memory");
   sqlite3_backup* backup = sqlite3_backup_init(copy->db_, "main", source.db_, "main");
   if (!backup) copy->fail(sqlite3_errcode(copy->db_), "copy the database into memory");
@@ -170,6 +171,15 @@ void Statement::reset() {
 }
 
 bool Statement::is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
+
+int Statement::column(std::string_view name) const {
+  const int count = sqlite3_column_count(statement_);
+  for (int i = 0; i < count; ++i) {
+    if (const char* found = sqlite3_column_name(statement_, i); found && name == found) return i;
+  }
+  throw StoreError(fmt::format("{}: a query of dvfslab has no column '{}' (a bug: please report it)",
+                               connection_.path().string(), name));
+}
 
 std::int64_t Statement::int64(int column) const { return sqlite3_column_int64(statement_, column); }
 

@@ -67,6 +67,11 @@ class Statement {
   void run();
   void reset();
 
+  // The position of the result column called `name` (its AS alias, else its
+  // column name), so that rows are decoded by name, not by a count of commas;
+  // throws StoreError when the query has no such column (a programming error).
+  int column(std::string_view name) const;
+
   // Columns are numbered from 0, as in SQLite.
   bool is_null(int column) const;
   std::int64_t int64(int column) const;

@@ -29,33 +29,36 @@ RecordRole parse_role(const std::string& text) {
 }
 
 constexpr const char* run_columns =
-    "id, kind, source, started_at, ifnull(finished_at, ''), host, dvfslab_version, gpu_index, gpu_name, "
-    "gpu_uuid, gpu_pci_bus_id, gpu_architecture, gpu_driver_version, gpu_library_version, gpu_simulated, "
-    "gpu_backend, plan_text, plan_hash, shard_index, shard_count, status";
+    "id, kind, source, started_at, ifnull(finished_at, '') AS finished_at, host, dvfslab_version, gpu_index, "
+    "gpu_name, gpu_uuid, gpu_pci_bus_id, gpu_architecture, gpu_driver_version, gpu_library_version, "
+    "gpu_simulated, gpu_backend, plan_text, plan_hash, shard_index, shard_count, status";
 
+// Runs are few, so each row looks its columns up by name.
 RunInfo run_from(const Statement& row) {
+  const auto text = [&](std::string_view name) { return row.text(row.column(name)); };
+  const auto integer = [&](std::string_view name) { return row.integer(row.column(name)); };
   RunInfo run;
-  run.id = row.int64(0);
-  run.kind = parse_kind(row.text(1));
-  run.source = row.text(2);
-  run.started_at = row.text(3);
-  run.finished_at = row.text(4);
-  run.host = row.text(5);
-  run.dvfslab_version = row.text(6);
-  run.gpu.index = row.integer(7);
-  run.gpu.name = row.text(8);
-  run.gpu.uuid = row.text(9);
-  run.gpu.pci_bus_id = row.text(10);
-  run.gpu.architecture = row.text(11);
-  run.gpu.driver_version = row.text(12);
-  run.gpu.library_version = row.text(13);
-  run.gpu.simulated = row.int64(14) != 0;
-  run.gpu.backend = row.text(15);
-  run.plan_text = row.text(16);
-  run.plan_hash = row.text(17);
-  run.shard_index = row.integer(18);
-  run.shard_count = row.integer(19);
-  run.status = parse_status(row.text(20));
+  run.id = row.int64(row.column("id"));
+  run.kind = parse_kind(text("kind"));
+  run.source = text("source");
+  run.started_at = text("started_at");
+  run.finished_at = text("finished_at");
+  run.host = text("host");
+  run.dvfslab_version = text("dvfslab_version");
+  run.gpu.index = integer("gpu_index");
+  run.gpu.name = text("gpu_name");
+  run.gpu.uuid = text("gpu_uuid");
+  run.gpu.pci_bus_id = text("gpu_pci_bus_id");
+  run.gpu.architecture = text("gpu_architecture");
+  run.gpu.driver_version = text("gpu_driver_version");
+  run.gpu.library_version = text("gpu_library_version");
+  run.gpu.simulated = integer("gpu_simulated") != 0;
+  run.gpu.backend = text("gpu_backend");
+  run.plan_text = text("plan_text");
+  run.plan_hash = text("plan_hash");
+  run.shard_index = integer("shard_index");
+  run.shard_count = integer("shard_count");
+  run.status = parse_status(text("status"));
   return run;
 }
 
@@ -68,19 +71,6 @@ void bind_case_and_setting(Statement& statement, int first, const Point& point) 
       .bind(first + 5, point.setting.mem_mhz)
       .bind(first + 6, point.setting.power_limit_w)
       .bind(first + 7, point.repetition);
-}
-
-Point point_from(const Statement& row, int first) {
-  Point point;
-  point.workload_case.workload = row.text(first);
-  point.workload_case.batch = row.integer(first + 1);
-  point.workload_case.mode = parse_mode(row.text(first + 2));
-  point.workload_case.precision = parse_precision(row.text(first + 3));
-  point.setting.sm_mhz = row.optional_int(first + 4);
-  point.setting.mem_mhz = row.optional_int(first + 5);
-  point.setting.power_limit_w = row.optional_int(first + 6);
-  point.repetition = row.integer(first + 7);
-  return point;
 }
 
 // Compares the knobs as the unique index points_once_per_run writes them, so that
@@ -114,6 +104,29 @@ std::string throttle_json(const std::map<std::string, double>& fractions) {
 }
 
 }  // namespace
+
+PointColumns::PointColumns(const Statement& query)
+    : workload(query.column("workload")),
+      batch(query.column("batch")),
+      mode(query.column("mode")),
+      precision(query.column("precision")),
+      sm_mhz(query.column("sm_mhz")),
+      mem_mhz(query.column("mem_mhz")),
+      power_limit_w(query.column("power_limit_w")),
+      repetition(query.column("repetition")) {}
+
+Point point_from(const Statement& row, const PointColumns& at) {
+  Point point;
+  point.workload_case.workload = row.text(at.workload);
+  point.workload_case.batch = row.integer(at.batch);
+  point.workload_case.mode = parse_mode(row.text(at.mode));
+  point.workload_case.precision = parse_precision(row.text(at.precision));
+  point.setting.sm_mhz = row.optional_int(at.sm_mhz);
+  point.setting.mem_mhz = row.optional_int(at.mem_mhz);
+  point.setting.power_limit_w = row.optional_int(at.power_limit_w);
+  point.repetition = row.integer(at.repetition);
+  return point;
+}
 
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -269,58 +282,97 @@ std::vector<RunInfo> select_runs(Connection& connection, std::optional<std::int6
   return runs;
 }
 
+MeasurementColumns::MeasurementColumns(const Statement& query)
+    : id(query.column("id")),
+      run_id(query.column("run_id")),
+      recorded_at(query.column("recorded_at")),
+      role(query.column("role")),
+      order_index(query.column("order_index")),
+      is_default(query.column("is_default")),
+      item_unit(query.column("item_unit")),
+      effective_sm_mhz(query.column("effective_sm_mhz")),
+      effective_mem_mhz(query.column("effective_mem_mhz")),
+      name(query.column("name")),
+      duration_s(query.column("duration_s")),
+      energy_j(query.column("energy_j")),
+      energy_integrated_j(query.column("energy_integrated_j")),
+      mean_power_w(query.column("mean_power_w")),
+      peak_power_w(query.column("peak_power_w")),
+      sm_mhz_mean(query.column("sm_mhz_mean")),
+      sm_mhz_min(query.column("sm_mhz_min")),
+      mem_mhz_mean(query.column("mem_mhz_mean")),
+      temperature_c_min(query.column("temperature_c_min")),
+      temperature_c_max(query.column("temperature_c_max")),
+      throttle_fraction(query.column("throttle_fraction")),
+      iterations(query.column("iterations")),
+      items(query.column("items")),
+      samples(query.column("samples")),
+      short_window(query.column("short_window")),
+      energy_estimated(query.column("energy_estimated")),
+      clock_mismatch(query.column("clock_mismatch")),
+      thermal_throttle(query.column("thermal_throttle")),
+      power_throttle(query.column("power_throttle")) {}
+
 MeasurementCursor::MeasurementCursor(Connection& connection)
     : query_(connection,
-             "SELECT m.id, p.run_id, m.recorded_at, "
-             "p.workload, p.batch, p.mode, p.precision, p.sm_mhz, p.mem_mhz, p.power_limit_w, p.repetition, "
-             "p.role, p.order_index, p.is_default, p.item_unit, p.effective_sm_mhz, p.effective_mem_mhz, "
-             "m.name, m.duration_s, m.energy_j, m.energy_integrated_j, m.mean_power_w, m.peak_power_w, "
-             "m.sm_mhz_mean, m.sm_mhz_min, m.mem_mhz_mean, m.temperature_c_min, m.temperature_c_max, "
-             "m.throttle_fraction, m.iterations, m.items, m.samples, m.short_window, m.energy_estimated, "
-             "m.clock_mismatch, m.thermal_throttle, m.power_throttle "
+             "SELECT m.id AS id, p.run_id AS run_id, m.recorded_at AS recorded_at, "
+             "p.workload AS workload, p.batch AS batch, p.mode AS mode, p.precision AS precision, p.sm_mhz "
+             "AS sm_mhz, p.mem_mhz AS mem_mhz, p.power_limit_w AS power_limit_w, p.repetition AS repetition, "
+             "p.role AS role, p.order_index AS order_index, p.is_default AS is_default, p.item_unit AS "
+             "item_unit, p.effective_sm_mhz AS effective_sm_mhz, p.effective_mem_mhz AS effective_mem_mhz, "
+             "m.name AS name, m.duration_s AS duration_s, m.energy_j AS energy_j, m.energy_integrated_j AS "
+             "energy_integrated_j, m.mean_power_w AS mean_power_w, m.peak_power_w AS peak_power_w, "
+             "m.sm_mhz_mean AS sm_mhz_mean, m.sm_mhz_min AS sm_mhz_min, m.mem_mhz_mean AS mem_mhz_mean, "
+             "m.temperature_c_min AS temperature_c_min, m.temperature_c_max AS temperature_c_max, "
+             "m.throttle_fraction AS throttle_fraction, m.iterations AS iterations, m.items AS items, "
+             "m.samples AS samples, m.short_window AS short_window, m.energy_estimated AS energy_estimated, "
+             "m.clock_mismatch AS clock_mismatch, m.thermal_throttle AS thermal_throttle, m.power_throttle "
+             "AS power_throttle "
              "FROM measurements m JOIN points p ON p.id = m.point_id "
-             "ORDER BY p.run_id, p.order_index, m.id") {}
+             "ORDER BY p.run_id, p.order_index, m.id"),
+      point_columns_(query_),
+      at_(query_) {}
 
 bool MeasurementCursor::next(StoredMeasurement& row) {
   const Statement& query = query_;
   if (!query_.step()) return false;
-  row.id = query.int64(0);
-  row.run_id = query.int64(1);
-  row.recorded_at = query.text(2);
+  row.id = query.int64(at_.id);
+  row.run_id = query.int64(at_.run_id);
+  row.recorded_at = query.text(at_.recorded_at);
   PointRecord& point = row.point;
-  point.point = point_from(query, 3);
-  point.role = parse_role(query.text(11));
-  point.order_index = query.integer(12);
-  point.is_default = query.int64(13) != 0;
-  point.item_unit = query.text(14);
-  point.effective_sm_mhz = query.optional_int(15);
-  point.effective_mem_mhz = query.optional_int(16);
+  point.point = point_from(query, point_columns_);
+  point.role = parse_role(query.text(at_.role));
+  point.order_index = query.integer(at_.order_index);
+  point.is_default = query.int64(at_.is_default) != 0;
+  point.item_unit = query.text(at_.item_unit);
+  point.effective_sm_mhz = query.optional_int(at_.effective_sm_mhz);
+  point.effective_mem_mhz = query.optional_int(at_.effective_mem_mhz);
   Measurement& m = row.measurement;
-  m.name = query.text(17);
-  m.duration_s = query.real(18);
-  m.energy_j = query.optional_real(19);
-  m.energy_integrated_j = query.optional_real(20);
-  m.mean_power_w = query.optional_real(21);
-  m.peak_power_w = query.optional_real(22);
-  m.sm_mhz_mean = query.optional_real(23);
-  m.sm_mhz_min = query.optional_int(24);
-  m.mem_mhz_mean = query.optional_real(25);
-  m.temperature_c_min = query.optional_real(26);
-  m.temperature_c_max = query.optional_real(27);
-  const std::string throttle = query.text(28);
+  m.name = query.text(at_.name);
+  m.duration_s = query.real(at_.duration_s);
+  m.energy_j = query.optional_real(at_.energy_j);
+  m.energy_integrated_j = query.optional_real(at_.energy_integrated_j);
+  m.mean_power_w = query.optional_real(at_.mean_power_w);
+  m.peak_power_w = query.optional_real(at_.peak_power_w);
+  m.sm_mhz_mean = query.optional_real(at_.sm_mhz_mean);
+  m.sm_mhz_min = query.optional_int(at_.sm_mhz_min);
+  m.mem_mhz_mean = query.optional_real(at_.mem_mhz_mean);
+  m.temperature_c_min = query.optional_real(at_.temperature_c_min);
+  m.temperature_c_max = query.optional_real(at_.temperature_c_max);
+  const std::string throttle = query.text(at_.throttle_fraction);
   if (throttle == "{}") {
     m.throttle_fraction.clear();  // the common case, not worth a parse
   } else {
     m.throttle_fraction = nlohmann::json::parse(throttle).get<std::map<std::string, double>>();
   }
-  m.iterations = query.int64(29);
-  m.items = query.real(30);
-  m.samples = static_cast<std::size_t>(query.int64(31));
-  m.flags.short_window = query.int64(32) != 0;
-  m.flags.energy_estimated = query.int64(33) != 0;
-  m.flags.clock_mismatch = query.int64(34) != 0;
-  m.flags.thermal_throttle = query.int64(35) != 0;
-  m.flags.power_throttle = query.int64(36) != 0;
+  m.iterations = query.int64(at_.iterations);
+  m.items = query.real(at_.items);
+  m.samples = static_cast<std::size_t>(query.int64(at_.samples));
+  m.flags.short_window = query.int64(at_.short_window) != 0;
+  m.flags.energy_estimated = query.int64(at_.energy_estimated) != 0;
+  m.flags.clock_mismatch = query.int64(at_.clock_mismatch) != 0;
+  m.flags.thermal_throttle = query.int64(at_.thermal_throttle) != 0;
+  m.flags.power_throttle = query.int64(at_.power_throttle) != 0;
   return true;
 }
 
@@ -369,12 +421,14 @@ std::vector<Telemetry> select_samples(Connection& connection, std::int64_t measu
 
 std::set<Point> select_plan_points(Connection& connection, std::int64_t run_id) {
   Statement query(connection,
-                  "SELECT p.workload, p.batch, p.mode, p.precision, p.sm_mhz, p.mem_mhz, p.power_limit_w, "
-                  "p.repetition FROM points p JOIN measurements m ON m.point_id = p.id "
+                  "SELECT p.workload AS workload, p.batch AS batch, p.mode AS mode, p.precision AS "
+                  "precision, p.sm_mhz AS sm_mhz, p.mem_mhz AS mem_mhz, p.power_limit_w AS power_limit_w, "
+                  "p.repetition AS repetition FROM points p JOIN measurements m ON m.point_id = p.id "
                   "WHERE p.run_id = ? AND p.role = 'grid'");
   query.bind(1, run_id);
   std::set<Point> points;
-  while (query.step()) points.insert(point_from(query, 0));
+  const PointColumns at(query);
+  while (query.step()) points.insert(point_from(query, at));
   return points;
 }
 

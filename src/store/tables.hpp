@@ -47,6 +47,23 @@ class MeasurementInserter {
   Statement insert_sample_;
 };
 
+// The positions of a query's point columns (workload ... repetition), found once
+// by name so that rows are decoded by name however the SELECT lists them.
+struct PointColumns {
+  explicit PointColumns(const Statement& query);
+  int workload, batch, mode, precision, sm_mhz, mem_mhz, power_limit_w, repetition;
+};
+Point point_from(const Statement& row, const PointColumns& at);
+
+// The positions of a measurement cursor's own columns, found once by name.
+struct MeasurementColumns {
+  explicit MeasurementColumns(const Statement& query);
+  int id, run_id, recorded_at, role, order_index, is_default, item_unit, effective_sm_mhz, effective_mem_mhz,
+      name, duration_s, energy_j, energy_integrated_j, mean_power_w, peak_power_w, sm_mhz_mean, sm_mhz_min,
+      mem_mhz_mean, temperature_c_min, temperature_c_max, throttle_fraction, iterations, items, samples,
+      short_window, energy_estimated, clock_mismatch, thermal_throttle, power_throttle;
+};
+
 std::vector<RunInfo> select_runs(Connection& connection, std::optional<std::int64_t> run_id = std::nullopt);
 std::vector<StoredMeasurement> select_measurements(Connection& connection);
 // Reads measurements one at a time, in select_measurements' order, so that a
@@ -59,6 +76,8 @@ class MeasurementCursor {
 
  private:
   Statement query_;
+  PointColumns point_columns_;
+  MeasurementColumns at_;
 };
 // Every throttle reason named by any measurement, in name order.
 std::set<std::string> select_throttle_reasons(Connection& connection);
