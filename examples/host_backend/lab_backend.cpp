@@ -19,7 +19,8 @@
 
 namespace {
 
-std::vector<std::unique_ptr<dvfslab::Gpu>> open_lab_gpu(std::string_view model, const dvfslab::OpenOptions& options) {
+std::vector<std::unique_ptr<dvfslab::Gpu>> open_lab_gpu(std::string_view model,
+                                                        const dvfslab::OpenOptions& options) {
   std::vector<std::unique_ptr<dvfslab::Gpu>> gpus;
   gpus.push_back(std::make_unique<dvfslab::SimGpu>(dvfslab::sim_gpu_spec(model), options.sim_time));
   return gpus;
@@ -45,12 +46,13 @@ int main() {
 
     const std::unique_ptr<dvfslab::Gpu> gpu = dvfslab::open_gpu("lab:v100");
     dvfslab::ClockGuard guard(*gpu, {.state_dir = {}, .allow_clock_changes = true});
-    const dvfslab::EffectiveSetting applied = guard.apply({.sm_mhz = 900, .mem_mhz = {}, .power_limit_w = {}});
+    const dvfslab::EffectiveSetting applied =
+        guard.apply({.sm_mhz = 900, .mem_mhz = {}, .power_limit_w = {}});
     std::cout << "opened " << gpu->identity().name << " (backend " << gpu->identity().backend
               << "); applied sm=" << applied.sm_mhz.value_or(0);
     const dvfslab::RestoreReport restored = guard.restore();
-    std::cout << "; restored with " << restored.actions.size() << " control call(s), changes left: "
-              << (guard.has_changes() ? "yes" : "none") << "\n";
+    std::cout << "; restored with " << restored.actions.size()
+              << " control call(s), changes left: " << (guard.has_changes() ? "yes" : "none") << "\n";
 
     dvfslab::register_gpu_backend(lab_backend());
     std::cout << "a second 'lab' was accepted\n";

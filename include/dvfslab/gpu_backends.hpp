@@ -21,7 +21,8 @@ struct GpuBackendDefinition {
   // ':'; only dvfslab's NVML row takes the specs no prefix claims.
   std::string prefix;
   // Opens what the text after the prefix names (one GPU, or several).
-  std::function<std::vector<std::unique_ptr<Gpu>>(std::string_view argument, const OpenOptions& options)> open;
+  std::function<std::vector<std::unique_ptr<Gpu>>(std::string_view argument, const OpenOptions& options)>
+      open;
   // Every GPU the backend finds by itself, for `auto`; empty for backends whose GPUs
   // exist only when named. Throws DriverNotFoundError when it has no driver.
   std::function<std::vector<std::unique_ptr<Gpu>>(const OpenOptions& options)> find_all;

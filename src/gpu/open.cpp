@@ -85,7 +85,8 @@ std::string registration_problem(const GpuBackendDefinition& candidate) {
   if (candidate.library_keyword.empty() != candidate.library_variable.empty())
     return "it names only one of its library keyword and environment variable";
   for (const GpuBackendDefinition& existing : backends()) {
-    if (existing.name == candidate.name) return fmt::format("the name '{}' is registered already", candidate.name);
+    if (existing.name == candidate.name)
+      return fmt::format("the name '{}' is registered already", candidate.name);
     if (!existing.prefix.empty() &&
         (existing.prefix.starts_with(candidate.prefix) || candidate.prefix.starts_with(existing.prefix)))
       return fmt::format("its prefix '{}' overlaps the {} backend's '{}'", candidate.prefix, existing.name,
