@@ -9,6 +9,10 @@
 //   ClockGuard guard(gpu, {.allow_clock_changes = allow_clock_changes});
 //   for (...) { EffectiveSetting now = guard.apply(setting); ... }
 //   guard.restore();   // or let the destructor do it
+//
+// A job on several GPUs takes them together (ClockGuardSet below):
+//   ClockGuardSet guard(gpus, {.allow_clock_changes = allow_clock_changes});
+//   for (...) { std::vector<EffectiveSetting> now = guard.apply(setting); ... }
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -73,6 +77,15 @@ class GpuLock {
   int fd_ = -1;
 };
 
+// The locks of several GPUs, all or none. They are taken in UUID order, the same
+// for every process, so that of two jobs asking at once for overlapping sets the
+// one that takes the first GPU they share takes the rest too, and the other
+// stops there. When a GPU is busy the locks already taken are released and its
+// BusyError (naming the GPU and the holder's PID) is thrown. GPUs that persist no
+// settings (simulated, replayed) need no lock; the result holds the others' locks,
+// in UUID order. A GPU given twice is a ConfigError.
+std::vector<std::unique_ptr<GpuLock>> lock_gpus(std::span<Gpu* const> gpus);
+
 // ---------------------------------------------------------------- ClockGuard
 
 struct GuardOptions {
@@ -135,8 +148,60 @@ class ClockGuard {
   std::optional<std::filesystem::path> journal_path() const;
 
  private:
+  friend class ClockGuardSet;
+  // `lock` is `gpu`'s, taken already (ClockGuardSet takes every lock before any
+  // journal is recovered); null for a GPU that persists no settings.
+  ClockGuard(Gpu& gpu, std::unique_ptr<GpuLock> lock, GuardOptions options);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------- several GPUs
+
+// The ClockGuards of one job's GPUs, taken and released together: one journal file
+// per GPU, and every GPU restored at restore(), in the destructor and on SIGINT /
+// SIGTERM (each guard's own InterruptAction).
+//
+// The constructor takes every lock first (lock_gpus: all or none, in UUID order),
+// then restores journals that killed processes left. A GPU given twice is a
+// ConfigError. The GPUs' order is the caller's: settings given per GPU and the
+// settings read back follow it.
+//
+// Every setting is validated against every GPU's tables before the first control
+// call. When a GPU refuses a setting part way, every GPU is put back as found
+// before the error is thrown, so the job never runs on a mixture of settings.
+class ClockGuardSet {
+ public:
+  ClockGuardSet(std::span<Gpu* const> gpus, GuardOptions options = {});
+  ~ClockGuardSet();
+  ClockGuardSet(const ClockGuardSet&) = delete;
+  ClockGuardSet& operator=(const ClockGuardSet&) = delete;
+
+  // The same setting on every GPU (see ClockGuard::apply); what each reads back.
+  std::vector<EffectiveSetting> apply(const Setting& setting);
+  // settings[i] on GPU i; UsageError when the counts differ.
+  std::vector<EffectiveSetting> apply_per_gpu(std::span<const Setting> settings);
+
+  // Every GPU back as found, one report each. Every GPU is tried even when one
+  // fails; then the failure is thrown (several: one Error naming each, with the
+  // first one's exit code), and the failed GPUs keep their journals.
+  std::vector<RestoreReport> restore();
+
+  std::size_t size() const;
+  Gpu& gpu(std::size_t index) const;
+  // Whether any GPU is changed now.
+  bool has_changes() const;
+  // Whether an interrupt restored the GPUs: apply() throws InterruptedError from then on.
+  bool interrupted() const;
+
+ private:
+  struct Member;
+  std::vector<Member> members_;
+  bool allow_clock_changes_ = false;
+
+  void validate(std::span<const Setting> settings);
+  std::vector<EffectiveSetting> apply_all_or_restore(std::span<const Setting> settings);
 };
 
 // ---------------------------------------------------------------- crash recovery

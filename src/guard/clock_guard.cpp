@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,7 +29,7 @@ struct ClockGuard::Impl : GpuControl::Changes {
   Gpu& gpu;
   GuardOptions options;
   std::unique_ptr<GpuControl> control;
-  std::optional<GpuLock> lock;                        // absent unless gpu.persists_settings()
+  std::unique_ptr<GpuLock> lock;                      // null unless gpu.persists_settings()
   std::optional<std::filesystem::path> journal_file;  // absent unless gpu.persists_settings()
   std::unique_ptr<InterruptAction> interrupt;
 
@@ -197,10 +198,14 @@ struct ClockGuard::Impl : GpuControl::Changes {
 };
 
 ClockGuard::ClockGuard(Gpu& gpu, GuardOptions options)
+    : ClockGuard(gpu, gpu.persists_settings() ? std::make_unique<GpuLock>(gpu.identity()) : nullptr,
+                 std::move(options)) {}
+
+ClockGuard::ClockGuard(Gpu& gpu, std::unique_ptr<GpuLock> lock, GuardOptions options)
     : impl_(std::make_unique<Impl>(gpu, std::move(options))) {
+  impl_->lock = std::move(lock);
   if (gpu.persists_settings()) {
     const std::filesystem::path dir = guard_detail::resolve_state_dir(impl_->options.state_dir);
-    impl_->lock.emplace(gpu.identity());
     guard_detail::ensure_state_dir(dir);
     impl_->journal_file = guard_detail::journal_file(dir, gpu.identity().uuid);
     impl_->recover_stale_journal();

@@ -9,10 +9,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
@@ -86,6 +90,26 @@ GpuLock::GpuLock(const GpuIdentity& gpu) : name_("dvfslab-gpu-" + gpu.uuid) {
 
 GpuLock::~GpuLock() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+std::vector<std::unique_ptr<GpuLock>> lock_gpus(std::span<Gpu* const> gpus) {
+  std::vector<const GpuIdentity*> to_lock;
+  for (Gpu* gpu : gpus) {
+    if (gpu->persists_settings()) to_lock.push_back(&gpu->identity());
+  }
+  std::sort(to_lock.begin(), to_lock.end(),
+            [](const GpuIdentity* a, const GpuIdentity* b) { return a->uuid < b->uuid; });
+  const auto twice =
+      std::adjacent_find(to_lock.begin(), to_lock.end(),
+                         [](const GpuIdentity* a, const GpuIdentity* b) { return a->uuid == b->uuid; });
+  if (twice != to_lock.end()) {
+    throw ConfigError(
+        fmt::format("{} ({}) is given twice; name each GPU once", (*twice)->name, (*twice)->uuid));
+  }
+  // A BusyError unwinds `locks`, which releases every lock taken so far.
+  std::vector<std::unique_ptr<GpuLock>> locks;
+  for (const GpuIdentity* identity : to_lock) locks.push_back(std::make_unique<GpuLock>(*identity));
+  return locks;
 }
 
 }  // namespace dvfslab

@@ -1,8 +1,8 @@
 #pragma once
 // A test double for the guard: a Gpu whose control state lives in a JSON file, so
 // that a forked child can change it, be killed, and the parent can see what is
-// left. It can refuse locked clocks (pre-Volta / pre-Ampere), fail one setter,
-// and run a hook before its first setter call.
+// left. It can refuse locked clocks (pre-Volta / pre-Ampere), fail one setter
+// (from the start or from a later moment on), and run a hook before its first setter call.
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -67,6 +67,8 @@ class FileBackedGpu final : public Gpu {
   ControlState control_state() override { return load(); }
 
   void set_state(const ControlState& state) { save(state); }
+  // From now on `setter` (e.g. "set_power_limit") throws PermissionError; "" for none.
+  void fail_setter(std::string setter) { options_.failing_setter = std::move(setter); }
   const std::vector<std::string>& calls() const { return calls_; }
 
  protected:
