@@ -104,6 +104,23 @@ TEST_F(NvmlBackend, NoPermissionExplainsRootCapabilityAndTheFlag) {
   EXPECT_EQ(setter_log().size(), 1u) << "the refused call did reach the driver";
 }
 
+TEST_F(NvmlBackend, NoPermissionOnListedDevicesRefusesOnlyTheirSetters) {
+  ScopedEnvironment scoped(
+      environment("h200,h200,h200", {{"DVFSLAB_FAKE_NVML_NO_PERMISSION_DEVICES", "0,2"}}));
+  auto gpus = open_gpus("auto", testing::open_options_from_environment());
+  ASSERT_EQ(gpus.size(), 3u);
+  EXPECT_THROW(gpus[0]->set_power_limit(500), PermissionError);
+  gpus[1]->set_power_limit(500);
+  EXPECT_THROW(gpus[2]->set_power_limit(500), PermissionError);
+  EXPECT_EQ(gpus[0]->control_state().power_limit_w, 700.0);
+  EXPECT_EQ(gpus[1]->control_state().power_limit_w, 500.0);
+  EXPECT_EQ(setter_log(),
+            (std::vector<std::string>{"nvmlDeviceSetPowerManagementLimit device=0 limit_mw=500000",
+                                      "nvmlDeviceSetPowerManagementLimit device=1 limit_mw=500000",
+                                      "nvmlDeviceSetPowerManagementLimit device=2 limit_mw=500000"}));
+  gpus[1]->reset_power_limit();
+}
+
 TEST_F(NvmlBackend, NotSupportedNamesTheFeatureAndTheGenerationsThatHaveIt) {
   ScopedEnvironment scoped(environment("p100"));
   auto gpu = open_gpu("0", testing::open_options_from_environment());

@@ -71,7 +71,7 @@ nvml::Return setter(nvml::Device handle, std::string_view function, const std::s
   return with_device(handle, [&](FakeDevice& device) {
     fake::log_setter_call(
         fmt::format("{} device={}{}{}", function, device.index, arguments.empty() ? "" : " ", arguments));
-    if (state()->faults.setters_no_permission) return nvml::error_no_permission;
+    if (fake::refuses_setters(state()->faults, device.index)) return nvml::error_no_permission;
     apply(*device.gpu);
     fake::save_control_state();
     return nvml::success;

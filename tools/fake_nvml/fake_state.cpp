@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -29,6 +30,23 @@ std::string environment(const char* name, std::string_view fallback = {}) {
 bool flag(const char* name) {
   const std::string value = environment(name);
   return !value.empty() && value != "0";
+}
+
+// "1,3" as device indices; Error naming the variable for anything else.
+std::vector<int> device_indices(const char* name) {
+  std::vector<int> indices;
+  const std::string list = environment(name);
+  std::size_t start = 0;
+  while (start < list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, comma - start);
+    start = comma + 1;
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
+      throw Error(fmt::format("fake NVML: {}={} is not a list of device indices like 1,3", name, list));
+    }
+    indices.push_back(std::stoi(item));
+  }
+  return indices;
 }
 
 unsigned architecture_code(std::string_view architecture) {
@@ -74,6 +92,7 @@ std::unique_ptr<State> build_state() {
   auto built = std::make_unique<State>();
   built->faults.init_fails = flag("DVFSLAB_FAKE_NVML_NO_DRIVER");
   built->faults.setters_no_permission = flag("DVFSLAB_FAKE_NVML_NO_PERMISSION");
+  built->faults.no_permission_devices = device_indices("DVFSLAB_FAKE_NVML_NO_PERMISSION_DEVICES");
   built->faults.energy_not_supported = flag("DVFSLAB_FAKE_NVML_NO_ENERGY");
   if (const std::string lost = environment("DVFSLAB_FAKE_NVML_LOST_AFTER"); !lost.empty()) {
     built->faults.lost_after_calls = std::stol(lost);
@@ -114,6 +133,12 @@ std::unique_ptr<State> build_state() {
 }
 
 }  // namespace
+
+bool refuses_setters(const Faults& faults, int device) {
+  return faults.setters_no_permission ||
+         std::find(faults.no_permission_devices.begin(), faults.no_permission_devices.end(), device) !=
+             faults.no_permission_devices.end();
+}
 
 std::mutex& state_mutex() {
   static std::mutex mutex;

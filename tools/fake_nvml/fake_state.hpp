@@ -22,11 +22,15 @@ struct FakeDevice {
 };
 
 struct Faults {
-  bool init_fails = false;               // DVFSLAB_FAKE_NVML_NO_DRIVER=1
-  bool setters_no_permission = false;    // DVFSLAB_FAKE_NVML_NO_PERMISSION=1
-  bool energy_not_supported = false;     // DVFSLAB_FAKE_NVML_NO_ENERGY=1
-  std::optional<long> lost_after_calls;  // DVFSLAB_FAKE_NVML_LOST_AFTER=N
+  bool init_fails = false;                 // DVFSLAB_FAKE_NVML_NO_DRIVER=1
+  bool setters_no_permission = false;      // DVFSLAB_FAKE_NVML_NO_PERMISSION=1
+  std::vector<int> no_permission_devices;  // DVFSLAB_FAKE_NVML_NO_PERMISSION_DEVICES=1,3
+  bool energy_not_supported = false;       // DVFSLAB_FAKE_NVML_NO_ENERGY=1
+  std::optional<long> lost_after_calls;    // DVFSLAB_FAKE_NVML_LOST_AFTER=N
 };
+
+// Whether the setters of `device` answer NVML_ERROR_NO_PERMISSION.
+bool refuses_setters(const Faults& faults, int device);
 
 struct State {
   std::vector<FakeDevice> devices;
