@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
@@ -34,32 +35,56 @@ std::string knob(const std::optional<int>& value, const char* unit) {
   return value ? fmt::format("{} {}", *value, unit) : std::string("unknown");
 }
 
+// `auto` keeps meaning the first GPU found, as for every command on one GPU; a
+// spec that names several GPUs (all, 0-3) holds the setting on each of them.
+std::vector<std::unique_ptr<Gpu>> open_held_gpus(const std::string& device) {
+  std::vector<std::unique_ptr<Gpu>> gpus = open_gpus(device, open_options(SimTimeMode::wall_time));
+  if (device == "auto") gpus.resize(1);
+  return gpus;
+}
+
+// A GPU's name, with its index when several GPUs of one model are held.
+std::string gpu_label(const Gpu& gpu, bool several) {
+  const GpuIdentity& identity = gpu.identity();
+  return several ? fmt::format("GPU {} ({})", identity.index, identity.name) : identity.name;
+}
+
 void run_hold(const HoldOptions& options) {
-  auto gpu = open_gpu(options.device, open_options(SimTimeMode::wall_time));
+  const std::vector<std::unique_ptr<Gpu>> opened = open_held_gpus(options.device);
+  std::vector<Gpu*> gpus;
+  for (const auto& gpu : opened) gpus.push_back(gpu.get());
+  const bool several = gpus.size() > 1;
   const Setting setting{options.sm_mhz, options.mem_mhz, options.power_limit_w};
   const Setting plan[] = {setting};
-  validate_plan(*gpu, plan, options.allow_clock_changes);
+  for (Gpu* gpu : gpus) validate_plan(*gpu, plan, options.allow_clock_changes);
 
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
-  ClockGuard guard(*gpu, GuardOptions{state_dir(options.state_dir), options.allow_clock_changes});
-  const EffectiveSetting effective = guard.apply(setting);
-  const std::string simulated = gpu->identity().simulated ? " (SIMULATED)" : "";
-  fmt::print("holding {} on {}{}: SM clock {}, memory clock {}, power limit {}\n", to_string(setting),
-             gpu->identity().name, simulated, knob(effective.sm_mhz, "MHz"), knob(effective.mem_mhz, "MHz"),
-             effective.power_limit_w ? fmt::format("{:g} W", *effective.power_limit_w) : "unknown");
+  ClockGuardSet guard(gpus, GuardOptions{state_dir(options.state_dir), options.allow_clock_changes});
+  const std::vector<EffectiveSetting> effective = guard.apply(setting);
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const Gpu& gpu = *gpus[i];
+    labels.push_back(gpu_label(gpu, several));
+    const std::string simulated = gpu.identity().simulated ? " (SIMULATED)" : "";
+    fmt::print("holding {} on {}{}: SM clock {}, memory clock {}, power limit {}\n", to_string(setting),
+               labels.back(), simulated, knob(effective[i].sm_mhz, "MHz"), knob(effective[i].mem_mhz, "MHz"),
+               effective[i].power_limit_w ? fmt::format("{:g} W", *effective[i].power_limit_w) : "unknown");
+  }
   std::fflush(stdout);
 
   if (options.seconds) {
     std::this_thread::sleep_for(std::chrono::duration<double>(*options.seconds));
   } else {
     fmt::print(stderr, "dvfslab: press Ctrl-C or send SIGTERM to restore {} and stop\n",
-               gpu->identity().name);
+               fmt::join(labels, ", "));
     while (true) ::pause();  // the signal thread restores and exits
   }
-  const RestoreReport report = guard.restore();
-  fmt::print("restored {}{}\n", gpu->identity().name,
-             report.actions.empty() ? std::string(": nothing was changed")
-                                    : fmt::format(" ({})", fmt::join(report.actions, "; ")));
+  const std::vector<RestoreReport> reports = guard.restore();
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    fmt::print("restored {}{}\n", labels[i],
+               reports[i].actions.empty() ? std::string(": nothing was changed")
+                                          : fmt::format(" ({})", fmt::join(reports[i].actions, "; ")));
+  }
 }
 
 }  // namespace
@@ -71,7 +96,10 @@ void add_hold_command(CLI::App& app) {
       "Apply one setting (SM clock, memory clock, power limit) and keep it until --seconds pass or the "
       "process gets Ctrl-C / SIGTERM; then put the GPU back as it was found. Use it to run another "
       "program at a chosen setting. Knobs left out stay as they are.");
-  add_device_option(*command, options->device)->capture_default_str();
+  add_device_option(*command, options->device,
+                    ". A spec that names several GPUs holds the setting on each of them; auto takes the "
+                    "first GPU found")
+      ->capture_default_str();
   command->add_option("--sm", options->sm_mhz,
                       "SM (graphics) clock to lock, in MHz; must be a supported clock");
   command->add_option("--mem", options->mem_mhz, "memory clock to lock, in MHz; must be a supported clock");

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -54,11 +55,33 @@ std::unique_ptr<Gpu> open_journaled_gpu(const JournalSummary& journal) {
   }
 }
 
+// Tries every GPU even when one fails: the first failure decides the exit code and
+// is reported last (by the caller), the others on stderr as they happen.
+class EveryGpu {
+ public:
+  void attempt(const std::function<void()>& restore_one) {
+    try {
+      restore_one();
+    } catch (const Error& e) {
+      if (first_failure_) fmt::print(stderr, "dvfslab: error: {}\n", e.what());
+      if (!first_failure_) first_failure_ = std::current_exception();
+    }
+  }
+  void finish() const {
+    if (first_failure_) std::rethrow_exception(first_failure_);
+  }
+
+ private:
+  std::exception_ptr first_failure_;
+};
+
 void run_restore(const RestoreOptions& options) {
   const std::filesystem::path dir = state_dir(options.state_dir);
+  EveryGpu every_gpu;
   if (!options.device.empty()) {
     for (auto& gpu : open_gpus(options.device, open_options()))
-      print_result(*gpu, restore_from_journal(*gpu, dir));
+      every_gpu.attempt([&] { print_result(*gpu, restore_from_journal(*gpu, dir)); });
+    every_gpu.finish();
     return;
   }
   const std::vector<JournalSummary> journals = find_journals(dir);
@@ -66,10 +89,8 @@ void run_restore(const RestoreOptions& options) {
     fmt::print("nothing to restore: no dvfslab journal in {}\n", dir.string());
     return;
   }
-  // Every GPU is tried even when one fails; the first failure decides the exit code.
-  std::exception_ptr first_failure;
   for (const JournalSummary& journal : journals) {
-    try {
+    every_gpu.attempt([&] {
       auto gpu = open_journaled_gpu(journal);
       // A device field that opens another GPU would look for that GPU's journal
       // and report "nothing to restore" while this journal's GPU stays changed.
@@ -82,12 +103,9 @@ void run_restore(const RestoreOptions& options) {
             gpu->identity().name, gpu->identity().uuid, journal.gpu_uuid));
       }
       print_result(*gpu, restore_from_journal(*gpu, dir));
-    } catch (const Error& e) {
-      if (first_failure) fmt::print(stderr, "dvfslab: error: {}\n", e.what());
-      if (!first_failure) first_failure = std::current_exception();
-    }
+    });
   }
-  if (first_failure) std::rethrow_exception(first_failure);
+  every_gpu.finish();
 }
 
 }  // namespace
