@@ -136,7 +136,7 @@ GpuList find_all_gpus(const OpenOptions& options) {
 
 GpuList open_by_spec(const std::string& spec, const OpenOptions& options) {
   if (spec.empty()) throw UsageError("--device is empty; give one of: " + device_spec_forms());
-  if (spec == "auto") return find_all_gpus(options);
+  if (spec == "auto" || spec == "all") return find_all_gpus(options);
   for (const GpuBackendDefinition& backend : backends()) {
     if (spec.starts_with(backend.prefix)) {
       return backend.open(std::string_view(spec).substr(backend.prefix.size()), options);
