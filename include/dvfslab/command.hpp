@@ -136,13 +136,18 @@ struct CommandMeasurement {
   double sensor_period_s = 0;
   bool simulated = false;
   std::string device;
-  std::vector<Telemetry> trace;  // when options.meter.keep_trace
+  std::vector<Telemetry> trace;  // the first GPU's, when options.meter.keep_trace
 };
 
 // Runs `argv` to its end under an EnergyMeter on `gpu` (idle baseline first when
 // asked), forwarding signals to it. Returns what was measured however the program
 // ended; throws CommandStartError when it cannot start.
 CommandMeasurement measure_command(Gpu& gpu, const std::vector<std::string>& argv,
+                                   const MeasureCommandOptions& options);
+// The same over several GPUs of one job (one EnergyMeter over all of them): every
+// Measurement carries the job's totals and each GPU's in `gpus`; `device` names
+// them all, comma-separated.
+CommandMeasurement measure_command(const std::vector<Gpu*>& gpus, const std::vector<std::string>& argv,
                                    const MeasureCommandOptions& options);
 
 // The `dvfslab measure --json` document (docs/measure.md).

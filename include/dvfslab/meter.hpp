@@ -21,6 +21,11 @@
 // the number of windows. The sampler reads the GPU without holding up the caller's
 // bookkeeping, so a boundary that does not read (restart's latest_sample) never
 // waits for a read.
+//
+// Over several GPUs of one job (docs/multi-gpu.md) one sampler reads every GPU at
+// each tick and at each boundary, so all GPUs' windows share their boundaries;
+// each GPU keeps its own sensor period, power cap and running totals, and a
+// window's Measurement is the job's totals with each GPU's in `gpus`.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -47,6 +52,10 @@ struct MeterOptions {
 class EnergyMeter {
  public:
   explicit EnergyMeter(Gpu& gpu, MeterOptions options = {});
+  // Meters the GPUs of one job together. They must share one clock when any is
+  // virtual (std::invalid_argument otherwise); none may be null or given twice.
+  // With one GPU this is the constructor above.
+  explicit EnergyMeter(std::vector<Gpu*> gpus, MeterOptions options = {});
   ~EnergyMeter();
   EnergyMeter(const EnergyMeter&) = delete;
   EnergyMeter& operator=(const EnergyMeter&) = delete;
@@ -93,15 +102,19 @@ class EnergyMeter {
   void add_iterations(std::int64_t iterations, double items);
 
   double sample_period_s() const;
-  // The sensor update period the short-window rule uses (from the Gpu, or measured).
+  // The sensor update period the short-window rule uses (from the Gpu, or measured);
+  // over several GPUs the longest (each GPU's windows use its own; the sampling
+  // period follows the shortest).
   double sensor_period_s() const;
-  // Mean power over the idle baseline; absent without one.
+  // Mean power over the idle baseline (summed over GPUs); absent without one.
   std::optional<double> idle_power_w() const;
+  // Whether any of the GPUs is simulated.
   bool simulated() const;
+  std::size_t gpu_count() const;
 
-  // Every reading so far (empty unless keep_trace), in time order.
-  std::vector<Telemetry> trace() const;
-  // Writes the trace as CSV or JSON, chosen by the extension (.csv / .json).
+  // Every reading of the `gpu`-th GPU so far (empty unless keep_trace), in time order.
+  std::vector<Telemetry> trace(std::size_t gpu = 0) const;
+  // Writes the first GPU's trace as CSV or JSON, chosen by the extension (.csv / .json).
   void write_trace(const std::filesystem::path& path) const;
 
  private:

@@ -105,6 +105,8 @@ struct MeasurementFlags {
   bool operator==(const MeasurementFlags&) const = default;
 };
 
+struct GpuMeasurement;
+
 struct Measurement {
   std::string name;
   double duration_s = 0.0;
@@ -125,6 +127,17 @@ struct Measurement {
   double items = 0.0;
   std::size_t samples = 0;
   MeasurementFlags flags;
+  // One entry per GPU when a meter read several (the fields above are then the
+  // job's totals, docs/multi-gpu.md); empty for one GPU.
+  std::vector<GpuMeasurement> gpus;
+};
+
+// One GPU's share of a window measured over several GPUs.
+struct GpuMeasurement {
+  std::string uuid;
+  int index = 0;     // the GPU's index among its backend's GPUs
+  std::string name;  // the GPU's name ("NVIDIA H200"); the window's is Measurement::name
+  Measurement measurement;
 };
 
 }  // namespace dvfslab

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,20 @@ void print_window_line(std::FILE* out, const Measurement& m, const char* suffix)
              m.iterations, fmt::join(m.flags.names(), ","), suffix);
 }
 
+// Each GPU's share, when several were metered; the lines above are their total.
+void print_gpu_lines(std::FILE* out, const Measurement& total) {
+  for (const GpuMeasurement& gpu : total.gpus) {
+    const Measurement& m = gpu.measurement;
+    fmt::print(out, "  gpu {:<3} {:<24} {:>12}   mean {:>9}   peak {:>9}   {}\n", gpu.index, gpu.name,
+               optional_number(m.energy_j, "{:.2f} J"), optional_number(m.mean_power_w, "{:.1f} W"),
+               optional_number(m.peak_power_w, "{:.1f} W"), gpu.uuid);
+  }
+  if (!total.gpus.empty()) {
+    fmt::print(out, "  total of {} GPUs above (peak: the sum of each GPU's peak, an upper bound)\n",
+               total.gpus.size());
+  }
+}
+
 void print_report(std::FILE* out, const CommandMeasurement& r) {
   const Measurement& t = r.total;
   if (r.simulated)
@@ -63,6 +78,7 @@ void print_report(std::FILE* out, const CommandMeasurement& r) {
                t.energy_j ? fmt::format("{:.2f} J", *t.energy_j - *r.idle_power_w * t.duration_s) : "n/a");
   }
   fmt::print(out, "\n");
+  print_gpu_lines(out, t);
   fmt::print(out, "clocks       SM mean {} (min {})   memory mean {}\n",
              optional_number(t.sm_mhz_mean, "{:.0f} MHz"),
              t.sm_mhz_min ? fmt::format("{} MHz", *t.sm_mhz_min) : "n/a",
@@ -110,6 +126,21 @@ void print_warnings(const CommandMeasurement& r) {
   for (const auto& warning : r.warnings) fmt::print(stderr, "warning: {}\n", warning);
 }
 
+void refuse_without_live_sensors(Gpu& gpu, const std::string& spec) {
+  if (is_replay_gpu(gpu)) {
+    throw ConfigError(
+        fmt::format("{} is a replayed sweep table ({}): it has no live sensors to measure a program "
+                    "with; sweep the table's workloads instead (docs/replay.md)",
+                    gpu.identity().name, spec));
+  }
+  if (is_twin_gpu(gpu)) {
+    throw ConfigError(
+        fmt::format("{} is a twin ({}): it lives on a virtual clock that a program cannot load; sweep its "
+                    "workloads instead (docs/twins.md)",
+                    gpu.identity().name, spec));
+  }
+}
+
 void run_measure(const MeasureArguments& args) {
   // Finite bounds: an infinite idle time or sampling period would never end.
   if (args.sample_ms && !(*args.sample_ms > 0 && *args.sample_ms <= 60'000)) {
@@ -122,18 +153,23 @@ void run_measure(const MeasureArguments& args) {
   if (args.skip_iterations < 0 || args.skip_iterations > 1'000'000'000) {
     throw UsageError("--skip-iters must be an integer from 0 to 1000000000");
   }
-  auto gpu = open_gpu(args.device, open_options(SimTimeMode::wall_time));
-  if (is_replay_gpu(*gpu)) {
-    throw ConfigError(
-        fmt::format("{} is a replayed sweep table ({}): it has no live sensors to measure a program "
-                    "with; sweep the table's workloads instead (docs/replay.md)",
-                    gpu->identity().name, args.device));
+  std::vector<std::unique_ptr<Gpu>> gpus = open_gpus(args.device, open_options(SimTimeMode::wall_time));
+  // `auto` keeps meaning one GPU, as it did, but a job on a node of several must not
+  // be metered on the first one alone without notice.
+  if (args.device == "auto" && gpus.size() > 1) {
+    fmt::print(stderr,
+               "dvfslab: warning: {} GPUs found; only the first ({}) is metered: give --device all to meter "
+               "every GPU\n",
+               gpus.size(), gpus.front()->identity().name);
+    gpus.resize(1);
   }
-  if (is_twin_gpu(*gpu)) {
-    throw ConfigError(
-        fmt::format("{} is a twin ({}): it lives on a virtual clock that a program cannot load; sweep its "
-                    "workloads instead (docs/twins.md)",
-                    gpu->identity().name, args.device));
+  if (gpus.size() > 1 && !args.trace_path.empty()) {
+    throw UsageError("--trace writes one GPU's samples: give --device one GPU to trace");
+  }
+  std::vector<Gpu*> metered;
+  for (const auto& gpu : gpus) {
+    refuse_without_live_sensors(*gpu, args.device);
+    metered.push_back(gpu.get());
   }
 
   MeasureCommandOptions options;
@@ -143,7 +179,7 @@ void run_measure(const MeasureArguments& args) {
   options.skip_iterations = args.skip_iterations;
   options.child.stdout_to_stderr = args.json;
 
-  const CommandMeasurement result = measure_command(*gpu, args.command, options);
+  const CommandMeasurement result = measure_command(metered, args.command, options);
   print_warnings(result);
   // Report first: a trace that cannot be written must not lose the measurement.
   if (args.json) {

@@ -49,6 +49,19 @@ nlohmann::json to_json(const Measurement& m, std::optional<double> idle_power_w)
       if (m.items > 0) out["energy_per_item_j"] = *m.energy_j / m.items;
     }
   }
+  // Several GPUs: the figures above are the job's, each GPU's follow with its
+  // identity; "name" there is the GPU's (the window's is the top level's).
+  if (!m.gpus.empty()) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const GpuMeasurement& gpu : m.gpus) {
+      nlohmann::json entry = to_json(gpu.measurement);
+      entry["uuid"] = gpu.uuid;
+      entry["index"] = gpu.index;
+      entry["name"] = gpu.name;
+      gpus.push_back(std::move(entry));
+    }
+    out["gpus"] = std::move(gpus);
+  }
   return out;
 }
 

@@ -1,5 +1,7 @@
 // measure_command: the loop behind `dvfslab measure` — run the program, turn its
 // markers into meter windows, and close everything when it ends, however it ends.
+#include <fmt/format.h>
+
 #include <limits>
 #include <string>
 
@@ -111,13 +113,20 @@ class MarkerDispatcher {
 
 CommandMeasurement measure_command(Gpu& gpu, const std::vector<std::string>& argv,
                                    const MeasureCommandOptions& options) {
+  return measure_command(std::vector<Gpu*>{&gpu}, argv, options);
+}
+
+CommandMeasurement measure_command(const std::vector<Gpu*>& gpus, const std::vector<std::string>& argv,
+                                   const MeasureCommandOptions& options) {
   CommandMeasurement result;
   result.command = argv;
   result.skip_iterations = options.skip_iterations;
-  result.simulated = gpu.identity().simulated;
-  result.device = gpu.identity().name;
 
-  EnergyMeter meter(gpu, options.meter);
+  EnergyMeter meter(gpus, options.meter);
+  result.simulated = meter.simulated();
+  std::vector<std::string> names;
+  for (const Gpu* gpu : gpus) names.push_back(gpu->identity().name);
+  result.device = fmt::format("{}", fmt::join(names, ", "));
   meter.start();  // the idle baseline, when asked, comes before the program starts
   result.idle_power_w = meter.idle_power_w();
   result.sample_period_s = meter.sample_period_s();

@@ -1,0 +1,81 @@
+// `dvfslab measure` on a node of four fake NVIDIA H200s: `--device all` meters every
+// GPU (the job's totals on top, each GPU's in "gpus"); `auto` meters the first and
+// says so.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <string>
+
+#include "dvfslab/sim_gpu.hpp"
+#include "fake_nvml_env.hpp"
+#include "run_process.hpp"
+
+namespace dvfslab::testing {
+namespace {
+
+const std::vector<std::string> short_program = {"--", "/bin/sh", "-c", "sleep 0.6"};
+
+ProcessResult measure_on_fake_node(const std::vector<std::string>& options, const std::string& gpus) {
+  std::vector<std::string> arguments = {"measure"};
+  arguments.insert(arguments.end(), options.begin(), options.end());
+  arguments.insert(arguments.end(), short_program.begin(), short_program.end());
+  return run_dvfslab(arguments, fake_nvml_environment(gpus));
+}
+
+TEST(MeasureMultiGpuCli, DeviceAllMetersEveryGpuAndTheTopLevelIsTheirSum) {
+  const ProcessResult result = measure_on_fake_node({"--device", "all", "--json"}, "h200,h200,h200,h200");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json document = nlohmann::json::parse(result.out);
+  ASSERT_EQ(document.at("gpus").size(), 4u);
+  // The fake's H200s idle: each one's counter grows at the simulator's idle power.
+  const double idle_w = sim_gpu_spec("h200").idle_power_w;
+  const double sensor_period_s = document.at("sensor_period_s").get<double>();
+  double sum = 0;
+  std::set<std::string> uuids;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const nlohmann::json& gpu = document["gpus"][i];
+    EXPECT_EQ(gpu.at("index"), static_cast<int>(i));
+    EXPECT_EQ(gpu.at("name"), "NVIDIA H200");
+    uuids.insert(gpu.at("uuid").get<std::string>());
+    const double energy = gpu.at("energy_j").get<double>();
+    const double duration = gpu.at("duration_s").get<double>();
+    EXPECT_NEAR(energy, idle_w * duration, 2.0 * idle_w * sensor_period_s) << gpu.dump();
+    EXPECT_NEAR(duration, document.at("duration_s").get<double>(), 0.01) << "boundaries read every GPU";
+    sum += energy;
+  }
+  EXPECT_EQ(uuids.size(), 4u);
+  EXPECT_NEAR(document.at("energy_j").get<double>(), sum, 1e-9 * sum);
+  EXPECT_NE(document.at("device").get<std::string>().find("NVIDIA H200, NVIDIA H200"), std::string::npos);
+}
+
+TEST(MeasureMultiGpuCli, TheReportShowsEachGpuAndTheirTotal) {
+  const ProcessResult result = measure_on_fake_node({"--device", "all"}, "h200,h200");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("  gpu 0   NVIDIA H200"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("  gpu 1   NVIDIA H200"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("total of 2 GPUs above"), std::string::npos) << result.err;
+}
+
+TEST(MeasureMultiGpuCli, AutoMetersTheFirstGpuAndWarnsThatTheOthersAreNot) {
+  const ProcessResult result = measure_on_fake_node({"--json"}, "h200,h200");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("dvfslab: warning: 2 GPUs found; only the first (NVIDIA H200) is metered: give "
+                            "--device all"),
+            std::string::npos)
+      << result.err;
+  EXPECT_FALSE(nlohmann::json::parse(result.out).contains("gpus"));
+
+  const ProcessResult alone = measure_on_fake_node({"--json"}, "h200");
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  EXPECT_EQ(alone.err.find("warning"), std::string::npos) << alone.err;
+}
+
+TEST(MeasureMultiGpuCli, TracingSeveralGpusIsAUsageError) {
+  const ProcessResult result = measure_on_fake_node({"--device", "all", "--trace", "t.csv"}, "h200,h200");
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("--trace writes one GPU's samples"), std::string::npos) << result.err;
+}
+
+}  // namespace
+}  // namespace dvfslab::testing
