@@ -51,6 +51,8 @@ struct ChildOptions {
   // Send the program's stdout to our stderr, so our stdout stays machine-readable.
   bool stdout_to_stderr = false;
   ChildRole role = ChildRole::job;
+  // Whose iterations count when the program's ranks report markers (docs/multi-gpu.md).
+  IterationsFrom iterations_from = IterationsFrom::rank0;
 };
 
 // A running program with DVFSLAB_MARK_FD naming the write end of a pipe whose

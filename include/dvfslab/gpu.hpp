@@ -27,6 +27,9 @@ struct GpuIdentity {
   bool simulated = false;       // every output made from it must say SIMULATED
   std::string backend;          // "nvml", "sim", "replay", "twin"
   std::string device_spec;      // the --device text that opens this GPU again (NVML: its UUID)
+  // Split into MIG instances, which share its clocks and power limit: dvfslab
+  // refuses to change them (NVML; false where the driver cannot tell).
+  bool mig_enabled = false;
 };
 
 struct ClockTable {
@@ -136,6 +139,10 @@ class Gpu {
   // it can measure an external program. Simulated and replayed GPUs override it:
   // they keep their settings in this process and their time on a virtual clock.
   virtual bool persists_settings() const { return true; }
+  // The process ids with a compute context on this GPU, as the driver sees them
+  // (host ids: in a container they may differ from the container's own); nullopt
+  // where the backend or driver cannot tell.
+  virtual std::optional<std::vector<int>> compute_process_ids() { return std::nullopt; }
 
   // Read-only mode (the CLI sets it from DVFSLAB_READ_ONLY=1; OpenOptions::read_only):
   // every control call below is refused (PermissionError) before any backend can

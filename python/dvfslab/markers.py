@@ -13,7 +13,10 @@ script runs the same with and without dvfslab:
     markers.close()          # optional: the program's tear-down follows
 
 Only the process that first wrote a marker writes (a forked data-loader worker
-stays silent).
+stays silent). In a job on several GPUs each line ends with `rank N` when the
+environment has RANK (else LOCAL_RANK) set to an integer, as torchrun and
+torch.distributed set it (docs/multi-gpu.md, "How ranks report"); such a rank
+whose launcher closed the inherited descriptor writes through its parent's.
 """
 from __future__ import annotations
 
@@ -21,30 +24,71 @@ import contextlib
 import math
 import os
 import re
+import stat
 import warnings
 from typing import Iterator, Optional
 
 ENVIRONMENT_VARIABLE = "DVFSLAB_MARK_FD"
 _NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
+_DIGITS = re.compile(r"[0-9]{1,6}")
+
+RANK_VARIABLES = ("RANK", "LOCAL_RANK")
+_MAX_RANK = 65535  # the largest rank dvfslab accepts
 
 _fd: Optional[int] = None
 _pid: Optional[int] = None
+_suffix = ""
 _looked = False
+
+
+def _rank_suffix() -> str:
+    """The ` rank N` ending of every line, from the first of RANK_VARIABLES set ('' for none)."""
+    for variable in RANK_VARIABLES:
+        text = os.environ.get(variable)
+        if text is None or text == "":
+            continue
+        if _DIGITS.fullmatch(text) and int(text) <= _MAX_RANK:
+            return f" rank {int(text)}"
+        warnings.warn(f"dvfslab markers: {variable}={text!r} is not a rank from 0 to {_MAX_RANK}; "
+                      "markers are written without a rank", RuntimeWarning, stacklevel=4)
+        return ""
+    return ""
+
+
+def _parents_pipe(fd: int) -> Optional[int]:
+    """The marker pipe through the parent's descriptor `fd`, or None: for a rank whose
+    launcher closed the descriptors it inherited (torchrun and multiprocessing's
+    spawn start method pass a new process none but the standard three)."""
+    try:
+        parents = os.open(f"/proc/{os.getppid()}/fd/{fd}", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if stat.S_ISFIFO(os.fstat(parents).st_mode):
+        return parents
+    os.close(parents)  # the parent reused the number for something else: not ours to write
+    return None
 
 
 def _descriptor() -> Optional[int]:
     """The marker descriptor of this process, or None when not measured."""
-    global _fd, _pid, _looked
+    global _fd, _pid, _suffix, _looked
     if _looked:
         return _fd if _pid == os.getpid() else None
     _looked = True
-    text = os.environ.get(ENVIRONMENT_VARIABLE, "")
     try:
-        fd = int(text)
+        fd: Optional[int] = int(os.environ.get(ENVIRONMENT_VARIABLE, ""))
+    except ValueError:
+        return None  # unset: not under dvfslab
+    suffix = _rank_suffix()
+    try:
         os.fstat(fd)
-    except (ValueError, OSError):
-        return None  # unset, or not a descriptor this process has: not under dvfslab
-    _fd, _pid = fd, os.getpid()
+    except OSError:
+        # Not a descriptor this process has: not under dvfslab, unless a rank's
+        # launcher closed it.
+        fd = _parents_pipe(fd) if suffix else None
+        if fd is None:
+            return None
+    _fd, _pid, _suffix = fd, os.getpid(), suffix
     return _fd
 
 
@@ -58,7 +102,7 @@ def _write(line: str) -> None:
     fd = _descriptor()
     if fd is None:
         return
-    data = (line + "\n").encode("ascii")
+    data = (line + _suffix + "\n").encode("ascii")
     try:
         written = os.write(fd, data)
         if written != len(data):

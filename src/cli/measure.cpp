@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
+#include "cli/iterations_from_option.hpp"
 #include "dvfslab/command.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
@@ -29,6 +30,7 @@ struct MeasureArguments {
   std::int64_t skip_iterations = 0;
   std::optional<double> sample_ms;
   double idle_seconds = 0;
+  IterationsFrom iterations_from = IterationsFrom::rank0;
   std::vector<std::string> command;
 };
 
@@ -178,6 +180,7 @@ void run_measure(const MeasureArguments& args) {
   options.meter.keep_trace = !args.trace_path.empty();
   options.skip_iterations = args.skip_iterations;
   options.child.stdout_to_stderr = args.json;
+  options.child.iterations_from = args.iterations_from;
 
   const CommandMeasurement result = measure_command(metered, args.command, options);
   print_warnings(result);
@@ -229,6 +232,7 @@ void add_measure_command(CLI::App& app) {
                    "Measure idle power for S seconds before starting the program, to report dynamic energy "
                    "(energy above idle)")
       ->capture_default_str();
+  add_iterations_from_option(*measure, args->iterations_from);
   measure->add_option("command", args->command, "The program and its arguments, after --")->required();
   measure->callback([args] { run_measure(*args); });
 }

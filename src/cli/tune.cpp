@@ -16,6 +16,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
+#include "cli/iterations_from_option.hpp"
 #include "cli/run_database.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
@@ -45,6 +46,7 @@ struct TuneArguments {
   bool json = false;
   std::string state_dir;
   std::string sim_job;
+  IterationsFrom iterations_from = IterationsFrom::rank0;
   std::vector<std::string> command;
 };
 
@@ -119,7 +121,9 @@ TunedJob tune_job(const TuneArguments& args, Gpu& gpu, const TunerOptions& optio
     return tuned;
   }
   tuned.job = fmt::format("{}", fmt::join(args.command, " "));
-  TunedCommand command = tune_command(gpu, args.command, options, ChildOptions{args.json});
+  TunedCommand command =
+      tune_command(gpu, args.command, options,
+                   ChildOptions{.stdout_to_stderr = args.json, .iterations_from = args.iterations_from});
   tuned.report = std::move(command.report);
   tuned.job += ": " + command.exit.describe();
   if (command.interrupted_by != 0)
@@ -219,6 +223,7 @@ void add_tune_command(CLI::App& app) {
   tune->add_option("--sim-job", args->sim_job,
                    "A simulated job instead of a command (with --device sim:NAME): PHASE[,PHASE...], PHASE = "
                    "WORKLOAD[/train|/infer][/bBATCH][/PRECISION][:ITERATIONS]");
+  add_iterations_from_option(*tune, args->iterations_from);
   tune->add_option("command", args->command, "The job and its arguments, after --");
   tune->callback([args] { run_tune(*args); });
 }

@@ -28,6 +28,8 @@ void to_json(nlohmann::json& out, const GpuIdentity& identity) {
          {"simulated", identity.simulated},
          {"backend", identity.backend},
          {"device", identity.device_spec}};
+  // Only when set: documents written before MIG was reported keep their keys.
+  if (identity.mig_enabled) out["mig_enabled"] = true;
 }
 
 void to_json(nlohmann::json& out, const ClockTable& table) {

@@ -79,6 +79,8 @@ std::string describe_gpu_text(Gpu& gpu) {
   line("UUID", id.uuid);
   line("PCI bus id", id.pci_bus_id);
   line("Driver / library", fmt::format("{} / {}", id.driver_version, id.library_version));
+  if (id.mig_enabled)
+    line("MIG mode", "enabled: clocks and power limit are shared, dvfslab does not change them");
   line("Memory clocks", format_clock_list(table.memory_mhz));
   for (int memory : table.memory_mhz) {
     const auto found = table.graphics_mhz.find(memory);

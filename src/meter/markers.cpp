@@ -46,13 +46,24 @@ bool valid_name(std::string_view name) {
   return true;
 }
 
+// Takes a trailing `rank N` off `words` into `rank`; false when it is malformed.
+bool take_rank(std::vector<std::string_view>& words, int& rank) {
+  if (words.size() < 3 || words[words.size() - 2] != "rank") return true;
+  const auto value = parse_count(words.back(), 0);
+  if (!value || *value > max_marker_rank) return false;
+  rank = static_cast<int>(*value);
+  words.resize(words.size() - 2);
+  return true;
+}
+
 }  // namespace
 
 std::optional<Marker> parse_marker_line(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  const auto words = split_words(line);
+  auto words = split_words(line);
   if (words.empty()) return std::nullopt;
   Marker marker;
+  if (!take_rank(words, marker.rank)) return std::nullopt;
   if (words[0] == "dvfslab:iter" || words[0] == "dvfslab:step") {
     if (words.size() != 2 && words.size() != 4) return std::nullopt;
     const bool step = words[0] == "dvfslab:step";
@@ -111,7 +122,9 @@ void MarkerParser::complete_line(std::vector<Marker>& out) {
   }
   if (auto marker = parse_marker_line(line)) {
     switch (accept(*marker)) {
-      case Verdict::pass: out.push_back(std::move(*marker)); break;
+      case Verdict::pass:
+        if (!merger_.add(*marker, out)) ++rejected_;
+        break;
       case Verdict::drop: break;
       case Verdict::reject: ++rejected_; break;
     }
@@ -120,33 +133,41 @@ void MarkerParser::complete_line(std::vector<Marker>& out) {
   }
 }
 
+bool MarkerParser::iter_values_look_like_steps() const {
+  for (const auto& [rank, state] : ranks_) {
+    if (state.step_like_run >= step_like_iter_lines) return true;
+  }
+  return false;
+}
+
 MarkerParser::Verdict MarkerParser::accept(Marker& marker) {
+  if (marker.kind != Marker::Kind::iterations && marker.kind != Marker::Kind::step) return Verdict::pass;
+  RankState& state = ranks_[marker.rank];
   if (marker.kind == Marker::Kind::iterations) {
     // Compared without adding one to the largest count (a refused overflow line may carry it).
-    const bool rises_by_one = last_iter_value_ &&
-                              *last_iter_value_ < std::numeric_limits<std::int64_t>::max() &&
-                              marker.iterations == *last_iter_value_ + 1;
-    step_like_run_ = rises_by_one ? step_like_run_ + 1 : 1;
-    last_iter_value_ = marker.iterations;
+    const bool rises_by_one = state.last_iter_value &&
+                              *state.last_iter_value < std::numeric_limits<std::int64_t>::max() &&
+                              marker.iterations == *state.last_iter_value + 1;
+    state.step_like_run = rises_by_one ? state.step_like_run + 1 : 1;
+    state.last_iter_value = marker.iterations;
     return Verdict::pass;
   }
-  if (marker.kind != Marker::Kind::step) return Verdict::pass;
   // A counter that goes back is a restarted or confused program; lost lines are
   // harmless, since the next step carries the total.
-  const double items = marker.items.value_or(last_step_items_);
-  if (marker.iterations < last_step_ || items < last_step_items_) return Verdict::reject;
+  const double items = marker.items.value_or(state.last_step_items);
+  if (marker.iterations < state.last_step || items < state.last_step_items) return Verdict::reject;
   // The first step line passes even at 0 (`step 0` after set-up): it says where the
   // loop starts, which opens the steady window.
-  if (marker.iterations == last_step_ && step_seen_) {
-    return items == last_step_items_ ? Verdict::drop : Verdict::reject;
+  if (marker.iterations == state.last_step && state.step_seen) {
+    return items == state.last_step_items ? Verdict::drop : Verdict::reject;
   }
-  step_seen_ = true;
+  state.step_seen = true;
   const std::int64_t step = marker.iterations;
   marker.kind = Marker::Kind::iterations;
-  marker.iterations = step - last_step_;
-  if (marker.items) marker.items = items - last_step_items_;
-  last_step_ = step;
-  last_step_items_ = items;
+  marker.iterations = step - state.last_step;
+  if (marker.items) marker.items = items - state.last_step_items;
+  state.last_step = step;
+  state.last_step_items = items;
   return Verdict::pass;
 }
 

@@ -131,3 +131,65 @@ def test_a_reader_that_went_away_stops_the_markers_with_one_warning():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["1", "False", "True"]
+
+
+def written_lines(env_updates, code="from dvfslab import markers; markers.iteration(items=4); markers.begin('a')"):
+    read_end, write_end = os.pipe()
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK")}
+    env.update(env_updates, DVFSLAB_MARK_FD=str(write_end))
+    result = subprocess.run([sys.executable, "-W", "always", "-c", code], env=env, pass_fds=(write_end,),
+                            capture_output=True, text=True, timeout=60)
+    os.close(write_end)
+    with os.fdopen(read_end) as lines:
+        written = lines.read()
+    assert result.returncode == 0, result.stderr
+    return written.splitlines(), result
+
+
+def test_lines_carry_the_rank_from_the_environment():
+    assert written_lines({"RANK": "3", "LOCAL_RANK": "1"})[0] == ["dvfslab:iter 1 items 4 rank 3",
+                                                                 "dvfslab:begin a rank 3"]
+    assert written_lines({"LOCAL_RANK": "2"})[0] == ["dvfslab:iter 1 items 4 rank 2", "dvfslab:begin a rank 2"]
+    assert written_lines({"RANK": "", "LOCAL_RANK": "0"})[0][0] == "dvfslab:iter 1 items 4 rank 0"
+    assert written_lines({})[0] == ["dvfslab:iter 1 items 4", "dvfslab:begin a"]
+
+
+def test_a_rank_whose_launcher_closed_the_descriptor_writes_through_its_parents():
+    launcher = textwrap.dedent("""
+        import os, subprocess, sys
+        rank = "from dvfslab import markers; markers.iteration(); print(markers.active())"
+        for env in (dict(os.environ, LOCAL_RANK="1"), dict(os.environ)):  # a rank, then a plain child
+            print(subprocess.run([sys.executable, "-c", rank], env=env, capture_output=True, text=True,
+                                 check=True).stdout.strip())
+    """)
+    lines, result = written_lines({}, launcher)
+    assert lines == ["dvfslab:iter 1 rank 1"]
+    assert result.stdout.split() == ["True", "False"]
+
+
+def test_a_rank_that_is_not_an_integer_is_left_out_with_a_warning():
+    for bad in ("-1", "one", "1.0", "70000", "\u00b2"):
+        lines, result = written_lines({"RANK": bad})
+        assert lines == ["dvfslab:iter 1 items 4", "dvfslab:begin a"], bad
+        assert "is not a rank" in result.stderr, bad
+
+
+# A launcher like torchrun: ranks started with subprocess's close_fds, so they reach
+# the marker pipe through this process's descriptor.
+RANKS = textwrap.dedent("""
+    import os, subprocess, sys
+    rank = "import sys; from dvfslab import markers; [markers.iteration(items=8) for _ in range(int(sys.argv[1]))]"
+    for rank_number, count in ((1, 4), (0, 6)):  # rank 1 lags: 4 iterations to rank 0's 6
+        env = dict(os.environ, RANK=str(rank_number))
+        subprocess.run([sys.executable, "-c", rank, str(count)], env=env, check=True)
+""")
+
+
+@pytest.mark.parametrize("iterations_from, counted", [("rank0", 6), ("slowest", 4)])
+def test_measure_counts_the_ranks_iterations_as_asked(dvfslab_binary, tmp_path, iterations_from, counted):
+    report = measure(dvfslab_binary, tmp_path, RANKS, "--iterations-from", iterations_from)
+    assert report["markers"]["lines"] == 10
+    assert report["markers"]["malformed"] == 0 and report["markers"]["rejected"] == 0
+    # The steady window opens at the first iteration counted: the rest are its.
+    assert report["iterations"] == counted - 1
+    assert report["items"] == 8 * (counted - 1)

@@ -155,6 +155,54 @@ TEST(MarkerParser, IterValuesRisingByOneLookLikeAStepIndex) {
                        "dvfslab:iter 8\ndvfslab:iter 9\n"));
 }
 
+Marker of_rank(Marker marker, int rank) {
+  marker.rank = rank;
+  return marker;
+}
+
+TEST(MarkerLine, AnyLineMayEndWithItsRank) {
+  EXPECT_EQ(parse_marker_line("dvfslab:iter 1 items 32 rank 3"), of_rank(iterations(1, 32.0), 3));
+  EXPECT_EQ(parse_marker_line("dvfslab:iter 2 rank 0"), iterations(2));
+  EXPECT_EQ(parse_marker_line("dvfslab:begin train rank 7"),
+            of_rank(window(Marker::Kind::begin, "train"), 7));
+  EXPECT_EQ(parse_marker_line("dvfslab:end train rank 7"), of_rank(window(Marker::Kind::end, "train"), 7));
+  EXPECT_EQ(parse_marker_line("dvfslab:begin rank"), window(Marker::Kind::begin, "rank"));
+  Marker step = of_rank(iterations(4), max_marker_rank);
+  step.kind = Marker::Kind::step;
+  EXPECT_EQ(parse_marker_line("dvfslab:step 4 rank " + std::to_string(max_marker_rank)), step);
+  for (const std::string& line : std::vector<std::string>{
+           "dvfslab:iter 1 rank", "dvfslab:iter 1 rank -1", "dvfslab:iter 1 rank 1.5",
+           "dvfslab:iter 1 rank x", "dvfslab:iter 1 rank " + std::to_string(max_marker_rank + 1),
+           "dvfslab:iter 1 rank 2 items 3", "dvfslab:iter 1 items 3 rank 2 rank 2", "dvfslab:begin rank 2",
+           "dvfslab:end a rank 99999999999999999999"}) {
+    EXPECT_FALSE(parse_marker_line(line)) << line;
+  }
+}
+
+TEST(MarkerParser, EachRankHasItsOwnStepCounter) {
+  MarkerParser parser(IterationsFrom::slowest);
+  std::vector<Marker> out;
+  parser.feed(
+      "dvfslab:step 0\ndvfslab:step 0 rank 1\ndvfslab:step 2 items 8\ndvfslab:step 3 items 12 rank 1\n", out);
+  EXPECT_EQ(parser.rejected(), 0u);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], iterations(0));       // rank 0's loop starts
+  EXPECT_EQ(out[1], iterations(2, 8.0));  // rank 1 passed rank 0's 2 steps
+  parser.feed("dvfslab:step 1 rank 1\n", out);
+  EXPECT_EQ(parser.rejected(), 1u) << "rank 1's counter went back";
+}
+
+TEST(MarkerParser, ByDefaultOnlyRankZeroCounts) {
+  MarkerParser parser;
+  std::vector<Marker> out;
+  parser.feed("dvfslab:iter 1 rank 1\ndvfslab:begin a rank 1\ndvfslab:iter 2 items 4\ndvfslab:end a rank 1\n",
+              out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], iterations(2, 4.0));
+  EXPECT_EQ(parser.lines(), 4u);
+  EXPECT_EQ(parser.malformed() + parser.rejected(), 0u);
+}
+
 TEST(MarkerParserFuzz, RandomStreamsSplitAnywhere) {
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
     std::mt19937 random(seed);

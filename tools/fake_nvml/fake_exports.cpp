@@ -127,6 +127,25 @@ nvml::Return fake_clock_reasons(nvml::Device handle, unsigned long long* reasons
   });
 }
 
+#ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
+// As NVML: INSUFFICIENT_SIZE with the count needed when the buffer is too small.
+nvml::Return fake_compute_processes(nvml::Device handle, unsigned* count, nvml::ProcessInfo* processes) {
+  return with_device(handle, [&](FakeDevice& device) {
+    if (count == nullptr) return nvml::error_invalid_argument;
+    const unsigned capacity = *count;
+    *count = static_cast<unsigned>(device.compute_pids.size());
+    if (capacity < device.compute_pids.size() || (capacity > 0 && processes == nullptr)) {
+      return nvml::error_insufficient_size;
+    }
+    for (std::size_t i = 0; i < device.compute_pids.size(); ++i) {
+      // 0xffffffff: in no GPU or compute instance (the GPU is not split).
+      processes[i] = nvml::ProcessInfo{device.compute_pids[i], 0, 0xffffffff, 0xffffffff};
+    }
+    return nvml::success;
+  });
+}
+#endif
+
 const char* error_text(nvml::Return code) {
   switch (code) {
     case nvml::success: return "Success";
@@ -368,6 +387,24 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceSetPowerManagementLimit(nvml::Device han
   return setter(handle, "nvmlDeviceSetPowerManagementLimit", fmt::format("limit_mw={}", milliwatts),
                 [&](dvfslab::SimGpu& gpu) { gpu.set_power_limit(milliwatts / 1000.0); });
 }
+#ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetMigMode(nvml::Device handle, unsigned* current_mode,
+                                                   unsigned* pending_mode) {
+  return with_device(handle, [&](FakeDevice& device) {
+    if (current_mode == nullptr || pending_mode == nullptr) return nvml::error_invalid_argument;
+    *current_mode = *pending_mode = device.mig_enabled ? nvml::device_mig_enable : 0;
+    return nvml::success;
+  });
+}
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::Device handle, unsigned* count,
+                                                                      nvml::ProcessInfo* processes) {
+  return fake_compute_processes(handle, count, processes);
+}
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v2(nvml::Device handle, unsigned* count,
+                                                                      nvml::ProcessInfo* processes) {
+  return fake_compute_processes(handle, count, processes);
+}
+#endif
 
 // Every export matches its entry of the list (export_checks.hpp); the current
 // driver's fake exports every name of the list.
@@ -416,7 +453,10 @@ FAKE_NVML_CHECK_EXPORT(device_set_applications_clocks, nvmlDeviceSetApplications
 FAKE_NVML_CHECK_EXPORT(device_reset_applications_clocks, nvmlDeviceResetApplicationsClocks);
 FAKE_NVML_CHECK_EXPORT(device_set_power_management_limit, nvmlDeviceSetPowerManagementLimit);
 #ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
-// 37 = the checks above: a name added to the list needs an export and a check.
-static_assert(dvfslab::fake_nvml::checks::symbol_count == 37,
+FAKE_NVML_CHECK_EXPORT(device_get_mig_mode, nvmlDeviceGetMigMode);
+FAKE_NVML_CHECK_EXPORT(device_get_compute_running_processes, nvmlDeviceGetComputeRunningProcesses_v3);
+FAKE_NVML_CHECK_EXPORT(device_get_compute_running_processes, nvmlDeviceGetComputeRunningProcesses_v2);
+// 40 = the checks above: a name added to the list needs an export and a check.
+static_assert(dvfslab::fake_nvml::checks::symbol_count == 40,
               "nvml_api.hpp lists a symbol name the fake does not export and check here");
 #endif

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -88,6 +89,56 @@ void write_control_state(const State& state) {
   std::filesystem::rename(temporary, state.state_path);
 }
 
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+// A whole non-negative decimal number up to `most`, or nullopt.
+std::optional<unsigned long> whole_number(std::string_view text, unsigned long most) {
+  unsigned long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value > most) return std::nullopt;
+  return value;
+}
+
+FakeDevice& device_named(State& state, std::string_view index, const char* variable) {
+  const auto found = whole_number(index, state.devices.size());
+  if (!found || *found >= state.devices.size()) {
+    throw Error(fmt::format("{} names device '{}', but there are {} devices (from index 0)", variable, index,
+                            state.devices.size()));
+  }
+  return state.devices[*found];
+}
+
+// DVFSLAB_FAKE_NVML_MIG=INDEX[,INDEX...]: the devices in MIG mode.
+void read_mig_devices(State& state) {
+  for (const std::string& index : comma_list(environment("DVFSLAB_FAKE_NVML_MIG"))) {
+    device_named(state, index, "DVFSLAB_FAKE_NVML_MIG").mig_enabled = true;
+  }
+}
+
+// DVFSLAB_FAKE_NVML_PROCESSES=INDEX:PID[,INDEX:PID...]: compute processes per device.
+void read_compute_processes(State& state) {
+  for (const std::string& entry : comma_list(environment("DVFSLAB_FAKE_NVML_PROCESSES"))) {
+    const std::size_t colon = entry.find(':');
+    const auto pid = colon == std::string::npos
+                         ? std::nullopt
+                         : whole_number(std::string_view(entry).substr(colon + 1), 0xffffffffUL);
+    if (!pid) {
+      throw Error(fmt::format("DVFSLAB_FAKE_NVML_PROCESSES entry '{}' is not INDEX:PID", entry));
+    }
+    device_named(state, entry.substr(0, colon), "DVFSLAB_FAKE_NVML_PROCESSES")
+        .compute_pids.push_back(static_cast<unsigned>(*pid));
+  }
+}
+
 std::unique_ptr<State> build_state() {
   auto built = std::make_unique<State>();
   built->faults.init_fails = flag("DVFSLAB_FAKE_NVML_NO_DRIVER");
@@ -120,6 +171,8 @@ std::unique_ptr<State> build_state() {
     device.architecture = architecture_code(device.gpu->spec().architecture);
     built->devices.push_back(std::move(device));
   }
+  read_mig_devices(*built);
+  read_compute_processes(*built);
 
   built->state_path = environment("DVFSLAB_FAKE_NVML_STATE");
   if (!built->state_path.empty()) {

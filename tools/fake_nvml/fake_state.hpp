@@ -18,7 +18,9 @@ struct FakeDevice {
   std::unique_ptr<SimGpu> gpu;
   std::string uuid;
   std::string pci_bus_id;
-  unsigned architecture = 0;  // nvmlDeviceArchitecture_t
+  unsigned architecture = 0;           // nvmlDeviceArchitecture_t
+  bool mig_enabled = false;            // DVFSLAB_FAKE_NVML_MIG lists its index
+  std::vector<unsigned> compute_pids;  // DVFSLAB_FAKE_NVML_PROCESSES
 };
 
 struct Faults {

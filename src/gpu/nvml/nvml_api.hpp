@@ -54,6 +54,9 @@ inline constexpr int value_type_unsigned_long_long = 3;
 inline constexpr int value_type_signed_long_long = 4;
 inline constexpr int value_type_signed_int = 5;
 
+// nvmlDeviceGetMigMode's current and pending modes.
+inline constexpr unsigned device_mig_enable = 1;  // NVML_DEVICE_MIG_ENABLE
+
 // Buffer sizes NVML documents for its string getters.
 inline constexpr unsigned name_buffer_size = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 inline constexpr unsigned uuid_buffer_size = 80;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
@@ -100,6 +103,16 @@ struct FieldValue {
   Value value;
 };
 static_assert(sizeof(FieldValue) == 40);
+
+// nvmlProcessInfo_t as filled by nvmlDeviceGetComputeRunningProcesses_v2/_v3 (24
+// bytes on LP64); the unversioned function fills a shorter v1 layout.
+struct ProcessInfo {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+  unsigned gpu_instance_id;
+  unsigned compute_instance_id;
+};
+static_assert(sizeof(ProcessInfo) == 24);
 
 // Every entry point dvfslab uses:
 //   X(member, C signature, a driver branch that has it, symbol names to try in order)
@@ -153,6 +166,10 @@ static_assert(sizeof(FieldValue) == 40);
   X(device_set_applications_clocks, Return(Device, unsigned, unsigned), "R319",                              \
     "nvmlDeviceSetApplicationsClocks")                                                                       \
   X(device_reset_applications_clocks, Return(Device), "R319", "nvmlDeviceResetApplicationsClocks")           \
-  X(device_set_power_management_limit, Return(Device, unsigned), "R319", "nvmlDeviceSetPowerManagementLimit")
+  X(device_set_power_management_limit, Return(Device, unsigned), "R319",                                     \
+    "nvmlDeviceSetPowerManagementLimit")                                                                     \
+  X(device_get_mig_mode, Return(Device, unsigned*, unsigned*), "R450", "nvmlDeviceGetMigMode")               \
+  X(device_get_compute_running_processes, Return(Device, unsigned*, ProcessInfo*), "R510",                   \
+    "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2")
 
 }  // namespace dvfslab::nvml

@@ -112,6 +112,16 @@ void NvmlGpu::read_identity() {
   }
   identity_.architecture = architecture_name(architecture_);
 
+  // Drivers before R450 have no MIG and GPUs without it answer NOT_SUPPORTED: both
+  // are MIG off. Any other fault (a lost GPU) also leaves it off here, so that
+  // opening makes no demand of an optional reading: the next call reports it.
+  if (auto* get_mig_mode = library_->find<Entry::device_get_mig_mode>()) {
+    unsigned current_mode = 0;
+    unsigned pending_mode = 0;
+    identity_.mig_enabled =
+        get_mig_mode(device_, &current_mode, &pending_mode) == success && current_mode == device_mig_enable;
+  }
+
   std::array<char, version_buffer_size> version{};
   call<Entry::system_get_driver_version>("read the driver version", {}, version.data(), version_buffer_size);
   identity_.driver_version = from_buffer(version.data(), version.size());
@@ -248,7 +258,40 @@ ControlState NvmlGpu::control_state() {
   return state;
 }
 
+std::optional<std::vector<int>> NvmlGpu::compute_process_ids() {
+  auto* list_processes = library_->find<Entry::device_get_compute_running_processes>();
+  if (list_processes == nullptr) return std::nullopt;
+  constexpr std::string_view action = "list the processes using the GPU";
+  // Processes may start between the call that sizes the list and the one that
+  // fills it: the list grows until it holds them all.
+  std::vector<ProcessInfo> processes(64);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    auto count = static_cast<unsigned>(processes.size());
+    const Return code = list_processes(device_, &count, processes.data());
+    if (code == success) {
+      std::vector<int> ids;
+      for (unsigned i = 0; i < count && i < processes.size(); ++i) {
+        ids.push_back(static_cast<int>(processes[i].pid));
+      }
+      return ids;
+    }
+    if (code == error_not_supported || code == error_function_not_found) return std::nullopt;
+    if (code != error_insufficient_size) fail(Entry::device_get_compute_running_processes, code, action, {});
+    processes.resize(std::max<std::size_t>(count, processes.size()) * 2);
+  }
+  fail(Entry::device_get_compute_running_processes, error_insufficient_size, action, {});
+}
+
+void NvmlGpu::refuse_in_mig_mode() const {
+  if (!identity_.mig_enabled) return;
+  throw PermissionError(fmt::format(
+      "GPU {} is in MIG mode: its clocks and power limit are shared by all its instances; dvfslab does not "
+      "change them",
+      identity_.index));
+}
+
 void NvmlGpu::do_lock_sm_clocks(int min_mhz, int max_mhz) {
+  refuse_in_mig_mode();
   call<Entry::device_set_gpu_locked_clocks>(fmt::format("lock the SM clock to {}–{} MHz", min_mhz, max_mhz),
                                             locked_sm_clocks_gpus, device_, static_cast<unsigned>(min_mhz),
                                             static_cast<unsigned>(max_mhz));
@@ -259,6 +302,7 @@ void NvmlGpu::do_reset_sm_clocks() {
 }
 
 void NvmlGpu::do_lock_memory_clocks(int min_mhz, int max_mhz) {
+  refuse_in_mig_mode();
   call<Entry::device_set_memory_locked_clocks>(
       fmt::format("lock the memory clock to {}–{} MHz", min_mhz, max_mhz), locked_memory_clocks_gpus, device_,
       static_cast<unsigned>(min_mhz), static_cast<unsigned>(max_mhz));
@@ -270,6 +314,7 @@ void NvmlGpu::do_reset_memory_clocks() {
 }
 
 void NvmlGpu::do_set_application_clocks(int memory_mhz, int graphics_mhz) {
+  refuse_in_mig_mode();
   call<Entry::device_set_applications_clocks>(
       fmt::format("set application clocks to memory {} MHz, graphics {} MHz", memory_mhz, graphics_mhz),
       application_clocks_gpus, device_, static_cast<unsigned>(memory_mhz),
@@ -281,6 +326,7 @@ void NvmlGpu::do_reset_application_clocks() {
 }
 
 void NvmlGpu::do_set_power_limit(double watts) {
+  refuse_in_mig_mode();
   call<Entry::device_set_power_management_limit>(fmt::format("set the power limit to {} W", watts),
                                                  power_limit_gpus, device_,
                                                  static_cast<unsigned>(std::lround(watts * 1000.0)));

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "dvfslab/gpu.hpp"
 #include "gpu/nvml/nvml_library.hpp"
@@ -21,6 +22,7 @@ class NvmlGpu final : public Gpu {
   std::optional<double> sensor_period_s() const override;
   Clock& clock() override { return clock_; }
   ControlState control_state() override;
+  std::optional<std::vector<int>> compute_process_ids() override;
 
  protected:
   void do_lock_sm_clocks(int min_mhz, int max_mhz) override;
@@ -44,6 +46,8 @@ class NvmlGpu final : public Gpu {
   [[noreturn]] void fail(Entry entry, Return code, std::string_view action, std::string_view supported_on);
 
   void read_identity();
+  // PermissionError, before any driver call, for a setting on a GPU in MIG mode.
+  void refuse_in_mig_mode() const;
   void read_field_values(Telemetry& telemetry);
 
   std::shared_ptr<Library> library_;

@@ -155,6 +155,7 @@ MarkedChild::MarkedChild(const std::vector<std::string>& argv, ChildOptions opti
   const int write_fd = pipe_fds[1];
   ::fcntl(state_->marker_fd, F_SETFL, ::fcntl(state_->marker_fd, F_GETFL) | O_NONBLOCK);
   state_->role = options.role;
+  state_->parser = MarkerParser(options.iterations_from);
   try {
     state_->pid = command_detail::spawn(command_detail::SpawnRequest{
         .argv = argv,
