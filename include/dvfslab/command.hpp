@@ -107,6 +107,10 @@ struct MeasureCommandOptions {
   // the steady-state window opens.
   std::int64_t skip_iterations = 0;
   ChildOptions child;
+  // The node's GPUs the meter does not read: the program using any of them is
+  // warned about (NVML's list of each GPU's compute processes), since its energy
+  // there is missing from the figures.
+  std::vector<Gpu*> unmetered_gpus;
 };
 
 struct MarkedWindow {

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -143,6 +145,23 @@ void refuse_without_live_sensors(Gpu& gpu, const std::string& spec) {
   }
 }
 
+// Every GPU the driver of `metered` finds that is not among them. Best effort: a
+// node whose other GPUs cannot be opened just goes unwatched.
+std::vector<std::unique_ptr<Gpu>> other_gpus_of_the_node(const std::vector<std::unique_ptr<Gpu>>& metered) {
+  std::vector<std::unique_ptr<Gpu>> others;
+  try {
+    for (auto& gpu : open_gpus("all", open_options(SimTimeMode::wall_time))) {
+      const bool is_metered = std::any_of(metered.begin(), metered.end(), [&](const auto& mine) {
+        return mine->identity().uuid == gpu->identity().uuid;
+      });
+      if (!is_metered) others.push_back(std::move(gpu));
+    }
+  } catch (const Error&) {
+    others.clear();
+  }
+  return others;
+}
+
 void run_measure(const MeasureArguments& args) {
   // Finite bounds: an infinite idle time or sampling period would never end.
   if (args.sample_ms && !(*args.sample_ms > 0 && *args.sample_ms <= 60'000)) {
@@ -156,6 +175,8 @@ void run_measure(const MeasureArguments& args) {
     throw UsageError("--skip-iters must be an integer from 0 to 1000000000");
   }
   std::vector<std::unique_ptr<Gpu>> gpus = open_gpus(args.device, open_options(SimTimeMode::wall_time));
+  // The node's other GPUs, watched so that a job using them is warned about.
+  std::vector<std::unique_ptr<Gpu>> unmetered;
   // `auto` keeps meaning one GPU, as it did, but a job on a node of several must not
   // be metered on the first one alone without notice.
   if (args.device == "auto" && gpus.size() > 1) {
@@ -163,7 +184,10 @@ void run_measure(const MeasureArguments& args) {
                "dvfslab: warning: {} GPUs found; only the first ({}) is metered: give --device all to meter "
                "every GPU\n",
                gpus.size(), gpus.front()->identity().name);
+    std::move(gpus.begin() + 1, gpus.end(), std::back_inserter(unmetered));
     gpus.resize(1);
+  } else if (gpus.front()->persists_settings()) {
+    unmetered = other_gpus_of_the_node(gpus);
   }
   if (gpus.size() > 1 && !args.trace_path.empty()) {
     throw UsageError("--trace writes one GPU's samples: give --device one GPU to trace");
@@ -181,6 +205,7 @@ void run_measure(const MeasureArguments& args) {
   options.skip_iterations = args.skip_iterations;
   options.child.stdout_to_stderr = args.json;
   options.child.iterations_from = args.iterations_from;
+  for (const auto& gpu : unmetered) options.unmetered_gpus.push_back(gpu.get());
 
   const CommandMeasurement result = measure_command(metered, args.command, options);
   print_warnings(result);

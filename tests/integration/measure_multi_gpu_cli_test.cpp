@@ -10,6 +10,7 @@
 #include "dvfslab/sim_gpu.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab::testing {
 namespace {
@@ -75,6 +76,38 @@ TEST(MeasureMultiGpuCli, TracingSeveralGpusIsAUsageError) {
   const ProcessResult result = measure_on_fake_node({"--device", "all", "--trace", "t.csv"}, "h200,h200");
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find("--trace writes one GPU's samples"), std::string::npos) << result.err;
+}
+
+// The program announces a compute context on fake GPU `index` the way a CUDA
+// program's would appear in NVML's process list, then runs long enough for the
+// once-a-second check to see it.
+ProcessResult measure_a_program_on(int index, const std::string& device, const ScratchDir& scratch) {
+  const std::string processes = (scratch / "processes").string();
+  const std::string program = "echo " + std::to_string(index) + ":$$ >> " + processes + "; sleep 1.5";
+  return run_dvfslab(
+      {"measure", "--device", device, "--", "/bin/sh", "-c", program},
+      fake_nvml_environment("h200,h200,h200,h200", {{"DVFSLAB_FAKE_NVML_PROCESSES_FILE", processes}}));
+}
+
+TEST(MeasureMultiGpuCli, AProgramUsingAGpuItWasNotMeteredOnIsWarnedAbout) {
+  const ScratchDir scratch;
+  const ProcessResult result = measure_a_program_on(2, "0", scratch);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("the program also used GPU 2 (GPU-"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("that was not metered"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("GPU 1 ("), std::string::npos) << result.err;
+}
+
+TEST(MeasureMultiGpuCli, AProgramUsingOnlyTheMeteredGpusIsNotWarnedAbout) {
+  const ScratchDir first;
+  const ProcessResult on_its_gpu = measure_a_program_on(0, "0", first);
+  ASSERT_EQ(on_its_gpu.exit_code, 0) << on_its_gpu.err;
+  EXPECT_EQ(on_its_gpu.err.find("also used"), std::string::npos) << on_its_gpu.err;
+
+  const ScratchDir second;
+  const ProcessResult on_all = measure_a_program_on(3, "all", second);
+  ASSERT_EQ(on_all.exit_code, 0) << on_all.err;
+  EXPECT_EQ(on_all.err.find("also used"), std::string::npos) << on_all.err;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -121,6 +122,20 @@ TEST_F(NvmlMigAndProcesses, ComputeProcessesAreListedPerGpuHoweverMany) {
   const GpuUse none = gpus_used_by({7}, gpus);
   EXPECT_TRUE(none.used.empty());
   EXPECT_TRUE(none.unknown.empty());
+}
+
+TEST_F(NvmlMigAndProcesses, TheProcessesFileIsReadAgainAtEveryQueryAndSkipsMalformedLines) {
+  const std::filesystem::path file = scratch_ / "processes";
+  ScopedEnvironment scoped(environment(
+      {{"DVFSLAB_FAKE_NVML_PROCESSES", "0:5"}, {"DVFSLAB_FAKE_NVML_PROCESSES_FILE", file.string()}}));
+  auto first = open_gpu("0", open_options_from_environment());
+  auto second = open_gpu("1", open_options_from_environment());
+  EXPECT_EQ(first->compute_process_ids(), std::vector<int>{5}) << "a missing file adds nothing";
+  std::ofstream(file) << "1:77\nnot a line\n0:x\n9:1\n0:66\n";
+  EXPECT_EQ(first->compute_process_ids(), (std::vector<int>{5, 66}));
+  EXPECT_EQ(second->compute_process_ids(), std::vector<int>{77});
+  std::ofstream(file, std::ios::app) << "1:78\n";
+  EXPECT_EQ(second->compute_process_ids(), (std::vector<int>{77, 78}));
 }
 
 TEST_F(NvmlMigAndProcesses, AGpuWithoutProcessesListsNone) {

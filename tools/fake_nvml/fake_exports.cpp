@@ -132,14 +132,15 @@ nvml::Return fake_clock_reasons(nvml::Device handle, unsigned long long* reasons
 nvml::Return fake_compute_processes(nvml::Device handle, unsigned* count, nvml::ProcessInfo* processes) {
   return with_device(handle, [&](FakeDevice& device) {
     if (count == nullptr) return nvml::error_invalid_argument;
+    const std::vector<unsigned> pids = compute_pids_now(*state(), device);
     const unsigned capacity = *count;
-    *count = static_cast<unsigned>(device.compute_pids.size());
-    if (capacity < device.compute_pids.size() || (capacity > 0 && processes == nullptr)) {
+    *count = static_cast<unsigned>(pids.size());
+    if (capacity < pids.size() || (capacity > 0 && processes == nullptr)) {
       return nvml::error_insufficient_size;
     }
-    for (std::size_t i = 0; i < device.compute_pids.size(); ++i) {
+    for (std::size_t i = 0; i < pids.size(); ++i) {
       // 0xffffffff: in no GPU or compute instance (the GPU is not split).
-      processes[i] = nvml::ProcessInfo{device.compute_pids[i], 0, 0xffffffff, 0xffffffff};
+      processes[i] = nvml::ProcessInfo{pids[i], 0, 0xffffffff, 0xffffffff};
     }
     return nvml::success;
   });

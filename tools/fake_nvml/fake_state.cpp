@@ -139,6 +139,26 @@ void read_compute_processes(State& state) {
   }
 }
 
+}  // namespace
+
+std::vector<unsigned> compute_pids_now(const State& state, const FakeDevice& device) {
+  std::vector<unsigned> pids = device.compute_pids;
+  if (state.processes_path.empty()) return pids;
+  const auto index = static_cast<unsigned long>(&device - state.devices.data());
+  std::ifstream file(state.processes_path);
+  std::string line;
+  while (std::getline(file, line)) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto named = whole_number(std::string_view(line).substr(0, colon), state.devices.size());
+    const auto pid = whole_number(std::string_view(line).substr(colon + 1), 0xffffffffUL);
+    if (named && pid && *named == index) pids.push_back(static_cast<unsigned>(*pid));
+  }
+  return pids;
+}
+
+namespace {
+
 std::unique_ptr<State> build_state() {
   auto built = std::make_unique<State>();
   built->faults.init_fails = flag("DVFSLAB_FAKE_NVML_NO_DRIVER");
@@ -175,6 +195,7 @@ std::unique_ptr<State> build_state() {
   read_compute_processes(*built);
 
   built->state_path = environment("DVFSLAB_FAKE_NVML_STATE");
+  built->processes_path = environment("DVFSLAB_FAKE_NVML_PROCESSES_FILE");
   if (!built->state_path.empty()) {
     const std::vector<ControlState> persisted = persisted_control_states(built->state_path);
     for (std::size_t i = 0; i < persisted.size() && i < built->devices.size(); ++i) {

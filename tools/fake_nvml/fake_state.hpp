@@ -39,6 +39,9 @@ struct State {
   Faults faults;
   std::string log_path;    // DVFSLAB_FAKE_NVML_LOG; empty: no log
   std::string state_path;  // DVFSLAB_FAKE_NVML_STATE; empty: the state dies with the process
+  // DVFSLAB_FAKE_NVML_PROCESSES_FILE; empty: none. Read again at every query, so a
+  // program can announce its own context as a real one creates it.
+  std::string processes_path;
   long device_calls = 0;
 };
 
@@ -56,6 +59,10 @@ FakeDevice* device_of(nvml::Device handle);
 nvml::Device handle_of(FakeDevice& device);
 // Counts one call that names a device; GPU_IS_LOST once the lost-after budget is spent.
 nvml::Return count_device_call();
+// The compute processes of `device`: its DVFSLAB_FAKE_NVML_PROCESSES entries and
+// the INDEX:PID lines of the processes file as it reads now (malformed lines are
+// skipped: the file is written by the programs under test while it is read).
+std::vector<unsigned> compute_pids_now(const State& state, const FakeDevice& device);
 // Appends "function arguments" as one line to the setter log.
 void log_setter_call(const std::string& line);
 // With DVFSLAB_FAKE_NVML_STATE: writes every device's control state to that file

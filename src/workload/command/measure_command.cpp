@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dvfslab/command.hpp"
+#include "workload/command/unmetered_gpu_watch.hpp"
 
 namespace dvfslab {
 namespace {
@@ -137,8 +138,10 @@ CommandMeasurement measure_command(const std::vector<Gpu*>& gpus, const std::vec
   {
     MarkedChild child(argv, options.child);
     SignalForwarder forwarder(child.pid());
+    UnmeteredGpuWatch unmetered(options.unmetered_gpus);
     while (true) {
       dispatcher.handle(child.poll(poll_timeout_s));
+      unmetered.check(child.pid());
       if (const auto exit = child.try_wait()) {
         result.exit = *exit;
         break;
@@ -149,6 +152,7 @@ CommandMeasurement measure_command(const std::vector<Gpu*>& gpus, const std::vec
     result.marker_lines = child.markers().lines();
     result.malformed_markers = child.markers().malformed();
     result.rejected_markers += child.markers().rejected();
+    if (const auto warning = unmetered.warning()) result.warnings.push_back(*warning);
     if (child.markers().iter_values_look_like_steps()) {
       result.warnings.push_back(
           "the program's 'dvfslab:iter' values rise by one from line to line, like a step index; 'iter <n>' "
