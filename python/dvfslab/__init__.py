@@ -43,6 +43,7 @@ from ._dvfslab import (
     devices,
     objective_help,
     open,
+    open_all,
     simulated_models,
 )
 from .meter import Measurement, Meter, Window
@@ -55,5 +56,5 @@ __all__ = [
     "BusyError", "ClockTable", "CommandStartError", "ConfigError", "DriverNotFoundError", "Error", "Gpu",
     "GpuIdentity", "GpuLostError", "Measurement", "Meter", "NotSupportedError", "PowerLimits", "Record",
     "Results", "SimGpu", "Step", "StoreError", "Telemetry", "Tuner", "UsageError", "Window", "__version__", "device_spec_help",
-    "devices", "markers", "objective_help", "open", "results", "simulated_models",
+    "devices", "markers", "objective_help", "open", "open_all", "results", "simulated_models",
 ]

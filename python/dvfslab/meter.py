@@ -1,4 +1,4 @@
-"""The energy meter: named windows and per-step measurements of one GPU.
+"""The energy meter: named windows and per-step measurements of a job's GPUs.
 
 The meter samples the GPU from the moment it is made (on its own thread for a
 real GPU or a wall-time simulated one) until close(). Every measurement has the
@@ -6,7 +6,7 @@ fields of `dvfslab measure --json` (docs/measure.md, "JSON contract").
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _dvfslab
 from ._counts import ReportedTotal, checked_items, checked_iterations
@@ -92,6 +92,20 @@ class Measurement:
     def simulated(self) -> bool:
         return bool(self._data.get("simulated", False))
 
+    @property
+    def gpus(self) -> List["Measurement"]:
+        """Each GPU's share when the meter reads several (the attributes above are
+        then their totals); empty for one GPU. Each has uuid, index and gpu_name."""
+        return [Measurement(gpu) for gpu in self._data.get("gpus", [])]
+
+    @property
+    def uuid(self) -> Optional[str]:
+        return self._data.get("uuid")
+
+    @property
+    def index(self) -> Optional[int]:
+        return self._data.get("index")
+
     def to_dict(self) -> Dict[str, Any]:
         return dict(self._data)
 
@@ -124,7 +138,10 @@ class Window:
 
 
 class Meter:
-    """Measures energy, power and clocks of `gpu` (a dvfslab.Gpu) in windows.
+    """Measures energy, power and clocks of `gpu` in windows: a dvfslab.Gpu, or a
+    list of them for a job on several GPUs (dvfslab.open_all("all"); simulated ones
+    from one spec such as "sim:h200x2", which share a clock). With several, each
+    measurement holds the job's totals and each GPU's share in `gpus`.
 
     sample_period_s: sampling period, from 0.005 to 60 s (default: half the
         sensor's update period, within 5 to 500 ms).
@@ -135,15 +152,19 @@ class Meter:
     Use it as a context manager, or call close() when done. Use a Meter from one
     thread at a time: another thread's call meanwhile raises dvfslab.Error."""
 
-    def __init__(self, gpu: _dvfslab.Gpu, *, sample_period_s: Optional[float] = None,
-                 idle_seconds: float = 0.0, keep_trace: bool = False):
+    def __init__(self, gpu: Union[_dvfslab.Gpu, Sequence[_dvfslab.Gpu]], *,
+                 sample_period_s: Optional[float] = None, idle_seconds: float = 0.0, keep_trace: bool = False):
         if sample_period_s is not None and not MIN_SAMPLE_PERIOD_S <= sample_period_s <= MAX_SAMPLE_PERIOD_S:
             raise ValueError(f"sample_period_s must be from {MIN_SAMPLE_PERIOD_S} to {MAX_SAMPLE_PERIOD_S} s, "
                              f"not {sample_period_s!r}")
         if not 0 <= idle_seconds <= 3600:
             raise ValueError("idle_seconds must be from 0 to 3600")
-        self.gpu = gpu
-        self._native: Optional[Any] = _dvfslab._NativeMeter(gpu, sample_period_s, float(idle_seconds),
+        gpus = [gpu] if isinstance(gpu, _dvfslab.Gpu) else list(gpu)
+        if not gpus or not all(isinstance(one, _dvfslab.Gpu) for one in gpus):
+            raise TypeError("Meter takes a dvfslab.Gpu or a non-empty list of them")
+        self.gpu = gpus[0]
+        self.gpus = gpus  # held here: the native meter reads them until close()
+        self._native: Optional[Any] = _dvfslab._NativeMeter(gpus, sample_period_s, float(idle_seconds),
                                                             bool(keep_trace))
         self._simulated = self._native.simulated
         self._waiting: Dict[str, int] = {}  # window -> iterations still to skip

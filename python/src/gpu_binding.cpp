@@ -36,9 +36,11 @@ OpenOptions gpu_options(bool virtual_time, const py::kwargs& libraries, bool all
   const std::vector<BackendLibraryOption> known = backend_library_options();
   for (const auto& [key, value] : libraries) {
     const std::string keyword = py::str(key);
-    const auto library = std::find_if(known.begin(), known.end(),
-                                      [&](const BackendLibraryOption& option) { return option.keyword == keyword; });
-    if (library == known.end()) throw py::type_error(fmt::format("unexpected keyword argument '{}'", keyword));
+    const auto library = std::find_if(known.begin(), known.end(), [&](const BackendLibraryOption& option) {
+      return option.keyword == keyword;
+    });
+    if (library == known.end())
+      throw py::type_error(fmt::format("unexpected keyword argument '{}'", keyword));
     if (!value.is_none()) options.libraries[library->backend] = value.cast<std::string>();
   }
   options.read_only = !allow_clock_changes || frontend::read_only_from_environment();
@@ -245,10 +247,23 @@ void register_gpu(py::module_& module) {
       "allow_clock_changes: lets a dvfslab.Tuner change its clocks and power limit (and restore them); "
       "with DVFSLAB_READ_ONLY=1 in the environment the GPU stays read-only and the Tuner is refused.");
   module.def(
+      "open_all",
+      [](const std::string& spec, bool virtual_time, bool allow_clock_changes, const py::kwargs& libraries) {
+        py::list gpus;
+        for (auto& gpu : open_gpus(spec, gpu_options(virtual_time, libraries, allow_clock_changes)))
+          gpus.append(hand_over(std::move(gpu)));
+        return gpus;
+      },
+      py::arg("spec") = "all", py::kw_only(), py::arg("virtual_time") = false,
+      py::arg("allow_clock_changes") = false,
+      "Opens every GPU a spec names, for a job on several GPUs: 'all', a list or range ('0,1', '0-3'), "
+      "'sim:h200x2' (simulated GPUs that share one clock); the keywords are open()'s.");
+  module.def(
       "devices",
       [](const py::kwargs& libraries) {
         py::list gpus;
-        for (auto& gpu : open_gpus("auto", gpu_options(false, libraries))) gpus.append(hand_over(std::move(gpu)));
+        for (auto& gpu : open_gpus("auto", gpu_options(false, libraries)))
+          gpus.append(hand_over(std::move(gpu)));
         return gpus;
       },
       "Every GPU found (today: the NVIDIA GPUs), read-only. Raises DriverNotFoundError without a driver; "

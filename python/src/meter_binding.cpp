@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "dvfslab/gpu_json.hpp"
@@ -24,8 +25,9 @@ const std::string step_window = "dvfslab.step";
 
 class NativeMeter {
  public:
-  NativeMeter(Gpu& gpu, std::optional<double> sample_period_s, double idle_seconds, bool keep_trace)
-      : meter_(gpu, MeterOptions{sample_period_s, idle_seconds, keep_trace}) {
+  NativeMeter(const std::vector<Gpu*>& gpus, std::optional<double> sample_period_s, double idle_seconds,
+              bool keep_trace)
+      : meter_(gpus, MeterOptions{sample_period_s, idle_seconds, keep_trace}) {
     meter_.start();
     meter_.begin(step_window);
   }
@@ -53,8 +55,9 @@ class NativeMeter {
 
 void register_meter(py::module_& module) {
   py::class_<NativeMeter>(module, "_NativeMeter", "Use dvfslab.Meter.")
-      .def(py::init<Gpu&, std::optional<double>, double, bool>(), py::arg("gpu"), py::arg("sample_period_s"),
-           py::arg("idle_seconds"), py::arg("keep_trace"), py::keep_alive<1, 2>(), release_gil())
+      // The caller keeps the GPUs alive: the package holds them as long as the meter.
+      .def(py::init<const std::vector<Gpu*>&, std::optional<double>, double, bool>(), py::arg("gpus"),
+           py::arg("sample_period_s"), py::arg("idle_seconds"), py::arg("keep_trace"), release_gil())
       .def("begin", &NativeMeter::begin, release_gil())
       .def("end",
            [](NativeMeter& self, const std::string& name) {

@@ -215,3 +215,41 @@ def test_m4_meter_step_iterations_past_2_63_are_refused_not_wrapped():
             with pytest.raises(ValueError, match=r"past 2\*\*63 - 1: refused rather than wrapped"):
                 meter.step(iterations=2**62)
     assert window.measurement.iterations == 2**62
+
+
+def test_a_meter_over_two_simulated_gpus_gives_the_jobs_total_and_each_gpus_share():
+    gpus = dvfslab.open_all("sim:h200x2", virtual_time=True)
+    assert [gpu.uuid for gpu in gpus] == [gpus[0].uuid, gpus[1].uuid] and gpus[0].uuid != gpus[1].uuid
+    for gpu in gpus:
+        gpu.attach_load("resnet50", 64, "train", "bf16")
+    gpus[0].advance(2.0)  # one clock: both GPUs are past their first sensor updates
+    with dvfslab.Meter(gpus) as meter:
+        before = [gpu.true_energy_j() for gpu in gpus]
+        with meter.window("train") as train:
+            gpus[0].advance(5.0)
+        truth = [gpu.true_energy_j() - start for gpu, start in zip(gpus, before)]
+    m = train.measurement
+    assert [share.index for share in m.gpus] == [0, 1]
+    assert [share.uuid for share in m.gpus] == [gpu.uuid for gpu in gpus]
+    for share, true_energy in zip(m.gpus, truth):
+        assert share.duration_s == pytest.approx(5.0, abs=1e-9)
+        assert abs(share.energy_j - true_energy) <= share.energy_error_j + 1e-6
+    assert m.energy_j == pytest.approx(m.gpus[0].energy_j + m.gpus[1].energy_j, rel=1e-12)
+    # The second simulated board is a different one (sim: node variation).
+    assert truth[1] != pytest.approx(truth[0], rel=1e-3)
+
+
+def test_a_meter_refuses_an_empty_list_and_what_is_not_a_gpu():
+    with pytest.raises(TypeError):
+        dvfslab.Meter([])
+    with pytest.raises(TypeError):
+        dvfslab.Meter(["sim:h200"])
+
+
+def test_a_meter_over_one_gpu_has_no_per_gpu_shares():
+    gpu = steady_gpu()
+    with dvfslab.Meter(gpu) as meter:
+        with meter.window("w") as window:
+            gpu.advance(1.0)
+    assert window.measurement.gpus == []
+    assert "gpus" not in window.measurement.to_dict()
