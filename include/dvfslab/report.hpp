@@ -45,7 +45,7 @@ struct HtmlReportOptions {
   // The mean core clock measured at each setting that left the core clock
   // uncontrolled (a search's "default as found"), where the rows recorded it: where
   // the charts against the core clock draw that setting's default or optimum marker.
-  std::map<std::pair<CaseKey, Setting>, double> measured_sm_mhz;
+  std::map<std::pair<CaseKey, Setting>, double> measured_sm_mhz = {};
 };
 inline constexpr std::size_t max_report_raw_rows = 10'000;
 // Above this many settings in all, the page's analysis data leaves out the
