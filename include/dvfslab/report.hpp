@@ -42,6 +42,10 @@ struct HtmlReportOptions {
   // band in the energy figure and named there by `prediction_label`.
   std::map<std::pair<CaseKey, Setting>, PredictedEnergy> predicted_energy;
   std::string prediction_label;  // "predicted (model.json)"
+  // The mean core clock measured at each setting that left the core clock
+  // uncontrolled (a search's "default as found"), where the rows recorded it: where
+  // the charts against the core clock draw that setting's default or optimum marker.
+  std::map<std::pair<CaseKey, Setting>, double> measured_sm_mhz = {};
 };
 inline constexpr std::size_t max_report_raw_rows = 10'000;
 // Above this many settings in all, the page's analysis data leaves out the

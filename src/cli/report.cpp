@@ -53,6 +53,20 @@ std::map<std::pair<CaseKey, Setting>, int> search_probe_order(const std::filesys
   return order;
 }
 
+// The mean effective core clock of every setting that did not set the core clock.
+std::map<std::pair<CaseKey, Setting>, double> measured_core_clocks(const std::vector<ResultRow>& rows) {
+  std::map<std::pair<CaseKey, Setting>, std::pair<double, int>> sums;
+  for (const ResultRow& row : rows) {
+    if (row.setting.sm_mhz || !row.sm_mhz_mean) continue;
+    auto& [sum, count] = sums[{CaseKey{row.source, row.gpu, row.simulated, row.workload_case}, row.setting}];
+    sum += *row.sm_mhz_mean;
+    ++count;
+  }
+  std::map<std::pair<CaseKey, Setting>, double> means;
+  for (const auto& [key, sum_count] : sums) means[key] = sum_count.first / sum_count.second;
+  return means;
+}
+
 void run_report(const ReportOptions& options) {
   // Opened first, so that an output over the input is refused before any work.
   OutputFile output(options.output, input_files(options.input));
@@ -62,6 +76,7 @@ void run_report(const ReportOptions& options) {
   const Analysis analysis = analyze(rows, parse_objective(options.objective));
   for (const std::string& warning : pooling_warnings(analysis)) fmt::print(stderr, "warning: {}\n", warning);
   const std::size_t measured_rows = rows.size();
+  auto measured_sm_mhz = measured_core_clocks(rows);
   // Only the rows the page shows are kept while it is written.
   rows.resize(std::min(rows.size(), options.raw_rows));
   rows.shrink_to_fit();
@@ -71,7 +86,8 @@ void run_report(const ReportOptions& options) {
                .probe_order = search_probe_order(options.input),
                .predicted_energy = predicted_energy(analysis, models),
                .prediction_label =
-                   fmt::format("predicted ({})", std::filesystem::path(options.model).filename().string())};
+                   fmt::format("predicted ({})", std::filesystem::path(options.model).filename().string()),
+               .measured_sm_mhz = std::move(measured_sm_mhz)};
   writer.write(page, output.stream());
   output.commit();
   fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());

@@ -1,12 +1,17 @@
 #include "report/figures.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 #include <tuple>
+#include <vector>
 
 namespace dvfslab::report_detail {
 namespace {
@@ -29,8 +34,6 @@ KnobInfo info(Knob knob) {
   }
   return {"setting", "setting"};
 }
-
-std::string knob_text(const std::optional<int>& value) { return value ? std::to_string(*value) : "-"; }
 
 // Which knobs vary within a group, and what the charts put on the x axis.
 struct GroupShape {
@@ -70,10 +73,13 @@ std::string series_label(const GroupShape& shape, int batch, const Setting& s, K
   std::string label;
   const auto add = [&label](const std::string& part) { label += (label.empty() ? "" : " · ") + part; };
   if (shape.batches.size() > 1) add("batch " + batch_label(batch));
-  if (x != Knob::sm && shape.sm.size() > 1) add("core " + knob_text(s.sm_mhz) + " MHz");
-  if (x != Knob::mem && shape.mem.size() > 1) add("mem " + knob_text(s.mem_mhz) + " MHz");
-  if (x != Knob::power_limit && shape.power_limit.size() > 1)
-    add("limit " + knob_text(s.power_limit_w) + " W");
+  // A knob left uncontrolled has no number to show: "mem not set", not "mem - MHz".
+  const auto knob_part = [](const char* name, const std::optional<int>& value, const char* unit) {
+    return value ? fmt::format("{} {} {}", name, *value, unit) : fmt::format("{} not set", name);
+  };
+  if (x != Knob::sm && shape.sm.size() > 1) add(knob_part("core", s.sm_mhz, "MHz"));
+  if (x != Knob::mem && shape.mem.size() > 1) add(knob_part("mem", s.mem_mhz, "MHz"));
+  if (x != Knob::power_limit && shape.power_limit.size() > 1) add(knob_part("limit", s.power_limit_w, "W"));
   return label.empty()
              ? (shape.batches.size() == 1 && batch_label(batch) != "-" ? "batch " + batch_label(batch)
                                                                        : "measured")
@@ -104,10 +110,97 @@ class Labels {
   std::vector<std::string> texts_;
 };
 
+std::optional<int> knob_value(const Setting& s, Knob knob) {
+  switch (knob) {
+    case Knob::sm: return s.sm_mhz;
+    case Knob::mem: return s.mem_mhz;
+    case Knob::power_limit: return s.power_limit_w;
+    case Knob::none: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+using MeasuredClocks = std::map<std::pair<CaseKey, Setting>, double>;
+
+// Where a point's marker goes on the x knob's axis: its setting, or for a core clock
+// left uncontrolled, the clock measured there.
+std::optional<double> marker_position(const CaseAnalysis& c, const PointSummary& p, Knob x,
+                                      const MeasuredClocks& measured) {
+  if (const auto value = knob_value(p.setting, x)) return *value;
+  if (x != Knob::sm) return std::nullopt;
+  const auto found = measured.find({c.key, p.setting});
+  return found == measured.end() ? std::nullopt : std::optional<double>(found->second);
+}
+
+// The value at quantile q of sorted values, interpolated linearly between neighbours.
+double quantile(const std::vector<int>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(position);
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
+
+// The range of the x knob a reader needs, by Tukey's rule for "far out" values
+// (the box plot's convention, not a constant fitted to a data set): the core spans
+// the middle half of the group's settings (the first to the third quartile of their
+// distinct knob values) widened to every case's default and optimum, and the axis
+// reaches three interquartile ranges beyond it on either side. An evenly spaced
+// sweep keeps every point (its interquartile range is half its range), the
+// defaults and optima are always shown, and only a setting far from the rest (a
+// search's first probe at the lowest clock, below the valley it then finds, at many
+// times the valley's energy and time) is left outside, so that it cannot squeeze
+// the valley into a corner.
+struct AxisRange {
+  double low = 0, high = 0;
+  bool contains(int value) const { return value >= low && value <= high; }
+};
+
+std::optional<AxisRange> readable_range(const std::vector<const CaseAnalysis*>& cases, Knob x,
+                                        const MeasuredClocks& measured) {
+  std::set<int> distinct;
+  std::vector<double> needed;
+  for (const CaseAnalysis* c : cases) {
+    for (const PointSummary& p : c->points) {
+      if (const auto value = knob_value(p.setting, x)) distinct.insert(*value);
+    }
+    if (const auto value = marker_position(*c, c->points[c->baseline], x, measured)) needed.push_back(*value);
+    if (c->optimum) {
+      if (const auto value = marker_position(*c, c->points[*c->optimum], x, measured))
+        needed.push_back(*value);
+    }
+  }
+  if (distinct.size() < 3) return std::nullopt;
+  const std::vector<int> sorted(distinct.begin(), distinct.end());
+  const double first_quartile = quantile(sorted, 0.25), third_quartile = quantile(sorted, 0.75);
+  AxisRange core{first_quartile, third_quartile};
+  for (double value : needed) {
+    core.low = std::min(core.low, value);
+    core.high = std::max(core.high, value);
+  }
+  const double fence = 3 * (third_quartile - first_quartile);
+  return AxisRange{core.low - fence, core.high + fence};
+}
+
+// "1 probe outside the axis: 135 MHz": the note every chart that leaves points out carries.
+std::string clip_note_text(const std::set<int>& values, bool all_probes, Knob x) {
+  std::vector<std::string> listed;
+  for (int value : values) listed.push_back(std::to_string(value));
+  const std::size_t count = values.size();
+  return fmt::format("{} {}{} outside the axis: {} {}", count, all_probes ? "probe" : "setting",
+                     count == 1 ? "" : "s", fmt::join(listed, ", "), x == Knob::power_limit ? "W" : "MHz");
+}
+
 json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShape& shape,
                   const std::map<std::pair<CaseKey, Setting>, int>& probe_order,
-                  const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted) {
+                  const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted,
+                  const MeasuredClocks& measured) {
   Labels labels;
+  const std::optional<AxisRange> range = readable_range(cases, shape.primary, measured);
+  json marker_sm = json::array();
+  bool any_measured_marker = false;
+  json outside = json::array();
+  std::set<int> outside_values;
+  bool all_outside_probed = true;
   json batch = json::array(), series = json::array(), memory_series = json::array(), sm = json::array(),
        mem = json::array(), power_limit = json::array(), time = json::array(), power = json::array(),
        throughput = json::array(), energy = json::array(), repetitions = json::array(),
@@ -135,6 +228,16 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
       baseline.push_back(i == c->baseline ? 1 : 0);
       optimum.push_back(c->optimum && i == *c->optimum ? 1 : 0);
       const auto probed = probe_order.find({c->key, p.setting});
+      const auto x = knob_value(p.setting, shape.primary);
+      const bool is_outside = range && x && !range->contains(*x);
+      const auto marker_x = marker_position(*c, p, Knob::sm, measured);
+      any_measured_marker = any_measured_marker || (marker_x && !p.setting.sm_mhz);
+      marker_sm.push_back(marker_x ? json(rounded(*marker_x)) : json(nullptr));
+      outside.push_back(is_outside ? 1 : 0);
+      if (is_outside) {
+        outside_values.insert(*x);
+        all_outside_probed = all_outside_probed && probed != probe_order.end();
+      }
       probe.push_back(probed == probe_order.end() ? json(nullptr) : json(probed->second));
       const auto prediction = predicted.find({c->key, p.setting});
       const bool has_prediction = prediction != predicted.end();
@@ -166,6 +269,17 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
     data["columns"]["predicted_energy"] = std::move(predicted_value);
     data["columns"]["predicted_energy_low"] = std::move(predicted_low);
     data["columns"]["predicted_energy_high"] = std::move(predicted_high);
+  }
+  // Absent where every point set its core clock: then the markers stand at sm_mhz.
+  if (any_measured_marker) data["columns"]["marker_sm_mhz"] = std::move(marker_sm);
+  // Also absent where every point is on the axes; the note rides on the first point.
+  if (!outside_values.empty()) {
+    json note = json::array();
+    note.push_back(labels.index(clip_note_text(outside_values, all_outside_probed, shape.primary)));
+    for (std::size_t i = 1; i < outside.size(); ++i) note.push_back(nullptr);
+    data["labels"] = labels.texts();
+    data["columns"]["outside"] = std::move(outside);
+    data["columns"]["clip_note"] = std::move(note);
   }
   return data;
 }
@@ -218,8 +332,15 @@ json tooltip() {
                       {{"field", "repetitions"}}});
 }
 
+// Thinned tick labels: Vega hides every label that would overlap its neighbour, so a
+// dense ordinal axis (110 clocks) keeps a readable subset.
+json thinned_axis() { return {{"labelOverlap", "greedy"}, {"labelSeparation", 4}}; }
+
 json axis(const char* field, const std::string& title, bool ordinal = false) {
-  json encoding = {{"field", field}, {"type", ordinal ? "ordinal" : "quantitative"}, {"title", title}};
+  json encoding = {{"field", field},
+                   {"type", ordinal ? "ordinal" : "quantitative"},
+                   {"title", title},
+                   {"axis", thinned_axis()}};
   if (!ordinal) encoding["scale"] = {{"zero", false}};
   return encoding;
 }
@@ -229,70 +350,207 @@ json base_spec(const std::string& title, const std::string& data_name) {
   return {{"title", title}, {"width", 340}, {"height", 220}, {"data", {{"name", data_name}}}};
 }
 
+const json kInView = {{"filter", "!datum.outside"}};
+
+// How lines are coloured. Up to the ten colours of the default palette, one colour
+// per series, the legend in numeric order (the page's script ranks the labels
+// "batch 128" < "batch 1024" into <series>_rank). More series than colours cannot
+// be told apart by colour: then the colour is the knob that tells them apart
+// (a core clock), on a continuous scale with one gradient legend.
+constexpr std::size_t kPaletteColours = 10;
+
+json series_colour(const char* series_field, std::size_t series_count, std::optional<Knob> series_knob) {
+  if (series_count > kPaletteColours && series_knob) {
+    return {{"field", info(*series_knob).field},
+            {"type", "quantitative"},
+            {"title", info(*series_knob).title},
+            {"scale", {{"scheme", "viridis"}}}};
+  }
+  return {{"field", series_field},
+          {"type", "nominal"},
+          {"title", nullptr},
+          {"sort", {{"field", std::string(series_field) + "_rank"}, {"op", "min"}}}};
+}
+
+// The default setting (each case's baseline) as an open square and the optimum as a
+// filled diamond inside it, in their own layers with one legend, so both show where
+// they are the same setting.
+json marker_layers(const json& x, const json& y) {
+  const json shapes = {{"domain", json::array({"default", "optimum"})},
+                       {"range", json::array({"square", "diamond"})}};
+  const auto marker = [&](const char* name, const char* kind, const char* filter, bool filled, int size) {
+    return json{{"name", name},
+                {"transform", json::array({{{"filter", filter}}})},
+                {"mark",
+                 {{"type", "point"},
+                  {"filled", filled},
+                  {"size", size},
+                  {"strokeWidth", 2},
+                  {"color", "black"},
+                  {"opacity", 1}}},
+                {"encoding",
+                 {{"x", x},
+                  {"y", y},
+                  {"shape", {{"datum", kind}, {"type", "nominal"}, {"title", nullptr}, {"scale", shapes}}},
+                  {"tooltip", tooltip()}}}};
+  };
+  return {{"layer", json::array({marker("default_marker", "default", "datum.baseline", false, 260),
+                                 marker("optimum_marker", "optimum", "datum.optimum", true, 90)})}};
+}
+
+// The note naming the points left off the axes (readable_range); drawn in the
+// chart's top right corner, never left out silently.
+json clip_note_layer() {
+  return {{"name", "clip_note"},
+          {"transform", json::array({{{"filter", "isValid(datum.clip_note)"}}})},
+          {"mark",
+           {{"type", "text"},
+            {"align", "right"},
+            {"baseline", "top"},
+            {"x", {{"expr", "width - 4"}}},
+            {"y", 4},
+            {"fontSize", 10},
+            {"color", "#b00020"}}},
+          {"encoding", {{"text", {{"field", "clip_note"}}}}}};
+}
+
+struct SeriesStyle {
+  std::size_t count = 0;
+  std::optional<Knob> knob;  // the knob that tells the series apart, if any
+};
+
 json line_chart(const std::string& title, const std::string& data_name, Knob x, const char* y_field,
-                const std::string& y_title, const char* series_field) {
+                const std::string& y_title, const char* series_field, const SeriesStyle& series) {
   const KnobInfo knob = info(x);
   json spec = base_spec(title, data_name);
   const json encoding = {{"x", axis(knob.field, knob.title, x == Knob::none)},
                          {"y", axis(y_field, y_title)},
-                         {"color", {{"field", series_field}, {"type", "nominal"}, {"title", nullptr}}},
+                         {"color", series_colour(series_field, series.count, series.knob)},
+                         {"detail", {{"field", series_field}, {"type", "nominal"}}},
                          {"tooltip", tooltip()}};
-  // The line, and the optimum of each case drawn over it as a black diamond.
+  // A default left uncontrolled has no core clock of its own: its marker stands at
+  // the clock measured there (marker_sm_mhz).
+  json marker_x = encoding["x"];
+  if (x == Knob::sm) marker_x["field"] = "marker_sm_mhz";
+  // The lines; the default and optimum markers; the labels: a search's probes carry
+  // their order number above the point, and points off the axes are named.
   spec["layer"] = json::array(
-      {{{"mark", {{"type", "line"}, {"point", true}}}, {"encoding", encoding}},
-       {{"transform", json::array({{{"filter", "datum.optimum"}}})},
-        {"mark",
-         {{"type", "point"}, {"shape", "diamond"}, {"size", 110}, {"filled", true}, {"color", "black"}}},
-        {"encoding", {{"x", encoding["x"]}, {"y", encoding["y"]}, {"tooltip", tooltip()}}}},
-       // A search's probes carry their order number above the point.
-       {{"transform", json::array({{{"filter", "isValid(datum.probe)"}}})},
-        {"mark", {{"type", "text"}, {"dy", -10}, {"fontSize", 10}, {"color", "black"}}},
-        {"encoding", {{"x", encoding["x"]}, {"y", encoding["y"]}, {"text", {{"field", "probe"}}}}}}});
+      {{{"transform", json::array({kInView})},
+        {"mark", {{"type", "line"}, {"point", true}}},
+        {"encoding", encoding}},
+       marker_layers(marker_x, encoding["y"]),
+       {{"layer",
+         json::array(
+             {{{"transform", json::array({kInView, {{"filter", "isValid(datum.probe)"}}})},
+               {"mark", {{"type", "text"}, {"dy", -10}, {"fontSize", 10}, {"color", "black"}}},
+               {"encoding", {{"x", encoding["x"]}, {"y", encoding["y"]}, {"text", {{"field", "probe"}}}}}},
+              clip_note_layer()})}}});
   return spec;
 }
 
+// Core × memory cells coloured by energy; the default cell outlined in black and
+// the optimum's in magenta (where they are one cell, its outline says both).
 json heatmap(const std::string& title, const std::string& data_name, const GroupShape& shape,
              const Units& units) {
   json spec = base_spec(title, data_name);
   spec["mark"] = "rect";
+  // A clock that was not set has no number: its row or column says so instead of "null".
+  const auto clock_label = [](const char* field, const char* as) {
+    return json{{"calculate", fmt::format("isValid(datum.{0}) ? '' + datum.{0} : 'not set'", field)},
+                {"as", as}};
+  };
+  spec["transform"] = json::array(
+      {clock_label("sm_mhz", "core_clock"),
+       clock_label("mem_mhz", "memory_clock"),
+       {{"calculate",
+         "datum.baseline && datum.optimum ? 'default = optimum' : datum.baseline ? 'default' : datum.optimum "
+         "? 'optimum' : null"},
+        {"as", "marker"}}});
+  json x = axis("core_clock", "core clock (MHz)", true);
+  x["sort"] = {{"field", "sm_mhz"}, {"op", "min"}};
   spec["encoding"] = {
-      {"x", axis("sm_mhz", "core clock (MHz)", true)},
+      {"x", std::move(x)},
       {"y",
-       {{"field", "mem_mhz"}, {"type", "ordinal"}, {"title", "memory clock (MHz)"}, {"sort", "descending"}}},
+       {{"field", "memory_clock"},
+        {"type", "ordinal"},
+        {"title", "memory clock (MHz)"},
+        {"sort", {{"field", "mem_mhz"}, {"op", "min"}, {"order", "descending"}}},
+        {"axis", thinned_axis()}}},
       {"color",
        {{"field", "energy_per_item_j"},
         {"type", "quantitative"},
         {"title", "J per " + units.item},
         {"scale", {{"scheme", "viridis"}}}}},
+      // Only the marked cells have an outline; the others no stroke at all.
+      {"stroke",
+       {{"condition",
+         {{"test", "isValid(datum.marker)"},
+          {"field", "marker"},
+          {"type", "nominal"},
+          {"title", nullptr},
+          {"scale",
+           {{"domain", json::array({"default", "optimum", "default = optimum"})},
+            {"range", json::array({"black", "#e4007c", "#ff7f0e"})}}}}},
+        {"value", nullptr}}},
+      {"strokeWidth", {{"condition", {{"test", "isValid(datum.marker)"}, {"value", 2.5}}}, {"value", 0}}},
       {"tooltip", tooltip()}};
   if (shape.batches.size() > 1) {
-    spec["encoding"]["facet"] = {{"field", "batch"}, {"type", "nominal"}, {"columns", 3}, {"title", "batch"}};
+    spec["encoding"]["facet"] = {{"field", "batch"},
+                                 {"type", "nominal"},
+                                 {"columns", 3},
+                                 {"title", "batch"},
+                                 {"sort", {{"field", "batch_rank"}, {"op", "min"}}}};
     spec["width"] = 200;
     spec["height"] = 160;
   }
   return spec;
 }
 
-json pareto_chart(const std::string& title, const std::string& data_name, const Units& units) {
+json pareto_chart(const std::string& title, const std::string& data_name, const Units& units,
+                  const SeriesStyle& series) {
   json spec = base_spec(title, data_name);
   const json x = axis("time_s", "time per iteration (s)");
   const json y = axis("energy_per_item_j", "energy per " + units.item + " (J)");
   spec["layer"] =
-      json::array({{{"mark", {{"type", "point"}, {"opacity", 0.6}}},
+      json::array({{{"transform", json::array({kInView})},
+                    {"mark", {{"type", "point"}, {"opacity", 0.6}}},
                     {"encoding",
                      {{"x", x},
                       {"y", y},
-                      {"color", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}}},
+                      {"color", series_colour("series", series.count, series.knob)},
                       {"tooltip", tooltip()}}}},
-                   {{"transform", json::array({{{"filter", "datum.pareto"}}})},
+                   {{"transform", json::array({kInView, {{"filter", "datum.pareto"}}})},
                     {"mark", {{"type", "line"}, {"point", true}, {"color", "black"}, {"strokeWidth", 1.5}}},
                     {"encoding",
                      {{"x", x},
                       {"y", y},
                       {"detail", {{"field", "batch"}, {"type", "nominal"}}},
                       {"order", {{"field", "time_s"}, {"type", "quantitative"}}},
-                      {"tooltip", tooltip()}}}}});
+                      {"tooltip", tooltip()}}}},
+                   marker_layers(x, y),
+                   clip_note_layer()});
   return spec;
+}
+
+// The series of a chart whose x axis is `x`, and the knob that tells them apart:
+// the varied knob off the axis with the most values.
+SeriesStyle series_style(const std::vector<const CaseAnalysis*>& cases, const GroupShape& shape, Knob x) {
+  SeriesStyle style;
+  std::set<std::string> labels;
+  for (const CaseAnalysis* c : cases) {
+    for (const PointSummary& p : c->points)
+      labels.insert(series_label(shape, c->key.workload_case.batch, p.setting, x));
+  }
+  style.count = labels.size();
+  std::size_t most = 1;
+  for (const auto& [knob, values] : {std::pair{Knob::sm, &shape.sm}, std::pair{Knob::mem, &shape.mem},
+                                     std::pair{Knob::power_limit, &shape.power_limit}}) {
+    if (knob != x && values->size() > most) {
+      most = values->size();
+      style.knob = knob;
+    }
+  }
+  return style;
 }
 
 std::string heading_of(const CaseAnalysis& c, bool show_mode) {
@@ -307,7 +565,8 @@ std::string heading_of(const CaseAnalysis& c, bool show_mode) {
 std::vector<FigureGroup> build_figure_groups(
     const Analysis& analysis, const std::map<std::pair<CaseKey, Setting>, int>& probe_order,
     const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted,
-    const std::string& prediction_label) {
+    const std::string& prediction_label,
+    const std::map<std::pair<CaseKey, Setting>, double>& measured_sm_mhz) {
   using GroupKey = std::tuple<std::string, std::string, bool, std::string, Mode, Precision>;
   std::map<GroupKey, std::vector<const CaseAnalysis*>> grouped;
   for (const CaseAnalysis& c : analysis.cases) {
@@ -329,7 +588,7 @@ std::vector<FigureGroup> build_figure_groups(
     group.heading = heading_of(*cases.front(), show_mode);
     const Units units = units_of(cases.front()->item_unit);
     group.data_name = fmt::format("group-{}", groups.size());
-    group.data = data_columns(cases, shape, probe_order, predicted);
+    group.data = data_columns(cases, shape, probe_order, predicted, measured_sm_mhz);
     const bool has_prediction = group.data["columns"].contains("predicted_energy");
     const std::string versus = std::string(" vs ") + info(shape.primary).title;
     const std::string prefix = group.simulated ? "SIMULATED — " : "";
@@ -338,20 +597,23 @@ std::vector<FigureGroup> build_figure_groups(
       group.figures.push_back({fmt::format("figure-{}", next_id++), std::move(spec)});
     };
 
+    const SeriesStyle series = series_style(cases, shape, shape.primary);
     add(line_chart("mean power" + versus, group.data_name, shape.primary, "power_w", "mean power (W)",
-                   "series"));
-    add(line_chart("throughput" + versus, group.data_name, shape.primary, "throughput", units.rate,
-                   "series"));
-    json energy_chart = line_chart("energy per " + units.item + versus, group.data_name, shape.primary,
-                                   "energy_per_item_j", "energy per " + units.item + " (J)", "series");
+                   "series", series));
+    add(line_chart("throughput" + versus, group.data_name, shape.primary, "throughput", units.rate, "series",
+                   series));
+    json energy_chart =
+        line_chart("energy per " + units.item + versus, group.data_name, shape.primary, "energy_per_item_j",
+                   "energy per " + units.item + " (J)", "series", series);
     if (has_prediction) add_prediction_layers(energy_chart, prediction_label, "series");
     add(std::move(energy_chart));
     if (shape.memory_figures) {
       add(line_chart("energy per " + units.item + " vs memory clock (MHz)", group.data_name, Knob::mem,
-                     "energy_per_item_j", "energy per " + units.item + " (J)", "memory_series"));
+                     "energy_per_item_j", "energy per " + units.item + " (J)", "memory_series",
+                     series_style(cases, shape, Knob::mem)));
       add(heatmap("energy per " + units.item + ", core × memory clock", group.data_name, shape, units));
     }
-    add(pareto_chart("time vs energy, Pareto frontier (black)", group.data_name, units));
+    add(pareto_chart("time vs energy, Pareto frontier (black)", group.data_name, units, series));
     groups.push_back(std::move(group));
   }
   return groups;

@@ -46,12 +46,26 @@ console.error = (...parts) => { window.dvfslabErrors.push(parts.join(' ')); dvfs
 constexpr std::string_view kRender = R"js(
 // Each group's points arrive as columns (see report/figures.hpp); the charts want one
 // record per point.
+// Legends sort by the labels' rank in numeric order ("batch 128" before "batch 1024").
+function dvfslabNumericRanks(labels) {
+  const collator = new Intl.Collator('en', {numeric: true});
+  const order = labels.map((_, i) => i).sort((a, b) => collator.compare(labels[a], labels[b]));
+  const ranks = new Array(labels.length);
+  order.forEach((label, rank) => { ranks[label] = rank; });
+  return ranks;
+}
+
 function dvfslabRecords(group) {
   const c = group.columns, labels = group.labels, records = [];
   const knob = (value) => (value === null ? '-' : String(value));
+  const rank = dvfslabNumericRanks(labels);
   for (let i = 0; i < c.time_s.length; ++i) {
     records.push({
       batch: labels[c.batch[i]], series: labels[c.series[i]], memory_series: labels[c.memory_series[i]],
+      batch_rank: rank[c.batch[i]], series_rank: rank[c.series[i]], memory_series_rank: rank[c.memory_series[i]],
+      outside: c.outside ? c.outside[i] === 1 : false,
+      marker_sm_mhz: c.marker_sm_mhz ? c.marker_sm_mhz[i] : c.sm_mhz[i],
+      clip_note: c.clip_note && c.clip_note[i] !== null ? labels[c.clip_note[i]] : null,
       sm_mhz: c.sm_mhz[i], mem_mhz: c.mem_mhz[i], power_limit_w: c.power_limit_w[i],
       setting: knob(c.sm_mhz[i]) + '/' + knob(c.mem_mhz[i]) + '/' + knob(c.power_limit_w[i]),
       time_s: c.time_s[i], power_w: c.power_w[i], throughput: c.throughput[i],
@@ -254,8 +268,9 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
         "this dvfslab was built without the report's JavaScript runtimes (web/node_modules was missing): run "
         "`npm ci` in web/ (scripts/install-deps.sh does it), configure and build again");
   }
-  const auto groups = report_detail::build_figure_groups(analysis, options.probe_order,
-                                                         options.predicted_energy, options.prediction_label);
+  const auto groups =
+      report_detail::build_figure_groups(analysis, options.probe_order, options.predicted_energy,
+                                         options.prediction_label, options.measured_sm_mhz);
   const bool any_simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
                                          [](const CaseAnalysis& c) { return c.key.simulated; });
   std::size_t settings = 0;

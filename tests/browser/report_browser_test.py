@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Browser test of `dvfslab report`: imports a published sweep table, writes
-report.html, opens it from disk in headless chromium with networking disabled, and
-checks that every expected chart rendered without a console or script error. A
-screenshot is kept next to the report as a test artifact.
+"""Browser test of `dvfslab report`: builds a database (imports a published sweep
+table, or runs a simulated search or dense sweep), writes report.html, opens it from
+disk in headless chromium with networking disabled, and checks that every expected
+chart rendered without a console or script error, and what a reader sees in each
+chart's SVG (figure_checks.js measures it in the same browser run): the default and
+optimum markers, legends in numeric order, no overlapping tick labels, no `null`
+label, and a note naming every point left off an axis. A screenshot is kept next to
+the report as a test artifact.
 
-Usage: report_browser_test.py DVFSLAB CHROMIUM SWEEP_TABLE.csv WORK_DIR
+Usage: report_browser_test.py DVFSLAB CHROMIUM (SWEEP_TABLE.csv | search | dense) WORK_DIR
 """
 import csv
+import html as html_text
+import json
 import pathlib
 import re
 import shutil
@@ -35,15 +41,120 @@ def chromium(binary: str, profile: str, *arguments: str) -> subprocess.Completed
     return subprocess.run([binary, *flags, *arguments], capture_output=True, text=True, timeout=300)
 
 
+# Simulated scenarios: the commands that fill the database, the report's extra
+# options, and the charts of their one GPU x workload.
+SCENARIOS = {
+    # Two searches of one workload on the simulated V100: each first probes 135 MHz,
+    # far below the valley around 900 MHz it then finds; the batch sizes 64 and 128
+    # sort differently as text and as numbers.
+    "search": {
+        "commands": [["search", "--device", "sim:v100", "--workload", "resnet50", "--batch", batch]
+                     for batch in ("128", "64")],
+        "report": [],
+        "charts": 4,
+    },
+    # Every core clock at both memory clocks of the simulated H200 (110 x 2), and an
+    # objective whose optimum is the default (nothing is faster than 1980/3201 MHz):
+    # dense axes, 110 lines against the memory clock, and coinciding markers.
+    "dense": {
+        "commands": [["search", "--device", "sim:h200", "--workload", "resnet50", "--batch", "32",
+                      "--knobs", "sm,mem", "--strategy", "grid"]],
+        "report": ["--objective", "energy-within-slowdown:0%"],
+        "charts": 6,
+    },
+}
+
+
+def numbers_in(label: str) -> list:
+    return [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", label.replace(",", ""))]
+
+
+def markers_expected(report: pathlib.Path) -> dict:
+    """Per chart id, from the page's data: its group's defaults, optima, and the points
+    that are both, and whether a default left the memory clock uncontrolled (it has no
+    place on a memory-clock axis: the report knows no measured memory clock)."""
+    page = report.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="dvfslab-data">(.*?)</script>', page, re.S).group(1))
+    per_group = {}
+    for group in data["groups"]:
+        columns = group["columns"]
+        marks = list(zip(columns["baseline"], columns["optimum"], columns["mem_mhz"]))
+        per_group[group["name"]] = {
+            "default": sum(b for b, _, _ in marks), "optimum": sum(o for _, o, _ in marks),
+            "both": sum(b and o for b, o, _ in marks),
+            "default_without_memory_clock": any(b and m is None for b, _, m in marks)}
+    return {figure["id"]: per_group[figure["data"]] for figure in data["figures"]}
+
+
+def figure_failures(figures: list, scenario: str, expected_markers: dict) -> list:
+    failures = []
+    for figure in figures:
+        where = f"{figure['id']} ({figure['title']})"
+        want = expected_markers[figure["id"]]
+        if "core × memory" in figure["title"]:
+            cells = figure["outlined_cells"]
+            if (cells["default"], cells["optimum"], cells["both"]) != \
+                    (want["default"] - want["both"], want["optimum"] - want["both"], want["both"]):
+                failures.append(f"{where}: heatmap outlines {cells}, the data has {want}")
+        else:
+            placed_defaults = want["default"]
+            if "vs memory clock" in figure["title"] and want["default_without_memory_clock"]:
+                placed_defaults = 0
+            if figure["default_markers"] != placed_defaults or figure["optimum_markers"] != want["optimum"]:
+                failures.append(f"{where}: {figure['default_markers']} default and {figure['optimum_markers']} "
+                                f"optimum markers, the data has {want}")
+        for legend in figure["legends"]:
+            if legend["symbols"] > 10:
+                failures.append(f"{where}: a legend of {legend['symbols']} entries")
+            numbered = [numbers_in(label) for label in legend["labels"]]
+            if legend["symbols"] > 1 and all(numbered) and numbered != sorted(numbered):
+                failures.append(f"{where}: legend not in numeric order: {legend['labels']}")
+        if not any(set(legend["labels"]) >= {"default", "optimum"} for legend in figure["legends"]):
+            failures.append(f"{where}: no legend entries 'default' and 'optimum'")
+        for axis in figure["axes"]:
+            if axis["overlaps"]:
+                failures.append(f"{where}: {axis['overlaps']} overlapping tick labels of {axis['shown']}")
+            if "null" in axis["texts"]:
+                failures.append(f"{where}: an axis label reads null")
+        # The search's group has only charts against the core clock and the Pareto chart,
+        # all of which leave the far probe out.
+        if scenario == "search" and figure["clip_notes"] != ["1 probe outside the axis: 135 MHz"]:
+            failures.append(f"{where}: the 135 MHz probe is not named: {figure['clip_notes']}")
+        if scenario != "search" and figure["clip_notes"]:
+            failures.append(f"{where}: points left off a full sweep: {figure['clip_notes']}")
+    if scenario == "dense":
+        heatmap_axes = [axis for figure in figures if "core × memory" in figure["title"] for axis in figure["axes"]]
+        if not any(axis["labels"] >= 110 and axis["shown"] < axis["labels"] for axis in heatmap_axes):
+            failures.append(f"the dense heatmap's 110 core clocks were not thinned: {heatmap_axes}")
+    return failures
+
+
 def main() -> int:
-    dvfslab, chromium_binary, table, work = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), pathlib.Path(sys.argv[4])
+    dvfslab, chromium_binary, scenario, work = sys.argv[1], sys.argv[2], sys.argv[3], pathlib.Path(sys.argv[4])
     work.mkdir(parents=True, exist_ok=True)
-    name = table.stem
+    table = pathlib.Path(scenario)
+    name = scenario if scenario in SCENARIOS else table.stem
     database = work / f"{name}.sqlite"
     report = work / f"{name}-report.html"
     database.unlink(missing_ok=True)
-    subprocess.run([dvfslab, "import", str(table), "--db", str(database)], check=True)
-    subprocess.run([dvfslab, "report", str(database), "-o", str(report)], check=True)
+    report_options = []
+    if scenario in SCENARIOS:
+        for command in SCENARIOS[scenario]["commands"]:
+            run = subprocess.run([dvfslab, *command, "--db", str(database)], capture_output=True, text=True)
+            if run.returncode != 0:
+                print(f"{name}: `dvfslab {' '.join(command)}` failed:\n{run.stderr}")
+                return 1
+        report_options = SCENARIOS[scenario]["report"]
+        expected = SCENARIOS[scenario]["charts"]
+    else:
+        subprocess.run([dvfslab, "import", str(table), "--db", str(database)], check=True)
+        expected = expected_chart_count(table)
+    subprocess.run([dvfslab, "report", str(database), "-o", str(report), *report_options], check=True)
+    checked = work / f"{name}-report-checked.html"
+    checks_script = (pathlib.Path(__file__).parent / "figure_checks.js").read_text(encoding="utf-8")
+    # Before the page's own last </body> (the embedded runtimes contain the text too).
+    page, tail = report.read_text(encoding="utf-8").rsplit("</body>", 1)
+    checked.write_text(f"{page}<script>{checks_script}</script>\n</body>{tail}", encoding="utf-8")
 
     html = report.read_text(encoding="utf-8")
     failures = []
@@ -51,10 +162,9 @@ def main() -> int:
     if external:
         failures.append(f"report references {len(external)} external resources; it must be self-contained")
 
-    expected = expected_chart_count(table)
     profile = tempfile.mkdtemp(prefix="dvfslab-chromium-")
     try:
-        dom_run = chromium(chromium_binary, profile, "--dump-dom", report.resolve().as_uri())
+        dom_run = chromium(chromium_binary, profile, "--dump-dom", checked.resolve().as_uri())
         shutil.rmtree(profile, ignore_errors=True)
         profile = tempfile.mkdtemp(prefix="dvfslab-chromium-")
         screenshot = work / f"{name}-report.png"
@@ -84,11 +194,22 @@ def main() -> int:
         failures.append("console errors:\n  " + "\n  ".join(console_errors[:10]))
     if not (work / f"{name}-report.png").is_file():
         failures.append("chromium wrote no screenshot")
+    checks = re.search(r'<pre id="figure-checks">([^<]*)</pre>', dom)
+    if not checks:
+        failures.append("the figure checks did not run")
+    else:
+        figures = json.loads(html_text.unescape(checks.group(1)))
+        if len(figures) != expected:
+            failures.append(f"the figure checks measured {len(figures)} charts, expected {expected}")
+        failures += figure_failures(figures, scenario if scenario in SCENARIOS else "table",
+                                    markers_expected(report))
 
     if failures:
-        print(f"{table.name}: FAILED\n" + "\n".join(failures))
+        print(f"{name}: FAILED\n" + "\n".join(failures))
         return 1
-    print(f"{table.name}: {expected} charts rendered, no errors; screenshot {work / (name + '-report.png')}")
+    coinciding = sum(want["both"] for want in markers_expected(report).values())
+    print(f"{name}: {expected} charts rendered, no errors, {coinciding} coinciding default and optimum markers "
+          f"checked; screenshot {work / (name + '-report.png')}")
     return 0
 
 

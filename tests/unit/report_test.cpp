@@ -100,6 +100,34 @@ TEST(ReportFigures, CoreTimesMemoryGridAddsMemoryFigureAndHeatmap) {
   EXPECT_EQ(groups[0].figures[4].spec["mark"], "rect");
 }
 
+// Axes from the points a reader needs (docs/report.md): Tukey's far-out fences
+// around the quartiles widened to the default and optimum.
+TEST(ReportFigures, AFarSettingLeavesTheAxesWithANoteWhileAnEvenSweepKeepsEveryPoint) {
+  const auto group_of = [](const std::vector<int>& clocks) {
+    std::vector<ResultRow> rows;
+    for (int sm : clocks) {
+      rows.push_back(row("resnet50", 64, sm, std::nullopt, 1000.0 / sm, 100 + 0.2 * sm));
+      rows.back().is_default = sm == clocks.back();
+    }
+    return report_detail::build_figure_groups(analyze(rows)).at(0);
+  };
+  const auto far = group_of({135, 900, 930, 960, 990, 1020, 1050, 1080});
+  const auto& columns = far.data["columns"];
+  ASSERT_TRUE(columns.contains("outside"));
+  EXPECT_EQ(columns["outside"], nlohmann::json::array({0, 0, 0, 0, 0, 0, 0, 1}));  // settings descend
+  EXPECT_EQ(far.data["labels"][columns["clip_note"][0].get<std::size_t>()],
+            "1 setting outside the axis: 135 MHz");
+  EXPECT_TRUE(columns["clip_note"][1].is_null());
+  // The default (1080 MHz) is also the optimum here: both marker layers are drawn.
+  const auto& markers = far.figures[2].spec["layer"][1]["layer"];
+  EXPECT_EQ(markers[0]["name"], "default_marker");
+  EXPECT_EQ(markers[1]["name"], "optimum_marker");
+
+  const auto even = group_of({135, 270, 405, 540, 675, 810, 945, 1080});
+  EXPECT_FALSE(even.data["columns"].contains("outside"));
+  EXPECT_FALSE(even.data["columns"].contains("clip_note"));
+}
+
 TEST(ReportFigures, EverySimulatedChartTitleSaysSimulated) {
   const auto groups =
       report_detail::build_figure_groups(analyze({row("alexnet", 128, 1380, std::nullopt, 1.0, 300, true),
