@@ -23,14 +23,17 @@ std::vector<int> indices_of(const std::vector<std::string>& device, const Enviro
   EXPECT_EQ(result.exit_code, 0) << result.err;
   std::vector<int> indices;
   if (result.exit_code != 0) return indices;
-  for (const auto& gpu : nlohmann::json::parse(result.out)["devices"]) indices.push_back(gpu["index"]);
+  // Kept in a variable: a range-for over a member of a temporary would read a destroyed object.
+  const nlohmann::json document = nlohmann::json::parse(result.out);
+  for (const auto& gpu : document["devices"]) indices.push_back(gpu["index"]);
   return indices;
 }
 
 std::vector<std::string> uuids(const EnvironmentChanges& environment) {
   const ProcessResult result = run_dvfslab({"info", "--json"}, environment);
   std::vector<std::string> found;
-  for (const auto& gpu : nlohmann::json::parse(result.out)["devices"]) found.push_back(gpu["uuid"]);
+  const nlohmann::json document = nlohmann::json::parse(result.out);
+  for (const auto& gpu : document["devices"]) found.push_back(gpu["uuid"]);
   return found;
 }
 
