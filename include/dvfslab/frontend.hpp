@@ -18,8 +18,10 @@ namespace dvfslab::frontend {
 
 // ---------------------------------------------------------------- environment
 
-// Each backend's library variable the backend table names (DVFSLAB_NVML_LIBRARY)
-// and DVFSLAB_READ_ONLY (set to anything but "" or "0") as options for opening GPUs.
+// Each backend's library variable the backend table names (DVFSLAB_NVML_LIBRARY),
+// DVFSLAB_READ_ONLY (set to anything but "" or "0") and the GPUs the job was given
+// (CUDA_VISIBLE_DEVICES, else NVIDIA_VISIBLE_DEVICES; CUDA_DEVICE_ORDER) as options
+// for opening GPUs.
 OpenOptions open_options(SimTimeMode sim_time = SimTimeMode::virtual_time);
 
 // Whether DVFSLAB_READ_ONLY puts dvfslab in read-only mode.

@@ -185,6 +185,16 @@ class Gpu {
 // deterministic) or following the wall clock (measuring a real external program).
 enum class SimTimeMode { virtual_time, wall_time };
 
+// The GPUs a job may use as a visible-devices variable lists them: UUIDs (GPU-...,
+// a unique prefix is enough), PCI bus ids or indices (docs/multi-gpu.md#choosing-the-gpus).
+struct VisibleDevices {
+  std::string variable;  // "CUDA_VISIBLE_DEVICES" or "NVIDIA_VISIBLE_DEVICES": its rules, and for errors
+  std::string list;      // the variable's value
+  // CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA counts the GPUs in PCI bus order. Its default
+  // order (fastest first) is that order too on a node of one GPU model only.
+  bool pci_bus_order = false;
+};
+
 // How to open GPUs. The library reads no environment variable: the CLI and the
 // Python module fill these from the variables the backend table names
 // (backend_library_options(): DVFSLAB_NVML_LIBRARY) and from DVFSLAB_READ_ONLY.
@@ -195,6 +205,9 @@ struct OpenOptions {
   // in a process decides.
   std::map<std::string, std::filesystem::path> libraries;
   bool read_only = false;  // every GPU opened refuses control calls
+  // The GPUs the job was given (CUDA_VISIBLE_DEVICES, else NVIDIA_VISIBLE_DEVICES):
+  // `auto` and `all` open only those, in the list's order. Absent: every GPU.
+  std::optional<VisibleDevices> visible_devices;
 
   // The library given for `backend`, or an empty path.
   std::filesystem::path library(const std::string& backend) const;

@@ -89,6 +89,10 @@ struct SimKernel {
 class SimGpu final : public Gpu {
  public:
   SimGpu(const SimGpuSpec& spec, SimTimeMode mode, int index = 0);
+  // A GPU of a simulated node: it keeps time on `clock`, which the node's other
+  // GPUs share, so one meter samples them all at the same moments. A VirtualClock
+  // gives virtual time, any other clock wall time; the clock starts at 0.
+  SimGpu(const SimGpuSpec& spec, std::shared_ptr<Clock> clock, int index = 0);
   ~SimGpu() override;
 
   const GpuIdentity& identity() const override;

@@ -1,6 +1,7 @@
 #include "dvfslab/frontend.hpp"
 
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "dvfslab/guard.hpp"
@@ -11,6 +12,17 @@ namespace {
 std::string variable(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? std::string() : std::string(value);
+}
+
+// CUDA_VISIBLE_DEVICES when set (an empty value too: CUDA then hides every GPU),
+// else NVIDIA_VISIBLE_DEVICES.
+std::optional<VisibleDevices> visible_devices_from_environment() {
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr) continue;
+    return VisibleDevices{name, value, variable("CUDA_DEVICE_ORDER") == "PCI_BUS_ID"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -28,6 +40,7 @@ OpenOptions open_options(SimTimeMode sim_time) {
     if (!path.empty()) options.libraries[library.backend] = path;
   }
   options.read_only = read_only_from_environment();
+  options.visible_devices = visible_devices_from_environment();
   return options;
 }
 

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
+#include <optional>
 #include <string_view>
 
 #include "dvfslab/error.hpp"
@@ -14,7 +16,10 @@
 #include "dvfslab/replay.hpp"
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/twin.hpp"
+#include "gpu/device_list.hpp"
 #include "gpu/nvml/nvml_devices.hpp"
+#include "gpu/nvml/visible_devices.hpp"
+#include "gpu/sim/sim_node.hpp"
 
 namespace dvfslab {
 namespace {
@@ -28,24 +33,39 @@ GpuList one(std::unique_ptr<Gpu> gpu) {
 }
 
 GpuList open_nvml(std::string_view selector, const OpenOptions& options) {
+  if (const auto range = parse_index_range(selector)) {
+    return nvml::open_nvml_range(selector, range->first, range->last, options.library("nvml"));
+  }
   return one(nvml::open_nvml_gpu(selector, options.library("nvml")));
 }
 
-GpuList find_nvml(const OpenOptions& options) { return nvml::open_all_nvml_gpus(options.library("nvml")); }
+// Every NVIDIA GPU, or those the job's visible-devices variable lists.
+GpuList find_nvml(const OpenOptions& options) {
+  GpuList all = nvml::open_all_nvml_gpus(options.library("nvml"));
+  if (!options.visible_devices) return all;
+  std::vector<GpuIdentity> identities;
+  for (const auto& gpu : all) identities.push_back(gpu->identity());
+  const auto positions = nvml::visible_gpu_positions(*options.visible_devices, identities);
+  if (!positions) return all;
+  GpuList visible;
+  for (const std::size_t position : *positions) visible.push_back(std::move(all[position]));
+  return visible;
+}
 
 std::string nvml_spec_help() {
   return "an NVIDIA GPU's index (0), UUID (GPU-...) or PCI bus id (0000:3b:00.0)";
 }
 
-GpuList open_simulated(std::string_view name, const OpenOptions& options) {
-  return one(std::make_unique<SimGpu>(sim_gpu_spec(name), options.sim_time));
+GpuList open_simulated(std::string_view names, const OpenOptions& options) {
+  return sim::open_simulated_node(names, options.sim_time);
 }
 
 std::string simulated_spec_help() {
   std::string keys;
   for (const std::string& key : sim_gpu_keys())
     keys += fmt::format("{}sim:{}", keys.empty() ? "" : ", ", key);
-  return fmt::format("sim:NAME for a simulated GPU ({})", keys);
+  return fmt::format("sim:NAME for a simulated GPU ({}), sim:NAMExN for N of them on one node (sim:h200x8)",
+                     keys);
 }
 
 GpuList open_replayed(std::string_view table, const OpenOptions& /*options*/) {
@@ -107,12 +127,14 @@ std::vector<const GpuBackendDefinition*> backends_for_help() {
   return ordered;
 }
 
-// "auto (...), <the unprefixed backend's forms>, <each prefixed backend's form>".
+// "auto (...), <the unprefixed backend's forms>, <each prefixed backend's form>,
+// lists and ranges".
 std::string device_spec_forms() {
   std::string forms =
-      "auto (every GPU found, e.g. the NVIDIA GPUs; a command that uses one GPU takes the first)";
+      "auto or all (every GPU found, e.g. the NVIDIA GPUs, only those CUDA_VISIBLE_DEVICES lists where it "
+      "is set; a command that uses one GPU takes the first with auto)";
   for (const GpuBackendDefinition* backend : backends_for_help()) forms += ", " + backend->spec_help();
-  return forms;
+  return forms + "; several GPUs as a list or a range of indices (0,1,2,3 or 0-3 or sim:h200,sim:v100)";
 }
 
 // `auto`: every GPU of every backend that finds GPUs by itself. A backend without
@@ -134,9 +156,8 @@ GpuList find_all_gpus(const OpenOptions& options) {
   return found;
 }
 
-GpuList open_by_spec(const std::string& spec, const OpenOptions& options) {
-  if (spec.empty()) throw UsageError("--device is empty; give one of: " + device_spec_forms());
-  // `all`: every GPU found, also for a command that otherwise takes the first.
+// The spec of one item of a --device list: `auto`, `all` or one backend's.
+GpuList open_item(const std::string& spec, const OpenOptions& options) {
   if (spec == "auto" || spec == "all") return find_all_gpus(options);
   for (const GpuBackendDefinition& backend : backends()) {
     if (spec.starts_with(backend.prefix)) {
@@ -144,6 +165,56 @@ GpuList open_by_spec(const std::string& spec, const OpenOptions& options) {
     }
   }
   throw UsageError(fmt::format("--device {}: not a device spec; give one of: {}", spec, device_spec_forms()));
+}
+
+std::vector<std::string> backend_prefixes() {
+  std::vector<std::string> prefixes;
+  for (const GpuBackendDefinition& backend : backends()) prefixes.push_back(backend.prefix);
+  return prefixes;
+}
+
+void refuse_gpus_named_twice(const std::string& spec, const GpuList& gpus) {
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const GpuIdentity& identity = gpus[i]->identity();
+    for (std::size_t j = 0; j < i; ++j) {
+      if (!identity.uuid.empty() && gpus[j]->identity().uuid == identity.uuid) {
+        throw UsageError(fmt::format("--device {}: GPU {} ({}, {}) is named twice; name each GPU once", spec,
+                                     identity.index, identity.name, identity.uuid));
+      }
+    }
+  }
+}
+
+// The items of a list in order, except that the simulated ones open together,
+// on one clock, where the first of them stands.
+GpuList open_list(const std::string& spec, const std::vector<std::string>& items,
+                  const OpenOptions& options) {
+  constexpr std::string_view simulated_prefix = "sim:";
+  GpuList gpus;
+  std::string simulated_names;
+  std::optional<std::size_t> simulated_place;
+  for (const std::string& item : items) {
+    if (item.starts_with(simulated_prefix)) {
+      simulated_names += (simulated_place ? "," : "") + item.substr(simulated_prefix.size());
+      if (!simulated_place) simulated_place = gpus.size();
+      continue;
+    }
+    for (auto& gpu : open_item(item, options)) gpus.push_back(std::move(gpu));
+  }
+  if (simulated_place) {
+    GpuList simulated = open_simulated(simulated_names, options);
+    gpus.insert(gpus.begin() + static_cast<std::ptrdiff_t>(*simulated_place),
+                std::make_move_iterator(simulated.begin()), std::make_move_iterator(simulated.end()));
+  }
+  refuse_gpus_named_twice(spec, gpus);
+  return gpus;
+}
+
+GpuList open_by_spec(const std::string& spec, const OpenOptions& options) {
+  if (spec.empty()) throw UsageError("--device is empty; give one of: " + device_spec_forms());
+  const std::vector<std::string> items = split_device_list(spec, backend_prefixes());
+  if (items.size() == 1) return open_item(spec, options);
+  return open_list(spec, items, options);
 }
 
 }  // namespace
@@ -192,6 +263,12 @@ std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenO
 
 std::unique_ptr<Gpu> open_gpu(const std::string& spec, const OpenOptions& options) {
   auto gpus = open_gpus(spec, options);
+  if (gpus.size() > 1 && spec != "auto") {
+    throw UsageError(
+        fmt::format("--device {} names {} GPUs, and this command uses one: name one of them (e.g. "
+                    "--device {})",
+                    spec, gpus.size(), gpus.front()->identity().device_spec));
+  }
   return std::move(gpus.front());
 }
 

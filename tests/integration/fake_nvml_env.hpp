@@ -44,6 +44,9 @@ inline EnvironmentChanges fake_nvml_environment(const std::string& gpus, Environ
   EnvironmentChanges environment;
   for (const std::string& name : fake_nvml_variables) environment[name] = std::nullopt;
   environment["DVFSLAB_READ_ONLY"] = std::nullopt;
+  // A job's GPU list on the machine running the tests would hide fake GPUs.
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
+    environment[name] = std::nullopt;
   environment["DVFSLAB_NVML_LIBRARY"] = library;
   environment["DVFSLAB_FAKE_NVML_GPUS"] = gpus;
   environment["DVFSLAB_FAKE_NVML_UUID_SALT"] = unique_fake_uuid_salt();

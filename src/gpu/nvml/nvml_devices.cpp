@@ -106,6 +106,20 @@ std::vector<std::unique_ptr<Gpu>> open_all_nvml_gpus(const std::filesystem::path
   return gpus;
 }
 
+std::vector<std::unique_ptr<Gpu>> open_nvml_range(std::string_view selector, unsigned first, unsigned last,
+                                                  const std::filesystem::path& library_path) {
+  const auto library = Library::acquire(library_path);
+  const unsigned count = device_count(*library);
+  if (last >= count) {
+    throw ConfigError(
+        fmt::format("--device {}: this machine has {} NVIDIA GPU{} (0–{}); give a range within them",
+                    selector, count, count == 1 ? "" : "s", count - 1));
+  }
+  std::vector<std::unique_ptr<Gpu>> gpus;
+  for (unsigned index = first; index <= last; ++index) gpus.push_back(open_index(library, index));
+  return gpus;
+}
+
 std::unique_ptr<Gpu> open_nvml_gpu(std::string_view selector, const std::filesystem::path& library_path) {
   const auto library = Library::acquire(library_path);
   const unsigned count = device_count(*library);

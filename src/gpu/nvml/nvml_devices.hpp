@@ -19,6 +19,11 @@ std::vector<std::unique_ptr<Gpu>> open_all_nvml_gpus(const std::filesystem::path
 // "3b:00.0"). Throws ConfigError listing the GPUs when none matches.
 std::unique_ptr<Gpu> open_nvml_gpu(std::string_view selector, const std::filesystem::path& library_path = {});
 
+// GPUs first..last of NVML's enumeration; `selector` is the range as written
+// ("0-3"). Throws ConfigError naming the GPUs present when it reaches beyond them.
+std::vector<std::unique_ptr<Gpu>> open_nvml_range(std::string_view selector, unsigned first, unsigned last,
+                                                  const std::filesystem::path& library_path = {});
+
 struct PciAddress {
   unsigned domain = 0;
   unsigned bus = 0;

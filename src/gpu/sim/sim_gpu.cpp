@@ -59,21 +59,16 @@ struct SimGpu::State {
     std::optional<double> finished_at_s;
   };
 
-  State(const SimGpuSpec& gpu_spec, SimTimeMode time_mode, int index)
+  State(const SimGpuSpec& gpu_spec, std::shared_ptr<Clock> time_source, int index)
       : spec(gpu_spec),
-        mode(time_mode),
+        mode(time_source->is_virtual() ? SimTimeMode::virtual_time : SimTimeMode::wall_time),
         identity(make_identity(gpu_spec, index)),
+        clock(std::move(time_source)),
+        virtual_clock_ptr(dynamic_cast<VirtualClock*>(clock.get())),
         controls(sim::default_controls(gpu_spec)),
         temperature_c(gpu_spec.ambient_temperature_c +
                       gpu_spec.thermal_resistance_c_per_w * gpu_spec.idle_power_w),
         sensor(gpu_spec.sensor_period_s, gpu_spec.average_power_window_s, gpu_spec.idle_power_w) {
-    if (mode == SimTimeMode::virtual_time) {
-      auto virtual_clock = std::make_unique<VirtualClock>();
-      virtual_clock_ptr = virtual_clock.get();
-      clock = std::move(virtual_clock);
-    } else {
-      clock = std::make_unique<WallClock>();
-    }
     refresh_point();
   }
 
@@ -137,8 +132,8 @@ struct SimGpu::State {
   const SimGpuSpec spec;
   const SimTimeMode mode;
   const GpuIdentity identity;
-  std::unique_ptr<Clock> clock;
-  VirtualClock* virtual_clock_ptr = nullptr;
+  const std::shared_ptr<Clock> clock;
+  VirtualClock* const virtual_clock_ptr;
 
   std::mutex mutex;  // guards everything below
   sim::Controls controls;
@@ -152,7 +147,13 @@ struct SimGpu::State {
 };
 
 SimGpu::SimGpu(const SimGpuSpec& spec, SimTimeMode mode, int index)
-    : state_(std::make_unique<State>(spec, mode, index)) {}
+    : SimGpu(spec,
+             mode == SimTimeMode::virtual_time ? std::shared_ptr<Clock>(std::make_shared<VirtualClock>())
+                                               : std::shared_ptr<Clock>(std::make_shared<WallClock>()),
+             index) {}
+
+SimGpu::SimGpu(const SimGpuSpec& spec, std::shared_ptr<Clock> clock, int index)
+    : state_(std::make_unique<State>(spec, std::move(clock), index)) {}
 
 SimGpu::~SimGpu() = default;
 
