@@ -77,8 +77,9 @@ TEST(MultiGpuDevicesCli, BadListsAndRangesAreRefusedInOneLine) {
 }
 
 TEST(MultiGpuDevicesCli, ACommandOfOneGpuRefusesAListBeforeTouchingAGpu) {
-  const ProcessResult result = run_dvfslab({"hold", "--device", "0-1", "--sm", "1980", "--seconds", "0"},
-                                           fake_nvml_environment(kFourGpus));
+  // tune drives one GPU (hold takes several: multi_gpu_guard_cli_test.cpp).
+  const ProcessResult result =
+      run_dvfslab({"tune", "--device", "0-1", "--", "true"}, fake_nvml_environment(kFourGpus));
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find("names 2 GPUs, and this command uses one"), std::string::npos) << result.err;
 }
