@@ -4,6 +4,7 @@
 // (ScopedEnvironment).
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -106,6 +107,16 @@ inline bool restore_journal_in(const std::filesystem::path& state_dir) {
     if (entry.path().filename().string().starts_with("journal-")) return true;
   }
   return false;
+}
+
+// The control state of an H200 as an administrator left it (application clocks at
+// their defaults, the power limit lowered to 450 W, no lock), for a
+// DVFSLAB_FAKE_NVML_STATE file: restoring must put back 450 W, not the 700 W default.
+inline nlohmann::json controls_an_administrator_left() {
+  return {
+      {"locked_sm_min_mhz", nullptr},  {"locked_sm_max_mhz", nullptr},     {"locked_mem_min_mhz", nullptr},
+      {"locked_mem_max_mhz", nullptr}, {"application_graphics_mhz", 1980}, {"application_memory_mhz", 3201},
+      {"power_limit_w", 450.0}};
 }
 
 }  // namespace dvfslab::testing

@@ -36,10 +36,7 @@ class GuardCli : public ::testing::Test {
   // The GPU is found as an administrator left it, not as a fresh one: a restore
   // must put back 450 W, not the 700 W default.
   void SetUp() override {
-    const nlohmann::json controls{
-        {"locked_sm_min_mhz", nullptr},  {"locked_sm_max_mhz", nullptr},     {"locked_mem_min_mhz", nullptr},
-        {"locked_mem_max_mhz", nullptr}, {"application_graphics_mhz", 1980}, {"application_memory_mhz", 3201},
-        {"power_limit_w", 450.0}};
+    const nlohmann::json controls = controls_an_administrator_left();
     std::ofstream(dir / "gpu-state.json")
         << nlohmann::json{{"devices", {{{"index", 0}, {"controls", controls}}}}};
   }
@@ -155,7 +152,8 @@ TEST_F(GuardCli, AJournalInTheFormatOfEarlierReleasesStillRestores) {
   std::ofstream(journal) << R"({
   "format": "dvfslab-restore-journal",
   "version": 1,
-  "gpu": {"uuid": ")" << uuid << R"(", "name": "NVIDIA H200", "device": ")" << uuid << R"("},
+  "gpu": {"uuid": ")" << uuid
+                         << R"(", "name": "NVIDIA H200", "device": ")" << uuid << R"("},
   "pid": 41235,
   "created_utc": "2026-11-29T17:09:43Z",
   "original_state": {

@@ -45,10 +45,7 @@ class MultiGpuGuardCli : public ::testing::Test {
 
   // Every GPU is found as an administrator left it: restoring must put back 450 W.
   void SetUp() override {
-    const nlohmann::json controls{
-        {"locked_sm_min_mhz", nullptr},  {"locked_sm_max_mhz", nullptr},     {"locked_mem_min_mhz", nullptr},
-        {"locked_mem_max_mhz", nullptr}, {"application_graphics_mhz", 1980}, {"application_memory_mhz", 3201},
-        {"power_limit_w", 450.0}};
+    const nlohmann::json controls = controls_an_administrator_left();
     nlohmann::json devices = nlohmann::json::array();
     for (int index = 0; index < kGpus; ++index) devices.push_back({{"index", index}, {"controls", controls}});
     std::ofstream(dir / "gpu-state.json") << nlohmann::json{{"devices", devices}};
