@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "dvfslab/sim_gpu.hpp"
@@ -76,6 +79,63 @@ TEST(MeasureMultiGpuCli, TracingSeveralGpusIsAUsageError) {
   const ProcessResult result = measure_on_fake_node({"--device", "all", "--trace", "t.csv"}, "h200,h200");
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find("--trace writes one GPU's samples"), std::string::npos) << result.err;
+}
+
+// Each GPU's first and last counter value the fake answered (DVFSLAB_FAKE_NVML_ENERGY_LOG).
+std::map<int, std::pair<double, double>> counter_span_j(const std::filesystem::path& log) {
+  std::map<int, std::pair<double, double>> span;
+  std::ifstream file(log);
+  std::string word;
+  int index = 0;
+  unsigned long long millijoules = 0;
+  while (file >> word >> index >> millijoules) {
+    const double joules = static_cast<double>(millijoules) / 1000.0;
+    auto [entry, first] = span.try_emplace(index, joules, joules);
+    if (!first) entry->second.second = joules;
+  }
+  return span;
+}
+
+TEST(MeasureMultiGpuCli, ATwoProcessJobsPerGpuEnergiesAreTheFakesOwnCountersAndAddUpToTheTotal) {
+  const ScratchDir scratch;
+  const std::string busy = (scratch / "busy").string();
+  // Two processes, each keeping one GPU busy (1 and 3); GPUs 0 and 2 idle.
+  const auto rank_on = [&](int index) {
+    return "sh -c 'echo " + std::to_string(index) + " >> " + busy + "; sleep 1.2'";
+  };
+  const std::string job = rank_on(1) + " & " + rank_on(3) + " & wait";
+  const ProcessResult result =
+      run_dvfslab({"measure", "--device", "all", "--json", "--", "/bin/sh", "-c", job},
+                  fake_nvml_environment("h200,h200,h200,h200",
+                                        {{"DVFSLAB_FAKE_NVML_BUSY_FILE", busy},
+                                         {"DVFSLAB_FAKE_NVML_ENERGY_LOG", (scratch / "energy").string()}}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json document = nlohmann::json::parse(result.out);
+  const nlohmann::json& gpus = document.at("gpus");
+  ASSERT_EQ(gpus.size(), 4u);
+  const auto counters = counter_span_j(scratch / "energy");
+  ASSERT_EQ(counters.size(), 4u);
+  const double period_s = document.at("sensor_period_s").get<double>();
+  double sum = 0;
+  for (const nlohmann::json& gpu : gpus) {
+    const int index = gpu.at("index").get<int>();
+    const double reported = gpu.at("energy_j").get<double>();
+    const double counted = counters.at(index).second - counters.at(index).first;
+    // The meter places each window boundary between two counter updates, so it may
+    // differ from the span of the counter's own readings by a sensor period's
+    // energy at each end.
+    const double mean_power_w = gpu.at("mean_power_w").get<double>();
+    EXPECT_NEAR(reported, counted, 2.0 * mean_power_w * period_s) << gpu.dump();
+    sum += reported;
+  }
+  EXPECT_NEAR(document.at("energy_j").get<double>(), sum, 1e-9 * sum);
+  // Each GPU's energy is its own: the busy ones draw several times the idle ones.
+  for (int busy_index : {1, 3}) {
+    for (int idle_index : {0, 2}) {
+      EXPECT_GT(gpus[busy_index].at("energy_j").get<double>(),
+                3.0 * gpus[idle_index].at("energy_j").get<double>());
+    }
+  }
 }
 
 // The program announces a compute context on fake GPU `index` the way a CUDA

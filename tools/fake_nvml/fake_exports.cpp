@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "export_checks.hpp"
+#include "fake_busy.hpp"
 #include "fake_state.hpp"
 #include "gpu/nvml/nvml_throttle.hpp"
 
@@ -59,6 +60,7 @@ nvml::Return with_device(nvml::Device handle, Body&& body) {
     FakeDevice* device = fake::device_of(handle);
     if (device == nullptr) return nvml::error_invalid_argument;
     if (const nvml::Return lost = fake::count_device_call(); lost != nvml::success) return lost;
+    fake::follow_busy_file(*state(), *device);
     return body(*device);
   });
 }
@@ -285,7 +287,10 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetTotalEnergyConsumption(nvml::Device h
   return with_device(handle, [&](FakeDevice& device) {
     if (state()->faults.energy_not_supported) return nvml::error_not_supported;
     const auto energy = device.gpu->read_telemetry().energy_j;
-    return store(millijoules, energy ? std::optional<double>(*energy * 1000.0) : std::nullopt);
+    const nvml::Return code =
+        store(millijoules, energy ? std::optional<double>(*energy * 1000.0) : std::nullopt);
+    if (code == nvml::success) fake::log_energy_reading(device, *millijoules);
+    return code;
   });
 }
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetFieldValues(nvml::Device handle, int count,

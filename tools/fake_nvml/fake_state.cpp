@@ -196,6 +196,8 @@ std::unique_ptr<State> build_state() {
 
   built->state_path = environment("DVFSLAB_FAKE_NVML_STATE");
   built->processes_path = environment("DVFSLAB_FAKE_NVML_PROCESSES_FILE");
+  built->busy_path = environment("DVFSLAB_FAKE_NVML_BUSY_FILE");
+  built->energy_log_path = environment("DVFSLAB_FAKE_NVML_ENERGY_LOG");
   if (!built->state_path.empty()) {
     const std::vector<ControlState> persisted = persisted_control_states(built->state_path);
     for (std::size_t i = 0; i < persisted.size() && i < built->devices.size(); ++i) {
@@ -258,6 +260,14 @@ void log_setter_call(const std::string& line) {
   // Opened per line and closed at once, so the log survives a killed process.
   if (std::FILE* file = std::fopen(current_state->log_path.c_str(), "a")) {
     std::fputs((line + "\n").c_str(), file);
+    std::fclose(file);
+  }
+}
+
+void log_energy_reading(const FakeDevice& device, unsigned long long millijoules) {
+  if (current_state->energy_log_path.empty()) return;
+  if (std::FILE* file = std::fopen(current_state->energy_log_path.c_str(), "a")) {
+    std::fputs(fmt::format("energy {} {}\n", device.index, millijoules).c_str(), file);
     std::fclose(file);
   }
 }

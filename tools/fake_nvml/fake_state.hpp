@@ -21,6 +21,7 @@ struct FakeDevice {
   unsigned architecture = 0;           // nvmlDeviceArchitecture_t
   bool mig_enabled = false;            // DVFSLAB_FAKE_NVML_MIG lists its index
   std::vector<unsigned> compute_pids;  // DVFSLAB_FAKE_NVML_PROCESSES
+  bool busy = false;                   // listed in DVFSLAB_FAKE_NVML_BUSY_FILE at the last call
 };
 
 struct Faults {
@@ -42,6 +43,10 @@ struct State {
   // DVFSLAB_FAKE_NVML_PROCESSES_FILE; empty: none. Read again at every query, so a
   // program can announce its own context as a real one creates it.
   std::string processes_path;
+  // DVFSLAB_FAKE_NVML_BUSY_FILE; empty: every GPU idles. Read again at every call
+  // naming a device, so the processes of a job can load "their" GPUs.
+  std::string busy_path;
+  std::string energy_log_path;  // DVFSLAB_FAKE_NVML_ENERGY_LOG; empty: no log
   long device_calls = 0;
 };
 
@@ -63,6 +68,9 @@ nvml::Return count_device_call();
 // the INDEX:PID lines of the processes file as it reads now (malformed lines are
 // skipped: the file is written by the programs under test while it is read).
 std::vector<unsigned> compute_pids_now(const State& state, const FakeDevice& device);
+// Appends "energy INDEX MILLIJOULES" to the energy log: the counter values the fake
+// answered, against which tests check what dvfslab reports per GPU.
+void log_energy_reading(const FakeDevice& device, unsigned long long millijoules);
 // Appends "function arguments" as one line to the setter log.
 void log_setter_call(const std::string& line);
 // With DVFSLAB_FAKE_NVML_STATE: writes every device's control state to that file
