@@ -85,6 +85,21 @@ TEST_F(ReplayTableFile, WorkloadRunsForTheMeasuredTimeAtTheMeasuredPower) {
   EXPECT_NEAR(gpu->read_telemetry().time_s - locked.time_s, 2.0, 1e-9);
 }
 
+TEST(Replay, AMemoryClockSweepWithoutCoreClocksListsEveryMemoryClock) {
+  testing::ScratchDir scratch;
+  std::ofstream(scratch / "memory.csv")
+      << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+         "paper,GPU A,stream,,2100,,1.2,70,0\n"
+         "paper,GPU A,stream,,3100,,1.0,77,0\n"
+         "paper,GPU A,stream,,3900,,0.9,81,1\n";
+  const auto gpu = open_gpu("replay:" + (scratch / "memory.csv").string());
+  const ClockTable table = gpu->clock_table();
+  EXPECT_EQ(table.memory_mhz, (std::vector<int>{3900, 3100, 2100}));
+  EXPECT_TRUE(table.graphics_mhz.at(2100).empty());
+  EXPECT_EQ(table.default_memory_mhz, 3900);
+  EXPECT_FALSE(table.default_graphics_mhz);
+}
+
 TEST(Replay, ReadOnlyModeStillRefusesControl) {
   const auto gpu = open_gpu("replay:" + shared_table("v100-kernels-core.csv").string());
   gpu->set_read_only(true);

@@ -98,7 +98,10 @@ ClockTable ReplayTable::clock_table() const {
   ClockTable table;
   std::map<int, std::set<int, std::greater<>>, std::greater<>> graphics_by_memory;
   for (const Setting& s : settings_) {
-    if (s.sm_mhz) graphics_by_memory[s.mem_mhz.value_or(memory_not_controlled_mhz)].insert(*s.sm_mhz);
+    // A table that sweeps the memory clock alone lists each memory clock with no graphics clocks.
+    if (!s.sm_mhz && !s.mem_mhz) continue;
+    auto& graphics = graphics_by_memory[s.mem_mhz.value_or(memory_not_controlled_mhz)];
+    if (s.sm_mhz) graphics.insert(*s.sm_mhz);
   }
   for (const auto& [memory, graphics] : graphics_by_memory) {
     if (memory != memory_not_controlled_mhz) table.memory_mhz.push_back(memory);
