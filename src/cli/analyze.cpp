@@ -40,7 +40,8 @@ void run_analyze(const AnalyzeOptions& options) {
   const auto rows = load_result_rows(options.input);
   const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
   const Analysis analysis = analyze(rows, objective);
-  for (const std::string& warning : pooling_warnings(analysis)) fmt::print(stderr, "warning: {}\n", warning);
+  for (const std::string& warning : pooling_warnings(analysis))
+    fmt::print(stderr, "dvfslab: warning: {}\n", warning);
   const auto warning = searched_objective_warning(options.input, objective);
   if (warning) fmt::print(stderr, "dvfslab: warning: {}\n", *warning);
   AnalysisOutput output(analysis);

@@ -127,7 +127,7 @@ void print_report(std::FILE* out, const CommandMeasurement& r) {
 }
 
 void print_warnings(const CommandMeasurement& r) {
-  for (const auto& warning : r.warnings) fmt::print(stderr, "warning: {}\n", warning);
+  for (const auto& warning : r.warnings) fmt::print(stderr, "dvfslab: warning: {}\n", warning);
 }
 
 void refuse_without_live_sensors(Gpu& gpu, const std::string& spec) {

@@ -74,7 +74,8 @@ void run_report(const ReportOptions& options) {
   const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
   std::vector<ResultRow> rows = load_result_rows(options.input);
   const Analysis analysis = analyze(rows, parse_objective(options.objective));
-  for (const std::string& warning : pooling_warnings(analysis)) fmt::print(stderr, "warning: {}\n", warning);
+  for (const std::string& warning : pooling_warnings(analysis))
+    fmt::print(stderr, "dvfslab: warning: {}\n", warning);
   const std::size_t measured_rows = rows.size();
   auto measured_sm_mhz = measured_core_clocks(rows);
   // Only the rows the page shows are kept while it is written.

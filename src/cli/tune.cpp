@@ -53,8 +53,8 @@ struct TuneArguments {
 TunerOptions tuner_options(const TuneArguments& args) {
   TunerOptions options;
   options.knobs = parse_tune_knobs(args.knobs);
-  options.objective = frontend::tuner_objective(args.objective, args.max_slowdown_pct,
-                                                {"--objective", "--max-slowdown"});
+  options.objective =
+      frontend::tuner_objective(args.objective, args.max_slowdown_pct, {"--objective", "--max-slowdown"});
   options.probe_iterations = args.probe_iterations;
   options.warmup_iterations = args.warmup_iterations;
   options.settle_iterations = args.settle_iterations;
@@ -160,7 +160,8 @@ void run_tune(const TuneArguments& args) {
     database.remove_if_unused();
     throw;
   }
-  for (const std::string& warning : tuned.report.warnings) fmt::print(stderr, "warning: {}\n", warning);
+  for (const std::string& warning : tuned.report.warnings)
+    fmt::print(stderr, "dvfslab: warning: {}\n", warning);
   // The report first: a database that cannot be written must not lose it.
   if (args.json) {
     nlohmann::json document = to_json(tuned.report);

@@ -166,8 +166,8 @@ TEST_F(MeasureCli, InterruptIsForwardedAndPartialResultsArePrinted) {
       "fd = int(os.environ['DVFSLAB_MARK_FD'])\n"
       "os.write(fd, b'dvfslab:begin work\\n')\n"
       "os.write(fd, b'dvfslab:iter 5 items 40\\n')\n"
-      "open(sys.argv[1], 'w').close()\n"
       "try:\n"
+      "    open(sys.argv[1], 'w').close()\n"  // inside the try: SIGINT may come at once
       "    time.sleep(600)\n"
       "except KeyboardInterrupt:\n"
       "    print('child got SIGINT', file=sys.stderr)\n"
