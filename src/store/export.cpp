@@ -79,7 +79,44 @@ std::string throttle_text(const std::map<std::string, double>& fractions, int de
   return text;
 }
 
-// One measurement as a member of "measurements", two levels deep, members in name order.
+// One GPU's figures as an element of a measurement's "gpus", four levels deep; its
+// "name" is the GPU's, as in `dvfslab measure --json` (the window's is the measurement's).
+void append_gpu(std::string& out, const GpuMeasurement& gpu) {
+  const Measurement& m = gpu.measurement;
+  store_detail::PrettyObject object(out, 4);
+  object.value("duration_s", m.duration_s)
+      .value("energy_integrated_j", m.energy_integrated_j)
+      .value("energy_j", m.energy_j)
+      .strings("flags", m.flags.names())
+      .value("index", gpu.index)
+      .value("items", m.items)
+      .value("iterations", m.iterations)
+      .value("mean_power_w", m.mean_power_w)
+      .value("mem_mhz_mean", m.mem_mhz_mean)
+      .value("name", gpu.name)
+      .value("peak_power_w", m.peak_power_w)
+      .value("samples", m.samples)
+      .value("sm_mhz_mean", m.sm_mhz_mean)
+      .value("sm_mhz_min", m.sm_mhz_min)
+      .value("temperature_c_max", m.temperature_c_max)
+      .value("temperature_c_min", m.temperature_c_min)
+      .text("throttle_fraction", throttle_text(m.throttle_fraction, 5))
+      .value("uuid", gpu.uuid)
+      .close();
+}
+
+// The "gpus" array of a measurement, three levels deep.
+std::string gpus_text(const std::vector<GpuMeasurement>& gpus) {
+  std::string text = "[";
+  for (const GpuMeasurement& gpu : gpus) {
+    text += text.size() == 1 ? "\n        " : ",\n        ";
+    append_gpu(text, gpu);
+  }
+  return text + "\n      ]";
+}
+
+// One measurement as a member of "measurements", two levels deep, members in name order;
+// "gpus" only for a measurement metered on several GPUs, so one GPU's export is as before.
 void append_measurement(std::string& out, const StoredMeasurement& stored) {
   const PointRecord& p = stored.point;
   const Measurement& m = stored.measurement;
@@ -91,8 +128,9 @@ void append_measurement(std::string& out, const StoredMeasurement& stored) {
       .value("effective_sm_mhz", p.effective_sm_mhz)
       .value("energy_integrated_j", m.energy_integrated_j)
       .value("energy_j", m.energy_j)
-      .strings("flags", m.flags.names())
-      .value("id", stored.id)
+      .strings("flags", m.flags.names());
+  if (!m.gpus.empty()) object.text("gpus", gpus_text(m.gpus));
+  object.value("id", stored.id)
       .value("is_default", p.is_default)
       .value("item_unit", p.item_unit)
       .value("items", m.items)

@@ -106,9 +106,43 @@ CREATE TABLE samples(
 // Version 2: the vendor library's version is named for every backend, not NVML's.
 constexpr const char* schema_v2 = "ALTER TABLE runs RENAME COLUMN gpu_nvml_version TO gpu_library_version";
 
+// Version 3: each GPU's figures for a measurement metered on several GPUs
+// (Measurement::gpus), with the columns of `measurements` that a GPU has of its own;
+// `position` keeps the order of Measurement::gpus. A measurement of one GPU has no rows.
+constexpr const char* schema_v3 = R"sql(
+CREATE TABLE measurement_gpus(
+  measurement_id INTEGER NOT NULL REFERENCES measurements(id),
+  position INTEGER NOT NULL,
+  gpu_index INTEGER NOT NULL,
+  gpu_uuid TEXT NOT NULL,
+  gpu_name TEXT NOT NULL,
+  name TEXT NOT NULL,
+  duration_s REAL NOT NULL,
+  energy_j REAL,
+  energy_integrated_j REAL,
+  mean_power_w REAL,
+  peak_power_w REAL,
+  sm_mhz_mean REAL,
+  sm_mhz_min INTEGER,
+  mem_mhz_mean REAL,
+  temperature_c_min REAL,
+  temperature_c_max REAL,
+  throttle_fraction TEXT NOT NULL,
+  iterations INTEGER NOT NULL,
+  items REAL NOT NULL,
+  samples INTEGER NOT NULL,
+  short_window INTEGER NOT NULL,
+  energy_estimated INTEGER NOT NULL,
+  clock_mismatch INTEGER NOT NULL,
+  thermal_throttle INTEGER NOT NULL,
+  power_throttle INTEGER NOT NULL,
+  PRIMARY KEY(measurement_id, position)) WITHOUT ROWID;
+)sql";
+
 constexpr Migration migrations[] = {
     {1, "0.1.0", schema_v1},
     {2, "0.1.0", schema_v2},
+    {3, "0.1.0", schema_v3},
 };
 
 std::string meta_value(Connection& connection, const char* key) {
@@ -137,6 +171,7 @@ bool is_empty(Connection& connection) {
 }
 
 // The tables every schema version has; a dvfslab database lacking one is damaged.
+// (measurement_gpus is left out: databases before version 3 lack it until migrated.)
 constexpr const char* required_tables[] = {"meta", "runs", "points", "measurements", "samples"};
 
 // The schema version of a dvfslab database this build understands (0 for an empty

@@ -87,12 +87,37 @@ constexpr const char* insert_point_sql =
     "order_index, role, is_default, item_unit, effective_sm_mhz, effective_mem_mhz) "
     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
-constexpr const char* insert_measurement_sql =
-    "INSERT INTO measurements(point_id, recorded_at, name, duration_s, energy_j, energy_integrated_j, "
-    "mean_power_w, peak_power_w, sm_mhz_mean, sm_mhz_min, mem_mhz_mean, temperature_c_min, "
-    "temperature_c_max, "
-    "throttle_fraction, iterations, items, samples, short_window, energy_estimated, clock_mismatch, "
-    "thermal_throttle, power_throttle) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+// The figures of a window, the columns `measurements` and `measurement_gpus` share,
+// in the order bind_figures() binds them.
+constexpr const char* figure_columns =
+    "name, duration_s, energy_j, energy_integrated_j, mean_power_w, peak_power_w, sm_mhz_mean, "
+    "sm_mhz_min, mem_mhz_mean, temperature_c_min, temperature_c_max, throttle_fraction, iterations, "
+    "items, samples, short_window, energy_estimated, clock_mismatch, thermal_throttle, power_throttle";
+constexpr int figure_count = 20;
+
+std::string placeholders(int count) {
+  std::string list = "?";
+  for (int i = 1; i < count; ++i) list += ",?";
+  return list;
+}
+
+std::string insert_measurement_sql() {
+  return fmt::format("INSERT INTO measurements(point_id, recorded_at, {}) VALUES ({})", figure_columns,
+                     placeholders(2 + figure_count));
+}
+
+std::string insert_gpu_sql() {
+  return fmt::format(
+      "INSERT INTO measurement_gpus(measurement_id, position, gpu_index, gpu_uuid, gpu_name, {}) VALUES ({})",
+      figure_columns, placeholders(5 + figure_count));
+}
+
+std::string select_gpus_sql() {
+  return fmt::format(
+      "SELECT gpu_index, gpu_uuid, gpu_name, {} FROM measurement_gpus WHERE measurement_id = ? ORDER BY "
+      "position",
+      figure_columns);
+}
 
 constexpr const char* insert_sample_sql =
     "INSERT INTO samples(measurement_id, seq, time_s, power_instant_w, power_average_w, energy_j, sm_mhz, "
@@ -101,6 +126,66 @@ constexpr const char* insert_sample_sql =
 
 std::string throttle_json(const std::map<std::string, double>& fractions) {
   return fractions.empty() ? std::string("{}") : nlohmann::json(fractions).dump();
+}
+
+// Binds a window's figures to `figure_count` parameters from `first` on.
+void bind_figures(Statement& statement, int first, const Measurement& m) {
+  const MeasurementFlags& flags = m.flags;
+  statement.bind(first, m.name)
+      .bind(first + 1, m.duration_s)
+      .bind(first + 2, m.energy_j)
+      .bind(first + 3, m.energy_integrated_j)
+      .bind(first + 4, m.mean_power_w)
+      .bind(first + 5, m.peak_power_w)
+      .bind(first + 6, m.sm_mhz_mean)
+      .bind(first + 7, m.sm_mhz_min)
+      .bind(first + 8, m.mem_mhz_mean)
+      .bind(first + 9, m.temperature_c_min)
+      .bind(first + 10, m.temperature_c_max)
+      .bind(first + 11, throttle_json(m.throttle_fraction))
+      .bind(first + 12, m.iterations)
+      .bind(first + 13, m.items)
+      .bind(first + 14, static_cast<std::int64_t>(m.samples))
+      .bind(first + 15, flags.short_window)
+      .bind(first + 16, flags.energy_estimated)
+      .bind(first + 17, flags.clock_mismatch)
+      .bind(first + 18, flags.thermal_throttle)
+      .bind(first + 19, flags.power_throttle);
+  static_assert(figure_count == 20, "bind every figure column");
+}
+
+void read_figures(const Statement& row, const FigureColumns& at, Measurement& m) {
+  m.name = row.text(at.name);
+  m.duration_s = row.real(at.duration_s);
+  m.energy_j = row.optional_real(at.energy_j);
+  m.energy_integrated_j = row.optional_real(at.energy_integrated_j);
+  m.mean_power_w = row.optional_real(at.mean_power_w);
+  m.peak_power_w = row.optional_real(at.peak_power_w);
+  m.sm_mhz_mean = row.optional_real(at.sm_mhz_mean);
+  m.sm_mhz_min = row.optional_int(at.sm_mhz_min);
+  m.mem_mhz_mean = row.optional_real(at.mem_mhz_mean);
+  m.temperature_c_min = row.optional_real(at.temperature_c_min);
+  m.temperature_c_max = row.optional_real(at.temperature_c_max);
+  const std::string throttle = row.text(at.throttle_fraction);
+  if (throttle == "{}") {
+    m.throttle_fraction.clear();  // the common case, not worth a parse
+  } else {
+    m.throttle_fraction = nlohmann::json::parse(throttle).get<std::map<std::string, double>>();
+  }
+  m.iterations = row.int64(at.iterations);
+  m.items = row.real(at.items);
+  m.samples = static_cast<std::size_t>(row.int64(at.samples));
+  m.flags.short_window = row.int64(at.short_window) != 0;
+  m.flags.energy_estimated = row.int64(at.energy_estimated) != 0;
+  m.flags.clock_mismatch = row.int64(at.clock_mismatch) != 0;
+  m.flags.thermal_throttle = row.int64(at.thermal_throttle) != 0;
+  m.flags.power_throttle = row.int64(at.power_throttle) != 0;
+}
+
+bool has_gpu_rows(Connection& connection) {
+  Statement query(connection, "SELECT EXISTS(SELECT 1 FROM measurement_gpus)");
+  query.step();
+  return query.int64(0) != 0;
 }
 
 }  // namespace
@@ -195,7 +280,8 @@ MeasurementInserter::MeasurementInserter(Connection& connection, bool check_poin
       check_points_(check_points),
       point_recorded_(connection, point_recorded_sql),
       insert_point_(connection, insert_point_sql),
-      insert_measurement_(connection, insert_measurement_sql),
+      insert_measurement_(connection, insert_measurement_sql()),
+      insert_gpu_(connection, insert_gpu_sql()),
       insert_sample_(connection, insert_sample_sql) {}
 
 std::int64_t MeasurementInserter::insert(std::int64_t run_id, const std::string& recorded_at,
@@ -224,31 +310,21 @@ std::int64_t MeasurementInserter::insert(std::int64_t run_id, const std::string&
       .run();
   const std::int64_t point_id = connection_.last_insert_id();
 
-  const MeasurementFlags& flags = measurement.flags;
-  insert_measurement_.bind(1, point_id)
-      .bind(2, recorded_at)
-      .bind(3, measurement.name)
-      .bind(4, measurement.duration_s)
-      .bind(5, measurement.energy_j)
-      .bind(6, measurement.energy_integrated_j)
-      .bind(7, measurement.mean_power_w)
-      .bind(8, measurement.peak_power_w)
-      .bind(9, measurement.sm_mhz_mean)
-      .bind(10, measurement.sm_mhz_min)
-      .bind(11, measurement.mem_mhz_mean)
-      .bind(12, measurement.temperature_c_min)
-      .bind(13, measurement.temperature_c_max)
-      .bind(14, throttle_json(measurement.throttle_fraction))
-      .bind(15, measurement.iterations)
-      .bind(16, measurement.items)
-      .bind(17, static_cast<std::int64_t>(measurement.samples))
-      .bind(18, flags.short_window)
-      .bind(19, flags.energy_estimated)
-      .bind(20, flags.clock_mismatch)
-      .bind(21, flags.thermal_throttle)
-      .bind(22, flags.power_throttle)
-      .run();
+  insert_measurement_.bind(1, point_id).bind(2, recorded_at);
+  bind_figures(insert_measurement_, 3, measurement);
+  insert_measurement_.run();
   const std::int64_t measurement_id = connection_.last_insert_id();
+
+  std::int64_t position = 0;
+  for (const GpuMeasurement& gpu : measurement.gpus) {
+    insert_gpu_.bind(1, measurement_id)
+        .bind(2, position++)
+        .bind(3, gpu.index)
+        .bind(4, gpu.uuid)
+        .bind(5, gpu.name);
+    bind_figures(insert_gpu_, 6, gpu.measurement);
+    insert_gpu_.run();
+  }
 
   std::int64_t seq = 0;
   for (const Telemetry& sample : samples) {
@@ -292,7 +368,10 @@ MeasurementColumns::MeasurementColumns(const Statement& query)
       item_unit(query.column("item_unit")),
       effective_sm_mhz(query.column("effective_sm_mhz")),
       effective_mem_mhz(query.column("effective_mem_mhz")),
-      name(query.column("name")),
+      figures(query) {}
+
+FigureColumns::FigureColumns(const Statement& query)
+    : name(query.column("name")),
       duration_s(query.column("duration_s")),
       energy_j(query.column("energy_j")),
       energy_integrated_j(query.column("energy_integrated_j")),
@@ -331,7 +410,12 @@ MeasurementCursor::MeasurementCursor(Connection& connection)
              "FROM measurements m JOIN points p ON p.id = m.point_id "
              "ORDER BY p.run_id, p.order_index, m.id"),
       point_columns_(query_),
-      at_(query_) {}
+      at_(query_) {
+  if (has_gpu_rows(connection)) {
+    gpus_query_.emplace(connection, select_gpus_sql());
+    gpu_at_.emplace(*gpus_query_);
+  }
+}
 
 bool MeasurementCursor::next(StoredMeasurement& row) {
   const Statement& query = query_;
@@ -347,32 +431,20 @@ bool MeasurementCursor::next(StoredMeasurement& row) {
   point.item_unit = query.text(at_.item_unit);
   point.effective_sm_mhz = query.optional_int(at_.effective_sm_mhz);
   point.effective_mem_mhz = query.optional_int(at_.effective_mem_mhz);
-  Measurement& m = row.measurement;
-  m.name = query.text(at_.name);
-  m.duration_s = query.real(at_.duration_s);
-  m.energy_j = query.optional_real(at_.energy_j);
-  m.energy_integrated_j = query.optional_real(at_.energy_integrated_j);
-  m.mean_power_w = query.optional_real(at_.mean_power_w);
-  m.peak_power_w = query.optional_real(at_.peak_power_w);
-  m.sm_mhz_mean = query.optional_real(at_.sm_mhz_mean);
-  m.sm_mhz_min = query.optional_int(at_.sm_mhz_min);
-  m.mem_mhz_mean = query.optional_real(at_.mem_mhz_mean);
-  m.temperature_c_min = query.optional_real(at_.temperature_c_min);
-  m.temperature_c_max = query.optional_real(at_.temperature_c_max);
-  const std::string throttle = query.text(at_.throttle_fraction);
-  if (throttle == "{}") {
-    m.throttle_fraction.clear();  // the common case, not worth a parse
-  } else {
-    m.throttle_fraction = nlohmann::json::parse(throttle).get<std::map<std::string, double>>();
+  read_figures(query, at_.figures, row.measurement);
+  row.measurement.gpus.clear();
+  if (gpus_query_) {
+    Statement& gpus = *gpus_query_;
+    gpus.bind(1, row.id);
+    while (gpus.step()) {
+      GpuMeasurement& gpu = row.measurement.gpus.emplace_back();
+      gpu.index = gpus.integer(0);
+      gpu.uuid = gpus.text(1);
+      gpu.name = gpus.text(2);
+      read_figures(gpus, *gpu_at_, gpu.measurement);
+    }
+    gpus.reset();
   }
-  m.iterations = query.int64(at_.iterations);
-  m.items = query.real(at_.items);
-  m.samples = static_cast<std::size_t>(query.int64(at_.samples));
-  m.flags.short_window = query.int64(at_.short_window) != 0;
-  m.flags.energy_estimated = query.int64(at_.energy_estimated) != 0;
-  m.flags.clock_mismatch = query.int64(at_.clock_mismatch) != 0;
-  m.flags.thermal_throttle = query.int64(at_.thermal_throttle) != 0;
-  m.flags.power_throttle = query.int64(at_.power_throttle) != 0;
   return true;
 }
 

@@ -3,6 +3,7 @@
 // (Store, import, merge) decide what one transaction holds.
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ class MeasurementInserter {
   Statement point_recorded_;
   Statement insert_point_;
   Statement insert_measurement_;
+  Statement insert_gpu_;
   Statement insert_sample_;
 };
 
@@ -55,13 +57,20 @@ struct PointColumns {
 };
 Point point_from(const Statement& row, const PointColumns& at);
 
+// The positions of a window's figures (name ... power_throttle), the columns that
+// `measurements` and `measurement_gpus` share, found once by name.
+struct FigureColumns {
+  explicit FigureColumns(const Statement& query);
+  int name, duration_s, energy_j, energy_integrated_j, mean_power_w, peak_power_w, sm_mhz_mean, sm_mhz_min,
+      mem_mhz_mean, temperature_c_min, temperature_c_max, throttle_fraction, iterations, items, samples,
+      short_window, energy_estimated, clock_mismatch, thermal_throttle, power_throttle;
+};
+
 // The positions of a measurement cursor's own columns, found once by name.
 struct MeasurementColumns {
   explicit MeasurementColumns(const Statement& query);
-  int id, run_id, recorded_at, role, order_index, is_default, item_unit, effective_sm_mhz, effective_mem_mhz,
-      name, duration_s, energy_j, energy_integrated_j, mean_power_w, peak_power_w, sm_mhz_mean, sm_mhz_min,
-      mem_mhz_mean, temperature_c_min, temperature_c_max, throttle_fraction, iterations, items, samples,
-      short_window, energy_estimated, clock_mismatch, thermal_throttle, power_throttle;
+  int id, run_id, recorded_at, role, order_index, is_default, item_unit, effective_sm_mhz, effective_mem_mhz;
+  FigureColumns figures;
 };
 
 std::vector<RunInfo> select_runs(Connection& connection, std::optional<std::int64_t> run_id = std::nullopt);
@@ -78,6 +87,11 @@ class MeasurementCursor {
   Statement query_;
   PointColumns point_columns_;
   MeasurementColumns at_;
+  // Each GPU's figures of a measurement metered on several GPUs; left unprepared
+  // when the database holds none, so a database of single-GPU measurements costs
+  // no lookup per row.
+  std::optional<Statement> gpus_query_;
+  std::optional<FigureColumns> gpu_at_;
 };
 // Every throttle reason named by any measurement, in name order.
 std::set<std::string> select_throttle_reasons(Connection& connection);

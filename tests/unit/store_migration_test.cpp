@@ -57,7 +57,7 @@ TEST_F(StoreMigration, AWriterRenamesTheLibraryVersionColumnAndKeepsEveryRow) {
     records = store.measurements().size();
   }
   EXPECT_GT(records, 0u);
-  EXPECT_EQ(version(), 2);
+  EXPECT_EQ(version(), store_schema_version());
   EXPECT_TRUE(runs_has_column("gpu_library_version"));
   EXPECT_FALSE(runs_has_column("gpu_nvml_version"));
   Store reopened = Store::open_existing(database);
