@@ -226,7 +226,7 @@ void open_run(std::span<Gpu* const> gpus, const Plan& plan, Store& store, const 
   RunInfo info;
   info.gpu = gpus.front()->identity();
   info.plan_text = recorded_plan_text(gpus, plan);
-  info.plan_hash = plan_hash(plan.source_text);
+  info.plan_hash = plan_hash(info.plan_text);
   info.shard_index = options.shard.index;
   info.shard_count = options.shard.count;
   std::optional<RunInfo> unfinished;

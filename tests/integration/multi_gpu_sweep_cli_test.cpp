@@ -112,37 +112,36 @@ class MultiGpuSweepCli : public ::testing::Test {
   }
 
   // A search of three power limits (and the default) on `device`, 0.3 s windows.
-  ProcessResult search(const std::string& device, EnvironmentChanges extra = {}) {
+  ProcessResult search(const std::string& device, EnvironmentChanges extra = {},
+                       const std::vector<std::string>& options = {}) {
     EnvironmentChanges env = environment;
     for (auto& [name, value] : extra) env[name] = std::move(value);
-    return run_dvfslab({"search",
-                        "--device",
-                        device,
-                        "--workload",
-                        "loop",
-                        "--knobs",
-                        "pl",
-                        "--strategy",
-                        "grid",
-                        "--budget",
-                        "4",
-                        "--duration",
-                        "0.3",
-                        "--settle",
-                        "0",
-                        "--repetitions",
-                        "1",
-                        "--max-repetitions",
-                        "1",
-                        "--db",
-                        (dir / "search.sqlite").string(),
-                        "--json",
-                        "--allow-clock-changes",
-                        "--",
-                        "bash",
-                        "-c",
-                        marker_loop},
-                       env);
+    std::vector<std::string> arguments = {"search",
+                                          "--device",
+                                          device,
+                                          "--workload",
+                                          "loop",
+                                          "--knobs",
+                                          "pl",
+                                          "--strategy",
+                                          "grid",
+                                          "--budget",
+                                          "4",
+                                          "--duration",
+                                          "0.3",
+                                          "--settle",
+                                          "0",
+                                          "--repetitions",
+                                          "1",
+                                          "--max-repetitions",
+                                          "1",
+                                          "--db",
+                                          (dir / "search.sqlite").string(),
+                                          "--json",
+                                          "--allow-clock-changes"};
+    arguments.insert(arguments.end(), options.begin(), options.end());
+    arguments.insert(arguments.end(), {"--", "bash", "-c", marker_loop});
+    return run_dvfslab(arguments, env);
   }
 };
 
@@ -221,6 +220,19 @@ TEST_F(MultiGpuSweepCli, KillNineDuringAFourGpuSearchLeavesFourJournalsThatResto
               std::vector<std::string>{"nvmlDeviceSetPowerManagementLimit limit_mw=450000"})
         << "GPU " << device;
   }
+
+  // --resume continues the run of the same four GPUs only.
+  const ProcessResult on_one = search("0", {}, {"--resume"});
+  ASSERT_EQ(on_one.exit_code, 0) << on_one.err;
+  EXPECT_FALSE(nlohmann::json::parse(on_one.out).at("resumed").get<bool>()) << on_one.out;
+  const ProcessResult resumed = search("0-3", {}, {"--resume"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const nlohmann::json result = nlohmann::json::parse(resumed.out);
+  EXPECT_TRUE(result.at("resumed").get<bool>()) << resumed.out;
+  EXPECT_EQ(result.at("run_id"), 1);
+  EXPECT_EQ(result.at("probes").size(), 4u) << "two stored probes and two new ones";
+  EXPECT_EQ(controls(), found);
+  EXPECT_EQ(journal_count(), 0u);
 }
 
 TEST_F(MultiGpuSweepCli, TwoSweepsOnOverlappingGpusNeverBothHoldTheSharedOne) {
