@@ -1,6 +1,8 @@
 // The guard of a sweep's GPUs (see job_guard.hpp).
 #include "sweep/job_guard.hpp"
 
+#include <utility>
+
 namespace dvfslab::sweep_detail {
 
 JobGuard::JobGuard(std::span<Gpu* const> gpus, GuardOptions options) {
