@@ -1,6 +1,7 @@
 #pragma once
-// Running a plan: every scheduled point measured on one GPU under a ClockGuard,
-// each measurement committed to the store at once, resumable after a crash.
+// Running a plan: every scheduled point measured on one GPU under a ClockGuard (or
+// on every GPU of a job under a ClockGuardSet), each measurement committed to the
+// store at once, resumable after a crash.
 //
 //   Plan plan = load_plan_file("plan.toml");
 //   Store store("dvfslab.sqlite");
@@ -68,6 +69,16 @@ struct SweepOptions {
   WorkloadOptions workload_options;
 };
 
+// One GPU's share of a run on several GPUs.
+struct SweepGpuEnergy {
+  std::string uuid;
+  int index = 0;     // the GPU's index among its backend's GPUs
+  std::string name;  // "NVIDIA H200"
+  // Over every window this run measured (not those a resumed run held already);
+  // absent when a window had no energy for this GPU.
+  std::optional<double> energy_j;
+};
+
 struct SweepResult {
   std::int64_t run_id = 0;
   bool resumed = false;
@@ -79,6 +90,8 @@ struct SweepResult {
   // against first check, in %; absent with fewer than two checks.
   std::optional<double> drift_pct;
   double gpu_seconds = 0;  // on the GPU's clock (virtual for simulated GPUs)
+  // Each GPU's energy, in the job's order, when the run metered several; empty for one.
+  std::vector<SweepGpuEnergy> gpus;
 };
 
 // Expands the plan for `gpu` and checks the settings against it (supported clocks,
@@ -113,5 +126,18 @@ SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& regist
 // (any setting of the plan's knobs, checked like the grid's before anything runs).
 SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
                       const SweepOptions& options, ProgressReporter& progress, SearchStrategy& strategy);
+
+// Both of the above for a job on several GPUs of one node (docs/multi-gpu.md): each
+// setting is put on every GPU together (ClockGuardSet), one meter meters them all
+// (each Measurement holds the job's totals and, in `gpus`, each GPU's share), and
+// strategies see the job's energy per item and time. The plan is checked against
+// every GPU; the first GPU's tables give the settings, its identity is the run's,
+// and built-in workloads run on it (a command loads whichever GPUs it uses). One GPU
+// is exactly the calls above.
+SweepResult run_sweep(std::span<Gpu* const> gpus, const Plan& plan, const WorkloadRegistry& registry,
+                      Store& store, const SweepOptions& options, ProgressReporter& progress);
+SweepResult run_sweep(std::span<Gpu* const> gpus, const Plan& plan, const WorkloadRegistry& registry,
+                      Store& store, const SweepOptions& options, ProgressReporter& progress,
+                      SearchStrategy& strategy);
 
 }  // namespace dvfslab

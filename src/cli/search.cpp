@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
+#include "cli/job_gpus.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_database.hpp"
 #include "cli/search_output.hpp"
@@ -74,10 +75,15 @@ int default_batch(const std::unique_ptr<Gpu>& gpu, const std::string& workload) 
 
 // A replayed table knows only its own workload keys: name the table, not the
 // registry's long list.
-SearchOutcome search(const SearchArguments& args, const Objective& objective, Gpu& gpu, const Plan& plan,
-                     const WorkloadRegistry& registry, Store& store, const SweepOptions& options) {
+// On a job of several GPUs every probe runs on all of them; the first GPU's tables
+// and controls as found describe the settings.
+SearchOutcome search(const SearchArguments& args, const Objective& objective, std::span<Gpu* const> job,
+                     const Plan& plan, const WorkloadRegistry& registry, Store& store,
+                     const SweepOptions& options) {
+  Gpu& gpu = *job.front();
   SearchOutcome outcome;
   outcome.gpu = gpu.identity();
+  if (job.size() > 1) outcome.job_label = job_label(job);
   outcome.clocks = gpu.clock_table();
   outcome.limits = gpu.power_limits();
   outcome.knobs = frontend::parse_search_knobs(args.knobs);
@@ -100,7 +106,7 @@ SearchOutcome search(const SearchArguments& args, const Objective& objective, Gp
 
   auto progress = make_stderr_progress_reporter({args.budget_points, args.budget_seconds});
   try {
-    outcome.sweep = run_sweep(gpu, plan, registry, store, options, *progress, session);
+    outcome.sweep = run_sweep(job, plan, registry, store, options, *progress, session);
   } catch (const CommandStartError& e) {
     throw ConfigError(fmt::format("the search's command: {}", e.what()));
   }
@@ -123,7 +129,8 @@ void run(SearchArguments args) {
   if (args.strategy.empty()) args.strategy = default_strategy_name();
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
 
-  std::unique_ptr<Gpu> gpu = open_gpu(args.device, open_options());
+  const std::vector<std::unique_ptr<Gpu>> gpus = open_job_gpus(args.device);
+  const std::unique_ptr<Gpu>& gpu = gpus.front();
   const auto table = frontend::table_gpu(*gpu);
   // A power-limit sweep table has no SM clock to search: its only knob is the default.
   if (table && !args.knobs_given && gpu->clock_table().all_graphics_mhz().size() < 2) {
@@ -141,12 +148,12 @@ void run(SearchArguments args) {
   }
   if (!args.search_case.batch && args.search_case.command.empty())
     args.search_case.batch = default_batch(gpu, args.search_case.workload);
-  const std::string text = frontend::search_plan_text(*gpu, args.search_case, frontend::parse_search_knobs(args.knobs),
-                                                      args.measure, args.strategy, to_string(objective));
+  const std::string text =
+      frontend::search_plan_text(*gpu, args.search_case, frontend::parse_search_knobs(args.knobs),
+                                 args.measure, args.strategy, to_string(objective));
   const Plan plan = parse_plan_text(text, "dvfslab search");
   check_plan_programs(plan);
-  const WorkloadRegistry registry =
-      make_default_workload_registry(plan_commands(plan), std::span<const std::unique_ptr<Gpu>>(&gpu, 1));
+  const WorkloadRegistry registry = make_default_workload_registry(plan_commands(plan), gpus);
   SweepOptions options;
   options.allow_clock_changes = args.allow_clock_changes;
   options.resume = args.resume;
@@ -156,7 +163,9 @@ void run(SearchArguments args) {
   RunDatabase database(args.db);
   SearchOutcome outcome;
   try {
-    outcome = search(args, objective, *gpu, plan, registry, database.store(), options);
+    std::vector<Gpu*> job;
+    for (const auto& member : gpus) job.push_back(member.get());
+    outcome = search(args, objective, job, plan, registry, database.store(), options);
   } catch (...) {
     database.remove_if_unused();
     throw;
@@ -185,7 +194,10 @@ void add_search_command(CLI::App& app) {
                       "Batch size (default: the workload's own default batch; 1 for a command after --)");
   command->add_option("--mode", args->search_case.mode, "train (default) or infer");
   command->add_option("--precision", args->search_case.precision, "fp32 (default), tf32, bf16 or fp16");
-  add_device_option(*command, args->device)->capture_default_str();
+  add_device_option(*command, args->device,
+                    ". A value naming several GPUs (0-3, all, sim:h200x2) searches one setting for all of "
+                    "them, scored by their total energy")
+      ->capture_default_str();
   command
       ->add_option(
           "--knobs", args->knobs,

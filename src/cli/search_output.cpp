@@ -77,6 +77,16 @@ const PointSummary* optimum_point(const SearchOutcome& outcome) {
   return &outcome.analysis->points[*outcome.analysis->optimum];
 }
 
+// Each GPU of a job of several: its energy over the probes measured now.
+nlohmann::json gpus_json(const std::vector<SweepGpuEnergy>& gpus) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const SweepGpuEnergy& gpu : gpus) {
+    all.push_back(
+        {{"index", gpu.index}, {"uuid", gpu.uuid}, {"name", gpu.name}, {"energy_j", or_null(gpu.energy_j)}});
+  }
+  return all;
+}
+
 }  // namespace
 
 nlohmann::json search_json(const SearchOutcome& outcome) {
@@ -96,7 +106,7 @@ nlohmann::json search_json(const SearchOutcome& outcome) {
     optimum["mean_power_w"] = point->mean_power_w.mean;
   }
   const auto& analysis = outcome.analysis;
-  return {
+  nlohmann::json json = {
       {"gpu", outcome.gpu.name},
       {"simulated", outcome.gpu.simulated},
       {"workload",
@@ -116,11 +126,14 @@ nlohmann::json search_json(const SearchOutcome& outcome) {
       {"resumed", outcome.sweep.resumed},
       {"database", outcome.database},
   };
+  if (!outcome.sweep.gpus.empty()) json["gpus"] = gpus_json(outcome.sweep.gpus);
+  return json;
 }
 
 std::string search_text(const SearchOutcome& outcome) {
   const auto& analysis = outcome.analysis;
-  std::string text = fmt::format("Search on {}{}{}: strategy {}, objective {}\n", outcome.gpu.name,
+  std::string text = fmt::format("Search on {}{}{}: strategy {}, objective {}\n",
+                                 outcome.job_label.empty() ? outcome.gpu.name : outcome.job_label,
                                  outcome.gpu.simulated ? " (SIMULATED)" : "",
                                  analysis ? " for " + to_string(analysis->key.workload_case) : std::string(),
                                  outcome.strategy, to_string(outcome.objective));
@@ -151,6 +164,11 @@ std::string search_text(const SearchOutcome& outcome) {
                       outcome.sweep.points_skipped ? fmt::format(", {} already measured before the resume",
                                                                  outcome.sweep.points_skipped)
                                                    : "");
+  for (const SweepGpuEnergy& gpu : outcome.sweep.gpus) {
+    text +=
+        fmt::format("  GPU {} ({}, {}): {} over the probes measured\n", gpu.index, gpu.name, gpu.uuid,
+                    gpu.energy_j ? fmt::format("{:.1f} J", *gpu.energy_j) : std::string("energy unknown"));
+  }
   return text;
 }
 

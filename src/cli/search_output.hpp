@@ -15,7 +15,8 @@
 namespace dvfslab::cli {
 
 struct SearchOutcome {
-  GpuIdentity gpu;
+  GpuIdentity gpu;        // of a job on several GPUs, the first one's
+  std::string job_label;  // a job on several GPUs ("GPUs 0, 1 (NVIDIA H200)"); empty for one
   ClockTable clocks;
   PowerLimits limits;
   // The GPU's controls as found (and restored): the default setting ran at them.

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
+#include "cli/job_gpus.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_database.hpp"
 #include "cli/strategy_option.hpp"
@@ -51,9 +52,11 @@ Objective search_objective(const SweepArguments& args) {
   return parse_objective(*args.objective);
 }
 
-void print_dry_run(Gpu& gpu, const Plan& plan, const Schedule& schedule, const SweepOptions& options) {
+// `gpu` is the job's first GPU, whose settings every GPU of it runs at.
+void print_dry_run(Gpu& gpu, const std::string& label, const Plan& plan, const Schedule& schedule,
+                   const SweepOptions& options) {
   const auto& identity = gpu.identity();
-  fmt::print("Plan \"{}\" on {}{}{}: {} points ({} of the grid, {} drift checks)\n", plan.name, identity.name,
+  fmt::print("Plan \"{}\" on {}{}{}: {} points ({} of the grid, {} drift checks)\n", plan.name, label,
              identity.simulated ? " (SIMULATED)" : "",
              options.shard.count > 1
                  ? fmt::format(", shard {}/{}", options.shard.index + 1, options.shard.count)
@@ -115,15 +118,20 @@ void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule,
                   gpu.identity().device_spec));
 }
 
-void sweep_each_gpu(const SweepArguments& args, const Objective& objective, const Plan& plan,
-                    const WorkloadRegistry& registry, std::vector<std::unique_ptr<Gpu>>& gpus, Store& store,
+// The GPUs of each job the sweep runs, one job after the other (the plan's devices,
+// or --device): one GPU each, or several that run every setting together.
+using Jobs = std::vector<std::vector<Gpu*>>;
+
+void sweep_each_job(const SweepArguments& args, const Objective& objective, const Plan& plan,
+                    const WorkloadRegistry& registry, const Jobs& jobs, Store& store,
                     const SweepOptions& options);
 // A strategy other than the grid runs in a SearchSession: the baseline first, and
 // on a replayed table only the settings it holds.
-SweepResult run_with_strategy(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
-                              const SweepOptions& options, ProgressReporter& progress,
+SweepResult run_with_strategy(std::span<Gpu* const> job, const Plan& plan, const WorkloadRegistry& registry,
+                              Store& store, const SweepOptions& options, ProgressReporter& progress,
                               const std::string& strategy, const Objective& objective) {
-  if (strategy == "grid") return run_sweep(gpu, plan, registry, store, options, progress);
+  if (strategy == "grid") return run_sweep(job, plan, registry, store, options, progress);
+  Gpu& gpu = *job.front();
   StrategyOptions strategy_options;
   strategy_options.objective = objective;
   strategy_options.seed = plan.measure.seed;
@@ -134,16 +142,16 @@ SweepResult run_with_strategy(Gpu& gpu, const Plan& plan, const WorkloadRegistry
     };
   }
   SearchSession session(strategy_from_option(strategy, strategy_options), limits, gpu.clock());
-  return run_sweep(gpu, plan, registry, store, options, progress, session);
+  return run_sweep(job, plan, registry, store, options, progress, session);
 }
 
 // A command that vanished (or lost its execute bit) after the plan was checked is
 // still a plan error: 126 and 127 are `measure`'s codes for its own program.
-SweepResult run_sweep_of_plan(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
-                              const SweepOptions& options, ProgressReporter& progress,
+SweepResult run_sweep_of_plan(std::span<Gpu* const> job, const Plan& plan, const WorkloadRegistry& registry,
+                              Store& store, const SweepOptions& options, ProgressReporter& progress,
                               const std::string& strategy, const Objective& objective) {
   try {
-    return run_with_strategy(gpu, plan, registry, store, options, progress, strategy, objective);
+    return run_with_strategy(job, plan, registry, store, options, progress, strategy, objective);
   } catch (const CommandStartError& e) {
     throw ConfigError(fmt::format("{}: {}", plan.source_name, e.what()));
   }
@@ -166,7 +174,14 @@ void run(const SweepArguments& args) {
   if (devices.empty()) devices = {"auto"};
   // Open and check every device before measuring on any, so a bad plan fails at once.
   std::vector<std::unique_ptr<Gpu>> gpus;
-  for (const auto& device : devices) gpus.push_back(open_gpu(device, open_options()));
+  Jobs jobs;
+  for (const auto& device : devices) {
+    jobs.emplace_back();
+    for (auto& gpu : open_job_gpus(device)) {
+      jobs.back().push_back(gpu.get());
+      gpus.push_back(std::move(gpu));
+    }
+  }
   const WorkloadRegistry registry = make_default_workload_registry(plan_commands(plan), gpus);
   std::vector<Schedule> schedules;
   for (auto& gpu : gpus) {
@@ -177,7 +192,11 @@ void run(const SweepArguments& args) {
     if (!args.dry_run) check_sweep_allowed(*gpu, schedules.back(), options);
   }
   if (args.dry_run) {
-    for (std::size_t i = 0; i < gpus.size(); ++i) print_dry_run(*gpus[i], plan, schedules[i], options);
+    std::size_t first = 0;  // of the job in `gpus` and `schedules`
+    for (const auto& job : jobs) {
+      print_dry_run(*job.front(), job_label(job), plan, schedules[first], options);
+      first += job.size();
+    }
     if (args.strategy != "grid") {
       fmt::print(
           "Strategy {}: measures the default setting of each case, then only the points it chooses "
@@ -189,7 +208,7 @@ void run(const SweepArguments& args) {
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
   RunDatabase database(args.db);
   try {
-    sweep_each_gpu(args, objective, plan, registry, gpus, database.store(), options);
+    sweep_each_job(args, objective, plan, registry, jobs, database.store(), options);
   } catch (...) {
     database.remove_if_unused();
     throw;
@@ -197,16 +216,24 @@ void run(const SweepArguments& args) {
   fmt::print("Analyse with: dvfslab analyze {}\n", args.db);
 }
 
-void sweep_each_gpu(const SweepArguments& args, const Objective& objective, const Plan& plan,
-                    const WorkloadRegistry& registry, std::vector<std::unique_ptr<Gpu>>& gpus, Store& store,
+// Each GPU's share of a job's energy, under the job's line.
+void print_gpu_energy(const SweepResult& result) {
+  for (const SweepGpuEnergy& gpu : result.gpus) {
+    fmt::print("  GPU {} ({}, {}): {} over the windows measured\n", gpu.index, gpu.name, gpu.uuid,
+               gpu.energy_j ? fmt::format("{:.1f} J", *gpu.energy_j) : std::string("energy unknown"));
+  }
+}
+
+void sweep_each_job(const SweepArguments& args, const Objective& objective, const Plan& plan,
+                    const WorkloadRegistry& registry, const Jobs& jobs, Store& store,
                     const SweepOptions& options) {
-  for (auto& gpu : gpus) {
+  for (const auto& job : jobs) {
     auto progress = make_stderr_progress_reporter();
-    const SweepResult result = run_sweep_of_plan(*gpu, plan, registry, store, options, *progress,
-                                                 args.strategy, objective);
-    const auto& identity = gpu->identity();
+    const SweepResult result =
+        run_sweep_of_plan(job, plan, registry, store, options, *progress, args.strategy, objective);
+    const auto& identity = job.front()->identity();
     fmt::print("{}: run {} in {}{}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n",
-               identity.name, result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "",
+               job_label(job), result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "",
                args.strategy == "grid" ? "" : ", strategy " + args.strategy, result.points_measured,
                result.measurements, result.gpu_seconds, identity.simulated ? "simulated " : "",
                result.points_skipped
@@ -221,6 +248,7 @@ void sweep_each_gpu(const SweepArguments& args, const Objective& objective, cons
           "check\n",
           *result.drift_pct);
     }
+    print_gpu_energy(result);
   }
 }
 
@@ -235,7 +263,9 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("PLAN", args->plan_path, "The plan file (see docs/plan-example.toml)")->required();
   command->add_option("--db", args->db, "SQLite database to write (created if missing)")
       ->capture_default_str();
-  add_device_option(*command, args->device, ". Replaces the plan's devices");
+  add_device_option(*command, args->device,
+                    ". Replaces the plan's devices. A value naming several GPUs (0-3, all, sim:h200x2) is "
+                    "one job: every setting runs on all of them together and is measured as their total");
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,
                     "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
   command->add_option(

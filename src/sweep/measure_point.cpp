@@ -21,7 +21,7 @@ bool differs(std::optional<int> requested, std::optional<double> measured) {
   return std::abs(*measured - *requested) > std::max(15.0, 0.01 * *requested);
 }
 
-void throw_if_interrupted(const ClockGuard& guard) {
+void throw_if_interrupted(const JobGuard& guard) {
   if (guard.interrupted())
     throw InterruptedError("interrupted: the GPU was restored and dvfslab is stopping");
 }
@@ -46,6 +46,18 @@ void PointMeasurer::apply(const Setting& setting) {
   const bool changed = applied_ ? true : !setting.is_default();
   applied_ = setting;
   if (changed) context_.gpu.clock().sleep_for(context_.policy.settle_s);
+}
+
+void PointMeasurer::add_gpu_energy(const Measurement& m) {
+  if (gpu_energy_.empty()) {
+    for (const GpuMeasurement& share : m.gpus)
+      gpu_energy_.push_back(SweepGpuEnergy{share.uuid, share.index, share.name, 0.0});
+  }
+  for (std::size_t i = 0; i < gpu_energy_.size() && i < m.gpus.size(); ++i) {
+    std::optional<double>& total = gpu_energy_[i].energy_j;
+    const std::optional<double>& window = m.gpus[i].measurement.energy_j;
+    total = total && window ? std::optional(*total + *window) : std::nullopt;
+  }
 }
 
 PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vector<double>& series,
@@ -82,6 +94,7 @@ PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vect
     record.effective_sm_mhz = effective_.sm_mhz;
     record.effective_mem_mhz = effective_.mem_mhz;
     context_.store.record(context_.run_id, record, m);
+    add_gpu_energy(m);
     ++outcome.repetitions;
     series.push_back(energy_per_item(m).value_or(0.0));
     outcome.energy_per_item_j = energy_per_item(m);

@@ -1,5 +1,5 @@
 #pragma once
-// Measuring one point of a sweep: apply its setting through the ClockGuard, settle,
+// Measuring one point of a sweep: apply its setting through the JobGuard, settle,
 // warm the workload up (unless the point continues the one just measured), measure
 // windows until the stop rule is met and store each at once. The runner calls it for
 // every point a SearchStrategy proposes.
@@ -14,7 +14,9 @@
 #include "dvfslab/meter.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/strategy.hpp"
+#include "dvfslab/sweep.hpp"
 #include "dvfslab/workload.hpp"
+#include "sweep/job_guard.hpp"
 #include "sweep/window.hpp"
 
 namespace dvfslab::sweep_detail {
@@ -37,8 +39,8 @@ class WorkloadCache {
 
 // Everything measuring a point needs, owned by the runner for one run.
 struct PointContext {
-  Gpu& gpu;
-  ClockGuard& guard;
+  Gpu& gpu;  // the job's first GPU: its clock times the windows
+  JobGuard& guard;
   EnergyMeter& meter;
   Store& store;
   std::int64_t run_id;
@@ -60,8 +62,13 @@ class PointMeasurer {
   PointOutcome measure_point(const ScheduledPoint& point, std::vector<double>& series,
                              std::vector<double>& throughput);
 
+  // Each GPU's energy over the windows measured so far, when the meter meters
+  // several GPUs; empty for one.
+  const std::vector<SweepGpuEnergy>& gpu_energy() const { return gpu_energy_; }
+
  private:
   void apply(const Setting& setting);
+  void add_gpu_energy(const Measurement& m);
 
   PointContext context_;
   std::map<Case, IterationPace> paces_;
@@ -69,6 +76,7 @@ class PointMeasurer {
   EffectiveSetting effective_;
   // The case and setting whose windows ended last, unless anything ran since.
   std::optional<std::pair<Case, Setting>> last_measured_;
+  std::vector<SweepGpuEnergy> gpu_energy_;
 };
 
 }  // namespace dvfslab::sweep_detail

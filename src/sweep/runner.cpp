@@ -1,6 +1,6 @@
 // The sweep runner: asks the search strategy for points, measures each
-// (sweep/measure_point.hpp) and records the run in the store, resumable after a
-// crash.
+// (sweep/measure_point.hpp) on one GPU or on every GPU of a job, and records the
+// run in the store, resumable after a crash.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -15,6 +15,7 @@
 #include "dvfslab/meter.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
+#include "sweep/job_guard.hpp"
 #include "sweep/measure_point.hpp"
 
 namespace dvfslab {
@@ -175,27 +176,57 @@ class DriftTracker {
   std::vector<double> energies_;
 };
 
-// Checks the plan against the GPU and what the options allow, before anything runs.
-// `any_setting`: the strategy may choose any setting of the plan's knobs (not only
-// this shard's grid), so all of them are checked.
-SearchSpace checked_search_space(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry,
-                                 const SweepOptions& options, bool any_setting) {
-  const Schedule grid_schedule = prepare_sweep(gpu, plan, registry, options);
-  SearchSpace space = search_space(gpu, plan, options);
-  check_sweep_allowed(gpu, grid_schedule, options);
-  if (any_setting)
-    check_clock_changes_allowed(space.settings, clock_changes_allowed(gpu, options), gpu.read_only());
+// The first GPU's settings, which the job puts on every GPU, checked against another's tables.
+void validate_settings_on(Gpu& gpu, std::span<const Setting> settings) {
+  const ClockTable clocks = gpu.clock_table();
+  const PowerLimits limits = gpu.power_limits();
+  for (const Setting& setting : settings) {
+    if (!setting.is_default()) validate_setting(gpu.identity().name, clocks, limits, setting);
+  }
+}
+
+// Checks the plan against every GPU of the job and what the options allow, before
+// anything runs; the settings are the first GPU's. `any_setting`: the strategy may
+// choose any setting of the plan's knobs (not only this shard's grid), so all of
+// them are checked.
+SearchSpace checked_search_space(std::span<Gpu* const> gpus, const Plan& plan,
+                                 const WorkloadRegistry& registry, const SweepOptions& options,
+                                 bool any_setting) {
+  SearchSpace space;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    Gpu& gpu = *gpus[i];
+    const Schedule grid_schedule = prepare_sweep(gpu, plan, registry, options);
+    if (i == 0) {
+      space = search_space(gpu, plan, options);
+    } else {
+      validate_settings_on(gpu, space.settings);
+    }
+    check_sweep_allowed(gpu, grid_schedule, options);
+    if (any_setting)
+      check_clock_changes_allowed(space.settings, clock_changes_allowed(gpu, options), gpu.read_only());
+  }
   return space;
 }
 
-// Begins the run, or with `resume` reopens the unfinished one of this plan, GPU and
-// shard and loads what it holds into `history`.
-void open_run(Gpu& gpu, const Plan& plan, Store& store, const SweepOptions& options, RunHistory& history,
-              SweepResult& result) {
+// The run's plan text: the plan's own, and for a job on several GPUs a comment naming
+// them all, so that --resume never continues a run of another set of GPUs (the run's
+// GPU is the first one's).
+std::string recorded_plan_text(std::span<Gpu* const> gpus, const Plan& plan) {
+  if (gpus.size() == 1) return plan.source_text;
+  std::vector<std::string> uuids;
+  for (const Gpu* gpu : gpus) uuids.push_back(gpu->identity().uuid);
+  return fmt::format("{}\n# dvfslab: one job on {} GPUs: {}\n", plan.source_text, gpus.size(),
+                     fmt::join(uuids, ", "));
+}
+
+// Begins the run, or with `resume` reopens the unfinished one of this plan, GPUs
+// and shard and loads what it holds into `history`.
+void open_run(std::span<Gpu* const> gpus, const Plan& plan, Store& store, const SweepOptions& options,
+              RunHistory& history, SweepResult& result) {
   RunInfo info;
-  info.gpu = gpu.identity();
-  info.plan_text = plan.source_text;
-  info.plan_hash = plan_hash(plan.source_text);
+  info.gpu = gpus.front()->identity();
+  info.plan_text = recorded_plan_text(gpus, plan);
+  info.plan_hash = plan_hash(info.plan_text);
   info.shard_index = options.shard.index;
   info.shard_count = options.shard.count;
   std::optional<RunInfo> unfinished;
@@ -263,8 +294,8 @@ void run_proposals(ProposalLoop& loop) {
 
 // Runs the proposal loop and records how the run ended: finished once the GPU is
 // restored, else interrupted or failed (the exception goes on).
-void run_recorded(ProposalLoop& loop, Store& store, ClockGuard& guard, const GpuIdentity& identity,
-                  std::optional<InterruptAction>& record_interruption) {
+void run_recorded(ProposalLoop& loop, Store& store, sweep_detail::JobGuard& guard,
+                  const GpuIdentity& identity, std::optional<InterruptAction>& record_interruption) {
   const std::int64_t run_id = loop.result.run_id;
   try {
     loop.progress.start(loop.planned, identity, loop.history.count_finished(loop.planned));
@@ -287,18 +318,27 @@ void run_recorded(ProposalLoop& loop, Store& store, ClockGuard& guard, const Gpu
   }
 }
 
-SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
-                  const SweepOptions& options, ProgressReporter& progress, SearchStrategy& strategy,
-                  bool any_setting) {
-  const SearchSpace space = checked_search_space(gpu, plan, registry, options, any_setting);
+// Clock changes are allowed on the job when they are on each of its GPUs.
+bool job_clock_changes_allowed(std::span<Gpu* const> gpus, const SweepOptions& options) {
+  return std::all_of(gpus.begin(), gpus.end(),
+                     [&options](const Gpu* gpu) { return clock_changes_allowed(*gpu, options); });
+}
+
+SweepResult sweep(std::span<Gpu* const> gpus, const Plan& plan, const WorkloadRegistry& registry,
+                  Store& store, const SweepOptions& options, ProgressReporter& progress,
+                  SearchStrategy& strategy, bool any_setting) {
+  if (gpus.empty()) throw UsageError("a sweep needs at least one GPU");
+  Gpu& gpu = *gpus.front();
+  const SearchSpace space = checked_search_space(gpus, plan, registry, options, any_setting);
   const MeasurePolicy& policy = plan.measure;
   const StopRule stop_rule = make_stop_rule(policy);
-  // The guard takes the GPU's lock before the run is recorded, so a busy GPU
+  // The guard takes the GPUs' locks before the run is recorded, so a busy GPU
   // leaves no trace in the store.
-  ClockGuard guard(gpu, GuardOptions{options.state_dir, clock_changes_allowed(gpu, options)});
+  sweep_detail::JobGuard guard(gpus,
+                               GuardOptions{options.state_dir, job_clock_changes_allowed(gpus, options)});
   SweepResult result;
   RunHistory history(stop_rule);
-  open_run(gpu, plan, store, options, history, result);
+  open_run(gpus, plan, store, options, history, result);
   // A signal may end the process before this thread gets to the catch in
   // run_recorded (the program's handler exits): the signal thread records the
   // interruption itself, through a connection of its own, since this one may be
@@ -312,7 +352,7 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
 
   Clock& clock = gpu.clock();
   const double started_at = clock.now_s();
-  EnergyMeter meter(gpu);
+  EnergyMeter meter(std::vector<Gpu*>(gpus.begin(), gpus.end()));
   meter.start();
   const double window_s = policy.resolved_duration_s(meter.sensor_period_s());
   // The drift reference's workload stays prepared (the first point's case, as planned).
@@ -326,20 +366,34 @@ SweepResult sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, 
   meter.stop();
   result.drift_pct = drift.percent();
   result.gpu_seconds = clock.now_s() - started_at;
+  result.gpus = measurer.gpu_energy();
   return result;
 }
 
 }  // namespace
 
+SweepResult run_sweep(std::span<Gpu* const> gpus, const Plan& plan, const WorkloadRegistry& registry,
+                      Store& store, const SweepOptions& options, ProgressReporter& progress) {
+  const auto grid = make_grid_strategy();
+  return sweep(gpus, plan, registry, store, options, progress, *grid, false);
+}
+
+SweepResult run_sweep(std::span<Gpu* const> gpus, const Plan& plan, const WorkloadRegistry& registry,
+                      Store& store, const SweepOptions& options, ProgressReporter& progress,
+                      SearchStrategy& strategy) {
+  return sweep(gpus, plan, registry, store, options, progress, strategy, true);
+}
+
 SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
                       const SweepOptions& options, ProgressReporter& progress) {
-  const auto grid = make_grid_strategy();
-  return sweep(gpu, plan, registry, store, options, progress, *grid, false);
+  Gpu* const one[] = {&gpu};
+  return run_sweep(one, plan, registry, store, options, progress);
 }
 
 SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
                       const SweepOptions& options, ProgressReporter& progress, SearchStrategy& strategy) {
-  return sweep(gpu, plan, registry, store, options, progress, strategy, true);
+  Gpu* const one[] = {&gpu};
+  return run_sweep(one, plan, registry, store, options, progress, strategy);
 }
 
 }  // namespace dvfslab
