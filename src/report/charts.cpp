@@ -4,6 +4,7 @@
 
 #include "report/axis_range.hpp"
 #include "report/chart_encoding.hpp"
+#include "report/intervals.hpp"
 #include "report/markers.hpp"
 
 namespace dvfslab::report_detail {
@@ -43,12 +44,15 @@ json line_chart(const std::string& title, const std::string& data_name, Knob x, 
                          {"color", series_colour(series_field, series.count, series.knob)},
                          {"detail", {{"field", series_field}, {"type", "nominal"}}},
                          {"tooltip", tooltip()}};
-  // A default left uncontrolled has no core clock of its own: its marker stands at
-  // the clock measured there (marker_sm_mhz).
+  // A default left uncontrolled has no clock of its own: its marker stands at the
+  // clock measured there (marker_sm_mhz, marker_mem_mhz).
   json marker_x = encoding["x"];
   if (x == Knob::sm) marker_x["field"] = "marker_sm_mhz";
-  // The lines; the default and optimum markers; the labels: a search's probes carry
-  // their order number above the point, and points off the axes are named.
+  if (x == Knob::mem) marker_x["field"] = "marker_mem_mhz";
+  // The lines; the default and optimum markers; over them each point's interval and
+  // the labels: a search's probes carry their order number above the point, and
+  // points off the axes are named.
+  spec["params"] = json::array({show_intervals_param()});
   spec["layer"] = json::array(
       {{{"transform", json::array({in_view_filter()})},
         {"mark", {{"type", "line"}, {"point", true}}},
@@ -56,7 +60,8 @@ json line_chart(const std::string& title, const std::string& data_name, Knob x, 
        marker_layers(marker_x, encoding["y"]),
        {{"layer",
          json::array(
-             {{{"transform", json::array({in_view_filter(), {{"filter", "isValid(datum.probe)"}}})},
+             {interval_bars("interval", "y", encoding["y"], encoding["x"], encoding["color"]),
+              {{"transform", json::array({in_view_filter(), {{"filter", "isValid(datum.probe)"}}})},
                {"mark", {{"type", "text"}, {"dy", -10}, {"fontSize", 10}, {"color", "black"}}},
                {"encoding", {{"x", encoding["x"]}, {"y", encoding["y"]}, {"text", {{"field", "probe"}}}}}},
               clip_note_layer()})}}});
@@ -124,14 +129,12 @@ json pareto_chart(const std::string& title, const std::string& data_name, const 
   json spec = base_spec(title, data_name);
   const json x = axis("time_s", "time per iteration (s)");
   const json y = axis("energy_per_item_j", "energy per " + units.item + " (J)");
+  const json colour = series_colour("series", series.count, series.knob);
+  spec["params"] = json::array({show_intervals_param()});
   spec["layer"] =
       json::array({{{"transform", json::array({in_view_filter()})},
                     {"mark", {{"type", "point"}, {"opacity", 0.6}}},
-                    {"encoding",
-                     {{"x", x},
-                      {"y", y},
-                      {"color", series_colour("series", series.count, series.knob)},
-                      {"tooltip", tooltip()}}}},
+                    {"encoding", {{"x", x}, {"y", y}, {"color", colour}, {"tooltip", tooltip()}}}},
                    {{"transform", json::array({in_view_filter(), {{"filter", "datum.pareto"}}})},
                     {"mark", {{"type", "line"}, {"point", true}, {"color", "black"}, {"strokeWidth", 1.5}}},
                     {"encoding",
@@ -141,7 +144,9 @@ json pareto_chart(const std::string& title, const std::string& data_name, const 
                       {"order", {{"field", "time_s"}, {"type", "quantitative"}}},
                       {"tooltip", tooltip()}}}},
                    marker_layers(x, y),
-                   clip_note_layer()});
+                   clip_note_layer(),
+                   {{"layer", json::array({interval_bars("energy_interval", "y", y, x, colour),
+                                           interval_bars("time_interval", "x", x, y, colour)})}}});
   return spec;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -39,6 +40,34 @@ class Labels {
   std::vector<std::string> texts_;
 };
 
+// The half-widths of the 95 % confidence intervals of the plotted means, one column
+// per metric ("<metric>_ci"), null where a point has fewer than two repetitions.
+class IntervalColumns {
+ public:
+  void add(const PointSummary& p) {
+    for (const auto& [column, estimate] : metrics(p)) {
+      const auto& half_width = estimate->ci95_half_width;
+      columns_[column].push_back(half_width ? json(rounded(*half_width)) : json(nullptr));
+      any_ = any_ || half_width.has_value();
+    }
+  }
+  // Absent where no point has an interval (a sweep table's single measurements).
+  void move_into(json& columns) {
+    if (!any_) return;
+    for (auto& [column, values] : columns_) columns[column + "_ci"] = std::move(values);
+  }
+
+ private:
+  static std::array<std::pair<std::string, const Estimate*>, 4> metrics(const PointSummary& p) {
+    return {{{"time_s", &p.time_per_iteration_s},
+             {"power_w", &p.mean_power_w},
+             {"throughput", &p.throughput_items_per_s},
+             {"energy_per_item_j", &p.energy_per_item_j}}};
+  }
+  std::map<std::string, json> columns_;
+  bool any_ = false;
+};
+
 }  // namespace
 
 json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShape& shape,
@@ -48,7 +77,8 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
   Labels labels;
   const std::optional<AxisRange> range = readable_range(cases, shape.primary, measured);
   json marker_sm = json::array();
-  bool any_measured_marker = false;
+  json marker_mem = json::array();
+  bool any_measured_marker = false, any_measured_memory_marker = false;
   json outside = json::array();
   std::set<int> outside_values;
   bool all_outside_probed = true;
@@ -58,6 +88,7 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
        pareto = json::array(), baseline = json::array(), optimum = json::array(), probe = json::array(),
        predicted_value = json::array(), predicted_low = json::array(), predicted_high = json::array();
   bool any_predicted = false;
+  IntervalColumns intervals;
   for (const CaseAnalysis* c : cases) {
     const int batch_size = c->key.workload_case.batch;
     std::vector<bool> on_frontier(c->points.size(), false);
@@ -74,6 +105,7 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
       power.push_back(rounded(p.mean_power_w.mean));
       throughput.push_back(rounded(p.throughput_items_per_s.mean));
       energy.push_back(rounded(p.energy_per_item_j.mean));
+      intervals.add(p);
       repetitions.push_back(p.repetitions);
       pareto.push_back(on_frontier[i] ? 1 : 0);
       baseline.push_back(i == c->baseline ? 1 : 0);
@@ -84,6 +116,9 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
       const auto marker_x = marker_position(*c, p, Knob::sm, measured);
       any_measured_marker = any_measured_marker || (marker_x && !p.setting.sm_mhz);
       marker_sm.push_back(marker_x ? json(rounded(*marker_x)) : json(nullptr));
+      const auto marker_memory = marker_position(*c, p, Knob::mem, measured);
+      any_measured_memory_marker = any_measured_memory_marker || (marker_memory && !p.setting.mem_mhz);
+      marker_mem.push_back(marker_memory ? json(rounded(*marker_memory)) : json(nullptr));
       outside.push_back(is_outside ? 1 : 0);
       if (is_outside) {
         outside_values.insert(*x);
@@ -115,6 +150,7 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
                  {"baseline", std::move(baseline)},
                  {"optimum", std::move(optimum)},
                  {"probe", std::move(probe)}}}};
+  intervals.move_into(data["columns"]);
   // Kept apart from the measured columns, and absent without a model.
   if (any_predicted) {
     data["columns"]["predicted_energy"] = std::move(predicted_value);
@@ -123,6 +159,8 @@ json data_columns(const std::vector<const CaseAnalysis*>& cases, const GroupShap
   }
   // Absent where every point set its core clock: then the markers stand at sm_mhz.
   if (any_measured_marker) data["columns"]["marker_sm_mhz"] = std::move(marker_sm);
+  // Likewise for the memory clock's markers and mem_mhz.
+  if (any_measured_memory_marker) data["columns"]["marker_mem_mhz"] = std::move(marker_mem);
   // Also absent where every point is on the axes; the note rides on the first point.
   if (!outside_values.empty()) {
     json note = json::array();

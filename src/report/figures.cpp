@@ -10,6 +10,7 @@
 #include "report/charts.hpp"
 #include "report/figure_data.hpp"
 #include "report/figure_shape.hpp"
+#include "report/markers.hpp"
 
 namespace dvfslab::report_detail {
 namespace {
@@ -35,8 +36,9 @@ std::string heading_of(const CaseAnalysis& c, bool show_mode) {
 std::vector<FigureGroup> build_figure_groups(
     const Analysis& analysis, const std::map<std::pair<CaseKey, Setting>, int>& probe_order,
     const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted,
-    const std::string& prediction_label,
-    const std::map<std::pair<CaseKey, Setting>, double>& measured_sm_mhz) {
+    const std::string& prediction_label, const std::map<std::pair<CaseKey, Setting>, double>& measured_sm_mhz,
+    const std::map<std::pair<CaseKey, Setting>, double>& measured_mem_mhz) {
+  const MeasuredClocks measured{measured_sm_mhz, measured_mem_mhz};
   using GroupKey = std::tuple<std::string, std::string, bool, std::string, Mode, Precision>;
   std::map<GroupKey, std::vector<const CaseAnalysis*>> grouped;
   for (const CaseAnalysis& c : analysis.cases) {
@@ -58,7 +60,7 @@ std::vector<FigureGroup> build_figure_groups(
     group.heading = heading_of(*cases.front(), show_mode);
     const Units units = units_of(cases.front()->item_unit);
     group.data_name = fmt::format("group-{}", groups.size());
-    group.data = data_columns(cases, shape, probe_order, predicted, measured_sm_mhz);
+    group.data = data_columns(cases, shape, probe_order, predicted, measured);
     const bool has_prediction = group.data["columns"].contains("predicted_energy");
     const std::string versus = std::string(" vs ") + info(shape.primary).title;
     const std::string prefix = group.simulated ? "SIMULATED — " : "";

@@ -9,9 +9,10 @@ using nlohmann::json;
 std::optional<double> marker_position(const CaseAnalysis& c, const PointSummary& p, Knob x,
                                       const MeasuredClocks& measured) {
   if (const auto value = knob_value(p.setting, x)) return *value;
-  if (x != Knob::sm) return std::nullopt;
-  const auto found = measured.find({c.key, p.setting});
-  return found == measured.end() ? std::nullopt : std::optional<double>(found->second);
+  if (x != Knob::sm && x != Knob::mem) return std::nullopt;
+  const auto& clocks = x == Knob::sm ? measured.sm_mhz : measured.mem_mhz;
+  const auto found = clocks.find({c.key, p.setting});
+  return found == clocks.end() ? std::nullopt : std::optional<double>(found->second);
 }
 
 json marker_layers(const json& x, const json& y) {

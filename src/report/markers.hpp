@@ -12,11 +12,15 @@
 
 namespace dvfslab::report_detail {
 
-// The clock measured at each setting that left that clock uncontrolled.
-using MeasuredClocks = std::map<std::pair<CaseKey, Setting>, double>;
+// The clocks measured at each setting that left them uncontrolled (HtmlReportOptions).
+struct MeasuredClocks {
+  std::map<std::pair<CaseKey, Setting>, double> sm_mhz;
+  std::map<std::pair<CaseKey, Setting>, double> mem_mhz;
+};
 
-// Where a point's marker goes on the x knob's axis: its setting, or for a core clock
-// left uncontrolled, the clock measured there.
+// Where a point's marker goes on the x knob's axis: its setting, or for a core or
+// memory clock left uncontrolled, the clock measured there (for the default, the
+// GPU's default clock as found).
 std::optional<double> marker_position(const CaseAnalysis& c, const PointSummary& p, Knob x,
                                       const MeasuredClocks& measured);
 
