@@ -46,6 +46,9 @@ struct HtmlReportOptions {
   // uncontrolled (a search's "default as found"), where the rows recorded it: where
   // the charts against the core clock draw that setting's default or optimum marker.
   std::map<std::pair<CaseKey, Setting>, double> measured_sm_mhz = {};
+  // Likewise the mean memory clock measured at each setting that left the memory
+  // clock uncontrolled: where the charts against the memory clock draw its markers.
+  std::map<std::pair<CaseKey, Setting>, double> measured_mem_mhz = {};
 };
 inline constexpr std::size_t max_report_raw_rows = 10'000;
 // Above this many settings in all, the page's analysis data leaves out the

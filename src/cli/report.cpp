@@ -67,6 +67,37 @@ std::map<std::pair<CaseKey, Setting>, double> measured_core_clocks(const std::ve
   return means;
 }
 
+// The mean memory clock measured at every setting that left the memory clock
+// uncontrolled, read from the database (a sweep table records none). Read only where
+// a case also set the memory clock: only there does a chart place such a setting on
+// a memory-clock axis.
+std::map<std::pair<CaseKey, Setting>, double> measured_memory_clocks(const std::filesystem::path& input,
+                                                                     const Analysis& analysis) {
+  std::map<std::pair<CaseKey, Setting>, double> means;
+  const bool needed = std::any_of(analysis.cases.begin(), analysis.cases.end(), [](const CaseAnalysis& c) {
+    const auto sets_memory = [](const PointSummary& p) { return p.setting.mem_mhz.has_value(); };
+    return std::any_of(c.points.begin(), c.points.end(), sets_memory) &&
+           !std::all_of(c.points.begin(), c.points.end(), sets_memory);
+  });
+  if (!needed || input.extension() == ".csv") return means;
+  Store store = Store::open_existing(input);
+  std::map<std::int64_t, RunInfo> runs;
+  for (RunInfo& run : store.runs()) runs.emplace(run.id, std::move(run));
+  std::map<std::pair<CaseKey, Setting>, std::pair<double, int>> sums;
+  for (const StoredMeasurement& stored : store.measurements()) {
+    const Point& point = stored.point.point;
+    const auto run = runs.find(stored.run_id);
+    if (point.setting.mem_mhz || !stored.measurement.mem_mhz_mean || run == runs.end()) continue;
+    const CaseKey key{run->second.source, run->second.gpu.name, run->second.gpu.simulated,
+                      point.workload_case};
+    auto& [sum, count] = sums[{key, point.setting}];
+    sum += *stored.measurement.mem_mhz_mean;
+    ++count;
+  }
+  for (const auto& [key, sum_count] : sums) means[key] = sum_count.first / sum_count.second;
+  return means;
+}
+
 void run_report(const ReportOptions& options) {
   // Opened first, so that an output over the input is refused before any work.
   OutputFile output(options.output, input_files(options.input));
@@ -88,7 +119,8 @@ void run_report(const ReportOptions& options) {
                .predicted_energy = predicted_energy(analysis, models),
                .prediction_label =
                    fmt::format("predicted ({})", std::filesystem::path(options.model).filename().string()),
-               .measured_sm_mhz = std::move(measured_sm_mhz)};
+               .measured_sm_mhz = std::move(measured_sm_mhz),
+               .measured_mem_mhz = measured_memory_clocks(options.input, analysis)};
   writer.write(page, output.stream());
   output.commit();
   fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());

@@ -38,13 +38,14 @@ struct FigureGroup {
 // memory clock and a core × memory energy heatmap; and the (time, energy) Pareto plot.
 // `probe_order` numbers the points a search probed (HtmlReportOptions::probe_order);
 // `predicted` adds the columns predicted_energy/_low/_high and their line and band
-// to the energy figure, labelled `prediction_label`. `measured_sm_mhz` places the
-// default and optimum markers of a setting that left the core clock uncontrolled
-// (HtmlReportOptions::measured_sm_mhz).
+// to the energy figure, labelled `prediction_label`. `measured_sm_mhz` and
+// `measured_mem_mhz` place the default and optimum markers of a setting that left
+// the core or memory clock uncontrolled (HtmlReportOptions::measured_sm_mhz, _mem_mhz).
 std::vector<FigureGroup> build_figure_groups(
     const Analysis& analysis, const std::map<std::pair<CaseKey, Setting>, int>& probe_order = {},
     const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted = {},
     const std::string& prediction_label = {},
-    const std::map<std::pair<CaseKey, Setting>, double>& measured_sm_mhz = {});
+    const std::map<std::pair<CaseKey, Setting>, double>& measured_sm_mhz = {},
+    const std::map<std::pair<CaseKey, Setting>, double>& measured_mem_mhz = {});
 
 }  // namespace dvfslab::report_detail

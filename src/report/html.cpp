@@ -65,6 +65,7 @@ function dvfslabRecords(group) {
       batch_rank: rank[c.batch[i]], series_rank: rank[c.series[i]], memory_series_rank: rank[c.memory_series[i]],
       outside: c.outside ? c.outside[i] === 1 : false,
       marker_sm_mhz: c.marker_sm_mhz ? c.marker_sm_mhz[i] : c.sm_mhz[i],
+      marker_mem_mhz: c.marker_mem_mhz ? c.marker_mem_mhz[i] : c.mem_mhz[i],
       clip_note: c.clip_note && c.clip_note[i] !== null ? labels[c.clip_note[i]] : null,
       sm_mhz: c.sm_mhz[i], mem_mhz: c.mem_mhz[i], power_limit_w: c.power_limit_w[i],
       setting: knob(c.sm_mhz[i]) + '/' + knob(c.mem_mhz[i]) + '/' + knob(c.power_limit_w[i]),
@@ -75,8 +76,28 @@ function dvfslabRecords(group) {
       predicted: c.predicted_energy ? c.predicted_energy[i] : null,
       predicted_low: c.predicted_energy ? c.predicted_energy_low[i] : null,
       predicted_high: c.predicted_energy ? c.predicted_energy_high[i] : null});
+    // Each mean's 95 % interval, where it has one: the error bars' ends.
+    const record = records[records.length - 1];
+    for (const metric of ['time_s', 'power_w', 'throughput', 'energy_per_item_j']) {
+      const halfWidth = c[metric + '_ci'] ? c[metric + '_ci'][i] : null;
+      record[metric + '_low'] = halfWidth === null ? null : record[metric] - halfWidth;
+      record[metric + '_high'] = halfWidth === null ? null : record[metric] + halfWidth;
+    }
   }
   return records;
+}
+
+// The page's interval control sets `show_intervals` on every chart that draws error
+// bars; data-shown says which state every chart has finished drawing.
+function dvfslabIntervalControl(views) {
+  const control = document.getElementById('dvfslab-intervals');
+  if (!control) return;
+  control.addEventListener('change', async () => {
+    const shown = control.checked;
+    for (const view of views) await view.signal('show_intervals', shown).runAsync();
+    control.dataset.shown = String(shown);
+  });
+  control.dataset.shown = String(control.checked);
 }
 
 (async () => {
@@ -85,6 +106,7 @@ function dvfslabRecords(group) {
   const datasets = {};
   for (const group of data.groups) datasets[group.name] = dvfslabRecords(group);
   let rendered = 0;
+  const intervalViews = [];
   for (const figure of data.figures) {
     try {
       // Charts of one kind share a template; each adds its title and data set.
@@ -92,14 +114,16 @@ function dvfslabRecords(group) {
       spec.title = figure.title;
       spec.data = {name: figure.data};
       spec.datasets = {[figure.data]: datasets[figure.data]};
-      await vegaEmbed('#' + figure.id, spec, {
+      const embedded = await vegaEmbed('#' + figure.id, spec, {
         mode: 'vega-lite', renderer: 'svg',
         actions: {export: true, source: false, compiled: false, editor: false}});
+      if ((spec.params || []).some((param) => param.name === 'show_intervals')) intervalViews.push(embedded.view);
       rendered += 1;
     } catch (error) {
       window.dvfslabErrors.push(figure.id + ': ' + error);
     }
   }
+  dvfslabIntervalControl(intervalViews);
   status.dataset.rendered = String(rendered);
   status.dataset.errors = String(window.dvfslabErrors.length);
   status.dataset.done = 'true';
@@ -219,6 +243,13 @@ nlohmann::json groups_json(const std::vector<report_detail::FigureGroup>& groups
   return out;
 }
 
+// Whether any chart has error bars to show: some point was measured more than once.
+bool has_intervals(const std::vector<report_detail::FigureGroup>& groups) {
+  return std::any_of(groups.begin(), groups.end(), [](const report_detail::FigureGroup& group) {
+    return group.data["columns"].contains("energy_per_item_j_ci");
+  });
+}
+
 nlohmann::json raw_row_json(const ResultRow& row) {
   const Case& wc = row.workload_case;
   return {{"source", row.source},
@@ -268,9 +299,9 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
         "this dvfslab was built without the report's JavaScript runtimes (web/node_modules was missing): run "
         "`npm ci` in web/ (scripts/install-deps.sh does it), configure and build again");
   }
-  const auto groups =
-      report_detail::build_figure_groups(analysis, options.probe_order, options.predicted_energy,
-                                         options.prediction_label, options.measured_sm_mhz);
+  const auto groups = report_detail::build_figure_groups(analysis, options.probe_order,
+                                                         options.predicted_energy, options.prediction_label,
+                                                         options.measured_sm_mhz, options.measured_mem_mhz);
   const bool any_simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
                                          [](const CaseAnalysis& c) { return c.key.simulated; });
   std::size_t settings = 0;
@@ -317,6 +348,11 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
         "measurements. Those charts and rows say SIMULATED.</p>\n";
   }
   html += fmt::format("<div id=\"dvfslab-status\" data-expected=\"{}\"></div>\n", figure_count);
+  if (has_intervals(groups)) {
+    html +=
+        "<p class=\"controls\"><label><input type=\"checkbox\" id=\"dvfslab-intervals\" checked> error "
+        "bars: the 95 % confidence interval of each mean over its repetitions</label></p>\n";
+  }
   html += "<h2>Summary per GPU × mode</h2>\n" + summary_table(analysis);
   for (const auto& group : groups) {
     html += fmt::format("<section>\n<h2>{}{}</h2>\n",

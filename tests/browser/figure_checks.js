@@ -15,6 +15,22 @@
     Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 &&
     Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
   const strokes = (svg, colour) => svg.querySelectorAll(`.mark-rect path[stroke="${colour}"][stroke-width="2.5"]`).length;
+  // The error bars of every chart, by figure id: Vega draws a rule as one <line>.
+  const intervalBars = () => Object.fromEntries([...document.querySelectorAll('div.figure')].map((div) =>
+    [div.id, div.querySelectorAll('svg [class$="interval_marks"] line').length]));
+  // The page's interval control, switched off and on again once every chart drew each state.
+  const control = document.getElementById('dvfslab-intervals');
+  const switchIntervals = async (shown) => {
+    if (control.checked !== shown) control.click();
+    while (control.dataset.shown !== String(shown)) await new Promise((resolve) => setTimeout(resolve, 50));
+  };
+  const barsShown = intervalBars();
+  let barsHidden = null;
+  if (control) {
+    await switchIntervals(false);
+    barsHidden = intervalBars();
+    await switchIntervals(true);
+  }
   const figures = [];
   for (const div of document.querySelectorAll('div.figure')) {
     const svg = div.querySelector('svg');
@@ -31,6 +47,8 @@
         symbols: legend.querySelectorAll('.role-legend-symbol path').length,
         labels: [...legend.querySelectorAll('.role-legend-label text')].map((t) => t.textContent)})),
       clip_notes: texts('.clip_note_marks text'),
+      interval_bars: barsShown[div.id],
+      interval_bars_when_hidden: barsHidden === null ? null : barsHidden[div.id],
       axes: [],
     };
     for (const axis of svg.querySelectorAll('.role-axis')) {

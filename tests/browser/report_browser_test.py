@@ -5,7 +5,8 @@ disk in headless chromium with networking disabled, and checks that every expect
 chart rendered without a console or script error, and what a reader sees in each
 chart's SVG (figure_checks.js measures it in the same browser run): the default and
 optimum markers, legends in numeric order, no overlapping tick labels, no `null`
-label, and a note naming every point left off an axis. A screenshot is kept next to
+label, a note naming every point left off an axis, and error bars where the data
+has intervals that disappear when the page's interval checkbox is unticked. A screenshot is kept next to
 the report as a test artifact.
 
 Usage: report_browser_test.py DVFSLAB CHROMIUM (SWEEP_TABLE.csv | search | dense) WORK_DIR
@@ -71,18 +72,20 @@ def numbers_in(label: str) -> list:
 
 def markers_expected(report: pathlib.Path) -> dict:
     """Per chart id, from the page's data: its group's defaults, optima, and the points
-    that are both, and whether a default left the memory clock uncontrolled (it has no
-    place on a memory-clock axis: the report knows no measured memory clock)."""
+    that are both, and whether a default that left the memory clock uncontrolled has no
+    place on a memory-clock axis (no memory clock measured there: a sweep table)."""
     page = report.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="dvfslab-data">(.*?)</script>', page, re.S).group(1))
     per_group = {}
     for group in data["groups"]:
         columns = group["columns"]
-        marks = list(zip(columns["baseline"], columns["optimum"], columns["mem_mhz"]))
+        marker_mem = columns.get("marker_mem_mhz", columns["mem_mhz"])
+        marks = list(zip(columns["baseline"], columns["optimum"], marker_mem))
         per_group[group["name"]] = {
             "default": sum(b for b, _, _ in marks), "optimum": sum(o for _, o, _ in marks),
             "both": sum(b and o for b, o, _ in marks),
-            "default_without_memory_clock": any(b and m is None for b, _, m in marks)}
+            "default_without_memory_clock": any(b and m is None for b, _, m in marks),
+            "intervals": "energy_per_item_j_ci" in columns}
     return {figure["id"]: per_group[figure["data"]] for figure in data["figures"]}
 
 
@@ -103,6 +106,16 @@ def figure_failures(figures: list, scenario: str, expected_markers: dict) -> lis
             if figure["default_markers"] != placed_defaults or figure["optimum_markers"] != want["optimum"]:
                 failures.append(f"{where}: {figure['default_markers']} default and {figure['optimum_markers']} "
                                 f"optimum markers, the data has {want}")
+        # Error bars on every chart but the heatmap wherever a point has an interval,
+        # and none once the page's control is off.
+        bars, hidden = figure["interval_bars"], figure["interval_bars_when_hidden"]
+        if want["intervals"] and "core × memory" not in figure["title"]:
+            if bars == 0:
+                failures.append(f"{where}: no error bars, though the data has intervals")
+            if hidden != 0:
+                failures.append(f"{where}: {hidden} error bars left with the interval control off")
+        elif bars:
+            failures.append(f"{where}: {bars} error bars where the data has no intervals")
         for legend in figure["legends"]:
             if legend["symbols"] > 10:
                 failures.append(f"{where}: a legend of {legend['symbols']} entries")
@@ -122,7 +135,14 @@ def figure_failures(figures: list, scenario: str, expected_markers: dict) -> lis
             failures.append(f"{where}: the 135 MHz probe is not named: {figure['clip_notes']}")
         if scenario != "search" and figure["clip_notes"]:
             failures.append(f"{where}: points left off a full sweep: {figure['clip_notes']}")
+    # The simulated searches repeat every probe, so their charts must show intervals.
+    if scenario != "table" and not all(want["intervals"] for want in expected_markers.values()):
+        failures.append("a searched group's data has no confidence intervals")
     if scenario == "dense":
+        # Its default leaves the memory clock uncontrolled: the memory clock measured
+        # there, the GPU's default, places its marker on the memory-clock chart.
+        if any(want["default_without_memory_clock"] for want in expected_markers.values()):
+            failures.append("the dense sweep's default has no measured memory clock to stand at")
         heatmap_axes = [axis for figure in figures if "core × memory" in figure["title"] for axis in figure["axes"]]
         if not any(axis["labels"] >= 110 and axis["shown"] < axis["labels"] for axis in heatmap_axes):
             failures.append(f"the dense heatmap's 110 core clocks were not thinned: {heatmap_axes}")

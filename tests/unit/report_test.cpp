@@ -2,6 +2,7 @@
 // per group and SIMULATED labels. (Rendering in a browser: tests/browser/.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "dvfslab/analysis.hpp"
@@ -126,6 +127,71 @@ TEST(ReportFigures, AFarSettingLeavesTheAxesWithANoteWhileAnEvenSweepKeepsEveryP
   const auto even = group_of({135, 270, 405, 540, 675, 810, 945, 1080});
   EXPECT_FALSE(even.data["columns"].contains("outside"));
   EXPECT_FALSE(even.data["columns"].contains("clip_note"));
+}
+
+// Intervals (docs/report.md): each mean's 95 % half-width in a <metric>_ci column,
+// drawn as error bars that the page's control switches through `show_intervals`.
+TEST(ReportFigures, RepeatedSettingsGetIntervalColumnsAndErrorBarsOnTheLineAndParetoCharts) {
+  std::vector<ResultRow> rows;
+  for (int repetition : {0, 1}) {
+    for (int sm : {1380, 945}) {
+      rows.push_back(row("resnet50", 64, sm, std::nullopt, 1000.0 / sm + 0.01 * repetition, 300));
+      rows.back().repetition = repetition;
+    }
+  }
+  const auto group = report_detail::build_figure_groups(analyze(rows)).at(0);
+  const auto& columns = group.data["columns"];
+  ASSERT_TRUE(columns.contains("energy_per_item_j_ci"));
+  EXPECT_GT(columns["time_s_ci"][0].get<double>(), 0.0);
+  EXPECT_TRUE(columns.contains("power_w_ci"));
+  EXPECT_TRUE(columns.contains("throughput_ci"));
+  const auto& energy = group.figures[2].spec;
+  EXPECT_EQ(energy["params"][0]["name"], "show_intervals");
+  const auto& bars = energy["layer"][2]["layer"][0];
+  EXPECT_EQ(bars["name"], "interval");
+  EXPECT_EQ(bars["mark"]["type"], "rule");
+  EXPECT_EQ(bars["encoding"]["y"]["field"], "energy_per_item_j_low");
+  EXPECT_EQ(bars["encoding"]["y2"]["field"], "energy_per_item_j_high");
+  EXPECT_NE(bars["transform"][1]["filter"].get<std::string>().find("show_intervals"), std::string::npos);
+  const auto& pareto = group.figures[3].spec;
+  const auto& pareto_bars = pareto["layer"][4]["layer"];
+  EXPECT_EQ(pareto_bars[0]["encoding"]["y2"]["field"], "energy_per_item_j_high");
+  EXPECT_EQ(pareto_bars[1]["encoding"]["x2"]["field"], "time_s_high");
+
+  // One repetition per setting has no interval: no columns.
+  const auto single = report_detail::build_figure_groups(analyze(
+      {row("resnet50", 64, 1380, std::nullopt, 1.0, 300), row("resnet50", 64, 945, std::nullopt, 1.5, 150)}));
+  EXPECT_FALSE(single.at(0).data["columns"].contains("energy_per_item_j_ci"));
+}
+
+// A default that left the memory clock uncontrolled stands on the memory-clock axis
+// at the memory clock measured there (HtmlReportOptions::measured_mem_mhz).
+TEST(ReportFigures, ADefaultWithoutAMemoryClockIsMarkedAtTheMeasuredOne) {
+  std::vector<ResultRow> rows;
+  for (int sm : {1000, 1500}) {
+    for (int mem : {3500, 5000})
+      rows.push_back(row("googlenet", 32, sm, mem, 1000.0 / sm + 1000.0 / mem, 200));
+  }
+  rows.push_back(row("googlenet", 32, std::nullopt, std::nullopt, 1.5, 300));
+  rows.back().is_default = true;
+  const Analysis a = analyze(rows);
+  const Setting default_setting{};
+  const auto group =
+      report_detail::build_figure_groups(a, {}, {}, {}, {{{a.cases[0].key, default_setting}, 1600.0}},
+                                         {{{a.cases[0].key, default_setting}, 5001.0}})
+          .at(0);
+  const auto& columns = group.data["columns"];
+  ASSERT_TRUE(columns.contains("marker_mem_mhz"));
+  const auto& baseline = columns["baseline"];
+  const auto at_default = std::find(baseline.begin(), baseline.end(), 1) - baseline.begin();
+  EXPECT_EQ(columns["marker_mem_mhz"][at_default], 5001.0);
+  EXPECT_TRUE(columns["mem_mhz"][at_default].is_null());
+  const auto& memory_chart = group.figures[3].spec;
+  EXPECT_EQ(memory_chart["layer"][0]["encoding"]["x"]["field"], "mem_mhz");
+  EXPECT_EQ(memory_chart["layer"][1]["layer"][0]["encoding"]["x"]["field"], "marker_mem_mhz");
+
+  // Without a measured memory clock (a sweep table) the column stays absent.
+  EXPECT_FALSE(report_detail::build_figure_groups(a).at(0).data["columns"].contains("marker_mem_mhz"));
 }
 
 TEST(ReportFigures, EverySimulatedChartTitleSaysSimulated) {
