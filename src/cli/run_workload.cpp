@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ struct RunWorkloadArgs {
   std::int64_t warmup = 5;
   std::int64_t mark_every = 1;
   WorkloadOptions options;
+  std::string preset;
+  int prompt_length = 0;
+  int generated_length = 0;
   bool no_channels_last = false;
   bool no_cuda_graph = false;
   bool no_cudnn_benchmark = false;
@@ -155,6 +159,89 @@ void print_list(bool json) {
   }
 }
 
+constexpr int default_prompt_length = 128;
+constexpr int default_generated_length = 128;
+
+struct PhaseResult {
+  std::int64_t tokens = 0;
+  double seconds = 0;
+  double tokens_per_s() const { return static_cast<double>(tokens) / seconds; }
+};
+
+// Runs `phase` `count` times inside the named marker window, one iteration marker
+// per run once the device has finished it.
+PhaseResult run_phase(const char* name, std::int64_t count, std::int64_t tokens_per_run,
+                      const std::function<void()>& phase, TorchGenerator& generator, MarkerChannel& markers) {
+  markers.write_line(fmt::format("dvfslab:begin {}", name));
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t done = 0; done < count; ++done) {
+    phase();
+    if (markers.active()) {
+      generator.synchronize();
+      markers.write_line(fmt::format("dvfslab:iter 1 items {}", tokens_per_run));
+    }
+  }
+  generator.synchronize();
+  PhaseResult result{count * tokens_per_run, seconds_since(start)};
+  markers.write_line(fmt::format("dvfslab:end {}", name));
+  return result;
+}
+
+// --mode generate: warm-up rounds of prefill and decode, then --iters prefills
+// followed by --iters decodes, each phase one marker window.
+void run_generation(const RunWorkloadArgs& args, const Case& workload_case) {
+  MarkerChannel markers;
+  const auto setup_start = std::chrono::steady_clock::now();
+  const int prompt_length = args.prompt_length == 0 ? default_prompt_length : args.prompt_length;
+  const int generated_length = args.generated_length == 0 ? default_generated_length : args.generated_length;
+  auto generator =
+      create_torch_generator(workload_case, args.options, args.preset, prompt_length, generated_length);
+  for (std::int64_t round = 0; round < args.warmup; ++round) {
+    generator->prefill();
+    generator->decode();
+  }
+  generator->synchronize();
+  const double setup_s = seconds_since(setup_start);
+  const auto info = generator->run_info();
+  for (const auto& notice : info.notices) fmt::print(stderr, "dvfslab: notice: {}\n", notice);
+
+  const auto prefill = run_phase(
+      "prefill", args.iterations, generator->prefill_tokens(), [&] { generator->prefill(); }, *generator,
+      markers);
+  const auto decode = run_phase(
+      "decode", args.iterations, generator->decode_tokens(), [&] { generator->decode(); }, *generator,
+      markers);
+
+  const auto phase_json = [](const PhaseResult& phase) {
+    return nlohmann::json{
+        {"tokens", phase.tokens}, {"seconds", phase.seconds}, {"tokens_per_s", phase.tokens_per_s()}};
+  };
+  if (args.json) {
+    nlohmann::json out = {{"workload", workload_case.workload},
+                          {"preset", info.preset},
+                          {"mode", "generate"},
+                          {"precision", std::string(to_string(workload_case.precision))},
+                          {"batch", workload_case.batch},
+                          {"device", info.device},
+                          {"prompt_length", prompt_length},
+                          {"generated_length", generated_length},
+                          {"warmup_iterations", args.warmup},
+                          {"iterations", args.iterations},
+                          {"setup_s", setup_s},
+                          {"prefill", phase_json(prefill)},
+                          {"decode", phase_json(decode)},
+                          {"notices", info.notices}};
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("{} {} generate, batch {}, on {}: {} rounds\n", workload_case.workload, info.preset,
+             workload_case.batch, info.device, args.iterations);
+  fmt::print("  prefill {:.1f} tokens/s ({} tokens in {:.3f} s)\n", prefill.tokens_per_s(), prefill.tokens,
+             prefill.seconds);
+  fmt::print("  decode  {:.1f} tokens/s ({} tokens in {:.3f} s)\n", decode.tokens_per_s(), decode.tokens,
+             decode.seconds);
+}
+
 void run_workload(RunWorkloadArgs args) {
   if (args.list) {
     print_list(args.json);
@@ -167,9 +254,13 @@ void run_workload(RunWorkloadArgs args) {
   if (args.warmup < 0) throw ConfigError("--warmup must be 0 or more");
   if (args.mark_every < 1) throw ConfigError("--mark-every must be at least 1");
 
+  const bool generate = args.mode == "generate";
+  if (!generate && (args.prompt_length != 0 || args.generated_length != 0)) {
+    throw ConfigError("--prompt-len and --gen-len are for --mode generate");
+  }
   Case workload_case;
   workload_case.workload = args.name;
-  workload_case.mode = parse_mode(args.mode);
+  workload_case.mode = generate ? Mode::infer : parse_mode(args.mode);
   workload_case.precision = parse_precision(args.precision);
   workload_case.batch = args.batch;
   if (args.batch == 0) {
@@ -181,9 +272,13 @@ void run_workload(RunWorkloadArgs args) {
   args.options.cuda_graph = !args.no_cuda_graph;
   args.options.cudnn_benchmark = !args.no_cudnn_benchmark;
   args.options.fused_layers = !args.no_fusion;
+  if (generate) {
+    run_generation(args, workload_case);
+    return;
+  }
 
   MarkerChannel markers;
-  auto workload = create_torch_workload(workload_case, args.options);
+  auto workload = create_torch_workload(workload_case, args.options, args.preset);
   const auto setup_start = std::chrono::steady_clock::now();
   workload->prepare();
   const double setup_s = seconds_since(setup_start);
@@ -233,6 +328,7 @@ void run_workload(RunWorkloadArgs args) {
                           {"items_per_iteration", workload->items_per_iteration()},
                           {"items_per_s", items_per_s},
                           {"notices", info.notices}};
+    if (!info.preset.empty()) out["preset"] = info.preset;
     out["loss"] = loss ? nlohmann::json(*loss) : nlohmann::json(nullptr);
     fmt::print("{}\n", out.dump(2));
     return;
@@ -263,7 +359,8 @@ void add_run_workload_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   command
       ->add_option("--mode", args->mode,
-                   "train (forward, loss, backward, optimizer step) or infer (forward only)")
+                   "train (forward, loss, backward, optimizer step), infer (forward only) or, for llama, "
+                   "generate (prefill a prompt batch into a KV cache, then decode token by token)")
       ->capture_default_str();
   command
       ->add_option("--precision", args->precision,
@@ -276,6 +373,15 @@ void add_run_workload_command(CLI::App& app) {
                       "Image side in pixels for the CNNs (default 224)");
   command->add_option("--seq-len", args->options.sequence_length,
                       "Sequence length in tokens for bert_base (default 128) and gpt2_small (default 1024)");
+  command->add_option("--preset", args->preset, "Size of llama: tiny, 125m (default), 1b or 7b");
+  command
+      ->add_option("--prompt-len", args->prompt_length,
+                   "--mode generate: prompt tokens per sequence (default 128)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--gen-len", args->generated_length,
+                   "--mode generate: tokens decoded per sequence (default 128)")
+      ->check(CLI::PositiveNumber);
   command->add_flag("--no-channels-last", args->no_channels_last,
                     "Keep CNN images and weights in NCHW instead of channels-last (NHWC)");
   command->add_flag("--no-cuda-graph", args->no_cuda_graph,

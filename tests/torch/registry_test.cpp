@@ -1,11 +1,11 @@
 // The LibTorch workloads join the registry for real GPUs only.
 #include <gtest/gtest.h>
 
+#include "../fixed_controls_gpu.hpp"
 #include "dvfslab/clock.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/torch_workloads.hpp"
-#include "../fixed_controls_gpu.hpp"
 
 namespace dvfslab {
 namespace {
@@ -31,7 +31,7 @@ TEST(TorchWorkloadRegistry, ServesRealGpusOnly) {
   add_torch_workloads(registry);
   IdentityOnlyGpu real(false);
   IdentityOnlyGpu simulated(true);
-  EXPECT_EQ(registry.list(&real).size(), 6U);
+  EXPECT_EQ(registry.list(&real).size(), 7U);
   EXPECT_TRUE(registry.list(&simulated).empty());
 
   WorkloadOptions options;

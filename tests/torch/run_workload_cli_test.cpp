@@ -105,10 +105,56 @@ TEST(RunWorkloadCli, ListShowsEveryWorkload) {
   const auto result = run_dvfslab("run-workload --list --json", false);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto list = nlohmann::json::parse(result.out);
-  ASSERT_EQ(list.size(), 6U);
+  ASSERT_EQ(list.size(), 7U);
   EXPECT_EQ(list[3]["name"], "resnet50");
   EXPECT_EQ(list[3]["default_batch"], 128);
   EXPECT_EQ(list[4]["unit"], "tokens");
+  EXPECT_EQ(list[6]["name"], "llama");
+}
+
+TEST(RunWorkloadCli, LlamaGenerateReportsPrefillAndDecodeAsTwoPhases) {
+  const auto result = run_dvfslab(
+      "run-workload llama --preset tiny --mode generate --prompt-len 8 --gen-len 8 --batch 2 --iters 2 "
+      "--warmup 1 --torch-device cpu --json",
+      true);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["mode"], "generate");
+  EXPECT_EQ(json["preset"], "tiny");
+  for (const std::string phase : {"prefill", "decode"}) {
+    EXPECT_EQ(json[phase]["tokens"], 32) << phase;  // 2 rounds × batch 2 × 8 tokens
+    EXPECT_GT(json[phase]["seconds"].get<double>(), 0.0) << phase;
+    EXPECT_GT(json[phase]["tokens_per_s"].get<double>(), 0.0) << phase;
+  }
+  EXPECT_EQ(result.markers,
+            "dvfslab:begin prefill\n"
+            "dvfslab:iter 1 items 16\n"
+            "dvfslab:iter 1 items 16\n"
+            "dvfslab:end prefill\n"
+            "dvfslab:begin decode\n"
+            "dvfslab:iter 1 items 16\n"
+            "dvfslab:iter 1 items 16\n"
+            "dvfslab:end decode\n");
+
+  const auto text = run_dvfslab(
+      "run-workload llama --preset tiny --mode generate --prompt-len 8 --gen-len 8 --batch 2 --iters 1 "
+      "--warmup 0 --torch-device cpu",
+      false);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("prefill"));
+  EXPECT_THAT(text.out, HasSubstr("decode "));
+}
+
+TEST(RunWorkloadCli, GenerateOptionsOutsideGenerateAreErrors) {
+  const auto lengths = run_dvfslab("run-workload gpt2_small --prompt-len 8 --torch-device cpu", false);
+  EXPECT_EQ(lengths.exit_code, 3);
+  EXPECT_THAT(lengths.err, HasSubstr("--mode generate"));
+  const auto model = run_dvfslab("run-workload bert_base --mode generate --torch-device cpu", false);
+  EXPECT_EQ(model.exit_code, 3);
+  EXPECT_THAT(model.err, HasSubstr("is for llama"));
+  const auto preset = run_dvfslab("run-workload llama --preset 13b --torch-device cpu", false);
+  EXPECT_EQ(preset.exit_code, 3);
+  EXPECT_THAT(preset.err, HasSubstr("choose one of tiny, 125m, 1b, 7b"));
 }
 
 // A LibTorch without CUDA (Debian's) picks the CPU by itself: the run says so and

@@ -94,7 +94,7 @@ TEST(TorchWorkloadOptions, TokenWorkloadsCountTokens) {
 
 TEST(TorchWorkloadOptions, ListHasNamesDefaultsAndUnits) {
   const auto infos = torch_workload_infos();
-  ASSERT_EQ(infos.size(), 6U);
+  ASSERT_EQ(infos.size(), 7U);
   EXPECT_EQ(infos[0].name, "alexnet");
   EXPECT_EQ(infos[0].item_unit, "images");
   EXPECT_EQ(infos[0].default_batch, 128);

@@ -6,6 +6,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/torch_workloads.hpp"
+#include "workload/torch/llama.hpp"
 #include "workload/torch/model_workload.hpp"
 
 namespace dvfslab::torch_backend {
@@ -42,13 +43,45 @@ const std::vector<ModelSpec>& model_specs() {
   return specs;
 }
 
-const ModelSpec& find_model(std::string_view name) {
+const std::vector<ModelSpec>& llama_specs() {
+  static const std::vector<ModelSpec> specs = [] {
+    std::vector<ModelSpec> made;
+    for (const auto& config : llama_presets()) {
+      made.push_back({"llama",
+                      "Llama-style decoder (RMSNorm, rotary positions, grouped-query attention, SwiGLU); "
+                      "trains next-token prediction or generates (--mode generate); presets tiny, 125m "
+                      "(default), 1b, 7b",
+                      InputKind::tokens, OptimizerKind::adamw, 8, 1024, 1, config.max_positions,
+                      config.vocabulary, [&config] { return std::shared_ptr<Network>(make_llama(config)); }});
+    }
+    return made;
+  }();
+  return specs;
+}
+
+const ModelSpec& find_model(std::string_view name, std::string_view preset) {
+  if (name == "llama") {
+    const auto& presets = llama_presets();
+    const auto& config = find_llama_preset(preset.empty() ? default_llama_preset : preset);
+    return llama_specs().at(static_cast<std::size_t>(&config - presets.data()));
+  }
   std::string names;
   for (const auto& spec : model_specs()) {
-    if (spec.name == name) return spec;
+    if (spec.name == name) {
+      if (!preset.empty()) throw ConfigError(spec.name + " has no presets: --preset is for llama");
+      return spec;
+    }
     names += (names.empty() ? "" : ", ") + spec.name;
   }
-  throw ConfigError("unknown workload '" + std::string(name) + "': choose one of " + names);
+  throw ConfigError("unknown workload '" + std::string(name) + "': choose one of " + names + ", llama");
+}
+
+std::string preset_of(const ModelSpec& spec) {
+  const auto& specs = llama_specs();
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (&specs[i] == &spec) return llama_presets()[i].preset;
+  }
+  return "";
 }
 
 }  // namespace dvfslab::torch_backend
@@ -57,7 +90,9 @@ namespace dvfslab {
 
 std::vector<WorkloadInfo> torch_workload_infos() {
   std::vector<WorkloadInfo> infos;
-  for (const auto& spec : torch_backend::model_specs()) {
+  auto specs = torch_backend::model_specs();
+  specs.push_back(torch_backend::find_model("llama"));
+  for (const auto& spec : specs) {
     const bool images = spec.input == torch_backend::InputKind::images;
     infos.push_back(WorkloadInfo{
         spec.name, images ? "images" : "tokens", spec.default_batch,
@@ -69,8 +104,9 @@ std::vector<WorkloadInfo> torch_workload_infos() {
 }
 
 std::unique_ptr<TorchWorkload> create_torch_workload(const Case& workload_case,
-                                                     const WorkloadOptions& options) {
-  const auto& spec = torch_backend::find_model(workload_case.workload);
+                                                     const WorkloadOptions& options,
+                                                     const std::string& preset) {
+  const auto& spec = torch_backend::find_model(workload_case.workload, preset);
   return std::make_unique<torch_backend::ModelWorkload>(spec, workload_case, options);
 }
 

@@ -27,7 +27,12 @@ struct ModelSpec {
 };
 
 const std::vector<ModelSpec>& model_specs();
-// Throws ConfigError listing the names when `name` is unknown.
-const ModelSpec& find_model(std::string_view name);
+// The llama decoder, one spec per size preset (llama_presets()), in their order.
+const std::vector<ModelSpec>& llama_specs();
+// Throws ConfigError listing the choices when `name` is unknown, or when `preset`
+// is unknown or given to a model without presets ("" = the model's default).
+const ModelSpec& find_model(std::string_view name, std::string_view preset = {});
+// The preset `spec` was made for; "" for models without presets.
+std::string preset_of(const ModelSpec& spec);
 
 }  // namespace dvfslab::torch_backend

@@ -78,6 +78,7 @@ ModelWorkload::ModelWorkload(const ModelSpec& spec, const Case& workload_case, c
   info_.device = device_.str();
   info_.image_size = images ? size_ : 0;
   info_.sequence_length = images ? 0 : size_;
+  info_.preset = preset_of(spec);
 
   switch (case_.precision) {
     case Precision::fp32: break;
@@ -148,7 +149,7 @@ void ModelWorkload::make_synthetic_batch(std::uint64_t seed) {
   if (spec_.input == InputKind::images) {
     input_ = torch::randn({batch, 3, size_, size_}, generator, torch::kFloat).to(device_);
     target_ = torch::randint(imagenet_classes, {batch}, generator, torch::kLong).to(device_);
-  } else if (spec_.name == "gpt2_small") {
+  } else if (spec_.name == "gpt2_small" || spec_.name == "llama") {
     // Targets are the inputs shifted by one token: next-token prediction.
     auto sequence = torch::randint(spec_.vocabulary, {batch, size_ + 1}, generator, torch::kLong);
     input_ = sequence.slice(1, 0, size_).contiguous().to(device_);

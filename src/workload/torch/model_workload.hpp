@@ -27,6 +27,10 @@ class ModelWorkload : public TorchWorkload {
   double last_loss() override;
 
   Network& network() { return *network_; }
+  torch::Device device() const { return device_; }
+  std::optional<torch::ScalarType> autocast_dtype() const { return autocast_dtype_; }
+  // The synthetic batch's inputs: images, or token sequences.
+  const torch::Tensor& input() const { return input_; }
   // The output of the latest inference step.
   const torch::Tensor& last_output() const { return output_; }
 
