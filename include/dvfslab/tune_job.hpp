@@ -50,6 +50,10 @@ struct TunedCommand {
 // program starts; throws CommandStartError when it cannot start.
 TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const TunerOptions& options,
                           const ChildOptions& child_options = {});
+// The same for a job on several GPUs of the node: every GPU at one setting, the
+// job's total energy, every GPU restored (Tuner's constructor for several GPUs).
+TunedCommand tune_command(std::vector<Gpu*> gpus, const std::vector<std::string>& argv,
+                          const TunerOptions& options, const ChildOptions& child_options = {});
 
 // Where `dvfslab tune` keeps its runs unless --db says otherwise: a file of its own,
 // apart from the sweeps' and searches' dvfslab.sqlite, whose cases it must not join.

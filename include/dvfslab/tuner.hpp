@@ -16,6 +16,7 @@
 // figures of its own.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,6 +111,23 @@ struct PhaseRecord {
   std::int64_t iterations = 0;  // in this phase, probing included
 };
 
+// A setting applied to one GPU of a job tuned on several, and what the GPU read back.
+struct AppliedSetting {
+  Setting setting;
+  std::optional<int> sm_mhz;
+  std::optional<int> mem_mhz;
+  std::optional<double> power_limit_w;
+};
+
+// One GPU's part of a job tuned on several GPUs (docs/multi-gpu.md).
+struct TunedGpuRecord {
+  std::string device;
+  std::string uuid;
+  double energy_j = 0;                  // its share of the job's energy, every window together
+  std::vector<AppliedSetting> applied;  // every change of setting, in order (the restore excluded)
+  std::vector<std::string> restore_actions;
+};
+
 // The whole history of one tuned job.
 struct TuneReport {
   std::string device;
@@ -134,6 +152,9 @@ struct TuneReport {
   // stop_tuning() did the restore_actions before the job ended (a signal, in `dvfslab tune`).
   bool restored_when_stopped = false;
   std::vector<std::string> warnings;
+  // One record per GPU when the job ran on several (the figures above are the job's
+  // totals); empty for one GPU.
+  std::vector<TunedGpuRecord> gpus;
 };
 
 // The decision half of the tuner; no GPU.
@@ -160,6 +181,17 @@ class TuneController {
   std::unique_ptr<State> state_;
 };
 
+// How the ranks of a distributed job, each tuning its own GPU with a Tuner of its
+// own, agree (docs/multi-gpu.md). Every rank's tuner calls both at the same window
+// boundaries, so they may be collective calls (an all-reduce, a broadcast).
+struct TuneCoordination {
+  // The job's figures of a window from this rank's: every rank's energy and items
+  // summed, the slowest rank's duration.
+  std::function<WindowFigures(const WindowFigures& own)> job_figures;
+  // The window every rank runs next, given this rank's controller's: rank 0's.
+  std::function<TuneWindow(const TuneWindow& own)> agreed_window;
+};
+
 // The tuner on a GPU: an EnergyMeter measures the windows, a ClockGuard applies the
 // settings (journal, lock) and restores the state found in finish(), in the
 // destructor, and on SIGINT / SIGTERM where a handler or InterruptScope is
@@ -169,6 +201,14 @@ class TuneController {
 class Tuner {
  public:
   Tuner(Gpu& gpu, TunerOptions options);
+  // One rank of a distributed job: `gpu` is this rank's own; the windows' figures
+  // and the next window come through `coordination` (both absent: as above).
+  Tuner(Gpu& gpu, TunerOptions options, TuneCoordination coordination);
+  // A job on several GPUs of this process's node: one ClockGuardSet takes them all
+  // and applies each setting to every one, one EnergyMeter meters them together,
+  // and finish() restores them all; the candidates are those every GPU supports.
+  // With one GPU this is the constructor above.
+  Tuner(std::vector<Gpu*> gpus, TunerOptions options);
   ~Tuner();
   Tuner(const Tuner&) = delete;
   Tuner& operator=(const Tuner&) = delete;

@@ -1,7 +1,7 @@
 # Type stub of the extension module dvfslab._dvfslab (python/src/). The package
 # re-exports these names; Meter, Measurement, markers and results are Python
 # (meter.py, markers.py, results.py) and carry their own annotations.
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 __version__: str
 
@@ -155,7 +155,8 @@ class _NativeMeter:
 class _NativeTuner:
     def __init__(self, gpu: Gpu, knobs: str, objective: str, max_slowdown_pct: Optional[float],
                  warmup_iterations: int, probe_iterations: int, settle_iterations: int, strategy: str,
-                 max_retunes: int, state_dir: str) -> None: ...
+                 max_retunes: int, state_dir: str, job_figures: Optional[Callable[[tuple], tuple]] = None,
+                 agreed_window: Optional[Callable[[tuple], tuple]] = None) -> None: ...
     def step_begin(self) -> None: ...
     def step_end(self, items: float) -> None: ...
     def add_iterations(self, iterations: int, items: float) -> None: ...

@@ -69,6 +69,20 @@ def _parents_pipe(fd: int) -> Optional[int]:
     return None
 
 
+def _parent_is_marked(fd: int) -> bool:
+    """Whether the parent process itself runs under dvfslab with marker descriptor
+    `fd` (a launcher), not dvfslab, whose descriptor of that number is its own."""
+    try:
+        with open(f"/proc/{os.getppid()}/environ", "rb") as environment:
+            return f"{ENVIRONMENT_VARIABLE}={fd}".encode() in environment.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _same_file(first: os.stat_result, second: os.stat_result) -> bool:
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
 def _descriptor() -> Optional[int]:
     """The marker descriptor of this process, or None when not measured."""
     global _fd, _pid, _suffix, _looked
@@ -81,13 +95,20 @@ def _descriptor() -> Optional[int]:
         return None  # unset: not under dvfslab
     suffix = _rank_suffix()
     try:
-        os.fstat(fd)
+        own: Optional[os.stat_result] = os.fstat(fd)
     except OSError:
-        # Not a descriptor this process has: not under dvfslab, unless a rank's
-        # launcher closed it.
-        fd = _parents_pipe(fd) if suffix else None
-        if fd is None:
-            return None
+        own = None
+    # A rank whose launcher closed the descriptor writes through the launcher's; its
+    # own number may even have been reused for another pipe or socket (a
+    # multiprocessing spawn child's), which the launcher's pipe tells apart.
+    parents = _parents_pipe(fd) if suffix and (own is None or _parent_is_marked(fd)) else None
+    if parents is not None and own is not None and _same_file(os.fstat(parents), own):
+        os.close(parents)
+        parents = None
+    if parents is not None:
+        fd = parents
+    elif own is None:
+        return None  # not under dvfslab
     _fd, _pid, _suffix = fd, os.getpid(), suffix
     return _fd
 

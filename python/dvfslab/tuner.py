@@ -22,6 +22,7 @@ from typing import Any, Dict, Iterable, Optional, Union
 from . import _dvfslab
 from ._counts import ReportedTotal, checked_items, checked_iterations
 from ._one_thread import OneThreadAtATime
+from ._ranks import RankAgreement, initialized_process_group
 from ._signals import RestoreOnSignals
 
 
@@ -78,12 +79,21 @@ class Tuner:
     (docs/python.md, "Signals"). Use a Tuner from one thread at a time (another
     thread's call meanwhile raises dvfslab.Error). On a virtual-time simulated GPU,
     iterations in which no simulated time passed raise dvfslab.UsageError.
+
+    Under torch.distributed (a process group of more than one rank initialised
+    before the Tuner is made) every rank makes a Tuner on its own GPU and the ranks
+    agree: rank 0 decides each window and broadcasts it, so every rank changes its
+    GPU, and only its GPU, at the same step to the same setting; the windows'
+    figures are the job's (energy and items summed over the ranks, the slowest
+    rank's time). Every rank must report the same number of steps, and make its
+    calls at the same points, as for any collective (docs/multi-gpu.md).
+    distributed=False tunes this rank's GPU on its own.
     """
 
     def __init__(self, gpu: _dvfslab.Gpu, objective: str = "energy", knobs: Union[str, Iterable[str]] = "sm", *,
                  max_slowdown: Optional[float] = None, warmup_iters: int = 20, probe_iters: int = 50,
                  settle_iters: int = 1, strategy: str = "online", max_retunes: int = 3,
-                 state_dir: Optional[str] = None):
+                 state_dir: Optional[str] = None, distributed: Optional[bool] = None):
         self._gpu = gpu
         self._report: Optional[Dict[str, Any]] = None
         self._reported = ReportedTotal()
@@ -93,9 +103,15 @@ class Tuner:
         # on it: without that, every window the tuner measures is empty.
         self._virtual_clock_start: Optional[float] = (
             gpu.now_s if isinstance(gpu, _dvfslab.SimGpu) and gpu.virtual_time else None)
+        process_group = initialized_process_group() if distributed is not False else None
+        if distributed and process_group is None:
+            raise _dvfslab.UsageError("distributed=True needs torch.distributed initialised with more than one rank")
+        self._ranks: Optional[RankAgreement] = None if process_group is None else RankAgreement(process_group)
         self._native: Optional[_dvfslab._NativeTuner] = _dvfslab._NativeTuner(
             gpu, _knob_text(knobs), objective, max_slowdown, warmup_iters, probe_iters, settle_iters, strategy,
-            max_retunes, "" if state_dir is None else str(state_dir))
+            max_retunes, "" if state_dir is None else str(state_dir),
+            job_figures=None if self._ranks is None else self._ranks.job_figures,
+            agreed_window=None if self._ranks is None else self._ranks.agreed_window)
         self._signals = RestoreOnSignals(self._restore_on_signal)
         weakref.finalize(self, self._signals.uninstall)
 

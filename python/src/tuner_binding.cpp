@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "bindings.hpp"
@@ -60,9 +61,50 @@ nlohmann::json setting_json(const Setting& setting) {
           {"label", to_string(setting)}};
 }
 
+// The window's figures cross to Python as (iterations, items, duration_s, energy_j).
+py::tuple figures_tuple(const WindowFigures& figures) {
+  return py::make_tuple(figures.iterations, figures.items, figures.duration_s, figures.energy_j);
+}
+
+WindowFigures figures_from(const py::handle& value) {
+  const auto t = value.cast<std::tuple<std::int64_t, double, double, double>>();
+  return WindowFigures{std::get<0>(t), std::get<1>(t), std::get<2>(t), std::get<3>(t)};
+}
+
+// A window crosses as (sm_mhz, mem_mhz, power_limit_w, role, iterations, phase,
+// settle_iterations), None for a knob left as found: plain values every rank can
+// receive in a broadcast.
+py::tuple window_tuple(const TuneWindow& window) {
+  return py::make_tuple(window.setting.sm_mhz, window.setting.mem_mhz, window.setting.power_limit_w,
+                        static_cast<int>(window.role), window.iterations, window.phase,
+                        window.settle_iterations);
+}
+
+TuneWindow window_from(const py::handle& value) {
+  const auto t = value.cast<std::tuple<std::optional<int>, std::optional<int>, std::optional<int>, int,
+                                       std::int64_t, int, std::int64_t>>();
+  TuneWindow window;
+  window.setting.sm_mhz = std::get<0>(t);
+  window.setting.mem_mhz = std::get<1>(t);
+  window.setting.power_limit_w = std::get<2>(t);
+  window.role = static_cast<WindowRole>(std::get<3>(t));
+  window.iterations = std::get<4>(t);
+  window.phase = std::get<5>(t);
+  window.settle_iterations = std::get<6>(t);
+  return window;
+}
+
 class NativeTuner {
  public:
-  NativeTuner(Gpu& gpu, TunerOptions options) : tuner_((refuse_read_only(gpu), gpu), std::move(options)) {}
+  // Made without the GIL; the ranks' callables (dvfslab/_ranks.py), when `coordinated`,
+  // come by coordinate() before the first step, with the GIL held.
+  NativeTuner(Gpu& gpu, TunerOptions options, bool coordinated)
+      : tuner_((refuse_read_only(gpu), gpu), std::move(options), coordination(coordinated)) {}
+
+  void coordinate(py::object job_figures, py::object agreed_window) {
+    job_figures_ = std::move(job_figures);
+    agreed_window_ = std::move(agreed_window);
+  }
 
   void step_begin() { tuner_.step_begin(); }
   void step_end(double items) { tuner_.step_end(items); }
@@ -72,6 +114,21 @@ class NativeTuner {
   nlohmann::json finish() { return to_json(tuner_.finish()); }
 
  private:
+  // Called with the GIL released (the tuner's methods release it): retaken here.
+  TuneCoordination coordination(bool coordinated) {
+    if (!coordinated) return {};
+    return TuneCoordination{[this](const WindowFigures& own) {
+                              py::gil_scoped_acquire locked;
+                              return figures_from(job_figures_(figures_tuple(own)));
+                            },
+                            [this](const TuneWindow& own) {
+                              py::gil_scoped_acquire locked;
+                              return window_from(agreed_window_(window_tuple(own)));
+                            }};
+  }
+
+  py::object job_figures_;
+  py::object agreed_window_;
   Tuner tuner_;
 };
 
@@ -82,16 +139,26 @@ void register_tuner(py::module_& module) {
       .def(py::init([](Gpu& gpu, const std::string& knobs, const std::string& objective,
                        std::optional<double> max_slowdown_pct, std::int64_t warmup_iterations,
                        std::int64_t probe_iterations, std::int64_t settle_iterations,
-                       const std::string& strategy, int max_retunes, const std::string& state_dir) {
+                       const std::string& strategy, int max_retunes, const std::string& state_dir,
+                       py::object job_figures, py::object agreed_window) {
              TunerOptions options =
                  tuner_options(knobs, objective, max_slowdown_pct, warmup_iterations, probe_iterations,
                                settle_iterations, strategy, max_retunes, state_dir);
-             py::gil_scoped_release unlocked;
-             return std::make_unique<NativeTuner>(gpu, std::move(options));
+             const bool coordinated = !job_figures.is_none() || !agreed_window.is_none();
+             if (coordinated && (job_figures.is_none() || agreed_window.is_none()))
+               throw UsageError("give both job_figures and agreed_window, or neither");
+             std::unique_ptr<NativeTuner> native;
+             {
+               py::gil_scoped_release unlocked;
+               native = std::make_unique<NativeTuner>(gpu, std::move(options), coordinated);
+             }
+             native->coordinate(std::move(job_figures), std::move(agreed_window));
+             return native;
            }),
            py::arg("gpu"), py::arg("knobs"), py::arg("objective"), py::arg("max_slowdown_pct"),
            py::arg("warmup_iterations"), py::arg("probe_iterations"), py::arg("settle_iterations"),
-           py::arg("strategy"), py::arg("max_retunes"), py::arg("state_dir"), py::keep_alive<1, 2>())
+           py::arg("strategy"), py::arg("max_retunes"), py::arg("state_dir"),
+           py::arg("job_figures") = py::none(), py::arg("agreed_window") = py::none(), py::keep_alive<1, 2>())
       .def("step_begin", &NativeTuner::step_begin, release_gil())
       .def("step_end", &NativeTuner::step_end, py::arg("items"), release_gil())
       .def("add_iterations", &NativeTuner::add_iterations, py::arg("iterations"), py::arg("items"),

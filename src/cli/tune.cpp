@@ -47,6 +47,7 @@ struct TuneArguments {
   std::string state_dir;
   std::string sim_job;
   IterationsFrom iterations_from = IterationsFrom::rank0;
+  bool iterations_from_given = false;
   std::vector<std::string> command;
 };
 
@@ -96,6 +97,11 @@ void print_report(std::FILE* out, const TuneReport& r, const std::string& job) {
     fmt::print(out, "held         {} for iterations {}-{} ({:.3f}-{:.3f} s)\n", to_string(span.setting),
                span.first_iteration, span.first_iteration + span.iterations - 1, span.first_time_s,
                span.first_time_s + span.duration_s);
+  for (const TunedGpuRecord& gpu : r.gpus)
+    fmt::print(out, "gpu          {} ({}): {:.2f} J, {} changes of setting, restored: {}\n", gpu.device,
+               gpu.uuid, gpu.energy_j, gpu.applied.size(),
+               gpu.restore_actions.empty() ? std::string("nothing to restore")
+                                           : fmt::format("{}", fmt::join(gpu.restore_actions, "; ")));
   fmt::print(out, "restored     {}{}\n",
              r.restored_when_stopped ? "when the signal arrived, while the job ran on: " : "",
              r.restore_actions.empty() ? std::string("nothing to restore")
@@ -110,20 +116,24 @@ struct TunedJob {
 
 // Runs the job (a command or a simulated job) under the tuner; a command's exit code
 // becomes dvfslab's.
-TunedJob tune_job(const TuneArguments& args, Gpu& gpu, const TunerOptions& options,
+TunedJob tune_job(const TuneArguments& args, const std::vector<Gpu*>& gpus, const TunerOptions& options,
                   const std::vector<SimJobPhase>& phases) {
   TunedJob tuned;
   if (!args.sim_job.empty()) {
     tuned.job = "sim-job " + args.sim_job;
-    Tuner tuner(gpu, options);
-    run_sim_job(gpu, tuner, phases);
+    Tuner tuner(*gpus.front(), options);
+    run_sim_job(*gpus.front(), tuner, phases);
     tuned.report = tuner.finish();
     return tuned;
   }
   tuned.job = fmt::format("{}", fmt::join(args.command, " "));
-  TunedCommand command =
-      tune_command(gpu, args.command, options,
-                   ChildOptions{.stdout_to_stderr = args.json, .iterations_from = args.iterations_from});
+  // A job on several GPUs is as fast as its slowest rank: unless told otherwise,
+  // its iterations are the slowest rank's.
+  const IterationsFrom iterations_from =
+      gpus.size() > 1 && !args.iterations_from_given ? IterationsFrom::slowest : args.iterations_from;
+  const ChildOptions child{.stdout_to_stderr = args.json, .iterations_from = iterations_from};
+  TunedCommand command = gpus.size() == 1 ? tune_command(*gpus.front(), args.command, options, child)
+                                          : tune_command(gpus, args.command, options, child);
   tuned.report = std::move(command.report);
   tuned.job += ": " + command.exit.describe();
   if (command.interrupted_by != 0)
@@ -142,11 +152,26 @@ void run_tune(const TuneArguments& args) {
   const std::vector<SimJobPhase> phases =
       args.sim_job.empty() ? std::vector<SimJobPhase>{} : parse_sim_job(args.sim_job);
   const SimTimeMode time = args.sim_job.empty() ? SimTimeMode::wall_time : SimTimeMode::virtual_time;
-  auto gpu = open_gpu(args.device, open_options(time));
-  if (is_replay_gpu(*gpu))
-    throw ConfigError(
-        fmt::format("{} is a replayed sweep table ({}): it cannot run a job; tune on a GPU or sim:NAME",
-                    gpu->identity().name, args.device));
+  // `auto` keeps meaning one GPU (the first), as it did; a spec naming several GPUs
+  // (sim:h200x2, 0-3, all) tunes all of them together.
+  std::vector<std::unique_ptr<Gpu>> opened;
+  if (args.device == "auto")
+    opened.push_back(open_gpu(args.device, open_options(time)));
+  else
+    opened = open_gpus(args.device, open_options(time));
+  std::vector<Gpu*> gpus;
+  for (const auto& gpu : opened) {
+    if (is_replay_gpu(*gpu))
+      throw ConfigError(
+          fmt::format("{} is a replayed sweep table ({}): it cannot run a job; tune on a GPU or sim:NAME",
+                      gpu->identity().name, args.device));
+    gpus.push_back(gpu.get());
+  }
+  if (gpus.size() > 1 && !args.sim_job.empty())
+    throw UsageError(
+        fmt::format("--sim-job runs on one simulated GPU and --device {} names {}: give one, or "
+                    "tune a command on several",
+                    args.device, gpus.size()));
 
   install_interrupt_handler();  // before the job starts: restore, then exit 128 + signal
   // Opened before the job starts: a database that cannot be written is refused before
@@ -155,7 +180,7 @@ void run_tune(const TuneArguments& args) {
   RunDatabase database(args.db);
   TunedJob tuned;
   try {
-    tuned = tune_job(args, *gpu, options, phases);
+    tuned = tune_job(args, gpus, options, phases);
   } catch (...) {
     database.remove_if_unused();
     throw;
@@ -172,7 +197,9 @@ void run_tune(const TuneArguments& args) {
   } else {
     print_report(stderr, tuned.report, tuned.job);
   }
-  store_tune_report(database.store(), gpu->identity(), tuned.job, tuned.report);
+  // The database's run names one GPU; a job on several is kept under its first (the
+  // report's `gpus` has each one's share).
+  store_tune_report(database.store(), gpus.front()->identity(), tuned.job, tuned.report);
 }
 
 }  // namespace
@@ -186,6 +213,9 @@ void add_tune_command(CLI::App& app) {
       "when the job's time or power per iteration shifts (a new phase). The GPU is restored at the end, on "
       "SIGINT/SIGTERM (passed on to the job) and, after a crash, by `dvfslab restore`. The job reports "
       "iterations with 'dvfslab:iter N' / 'dvfslab:step K' lines on $DVFSLAB_MARK_FD (docs/measure.md). "
+      "A --device naming several GPUs (sim:h200x2, 0-3, all) tunes them together: one setting on every GPU, "
+      "the "
+      "job's total energy, the slowest rank's iterations, every GPU restored (docs/multi-gpu.md). "
       "Running tune is the request to change clocks (no --allow-clock-changes); DVFSLAB_READ_ONLY=1 "
       "refuses it before the job starts. Exits with the job's code.\n"
       "Examples: dvfslab tune --knobs sm,pl -- python3 train.py\n"
@@ -224,9 +254,12 @@ void add_tune_command(CLI::App& app) {
   tune->add_option("--sim-job", args->sim_job,
                    "A simulated job instead of a command (with --device sim:NAME): PHASE[,PHASE...], PHASE = "
                    "WORKLOAD[/train|/infer][/bBATCH][/PRECISION][:ITERATIONS]");
-  add_iterations_from_option(*tune, args->iterations_from);
+  CLI::Option* iterations_from = add_iterations_from_option(*tune, args->iterations_from);
   tune->add_option("command", args->command, "The job and its arguments, after --");
-  tune->callback([args] { run_tune(*args); });
+  tune->callback([args, iterations_from] {
+    args->iterations_from_given = iterations_from->count() > 0;
+    run_tune(*args);
+  });
 }
 
 }  // namespace dvfslab::cli

@@ -21,6 +21,22 @@ nlohmann::json number(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json();
 }
 
+nlohmann::json gpu_json(const TunedGpuRecord& gpu) {
+  nlohmann::json applied = nlohmann::json::array();
+  for (const AppliedSetting& change : gpu.applied) {
+    applied.push_back({{"setting", setting_json(change.setting)},
+                       {"read_back",
+                        {{"sm_mhz", knob(change.sm_mhz)},
+                         {"mem_mhz", knob(change.mem_mhz)},
+                         {"power_limit_w", number(change.power_limit_w)}}}});
+  }
+  return {{"device", gpu.device},
+          {"uuid", gpu.uuid},
+          {"energy_j", gpu.energy_j},
+          {"applied", applied},
+          {"restore_actions", gpu.restore_actions}};
+}
+
 }  // namespace
 
 nlohmann::json to_json(const TuneReport& report) {
@@ -56,26 +72,34 @@ nlohmann::json to_json(const TuneReport& report) {
                     {"first_time_s", span.first_time_s},
                     {"duration_s", span.duration_s}});
   }
-  return {{"device", report.device},
-          {"simulated", report.simulated},
-          {"objective", report.objective},
-          {"knobs", knobs},
-          {"strategy", report.strategy},
-          {"iterations", report.iterations},
-          {"items", report.items},
-          {"duration_s", report.duration_s},
-          {"energy_j", report.energy_j},
-          {"probe_iterations", report.probe_iterations},
-          {"probe_energy_j", report.probe_energy_j},
-          {"retunes", report.retunes},
-          {"estimated_default_energy_j", number(report.estimated_default_energy_j)},
-          {"estimated_best_from_start_energy_j", number(report.estimated_best_from_start_energy_j)},
-          {"phases", phases},
-          {"probes", probes},
-          {"held", held},
-          {"restore_actions", report.restore_actions},
-          {"restored_when_stopped", report.restored_when_stopped},
-          {"warnings", report.warnings}};
+  nlohmann::json document = {
+      {"device", report.device},
+      {"simulated", report.simulated},
+      {"objective", report.objective},
+      {"knobs", knobs},
+      {"strategy", report.strategy},
+      {"iterations", report.iterations},
+      {"items", report.items},
+      {"duration_s", report.duration_s},
+      {"energy_j", report.energy_j},
+      {"probe_iterations", report.probe_iterations},
+      {"probe_energy_j", report.probe_energy_j},
+      {"retunes", report.retunes},
+      {"estimated_default_energy_j", number(report.estimated_default_energy_j)},
+      {"estimated_best_from_start_energy_j", number(report.estimated_best_from_start_energy_j)},
+      {"phases", phases},
+      {"probes", probes},
+      {"held", held},
+      {"restore_actions", report.restore_actions},
+      {"restored_when_stopped", report.restored_when_stopped},
+      {"warnings", report.warnings}};
+  // Only for a job on several GPUs: a single GPU's document stays as it was.
+  if (!report.gpus.empty()) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const TunedGpuRecord& gpu : report.gpus) gpus.push_back(gpu_json(gpu));
+    document["gpus"] = gpus;
+  }
+  return document;
 }
 
 }  // namespace dvfslab

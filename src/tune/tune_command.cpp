@@ -1,6 +1,8 @@
 // An external program under the tuner: its iteration markers are the tuner's steps,
 // and a termination signal restores the GPU at once, before the program has ended.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dvfslab/tune_job.hpp"
 
@@ -24,13 +26,12 @@ std::size_t feed(Tuner& tuner, const std::vector<Marker>& markers) {
   return refused;
 }
 
-}  // namespace
-
-TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const TunerOptions& options,
-                          const ChildOptions& child_options) {
+// `tuner` was made before the program starts: read-only mode is refused and the
+// locks are taken first.
+TunedCommand run_under(Tuner& tuner, const std::vector<std::string>& argv,
+                       const ChildOptions& child_options) {
   TunedCommand result;
   result.command = argv;
-  Tuner tuner(gpu, options);  // refuses read-only mode and takes the lock before the program starts
   {
     MarkedChild child(argv, child_options);
     SignalForwarder forwarder(child.pid());
@@ -70,6 +71,20 @@ TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const 
                                      "(docs/measure.md)");
   }
   return result;
+}
+
+}  // namespace
+
+TunedCommand tune_command(Gpu& gpu, const std::vector<std::string>& argv, const TunerOptions& options,
+                          const ChildOptions& child_options) {
+  Tuner tuner(gpu, options);
+  return run_under(tuner, argv, child_options);
+}
+
+TunedCommand tune_command(std::vector<Gpu*> gpus, const std::vector<std::string>& argv,
+                          const TunerOptions& options, const ChildOptions& child_options) {
+  Tuner tuner(std::move(gpus), options);
+  return run_under(tuner, argv, child_options);
 }
 
 }  // namespace dvfslab

@@ -1,7 +1,9 @@
 // Tuner: the TuneController on a real (or simulated) GPU — the meter measures each
 // window, the ClockGuard applies the next setting between iterations.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -24,60 +26,135 @@ void refuse_read_only(const Gpu& gpu) {
         gpu.identity().name));
 }
 
+std::vector<Gpu*> checked_gpus(std::vector<Gpu*> gpus, const TunerOptions& options) {
+  if (gpus.empty()) throw UsageError("the tuner needs at least one GPU");
+  for (Gpu* gpu : gpus) {
+    if (gpu == nullptr) throw UsageError("the tuner was given a null GPU");
+    refuse_read_only(*gpu);
+  }
+  validate(options);
+  return gpus;
+}
+
+// The settings every GPU of the job supports: one setting goes to all of them.
+std::vector<Setting> common_candidates(const std::vector<Gpu*>& gpus, const TunerOptions& options) {
+  std::vector<Setting> common =
+      tune_candidates(*gpus.front(), options.knobs, options.allow_above_found_power_limit);
+  for (std::size_t i = 1; i < gpus.size(); ++i) {
+    const std::vector<Setting> own =
+        tune_candidates(*gpus[i], options.knobs, options.allow_above_found_power_limit);
+    std::erase_if(common, [&own](const Setting& setting) {
+      return std::find(own.begin(), own.end(), setting) == own.end();
+    });
+  }
+  return common;
+}
+
+std::string device_names(const std::vector<Gpu*>& gpus) {
+  std::vector<std::string> names;
+  for (const Gpu* gpu : gpus) names.push_back(gpu->identity().name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 }  // namespace
 
 struct Tuner::State {
-  State(Gpu& gpu_, TunerOptions options)
-      : gpu((refuse_read_only(gpu_), gpu_)),
-        controller(
-            (validate(options), tune_candidates(gpu_, options.knobs, options.allow_above_found_power_limit)),
-            options),
+  State(std::vector<Gpu*> gpus_, TunerOptions options, TuneCoordination coordination_)
+      : gpus(checked_gpus(std::move(gpus_), options)),
+        controller(common_candidates(gpus, options), options),
+        coordination(std::move(coordination_)),
         // Running the tuner is the request to change clocks: the guard still
         // validates every setting, journals the state found and restores it.
-        guard(gpu_, GuardOptions{options.state_dir, true}),
-        meter(gpu_) {}
+        guard(gpus.size() == 1
+                  ? std::make_unique<ClockGuard>(*gpus.front(), GuardOptions{options.state_dir, true})
+                  : nullptr),
+        guards(gpus.size() > 1 ? std::make_unique<ClockGuardSet>(gpus, GuardOptions{options.state_dir, true})
+                               : nullptr),
+        meter(gpus) {
+    if (guards)
+      for (const Gpu* gpu : gpus)
+        per_gpu.push_back(TunedGpuRecord{gpu->identity().name, gpu->identity().uuid, 0, {}, {}});
+  }
 
-  Gpu& gpu;
+  std::vector<Gpu*> gpus;
   TuneController controller;
-  ClockGuard guard;
+  TuneCoordination coordination;
+  std::unique_ptr<ClockGuard> guard;      // one GPU
+  std::unique_ptr<ClockGuardSet> guards;  // several
   EnergyMeter meter;
+  std::vector<TunedGpuRecord> per_gpu;  // several GPUs only
+  TuneWindow window;                    // the window in progress (the agreed one, between ranks)
   Setting current;
   bool started = false;
   bool finished = false;
   std::int64_t window_iterations = 0;
   double window_items = 0;
   bool settling = false;
-  WindowFigures settled;                           // the settle iterations of the window in progress
+  WindowFigures settled;  // the settle iterations of the window in progress
   std::int64_t job_iterations = 0;
   double job_items = 0;
   std::vector<std::string> restored_when_stopped;  // what stop_tuning() put back, for the report
 
+  void apply(const Setting& setting) {
+    if (guard) {
+      guard->apply(setting);
+      return;
+    }
+    const std::vector<EffectiveSetting> read_back = guards->apply(setting);
+    for (std::size_t i = 0; i < read_back.size(); ++i)
+      per_gpu[i].applied.push_back(
+          AppliedSetting{setting, read_back[i].sm_mhz, read_back[i].mem_mhz, read_back[i].power_limit_w});
+  }
+
+  std::vector<std::string> restore() {
+    if (guard) return guard->restore().actions;
+    std::vector<std::string> actions;
+    const std::vector<RestoreReport> reports = guards->restore();
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      for (const std::string& action : reports[i].actions) {
+        per_gpu[i].restore_actions.push_back(action);
+        actions.push_back(fmt::format("{} ({}): {}", per_gpu[i].device, per_gpu[i].uuid, action));
+      }
+    }
+    return actions;
+  }
+
+  bool interrupted() const { return guard ? guard->interrupted() : guards->interrupted(); }
+
   // Applies the next window's setting and opens its meter window (its settle window first).
   void open_next() {
-    const TuneWindow& next = controller.next();
-    if (next.setting != current) {
-      guard.apply(next.setting);
-      current = next.setting;
+    window = coordination.agreed_window ? coordination.agreed_window(controller.next()) : controller.next();
+    if (window.setting != current) {
+      apply(window.setting);
+      current = window.setting;
     }
-    settling = next.settle_iterations > 0;
+    settling = window.settle_iterations > 0;
     meter.begin(settling ? settle_name : window_name);
   }
 
-  static WindowFigures figures_of(const Measurement& m, std::int64_t iterations, double items) {
+  WindowFigures figures_of(const Measurement& m, std::int64_t iterations, double items) {
+    for (const GpuMeasurement& share : m.gpus) {
+      for (TunedGpuRecord& record : per_gpu)
+        if (record.uuid == share.uuid) record.energy_j += share.measurement.energy_j.value_or(0);
+    }
     return WindowFigures{iterations, items, m.duration_s, m.energy_j.value_or(0)};
+  }
+
+  WindowFigures job_figures(const WindowFigures& own) const {
+    return coordination.job_figures ? coordination.job_figures(own) : own;
   }
 
   // After an interrupt restored the GPU (an InterruptScope, guard.hpp), the job's
   // next step stops it, so that the host sees the interrupt at once.
   void refuse_after_interrupt() const {
-    if (guard.interrupted())
+    if (interrupted())
       throw InterruptedError(
           fmt::format("interrupted: {} was restored and tuning stopped; call finish() for the report",
-                      gpu.identity().name));
+                      device_names(gpus)));
   }
 
   void close_settle() {
-    settled = figures_of(meter.end(settle_name), window_iterations, window_items);
+    settled = job_figures(figures_of(meter.end(settle_name), window_iterations, window_items));
     settling = false;
     window_iterations = 0;
     window_items = 0;
@@ -88,14 +165,22 @@ struct Tuner::State {
     const WindowFigures measured = meter.is_open(window_name)
                                        ? figures_of(meter.end(window_name), window_iterations, window_items)
                                        : WindowFigures{};
-    controller.complete(measured, settled);
+    controller.complete(job_figures(measured), settled);
     settled = WindowFigures{};
     window_iterations = 0;
     window_items = 0;
   }
 };
 
-Tuner::Tuner(Gpu& gpu, TunerOptions options) : state_(std::make_unique<State>(gpu, std::move(options))) {
+Tuner::Tuner(Gpu& gpu, TunerOptions options) : Tuner(gpu, std::move(options), TuneCoordination{}) {}
+
+Tuner::Tuner(Gpu& gpu, TunerOptions options, TuneCoordination coordination)
+    : state_(std::make_unique<State>(std::vector<Gpu*>{&gpu}, std::move(options), std::move(coordination))) {
+  state_->meter.start();
+}
+
+Tuner::Tuner(std::vector<Gpu*> gpus, TunerOptions options)
+    : state_(std::make_unique<State>(std::move(gpus), std::move(options), TuneCoordination{})) {
   state_->meter.start();
 }
 
@@ -127,13 +212,13 @@ void Tuner::add_iterations(std::int64_t iterations, double items) {
   s.window_iterations += iterations;
   s.window_items += items;
   if (s.settling) {
-    if (s.window_iterations >= s.controller.next().settle_iterations) {
+    if (s.window_iterations >= s.window.settle_iterations) {
       s.close_settle();
       s.meter.begin(window_name);
     }
     return;
   }
-  if (s.window_iterations < s.controller.next().iterations) return;
+  if (s.window_iterations < s.window.iterations) return;
   s.close_window();
   s.open_next();
 }
@@ -150,9 +235,8 @@ Setting Tuner::current_setting() const { return state_->current; }
 void Tuner::stop_tuning() {
   State& s = *state_;
   s.controller.stop();
-  const RestoreReport restored = s.guard.restore();
-  s.restored_when_stopped.insert(s.restored_when_stopped.end(), restored.actions.begin(),
-                                 restored.actions.end());
+  s.window = s.controller.next();  // a stop is this process's own: no agreement asked
+  for (std::string& action : s.restore()) s.restored_when_stopped.push_back(std::move(action));
   s.current = Setting{};
 }
 
@@ -165,10 +249,12 @@ TuneReport Tuner::finish() {
   TuneReport report = s.controller.report();
   report.restore_actions = s.restored_when_stopped;
   report.restored_when_stopped = !s.restored_when_stopped.empty();
-  for (std::string& action : s.guard.restore().actions) report.restore_actions.push_back(std::move(action));
+  for (std::string& action : s.restore()) report.restore_actions.push_back(std::move(action));
   s.current = Setting{};
-  report.device = s.gpu.identity().name;
-  report.simulated = s.gpu.identity().simulated;
+  report.device = device_names(s.gpus);
+  report.simulated =
+      std::all_of(s.gpus.begin(), s.gpus.end(), [](const Gpu* gpu) { return gpu->identity().simulated; });
+  report.gpus = s.per_gpu;
   return report;
 }
 

@@ -77,9 +77,10 @@ TEST(MultiGpuDevicesCli, BadListsAndRangesAreRefusedInOneLine) {
 }
 
 TEST(MultiGpuDevicesCli, ACommandOfOneGpuRefusesAListBeforeTouchingAGpu) {
-  // tune drives one GPU (hold takes several: multi_gpu_guard_cli_test.cpp).
+  // search drives one GPU (hold and tune take several: multi_gpu_guard_cli_test.cpp,
+  // tune_multi_gpu_cli_test.cpp).
   const ProcessResult result =
-      run_dvfslab({"tune", "--device", "0-1", "--", "true"}, fake_nvml_environment(kFourGpus));
+      run_dvfslab({"search", "--device", "0-1", "--workload", "resnet50"}, fake_nvml_environment(kFourGpus));
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find("names 2 GPUs, and this command uses one"), std::string::npos) << result.err;
 }
