@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
+#include "scratch_dir.hpp"
 
 namespace dvfslab::testing {
 namespace {
@@ -77,12 +79,14 @@ TEST(MultiGpuDevicesCli, BadListsAndRangesAreRefusedInOneLine) {
 }
 
 TEST(MultiGpuDevicesCli, ACommandOfOneGpuRefusesAListBeforeTouchingAGpu) {
-  // search drives one GPU (hold and tune take several: multi_gpu_guard_cli_test.cpp,
-  // tune_multi_gpu_cli_test.cpp).
-  const ProcessResult result =
-      run_dvfslab({"search", "--device", "0-1", "--workload", "resnet50"}, fake_nvml_environment(kFourGpus));
+  // study drives one GPU (hold, sweep, search and tune take several:
+  // multi_gpu_guard_cli_test.cpp, multi_gpu_sweep_cli_test.cpp, tune_multi_gpu_cli_test.cpp).
+  const ScratchDir scratch;
+  const ProcessResult result = run_dvfslab(
+      {"study", "--device", "0-1", "--out", (scratch / "study").string()}, fake_nvml_environment(kFourGpus));
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find("names 2 GPUs, and this command uses one"), std::string::npos) << result.err;
+  EXPECT_FALSE(std::filesystem::exists(scratch / "study" / "dvfslab.sqlite")) << "refused before any work";
 }
 
 TEST(MultiGpuDevicesCli, AutoAndAllOpenOnlyTheGpusCudaVisibleDevicesLists) {
