@@ -119,10 +119,12 @@ TEST(RunWorkloadCli, LlamaGenerateReportsPrefillAndDecodeAsTwoPhases) {
       true);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto json = nlohmann::json::parse(result.out);
-  EXPECT_EQ(json["mode"], "generate");
-  EXPECT_EQ(json["preset"], "tiny");
+  // Typed reads: gtest cannot print a nlohmann::json (it recurses into its elements
+  // without end), so a failing comparison of two json values crashes the test.
+  EXPECT_EQ(json.at("mode").get<std::string>(), "generate");
+  EXPECT_EQ(json.at("preset").get<std::string>(), "tiny");
   for (const std::string phase : {"prefill", "decode"}) {
-    EXPECT_EQ(json[phase]["tokens"], 32) << phase;  // 2 rounds × batch 2 × 8 tokens
+    EXPECT_EQ(json.at(phase).at("tokens").get<int>(), 32) << phase;  // 2 rounds × batch 2 × 8 tokens
     EXPECT_GT(json[phase]["seconds"].get<double>(), 0.0) << phase;
     EXPECT_GT(json[phase]["tokens_per_s"].get<double>(), 0.0) << phase;
   }
