@@ -5,7 +5,7 @@ Each rank (RANK / LOCAL_RANK as torchrun sets them) runs bf16 matrix
 multiplications on CUDA device LOCAL_RANK modulo the devices it sees, for about
 --seconds, and reports each iteration through dvfslab's marker module
 (python/dvfslab/markers.py, loaded from the source tree, so no build of the Python
-module is needed): 'dvfslab:iter 1 items N rank R'. torchrun starts its workers
+module is needed): 'dvfslab:iter 1 items N rank R of W'. torchrun starts its workers
 with none of the launcher's descriptors, which the module handles. Rank 1 and above pause --straggle-ms after every iteration, so
 the slowest rank's count differs from rank 0's. No process group is formed:
 several ranks may share one GPU. Writes {"rank", "iterations", "seconds"} as one

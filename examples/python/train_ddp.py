@@ -13,6 +13,7 @@ on virtual time: each step also runs a comparable simulated load (ResNet-50
 training) on it, so the tuning is deterministic; every figure is the simulator's.
 """
 import argparse
+import gc
 import json
 import os
 import socket
@@ -94,11 +95,8 @@ def train_tuned(model, optimizer, inputs, targets, args, local_rank):
     return losses, record
 
 
-def run_rank(local_rank, args, port):
-    # What torchrun would set: the markers read the rank from it.
-    os.environ.update(RANK=str(local_rank), LOCAL_RANK=str(local_rank), WORLD_SIZE=str(args.ranks))
-    distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=local_rank,
-                                   world_size=args.ranks)
+def train_rank(local_rank, args):
+    """This rank's share of the job; its DDP model lives only in here (see run_rank)."""
     torch.manual_seed(0)
     model = DistributedDataParallel(
         torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)))
@@ -106,18 +104,31 @@ def run_rank(local_rank, args, port):
     torch.manual_seed(1 + local_rank)  # every rank its own shard of the data
     inputs = torch.randn(args.batch, 64)
     targets = torch.randint(0, 10, (args.batch,))
-    if args.tune:
-        losses, record = train_tuned(model, optimizer, inputs, targets, args, local_rank)
-        if args.record:
-            with open(os.path.join(args.record, f"rank-{local_rank}.json"), "w") as out:
-                json.dump(record, out, indent=2)
-        held = ", ".join(record["held"]) or "nothing (the job ended while probing)"
-        print(f"rank {local_rank}: {args.steps} steps on {record['gpu']}, held {held}; "
-              f"restored: {'; '.join(record['restore_actions']) or 'nothing to restore'}")
-    else:
-        losses = train(model, optimizer, inputs, targets, args)
+    if not args.tune:
+        return train(model, optimizer, inputs, targets, args)
+    losses, record = train_tuned(model, optimizer, inputs, targets, args, local_rank)
+    if args.record:
+        with open(os.path.join(args.record, f"rank-{local_rank}.json"), "w") as out:
+            json.dump(record, out, indent=2)
+    held = ", ".join(record["held"]) or "nothing (the job ended while probing)"
+    print(f"rank {local_rank}: {args.steps} steps on {record['gpu']}, held {held}; "
+          f"restored: {'; '.join(record['restore_actions']) or 'nothing to restore'}")
+    return losses
+
+
+def run_rank(local_rank, args, port):
+    # What torchrun would set: the markers read the rank from it.
+    os.environ.update(RANK=str(local_rank), LOCAL_RANK=str(local_rank), WORLD_SIZE=str(args.ranks))
+    distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=local_rank,
+                                   world_size=args.ranks)
+    losses = train_rank(local_rank, args)
     print(f"rank {local_rank}: loss {losses[0]:.4f} -> {losses[-1]:.4f} over {args.steps} steps")
     markers.close()
+    # The DDP model is gone by now (and with it its reducer's hold on the process
+    # group), so the group ends here, where torch lets gloo's threads finish, and not
+    # in the interpreter's shutdown: there, PyTorch 1.13 can wait forever on a gloo
+    # thread that needs the interpreter lock (seen in 1 of 3 runs on a busy 2-core machine).
+    gc.collect()
     distributed.destroy_process_group()
 
 

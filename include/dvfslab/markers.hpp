@@ -4,7 +4,8 @@
 //   dvfslab:step 57 items 14592
 //   dvfslab:begin train
 //   dvfslab:end train
-//   dvfslab:iter 1 items 256 rank 3      (any line may end with the writer's rank)
+//   dvfslab:iter 1 items 256 rank 3      (any line may end with the writer's rank,
+//   dvfslab:iter 1 items 256 rank 3 of 4  and with the job's number of ranks)
 // to the file descriptor named in DVFSLAB_MARK_FD (docs/measure.md). Input comes
 // from another program, so the parser never trusts it: malformed lines are counted
 // and skipped, and a line longer than the buffer is dropped without growing memory.
@@ -31,6 +32,7 @@ struct Marker {
   std::optional<double> items;  // items processed in those iterations (step: in all of them)
   std::string name;             // window name of begin / end
   int rank = 0;                 // the writing process of a job on several GPUs (0 when not given)
+  int ranks = 0;                // the job's number of ranks, when the line says (`rank 3 of 4`)
 
   bool operator==(const Marker&) const = default;
 };
@@ -51,7 +53,8 @@ inline constexpr std::size_t step_like_iter_lines = 5;
 // Which ranks' iterations count for a job on several GPUs (docs/multi-gpu.md).
 enum class IterationsFrom {
   rank0,    // rank 0's alone (lines without a rank are rank 0's)
-  slowest,  // at each point, the fewest any rank seen so far has finished
+  slowest,  // at each point, the fewest any rank has finished (ranks not yet heard of
+            // count as none when a line said how many there are)
 };
 
 // Turns the markers of all ranks into the one stream a single process would have
@@ -65,6 +68,8 @@ class RankMerger {
   bool add(const Marker& marker, std::vector<Marker>& out);
 
   std::size_t ranks_seen() const { return ranks_.size(); }
+  // The most ranks any line said the job has (0 when none said).
+  int ranks_announced() const { return ranks_announced_; }
 
  private:
   struct Progress {
@@ -75,6 +80,7 @@ class RankMerger {
 
   IterationsFrom from_;
   std::map<int, Progress> ranks_;
+  int ranks_announced_ = 0;
   Progress counted_;  // what has been passed on
 };
 

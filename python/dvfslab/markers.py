@@ -13,9 +13,9 @@ script runs the same with and without dvfslab:
     markers.close()          # optional: the program's tear-down follows
 
 Only the process that first wrote a marker writes (a forked data-loader worker
-stays silent). In a job on several GPUs each line ends with `rank N` when the
-environment has RANK (else LOCAL_RANK) set to an integer, as torchrun and
-torch.distributed set it (docs/multi-gpu.md, "How ranks report"); such a rank
+stays silent). In a job on several GPUs each line ends with `rank R of N` when the
+environment has RANK and WORLD_SIZE (else LOCAL_RANK and LOCAL_WORLD_SIZE) set, as
+torchrun and torch.distributed launchers set them (`rank R` alone without the size) (docs/multi-gpu.md, "How ranks report"); such a rank
 whose launcher closed the inherited descriptor writes through its parent's.
 """
 from __future__ import annotations
@@ -32,7 +32,8 @@ ENVIRONMENT_VARIABLE = "DVFSLAB_MARK_FD"
 _NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
 _DIGITS = re.compile(r"[0-9]{1,6}")
 
-RANK_VARIABLES = ("RANK", "LOCAL_RANK")
+# Each rank variable with the variable of the number of ranks it counts within.
+RANK_VARIABLES = (("RANK", "WORLD_SIZE"), ("LOCAL_RANK", "LOCAL_WORLD_SIZE"))
 _MAX_RANK = 65535  # the largest rank dvfslab accepts
 
 _fd: Optional[int] = None
@@ -41,14 +42,27 @@ _suffix = ""
 _looked = False
 
 
+def _rank_count(variable: str, rank: int) -> str:
+    """` of N` from the count variable when it holds a number of ranks above `rank` ('' otherwise)."""
+    text = os.environ.get(variable, "")
+    if _DIGITS.fullmatch(text) and rank < int(text) <= _MAX_RANK + 1:
+        return f" of {int(text)}"
+    if text:
+        warnings.warn(f"dvfslab markers: {variable}={text!r} is not a number of ranks above {rank}; "
+                      "markers do not say how many ranks the job has", RuntimeWarning, stacklevel=5)
+    return ""
+
+
 def _rank_suffix() -> str:
-    """The ` rank N` ending of every line, from the first of RANK_VARIABLES set ('' for none)."""
-    for variable in RANK_VARIABLES:
+    """The ` rank R` (` rank R of N`) ending of every line, from the first of
+    RANK_VARIABLES set ('' for none): with N, `dvfslab measure --iterations-from
+    slowest` counts nothing until every rank has written."""
+    for variable, count_variable in RANK_VARIABLES:
         text = os.environ.get(variable)
         if text is None or text == "":
             continue
         if _DIGITS.fullmatch(text) and int(text) <= _MAX_RANK:
-            return f" rank {int(text)}"
+            return f" rank {int(text)}{_rank_count(count_variable, int(text))}"
         warnings.warn(f"dvfslab markers: {variable}={text!r} is not a rank from 0 to {_MAX_RANK}; "
                       "markers are written without a rank", RuntimeWarning, stacklevel=4)
         return ""

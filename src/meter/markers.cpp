@@ -46,13 +46,25 @@ bool valid_name(std::string_view name) {
   return true;
 }
 
-// Takes a trailing `rank N` off `words` into `rank`; false when it is malformed.
-bool take_rank(std::vector<std::string_view>& words, int& rank) {
-  if (words.size() < 3 || words[words.size() - 2] != "rank") return true;
-  const auto value = parse_count(words.back(), 0);
+// Takes a trailing `rank R` or `rank R of N` off `words` into `rank` and `ranks`;
+// false when it is malformed (R must be below N).
+bool take_rank(std::vector<std::string_view>& words, int& rank, int& ranks) {
+  std::size_t rank_word = words.size() - 2;
+  const bool has_count = words.size() >= 5 && words[words.size() - 2] == "of" && words[words.size() - 4] == "rank";
+  if (has_count) {
+    rank_word = words.size() - 4;
+  } else if (words.size() < 3 || words[rank_word] != "rank") {
+    return true;
+  }
+  const auto value = parse_count(words[rank_word + 1], 0);
   if (!value || *value > max_marker_rank) return false;
+  if (has_count) {
+    const auto count = parse_count(words.back(), *value + 1);
+    if (!count || *count > max_marker_rank + 1) return false;
+    ranks = static_cast<int>(*count);
+  }
   rank = static_cast<int>(*value);
-  words.resize(words.size() - 2);
+  words.resize(rank_word);
   return true;
 }
 
@@ -63,7 +75,7 @@ std::optional<Marker> parse_marker_line(std::string_view line) {
   auto words = split_words(line);
   if (words.empty()) return std::nullopt;
   Marker marker;
-  if (!take_rank(words, marker.rank)) return std::nullopt;
+  if (!take_rank(words, marker.rank, marker.ranks)) return std::nullopt;
   if (words[0] == "dvfslab:iter" || words[0] == "dvfslab:step") {
     if (words.size() != 2 && words.size() != 4) return std::nullopt;
     const bool step = words[0] == "dvfslab:step";

@@ -9,6 +9,7 @@ namespace dvfslab {
 
 bool RankMerger::add(const Marker& marker, std::vector<Marker>& out) {
   Progress& progress = ranks_[marker.rank];
+  ranks_announced_ = std::max(ranks_announced_, marker.ranks);
   // Named windows of the other ranks would repeat rank 0's (DDP ranks run the same
   // loop) and could not nest in one stream with them.
   if (marker.kind != Marker::Kind::iterations || from_ == IterationsFrom::rank0) {
@@ -33,6 +34,9 @@ bool RankMerger::add(const Marker& marker, std::vector<Marker>& out) {
 }
 
 RankMerger::Progress RankMerger::slowest() const {
+  // A rank the job has but that has not written yet has finished nothing: without
+  // this, ranks that start apart would count the first one's lead.
+  if (ranks_.size() < static_cast<std::size_t>(ranks_announced_)) return {};
   Progress least{std::numeric_limits<std::int64_t>::max(), std::numeric_limits<double>::infinity()};
   for (const auto& [rank, progress] : ranks_) {
     least.iterations = std::min(least.iterations, progress.iterations);

@@ -135,7 +135,8 @@ def test_a_reader_that_went_away_stops_the_markers_with_one_warning():
 
 def written_lines(env_updates, code="from dvfslab import markers; markers.iteration(items=4); markers.begin('a')"):
     read_end, write_end = os.pipe()
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")}
     env.update(env_updates, DVFSLAB_MARK_FD=str(write_end))
     result = subprocess.run([sys.executable, "-W", "always", "-c", code], env=env, pass_fds=(write_end,),
                             capture_output=True, text=True, timeout=60)
@@ -152,6 +153,17 @@ def test_lines_carry_the_rank_from_the_environment():
     assert written_lines({"LOCAL_RANK": "2"})[0] == ["dvfslab:iter 1 items 4 rank 2", "dvfslab:begin a rank 2"]
     assert written_lines({"RANK": "", "LOCAL_RANK": "0"})[0][0] == "dvfslab:iter 1 items 4 rank 0"
     assert written_lines({})[0] == ["dvfslab:iter 1 items 4", "dvfslab:begin a"]
+
+
+def test_lines_say_how_many_ranks_the_job_has_when_the_launcher_says():
+    torchrun = {"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2"}
+    assert written_lines(torchrun)[0] == ["dvfslab:iter 1 items 4 rank 3 of 4", "dvfslab:begin a rank 3 of 4"]
+    assert written_lines({"LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2", "WORLD_SIZE": "8"})[0][0] == \
+        "dvfslab:iter 1 items 4 rank 1 of 2", "the local rank counts within the local size"
+    for bad in ("3", "0", "x", "70000"):
+        lines, result = written_lines({"RANK": "3", "WORLD_SIZE": bad})
+        assert lines[0] == "dvfslab:iter 1 items 4 rank 3", bad
+        assert "is not a number of ranks above 3" in result.stderr, bad
 
 
 def test_a_rank_whose_launcher_closed_the_descriptor_writes_through_its_parents():

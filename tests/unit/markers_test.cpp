@@ -179,6 +179,24 @@ TEST(MarkerLine, AnyLineMayEndWithItsRank) {
   }
 }
 
+TEST(MarkerLine, ARankMaySayHowManyRanksTheJobHas) {
+  Marker marker = of_rank(iterations(1, 32.0), 3);
+  marker.ranks = 4;
+  EXPECT_EQ(parse_marker_line("dvfslab:iter 1 items 32 rank 3 of 4"), marker);
+  Marker begin = of_rank(window(Marker::Kind::begin, "of"), 0);
+  begin.ranks = 1;
+  EXPECT_EQ(parse_marker_line("dvfslab:begin of rank 0 of 1"), begin);
+  EXPECT_EQ(parse_marker_line("dvfslab:iter 1 rank 0 of " + std::to_string(max_marker_rank + 1))->ranks,
+            max_marker_rank + 1);
+  for (const std::string& line : std::vector<std::string>{
+           "dvfslab:iter 1 rank 3 of 3", "dvfslab:iter 1 rank 3 of 0", "dvfslab:iter 1 rank 0 of -1",
+           "dvfslab:iter 1 rank 0 of x", "dvfslab:iter 1 rank 0 of", "dvfslab:iter 1 rank 0 of 2 of 3",
+           "dvfslab:iter 1 rank 0 of " + std::to_string(max_marker_rank + 2), "dvfslab:iter 1 of 2",
+           "dvfslab:iter 1 items 3 of 2 rank 1"}) {
+    EXPECT_FALSE(parse_marker_line(line)) << line;
+  }
+}
+
 TEST(MarkerParser, EachRankHasItsOwnStepCounter) {
   MarkerParser parser(IterationsFrom::slowest);
   std::vector<Marker> out;

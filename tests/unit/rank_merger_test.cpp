@@ -85,6 +85,40 @@ TEST(RankMerger, SlowestStopsAtARankSeenOnce) {
   EXPECT_EQ(counted_after_each(IterationsFrom::slowest, input), (std::vector<std::int64_t>{1, 1, 1, 1, 1}));
 }
 
+Marker announced(Marker marker, int ranks) {
+  marker.ranks = ranks;
+  return marker;
+}
+
+TEST(RankMerger, SlowestCountsNothingUntilEveryAnnouncedRankHasWritten) {
+  // Two independent ranks that start apart (as on a real node): rank 0 runs ahead
+  // while rank 1 is still loading; the job's count is what rank 1 has done.
+  std::vector<Marker> input;
+  for (int i = 0; i < 5; ++i) input.push_back(announced(iterations(1, 0), 2));
+  input.push_back(announced(iterations(2, 1), 2));
+  input.push_back(announced(iterations(1, 0), 2));
+  input.push_back(announced(iterations(4, 1), 2));
+  EXPECT_EQ(counted_after_each(IterationsFrom::slowest, input),
+            (std::vector<std::int64_t>{0, 0, 0, 0, 0, 2, 2, 6}));
+}
+
+TEST(RankMerger, TheLargestAnnouncedCountHolds) {
+  RankMerger merger(IterationsFrom::slowest);
+  std::vector<Marker> out;
+  merger.add(announced(iterations(3, 0), 3), out);
+  merger.add(announced(iterations(3, 1), 2), out);  // a smaller claim does not lower it
+  EXPECT_TRUE(out.empty()) << "rank 2 of 3 has not written";
+  EXPECT_EQ(merger.ranks_announced(), 3);
+  merger.add(iterations(1, 2), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].iterations, 1);
+}
+
+TEST(RankMerger, Rank0IgnoresTheAnnouncedCount) {
+  const std::vector<Marker> input{announced(iterations(2, 0), 4), announced(iterations(1, 0), 4)};
+  EXPECT_EQ(counted_after_each(IterationsFrom::rank0, input), (std::vector<std::int64_t>{2, 3}));
+}
+
 TEST(RankMerger, NamedWindowsAreRankZerosInEitherMode) {
   for (const auto from : {IterationsFrom::rank0, IterationsFrom::slowest}) {
     RankMerger merger(from);
