@@ -1,7 +1,11 @@
 // `dvfslab run-workload` end to end: JSON output, progress markers, errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <filesystem>
@@ -28,6 +32,22 @@ std::string read_file(const std::filesystem::path& path) {
   return text.str();
 }
 
+// The shell's wait status for `command`. posix_spawn, not std::system: built
+// against PyTorch 2.11's CUDA LibTorch on an H200 node, every test here crashed
+// (SIGSEGV) before its command ran while this binary's tests that start no process
+// passed; std::system forks, which runs the atfork handlers of the libraries
+// linked, and posix_spawn runs none (docs/workloads.md, "Tests on a GPU machine").
+int run_shell(const std::string& command) {
+  const char* const argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  pid_t child = 0;
+  if (posix_spawn(&child, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ) != 0) return -1;
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
+}
+
 // Runs dvfslab with `arguments`; with markers, descriptor 3 is open on a marker
 // file named by DVFSLAB_MARK_FD, otherwise `environment` prefixes the command.
 CommandResult run_dvfslab(const std::string& arguments, bool with_markers,
@@ -39,7 +59,7 @@ CommandResult run_dvfslab(const std::string& arguments, bool with_markers,
   std::string command = (with_markers ? std::string("DVFSLAB_MARK_FD=3 ") : environment) + DVFSLAB_BINARY +
                         " " + arguments + " >" + out.string() + " 2>" + err.string() +
                         (with_markers ? " 3>" + markers.string() : "");
-  const int status = std::system(command.c_str());
+  const int status = run_shell(command);
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   result.out = read_file(out);
@@ -118,15 +138,17 @@ TEST(RunWorkloadCli, LlamaGenerateReportsPrefillAndDecodeAsTwoPhases) {
       "--warmup 1 --torch-device cpu --json",
       true);
   ASSERT_EQ(result.exit_code, 0) << result.err;
+  SCOPED_TRACE("output: " + result.out);
   const auto json = nlohmann::json::parse(result.out);
-  // Typed reads: gtest cannot print a nlohmann::json (it recurses into its elements
-  // without end), so a failing comparison of two json values crashes the test.
+  // Checked, typed reads (at(), get<>()): a const json's operator[] on a missing key
+  // is undefined behaviour, and gtest cannot print a nlohmann::json (it recurses
+  // into its elements without end), so a failing comparison of two crashes the test.
   EXPECT_EQ(json.at("mode").get<std::string>(), "generate");
   EXPECT_EQ(json.at("preset").get<std::string>(), "tiny");
   for (const std::string phase : {"prefill", "decode"}) {
     EXPECT_EQ(json.at(phase).at("tokens").get<int>(), 32) << phase;  // 2 rounds × batch 2 × 8 tokens
-    EXPECT_GT(json[phase]["seconds"].get<double>(), 0.0) << phase;
-    EXPECT_GT(json[phase]["tokens_per_s"].get<double>(), 0.0) << phase;
+    EXPECT_GT(json.at(phase).at("seconds").get<double>(), 0.0) << phase;
+    EXPECT_GT(json.at(phase).at("tokens_per_s").get<double>(), 0.0) << phase;
   }
   EXPECT_EQ(result.markers,
             "dvfslab:begin prefill\n"
