@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fake_nvml_env.hpp"
@@ -124,6 +125,44 @@ TEST(TuneMultiGpuCli, DeviceRangeOnTheFakeNvmlLocksEveryGpuAtOneClockAndResetsEv
   ASSERT_EQ(left.at("devices").size(), 2u);
   for (const nlohmann::json& device : left.at("devices"))
     EXPECT_TRUE(device.at("controls").at("locked_sm_max_mhz").is_null()) << device.dump();
+}
+
+// The marked job, 40 iterations, that sends `signal_name` to dvfslab (its parent)
+// at its 10th iteration, after the warm-up, while a probe holds both GPUs locked;
+// it ends with 130 / 143 itself when the signal is passed on to it.
+std::string job_signalling_dvfslab(const std::string& signal_name) {
+  return "trap 'exit 130' INT; trap 'exit 143' TERM; for n in $(seq 40); do sleep 0.02; "
+         "echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
+         "if [ $n = 10 ]; then kill -" + signal_name + " $PPID; fi; done";
+}
+
+TEST(TuneMultiGpuCli, SigintOrSigtermWhileTuningTwoGpusRestoresBothAndLeavesNoJournal) {
+  for (const auto& [signal_name, exit_code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
+    ScratchDir scratch;
+    const std::filesystem::path log = scratch.path() / "setters.log";
+    const std::filesystem::path state = scratch.path() / "gpu-state.json";
+    const std::filesystem::path journals = scratch.path() / "journals";
+    std::filesystem::create_directories(journals);
+    const ProcessResult result = run_process_with_limit(
+        DVFSLAB_BINARY,
+        {"tune", "--device", "0-1", "--warmup-iters", "2", "--probe-iters", "3", "--db",
+         (scratch.path() / "tune.sqlite").string(), "--", "bash", "-c", job_signalling_dvfslab(signal_name)},
+        fake_nvml_environment("h200,h200", {{"DVFSLAB_FAKE_NVML_LOG", log.string()},
+                                            {"DVFSLAB_FAKE_NVML_STATE", state.string()},
+                                            {"DVFSLAB_STATE_DIR", journals.string()}}),
+        std::chrono::seconds(60));
+    EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
+    const std::string calls = read_file(log);
+    for (const char* device : {"device=0", "device=1"}) {
+      EXPECT_NE(calls.find(std::string("nvmlDeviceSetGpuLockedClocks ") + device), std::string::npos)
+          << signal_name << ": locked before the signal: " << calls;
+    }
+    const nlohmann::json left = nlohmann::json::parse(read_file(state));
+    ASSERT_EQ(left.at("devices").size(), 2u);
+    for (const nlohmann::json& gpu : left.at("devices"))
+      EXPECT_TRUE(gpu.at("controls").at("locked_sm_max_mhz").is_null()) << signal_name << ": " << gpu.dump();
+    EXPECT_TRUE(std::filesystem::is_empty(journals)) << signal_name << ": no journal is left";
+  }
 }
 
 TEST(TuneMultiGpuCli, OneGpuKeepsItsDocumentWithoutPerGpuSection) {
