@@ -17,6 +17,8 @@ void add_sim_workloads(WorkloadRegistry& registry);
 
 // The simulated workloads' names, in registration order.
 std::vector<std::string> sim_workload_names();
+// Those the simulated GPUs' constants were calibrated with (docs/simulation.md).
+std::vector<std::string> calibrated_sim_workload_names();
 
 // The batch sizes the study's set-up uses for `workload` in `mode` (for the
 // built-in study plan); throws ConfigError for an unknown workload.

@@ -42,6 +42,13 @@ struct TunerOptions {
   Objective objective;                  // the analysis's; energy-within-slowdown for --max-slowdown
   std::int64_t warmup_iterations = 20;  // run at the state found before anything is measured
   std::int64_t probe_iterations = 50;   // one probe (and one watch) window
+  // A probe or watch window also lasts at least this long: its iterations grow to
+  // cover it at the time per iteration last measured, so a job of very short
+  // iterations is not judged on windows shorter than the GPU's energy counter
+  // updates. Unset: a Tuner takes ten sensor update periods of its GPUs (the
+  // slowest; 1 s where a GPU does not say), a TuneController alone none. 0:
+  // windows are probe_iterations long.
+  std::optional<double> min_window_s;
   std::int64_t settle_iterations = 1;   // after a change, run before the window is measured
   std::string strategy = "online";      // "online" or a registered search strategy
   int max_retunes = 3;                  // phase changes that may start a new search
@@ -51,6 +58,9 @@ struct TunerOptions {
   double phase_min_shift_pct = 5.0;  // a smaller shift never counts as a phase change
   std::filesystem::path state_dir;   // the ClockGuard's journal; empty = default
 };
+
+// Sensor update periods a window lasts at least when TunerOptions::min_window_s is unset.
+inline constexpr double min_window_sensor_periods = 10;
 
 // Checks the options (positive window lengths, a budget >= 0, ...): ConfigError.
 void validate(const TunerOptions& options);

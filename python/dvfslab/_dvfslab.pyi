@@ -154,7 +154,7 @@ class _NativeMeter:
 
 class _NativeTuner:
     def __init__(self, gpu: Gpu, knobs: str, objective: str, max_slowdown_pct: Optional[float],
-                 warmup_iterations: int, probe_iterations: int, settle_iterations: int, strategy: str,
+                 warmup_iterations: int, probe_iterations: Optional[int], settle_iterations: int, strategy: str,
                  max_retunes: int, state_dir: str, job_figures: Optional[Callable[[tuple], tuple]] = None,
                  agreed_window: Optional[Callable[[tuple], tuple]] = None) -> None: ...
     def step_begin(self) -> None: ...

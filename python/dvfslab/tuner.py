@@ -68,7 +68,8 @@ class Tuner:
         objective energy-within-slowdown:PCT%); leave objective as "energy".
     warmup_iters, probe_iters, settle_iters, strategy, max_retunes, state_dir: as
         --warmup-iters, --probe-iters, --settle-iters, --strategy, --max-retunes,
-        --state-dir of `dvfslab tune` (state_dir: DVFSLAB_STATE_DIR, else the default).
+        --state-dir of `dvfslab tune` (state_dir: DVFSLAB_STATE_DIR, else the default;
+        probe_iters None: windows of 50 iterations that also last ten sensor periods).
 
     Making it takes the GPU's lock (BusyError if another dvfslab process holds it)
     and refuses a read-only GPU with dvfslab.PermissionError before anything
@@ -91,7 +92,7 @@ class Tuner:
     """
 
     def __init__(self, gpu: _dvfslab.Gpu, objective: str = "energy", knobs: Union[str, Iterable[str]] = "sm", *,
-                 max_slowdown: Optional[float] = None, warmup_iters: int = 20, probe_iters: int = 50,
+                 max_slowdown: Optional[float] = None, warmup_iters: int = 20, probe_iters: Optional[int] = None,
                  settle_iters: int = 1, strategy: str = "online", max_retunes: int = 3,
                  state_dir: Optional[str] = None, distributed: Optional[bool] = None):
         self._gpu = gpu

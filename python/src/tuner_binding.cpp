@@ -28,13 +28,17 @@ using release_gil = py::call_guard<py::gil_scoped_release>;
 
 TunerOptions tuner_options(const std::string& knobs, const std::string& objective,
                            std::optional<double> max_slowdown_pct, std::int64_t warmup_iterations,
-                           std::int64_t probe_iterations, std::int64_t settle_iterations,
+                           std::optional<std::int64_t> probe_iterations, std::int64_t settle_iterations,
                            const std::string& strategy, int max_retunes, const std::string& state_dir) {
   TunerOptions options;
   options.knobs = parse_tune_knobs(knobs);
   options.objective = frontend::tuner_objective(objective, max_slowdown_pct, {"objective", "max_slowdown"});
   options.warmup_iterations = warmup_iterations;
-  options.probe_iterations = probe_iterations;
+  // Windows of the length asked for; left to the default, they also last ten sensor periods.
+  if (probe_iterations) {
+    options.probe_iterations = *probe_iterations;
+    options.min_window_s = 0.0;
+  }
   options.settle_iterations = settle_iterations;
   options.strategy = strategy;
   options.max_retunes = max_retunes;
@@ -138,7 +142,7 @@ void register_tuner(py::module_& module) {
   py::class_<NativeTuner>(module, "_NativeTuner", "Use dvfslab.Tuner.")
       .def(py::init([](Gpu& gpu, const std::string& knobs, const std::string& objective,
                        std::optional<double> max_slowdown_pct, std::int64_t warmup_iterations,
-                       std::int64_t probe_iterations, std::int64_t settle_iterations,
+                       std::optional<std::int64_t> probe_iterations, std::int64_t settle_iterations,
                        const std::string& strategy, int max_retunes, const std::string& state_dir,
                        py::object job_figures, py::object agreed_window) {
              TunerOptions options =

@@ -48,6 +48,7 @@ struct TuneArguments {
   std::string sim_job;
   IterationsFrom iterations_from = IterationsFrom::rank0;
   bool iterations_from_given = false;
+  bool probe_iterations_given = false;
   std::vector<std::string> command;
 };
 
@@ -57,6 +58,8 @@ TunerOptions tuner_options(const TuneArguments& args) {
   options.objective =
       frontend::tuner_objective(args.objective, args.max_slowdown_pct, {"--objective", "--max-slowdown"});
   options.probe_iterations = args.probe_iterations;
+  // Windows of the length asked for; left to the default, they also last ten sensor periods.
+  if (args.probe_iterations_given) options.min_window_s = 0.0;
   options.warmup_iterations = args.warmup_iterations;
   options.settle_iterations = args.settle_iterations;
   options.strategy = args.strategy;
@@ -227,8 +230,12 @@ void add_tune_command(CLI::App& app) {
   tune->add_option(
       "--max-slowdown", args->max_slowdown_pct,
       "Least energy at most PCT % slower than the default (objective energy-within-slowdown:PCT%)");
-  tune->add_option("--probe-iters", args->probe_iterations, "Iterations per probe (and watch) window")
-      ->capture_default_str();
+  CLI::Option* probe_iterations =
+      tune->add_option("--probe-iters", args->probe_iterations,
+                       "Iterations per probe (and watch) window; left to the default, a window also lasts "
+                       "at least ten sensor update periods of the GPU (1 s on an H200), so a job of short "
+                       "iterations gets longer windows")
+          ->capture_default_str();
   tune->add_option("--warmup-iters", args->warmup_iterations, "Iterations run as found before probing")
       ->capture_default_str();
   tune->add_option("--settle-iters", args->settle_iterations,
@@ -256,8 +263,9 @@ void add_tune_command(CLI::App& app) {
                    "WORKLOAD[/train|/infer][/bBATCH][/PRECISION][:ITERATIONS]");
   CLI::Option* iterations_from = add_iterations_from_option(*tune, args->iterations_from);
   tune->add_option("command", args->command, "The job and its arguments, after --");
-  tune->callback([args, iterations_from] {
+  tune->callback([args, iterations_from, probe_iterations] {
     args->iterations_from_given = iterations_from->count() > 0;
+    args->probe_iterations_given = probe_iterations->count() > 0;
     run_tune(*args);
   });
 }

@@ -59,7 +59,7 @@ std::vector<Reading> averaged(const std::map<double, std::vector<Reading>>& by_k
 
 std::vector<Case> built_in_cases() {
   std::vector<Case> cases;
-  for (const auto& name : sim_workload_names()) {
+  for (const auto& name : calibrated_sim_workload_names()) {
     for (Mode mode : {Mode::train, Mode::infer}) {
       cases.push_back(Case{name, sim_workload_study_batches(name, mode).back(), mode, Precision::fp32});
     }

@@ -86,6 +86,8 @@ void validate(const TunerOptions& options) {
     throw ConfigError("the re-tune budget must be from 0 to 1000");
   if (!(options.phase_min_shift_pct > 0 && options.phase_min_shift_pct <= 1000))
     throw ConfigError("the minimum phase shift must be above 0 and at most 1000 %");
+  if (options.min_window_s && !(*options.min_window_s >= 0 && *options.min_window_s <= 3600))
+    throw ConfigError("the least window length must be from 0 to 3600 s");
   if (options.strategy != "online") make_strategy(options.strategy, {});  // names the choices
 }
 
@@ -118,6 +120,20 @@ struct TuneController::State {
   SpentBudgetShifts spent_budget_shifts;
 
   std::int64_t iteration = 0;
+  double latest_time_per_iteration_s = 0;  // of the last whole window
+
+  // probe_iterations, or more where that is shorter than the least window length.
+  std::int64_t window_iterations() const {
+    const double least_s = options.min_window_s.value_or(0);
+    if (least_s <= 0 || latest_time_per_iteration_s <= 0) return options.probe_iterations;
+    const double needed = std::ceil(least_s / latest_time_per_iteration_s);
+    return std::max(options.probe_iterations, static_cast<std::int64_t>(std::min(needed, 1e9)));
+  }
+
+  bool shorter_than_least_window(const WindowFigures& figures) const {
+    const double least_s = options.min_window_s.value_or(0);
+    return least_s > 0 && figures.duration_s < least_s / 2;
+  }
 
   void start_probing() {
     stage = Stage::probing;
@@ -129,7 +145,7 @@ struct TuneController::State {
     proposals = 0;
     measuring_baseline = true;
     // The default first: the baseline of the objective and of the report's estimates.
-    open_window(Setting{}, WindowRole::probe, options.probe_iterations);
+    open_window(Setting{}, WindowRole::probe, window_iterations());
   }
 
   int current_phase() const { return static_cast<int>(report.phases.size()) - 1; }
@@ -162,7 +178,7 @@ struct TuneController::State {
         outcomes.push_back(std::move(stored));
         continue;
       }
-      open_window(point.setting, WindowRole::probe, options.probe_iterations);
+      open_window(point.setting, WindowRole::probe, window_iterations());
       return;
     }
     hold_best();
@@ -205,7 +221,7 @@ struct TuneController::State {
     }
     if (iterations > 0) phase.best_energy_per_iteration_j = energy / static_cast<double>(iterations);
     stage = Stage::holding;
-    open_window(chosen, WindowRole::hold, options.probe_iterations);
+    open_window(chosen, WindowRole::hold, window_iterations());
   }
 
   void record_probe(const WindowFigures& figures) {
@@ -357,10 +373,19 @@ void TuneController::complete(const WindowFigures& figures, const WindowFigures&
   s.iteration += settle.iterations;
   s.account(figures);
   const bool whole = figures.iterations >= s.window.iterations;
+  if (whole && figures.iterations > 0 && figures.duration_s > 0)
+    s.latest_time_per_iteration_s = figures.duration_s / static_cast<double>(figures.iterations);
   const State::Stage stage = s.stage;
-  if (stage == State::Stage::probing && whole) s.record_probe(figures);
+  // A probe far shorter than the least window (its length was set at the pace
+  // before the job changed) would be judged on a few counter updates: measured again.
+  const bool too_short = whole && stage == State::Stage::probing && s.shorter_than_least_window(figures);
+  if (stage == State::Stage::probing && whole && !too_short) s.record_probe(figures);
   s.iteration += figures.iterations;
   if (!whole) return;
+  if (too_short) {
+    s.open_window(s.window.setting, WindowRole::probe, s.window_iterations());
+    return;
+  }
   switch (stage) {
     case State::Stage::warmup: s.start_probing(); break;
     case State::Stage::probing: s.advance_probing(); break;

@@ -56,7 +56,7 @@ SimJobPhase parse_phase(std::string_view text) {
     const std::string_view part = parts[i];
     if (part == "train" || part == "infer") {
       phase.workload_case.mode = parse_mode(part);
-    } else if (part.size() > 1 && part.front() == 'b') {
+    } else if (part.size() > 1 && part.front() == 'b' && part != "bf16") {
       if (!read_integer(part.substr(1), phase.workload_case.batch) || phase.workload_case.batch < 1 ||
           phase.workload_case.batch > 65536)
         throw fault("the batch must be b1 to b65536");

@@ -50,6 +50,17 @@ std::vector<Setting> common_candidates(const std::vector<Gpu*>& gpus, const Tune
   return common;
 }
 
+// `options` with its least window length set: unset means ten sensor update
+// periods of the job's slowest-updating GPU.
+TunerOptions with_window_floor(TunerOptions options, const std::vector<Gpu*>& gpus) {
+  if (options.min_window_s) return options;
+  constexpr double unknown_sensor_period_s = 0.1;
+  double slowest_s = 0;
+  for (const Gpu* gpu : gpus) slowest_s = std::max(slowest_s, gpu->sensor_period_s().value_or(unknown_sensor_period_s));
+  options.min_window_s = min_window_sensor_periods * slowest_s;
+  return options;
+}
+
 std::string device_names(const std::vector<Gpu*>& gpus) {
   std::vector<std::string> names;
   for (const Gpu* gpu : gpus) names.push_back(gpu->identity().name);
@@ -61,7 +72,7 @@ std::string device_names(const std::vector<Gpu*>& gpus) {
 struct Tuner::State {
   State(std::vector<Gpu*> gpus_, TunerOptions options, TuneCoordination coordination_)
       : gpus(checked_gpus(std::move(gpus_), options)),
-        controller(common_candidates(gpus, options), options),
+        controller(common_candidates(gpus, options), with_window_floor(options, gpus)),
         coordination(std::move(coordination_)),
         // Running the tuner is the request to change clocks: the guard still
         // validates every setting, journals the state found and restores it.

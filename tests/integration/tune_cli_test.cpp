@@ -279,5 +279,24 @@ TEST(TuneCli, ASimulatedJobReportsEstimatesAndIsStored) {
       << exported.err << exported.out.substr(0, 500);
 }
 
+// Prefill (compute-bound) then decode (memory-bound) of the simulated Llama decoder:
+// the tuner sees the change of phase and holds a lower SM clock for decode.
+TEST(TuneCli, ASimulatedLlamaJobHoldsALowerClockInDecodeThanInPrefill) {
+  testing::ScratchDir scratch;
+  const auto result = testing::run_dvfslab(
+      {"tune", "--device", "sim:h200", "--db", (scratch.path() / "db.sqlite").string(), "--json", "--sim-job",
+       "llama_prefill/infer/b16/bf16:3000,llama_decode/infer/b16/bf16:20000"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json document = nlohmann::json::parse(result.out);
+  const nlohmann::json& held = document.at("held");
+  ASSERT_GE(held.size(), 2u) << result.out;
+  const nlohmann::json& prefill = held.front();
+  const nlohmann::json& decode = held.back();
+  EXPECT_LT(prefill.at("first_iteration").get<std::int64_t>(), 3000);
+  EXPECT_GE(decode.at("first_iteration").get<std::int64_t>(), 3000);
+  EXPECT_LT(decode.at("setting").at("sm_mhz").get<int>() + 150, prefill.at("setting").at("sm_mhz").get<int>())
+      << result.out;
+}
+
 }  // namespace
 }  // namespace dvfslab

@@ -90,8 +90,31 @@ TEST(SimWorkloads, RegisteredForSimulatedGpusOnly) {
   std::vector<std::string> listed;
   for (const auto& info : registry.list(&gpu)) listed.push_back(info.name);
   EXPECT_EQ(listed, sim_workload_names());
-  EXPECT_EQ(listed.size(), 6u);
+  EXPECT_EQ(listed.size(), 8u);
   EXPECT_THROW(registry.create(Case{"mobilenet", 32, Mode::train, Precision::fp32}, gpu, {}), ConfigError);
+}
+
+TEST(SimWorkloads, TheLlamaPhasesAreOutsideTheCalibration) {
+  const std::vector<std::string> calibrated = calibrated_sim_workload_names();
+  EXPECT_EQ(calibrated,
+            (std::vector<std::string>{"alexnet", "vgg16", "googlenet", "resnet50", "bert_base", "gpt2_small"}));
+}
+
+TEST(SimWorkloads, DecodeIsMemoryBoundAndInferenceOnlyPrefillComputeBound) {
+  const SimGpuSpec spec = sim_gpu_spec("h200");
+  const SimKernel prefill = sim_workload_kernel(Case{"llama_prefill", 16, Mode::infer, Precision::bf16}, spec);
+  const SimKernel decode = sim_workload_kernel(Case{"llama_decode", 16, Mode::infer, Precision::bf16}, spec);
+  EXPECT_GT(prefill.compute_fraction, 0.5);
+  EXPECT_LT(decode.compute_fraction, 0.5);
+  EXPECT_GT(decode.memory_activity, decode.core_activity);
+  EXPECT_EQ(sim_workload_items_per_iteration(Case{"llama_decode", 16, Mode::infer, Precision::bf16}), 16)
+      << "one new token per sequence and step";
+  EXPECT_EQ(sim_workload_items_per_iteration(Case{"llama_prefill", 16, Mode::infer, Precision::bf16}), 16 * 512);
+  EXPECT_THROW(sim_workload_kernel(Case{"llama_decode", 16, Mode::train, Precision::bf16}, spec), ConfigError);
+  // Energy against the SM clock: decode's valley lies well below prefill's.
+  const SweepResult prefill_sweep = sweep_sm_clock("h200", Case{"llama_prefill", 16, Mode::infer, Precision::bf16});
+  const SweepResult decode_sweep = sweep_sm_clock("h200", Case{"llama_decode", 16, Mode::infer, Precision::bf16});
+  EXPECT_LT(decode_sweep.clocks[bottom_of(decode_sweep)] + 150, prefill_sweep.clocks[bottom_of(prefill_sweep)]);
 }
 
 TEST(SimWorkloads, ItemsAreImagesOrTokens) {

@@ -41,6 +41,7 @@ TunerOptions options_with(std::int64_t probe, std::int64_t warmup = 0) {
   TunerOptions options;
   options.probe_iterations = probe;
   options.warmup_iterations = warmup;
+  options.min_window_s = 0.0;  // windows of exactly `probe` iterations
   return options;
 }
 
@@ -74,6 +75,50 @@ TEST(TuneController, TheOnlineSearchFindsTheValleyWithFewerProbesThanSettings) {
   EXPECT_LE(*report.estimated_best_from_start_energy_j, 2000.0 * 1.02);
   EXPECT_NEAR(*report.estimated_default_energy_j, 2000.0 * (1 + 0.64), 1e-6);
   EXPECT_EQ(report.retunes, 0) << "a steady job has one phase";
+}
+
+TEST(TuneController, ShortIterationsGetWindowsOfTheLeastLength) {
+  TunerOptions options = options_with(10, 5);
+  options.min_window_s = 2.0;
+  TuneController controller(sm_candidates(), options);
+  // 0.1 s per iteration at the default: a 2 s window needs 20 iterations, not 10.
+  drive(controller, 5, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
+  EXPECT_EQ(controller.next().role, WindowRole::probe);
+  EXPECT_EQ(controller.next().iterations, 20);
+  options.min_window_s = 0.5;  // shorter than probe_iterations take: they stand
+  TuneController longer(sm_candidates(), options);
+  drive(longer, 5, [](const Setting& s, std::int64_t n) { return valley(s, n, 900); });
+  EXPECT_EQ(longer.next().iterations, 10);
+}
+
+TEST(TuneController, AProbeFarShorterThanTheLeastWindowIsMeasuredAgainLonger) {
+  TunerOptions options = options_with(10, 5);
+  options.min_window_s = 2.0;
+  TuneController controller(sm_candidates(), options);
+  // The warm-up ran at 1 s per iteration (2 iterations per window); then the job
+  // speeds up 1000-fold, so the baseline's window is 0.01 s long.
+  drive(controller, 5, [](const Setting&, std::int64_t n) { return WindowFigures{n, 0, 1.0 * n, 100.0 * n}; });
+  ASSERT_EQ(controller.next().iterations, 10);
+  const auto fast = [](const Setting& s, std::int64_t n) {
+    WindowFigures f = valley(s, n, 900);
+    f.duration_s /= 100;
+    return f;
+  };
+  controller.complete(fast(Setting{}, 10), {});
+  EXPECT_TRUE(controller.report().probes.empty()) << "the short window is not a probe";
+  EXPECT_TRUE(controller.next().setting.is_default());
+  EXPECT_EQ(controller.next().iterations, 2000) << "2 s at 1 ms per iteration";
+  controller.complete(fast(Setting{}, 2000), {});
+  ASSERT_EQ(controller.report().probes.size(), 1u);
+  EXPECT_EQ(controller.report().probes.front().figures.iterations, 2000);
+}
+
+TEST(TuneController, TheLeastWindowLengthIsChecked) {
+  TunerOptions options = options_with(10);
+  options.min_window_s = -1.0;
+  EXPECT_THROW(validate(options), ConfigError);
+  options.min_window_s = 3601.0;
+  EXPECT_THROW(validate(options), ConfigError);
 }
 
 TEST(TuneController, MaxSlowdownKeepsTheHeldSettingWithinTheLimit) {
@@ -136,6 +181,10 @@ TEST(TuneController, BadOptionsAreRefused) {
   EXPECT_EQ(phases[0].workload_case.batch, 256);
   EXPECT_EQ(phases[0].iterations, 30);
   EXPECT_EQ(phases[1].iterations, 1000);
+  // bf16 begins with the b of a batch, and is a precision.
+  const auto half = parse_sim_job("llama_decode/infer/bf16/b8");
+  EXPECT_EQ(half.at(0).workload_case.precision, Precision::bf16);
+  EXPECT_EQ(half.at(0).workload_case.batch, 8);
 }
 
 TEST(TuneController, TheGridStrategyThroughTheSeamProbesEverySettingAndItsDriftChecksAgain) {

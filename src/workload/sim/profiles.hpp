@@ -1,5 +1,6 @@
 #pragma once
 // The parameter table behind the simulated workloads (docs/simulation.md).
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,8 +24,11 @@ struct NetworkProfile {
   std::string item_unit;        // "images" or "tokens"
   int default_sequence_length;  // tokens per sample; 0 for images
   std::string description;
-  ModeProfile train;
+  std::optional<ModeProfile> train;  // none for inference-only work (decode with a KV cache)
   ModeProfile infer;
+  // Whether bench/sim_calibration fits the twins' constants to it: the networks the
+  // calibration was made with, not those added after it.
+  bool calibrated = true;
 };
 
 const std::vector<NetworkProfile>& network_profiles();

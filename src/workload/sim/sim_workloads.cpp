@@ -11,7 +11,13 @@ namespace dvfslab {
 namespace {
 
 const sim::ModeProfile& mode_profile(const sim::NetworkProfile& network, Mode mode) {
-  return mode == Mode::train ? network.train : network.infer;
+  if (mode == Mode::infer) return network.infer;
+  if (!network.train) {
+    throw ConfigError(fmt::format("the simulated workload {} has no training mode: it is inference only "
+                                  "(give the mode infer)",
+                                  network.name));
+  }
+  return *network.train;
 }
 
 // Speed-up of the compute-bound and the memory-bound parts at `precision`.
@@ -52,6 +58,14 @@ class SimWorkload final : public Workload {
 std::vector<std::string> sim_workload_names() {
   std::vector<std::string> names;
   for (const auto& profile : sim::network_profiles()) names.push_back(profile.name);
+  return names;
+}
+
+std::vector<std::string> calibrated_sim_workload_names() {
+  std::vector<std::string> names;
+  for (const auto& profile : sim::network_profiles()) {
+    if (profile.calibrated) names.push_back(profile.name);
+  }
   return names;
 }
 
@@ -98,7 +112,7 @@ SimKernel sim_workload_kernel(const Case& workload_case, const SimGpuSpec& spec,
 
 void add_sim_workloads(WorkloadRegistry& registry) {
   for (const auto& profile : sim::network_profiles()) {
-    const int default_batch = profile.train.study_batches.front();
+    const int default_batch = (profile.train ? *profile.train : profile.infer).study_batches.front();
     registry.add(
         WorkloadInfo{profile.name, profile.item_unit, default_batch, profile.description},
         [](const Gpu& gpu) { return dynamic_cast<const SimGpu*>(&gpu) != nullptr; },
