@@ -19,10 +19,11 @@ constexpr std::size_t kMostColours = 10;
 
 }  // namespace
 
-std::vector<FigureGroup> build_comparison_groups(const Analysis& analysis, int first_figure_id,
-                                                 const std::map<std::pair<CaseKey, Setting>, int>& probe_order,
-                                                 const std::map<std::pair<CaseKey, Setting>, double>& measured_sm_mhz,
-                                                 const std::map<std::pair<CaseKey, Setting>, double>& measured_mem_mhz) {
+std::vector<FigureGroup> build_comparison_groups(
+    const Analysis& analysis, int first_figure_id,
+    const std::map<std::pair<CaseKey, Setting>, int>& probe_order,
+    const std::map<std::pair<CaseKey, Setting>, double>& measured_sm_mhz,
+    const std::map<std::pair<CaseKey, Setting>, double>& measured_mem_mhz) {
   const MeasuredClocks measured{measured_sm_mhz, measured_mem_mhz};
   int next_id = first_figure_id;
   std::vector<FigureGroup> groups;
@@ -48,7 +49,8 @@ std::vector<FigureGroup> build_comparison_groups(const Analysis& analysis, int f
 
   using GpuKey = std::tuple<std::string, std::string, bool>;
   std::map<GpuKey, std::vector<const CaseAnalysis*>> per_gpu;
-  for (const CaseAnalysis& c : analysis.cases) per_gpu[GpuKey{c.key.source, c.key.gpu, c.key.simulated}].push_back(&c);
+  for (const CaseAnalysis& c : analysis.cases)
+    per_gpu[GpuKey{c.key.source, c.key.gpu, c.key.simulated}].push_back(&c);
   for (const auto& [key, gpu_cases] : per_gpu) {
     NormalisedData normalised = normalised_data(gpu_cases, measured, probe_order);
     FigureGroup group;
@@ -90,9 +92,11 @@ std::vector<FigureGroup> build_comparison_groups(const Analysis& analysis, int f
         }
       }
       for (const CaseAnalysis* c : cases) {
-        add(group, normalised_case_chart("energy, time and power relative to the default" + versus,
-                                         group.data_name, knob),
-            fmt::format("{} · {}", std::get<1>(key), case_label(*c)), {{"field", "case"}, {"equal", case_label(*c)}});
+        add(group,
+            normalised_case_chart("energy, time and power relative to the default" + versus, group.data_name,
+                                  knob),
+            fmt::format("{} · {}", std::get<1>(key), case_label(*c)),
+            {{"field", "case"}, {"equal", case_label(*c)}});
       }
     }
     const std::size_t case_count = normalised.cases.size();
@@ -101,7 +105,10 @@ std::vector<FigureGroup> build_comparison_groups(const Analysis& analysis, int f
     const bool by_network = !by_case && network_count <= kMostColours;
     add(group,
         normalised_pareto_chart("Pareto fronts of every case, relative to its default", group.data_name,
-                                by_case ? "case" : "network", by_case ? case_count : by_network ? network_count : 0),
+                                by_case ? "case" : "network",
+                                by_case      ? case_count
+                                : by_network ? network_count
+                                             : 0),
         std::get<1>(key));
     groups.push_back(std::move(group));
   }

@@ -347,8 +347,9 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
                                                    options.measured_mem_mhz);
   std::size_t point_figures = 0;
   for (const auto& group : groups) point_figures += group.figures.size();
-  for (auto& group : report_detail::build_comparison_groups(analysis, static_cast<int>(point_figures),
-                                                            options.probe_order, options.measured_sm_mhz, options.measured_mem_mhz))
+  for (auto& group :
+       report_detail::build_comparison_groups(analysis, static_cast<int>(point_figures), options.probe_order,
+                                              options.measured_sm_mhz, options.measured_mem_mhz))
     groups.push_back(std::move(group));
   const bool any_simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
                                          [](const CaseAnalysis& c) { return c.key.simulated; });
@@ -418,8 +419,8 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
     html += fmt::format("<section>\n<h2>{}{}</h2>\n",
                         group.simulated ? "<span class=\"tag\">SIMULATED</span> " : "",
                         html_escape(group.heading));
-    html += cases_table(group) + probes_table(group, options.probe_order) + figures_html(group) +
-            "</section>\n";
+    html +=
+        cases_table(group) + probes_table(group, options.probe_order) + figures_html(group) + "</section>\n";
   }
   if (!options.raw_rows.empty()) html += raw_rows_section(options);
   html += fmt::format("<script type=\"application/json\" id=\"dvfslab-data\">{}</script>\n",

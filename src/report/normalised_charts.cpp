@@ -54,9 +54,10 @@ json normalised_case_chart(const std::string& title, const std::string& data_nam
   for (const Ratio& ratio : {kEnergyRatio, kTimeRatio, kPowerRatio}) {
     const json y = ratio_axis(kRelativeTitle, ratio.field);
     const json colour = {{"datum", ratio.name}, {"type", "nominal"}, {"title", nullptr}, {"scale", metrics}};
-    layers.push_back({{"transform", in_view()},
-                      {"mark", {{"type", "line"}, {"point", true}}},
-                      {"encoding", {{"x", x_axis}, {"y", y}, {"color", colour}, {"tooltip", ratio_tooltip()}}}});
+    layers.push_back(
+        {{"transform", in_view()},
+         {"mark", {{"type", "line"}, {"point", true}}},
+         {"encoding", {{"x", x_axis}, {"y", y}, {"color", colour}, {"tooltip", ratio_tooltip()}}}});
     intervals.push_back(
         interval_bars(fmt::format("{}_interval", ratio.field).c_str(), "y", y, x_axis, colour));
   }
@@ -77,19 +78,18 @@ json normalised_network_chart(const std::string& title, const std::string& data_
   const json y = ratio_axis(std::string(ratio.name) + " / default", ratio.field);
   const json colour = series_colour("series", series_count, std::nullopt);
   spec["params"] = json::array({show_intervals_param()});
-  spec["layer"] = json::array(
-      {unit_rule("y"),
-       {{"transform", in_view()},
-        {"mark", {{"type", "line"}, {"point", true}}},
-        {"encoding",
-         {{"x", x_axis},
-          {"y", y},
-          {"color", colour},
-          {"detail", {{"field", "series"}, {"type", "nominal"}}},
-          {"tooltip", ratio_tooltip()}}}},
-       marker_layers(marker_x, y),
-       {{"layer", json::array({interval_bars("interval", "y", y, x_axis, colour)})}},
-       clip_note_layer("network_clip_note")});
+  spec["layer"] = json::array({unit_rule("y"),
+                               {{"transform", in_view()},
+                                {"mark", {{"type", "line"}, {"point", true}}},
+                                {"encoding",
+                                 {{"x", x_axis},
+                                  {"y", y},
+                                  {"color", colour},
+                                  {"detail", {{"field", "series"}, {"type", "nominal"}}},
+                                  {"tooltip", ratio_tooltip()}}}},
+                               marker_layers(marker_x, y),
+                               {{"layer", json::array({interval_bars("interval", "y", y, x_axis, colour)})}},
+                               clip_note_layer("network_clip_note")});
   return spec;
 }
 
@@ -102,42 +102,44 @@ json normalised_pareto_chart(const std::string& title, const std::string& data_n
                                        : json{{"value", "steelblue"}};
   const json by_case = {{"field", "case"}, {"type", "nominal"}};
   spec["params"] = json::array({show_intervals_param()});
-  spec["layer"] = json::array(
-      {unit_rule("x"),
-       unit_rule("y"),
-       {{"transform", in_view()},
-        {"mark", {{"type", "point"}, {"opacity", 0.5}}},
-        {"encoding", {{"x", x}, {"y", y}, {"color", colour}, {"tooltip", ratio_tooltip()}}}},
-       {{"transform", json::array({in_view_filter(), {{"filter", "datum.pareto"}}})},
-        {"mark", {{"type", "line"}, {"point", true}, {"strokeWidth", 1.5}}},
-        {"encoding",
-         {{"x", x},
-          {"y", y},
-          {"color", colour},
-          {"detail", by_case},
-          {"order", {{"field", kTimeRatio.field}, {"type", "quantitative"}}},
-          {"tooltip", ratio_tooltip()}}}},
-       marker_layers(x, y),
-       clip_note_layer("gpu_clip_note"),
-       {{"layer", json::array({interval_bars("energy_interval", "y", y, x, colour),
-                               interval_bars("time_interval", "x", x, y, colour)})}}});
+  spec["layer"] =
+      json::array({unit_rule("x"),
+                   unit_rule("y"),
+                   {{"transform", in_view()},
+                    {"mark", {{"type", "point"}, {"opacity", 0.5}}},
+                    {"encoding", {{"x", x}, {"y", y}, {"color", colour}, {"tooltip", ratio_tooltip()}}}},
+                   {{"transform", json::array({in_view_filter(), {{"filter", "datum.pareto"}}})},
+                    {"mark", {{"type", "line"}, {"point", true}, {"strokeWidth", 1.5}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"color", colour},
+                      {"detail", by_case},
+                      {"order", {{"field", kTimeRatio.field}, {"type", "quantitative"}}},
+                      {"tooltip", ratio_tooltip()}}}},
+                   marker_layers(x, y),
+                   clip_note_layer("gpu_clip_note"),
+                   {{"layer", json::array({interval_bars("energy_interval", "y", y, x, colour),
+                                           interval_bars("time_interval", "x", x, y, colour)})}}});
   return spec;
 }
 
 json savings_chart(const std::string& title, const std::string& data_name, std::size_t rows) {
   json spec = base_spec(title, data_name);
   spec["height"] = static_cast<int>(std::max<std::size_t>(rows, 3) * 18);
-  spec["transform"] = json::array(
-      {{{"fold", json::array({"energy_saving_pct", "slowdown_pct"})}, {"as", json::array({"quantity", "percent"})}},
-       {{"calculate", "datum.quantity === 'energy_saving_pct' ? 'energy saving' : 'slowdown'"},
-        {"as", "quantity"}}});
+  spec["transform"] =
+      json::array({{{"fold", json::array({"energy_saving_pct", "slowdown_pct"})},
+                    {"as", json::array({"quantity", "percent"})}},
+                   {{"calculate", "datum.quantity === 'energy_saving_pct' ? 'energy saving' : 'slowdown'"},
+                    {"as", "quantity"}}});
   const json quantities = {{"domain", json::array({"energy saving", "slowdown"})}};
   spec["layer"] = json::array(
       {unit_rule("x", 0),
        {{"name", "savings_point"},
         {"mark", {{"type", "point"}, {"filled", true}, {"size", 70}}},
         {"encoding",
-         {{"x", {{"field", "percent"}, {"type", "quantitative"}, {"title", "optimum against the default (%)"}}},
+         {{"x",
+           {{"field", "percent"}, {"type", "quantitative"}, {"title", "optimum against the default (%)"}}},
           // The rows name GPU, network and mode in full: Vega's default cuts them at 180 px.
           {"y",
            {{"field", "row"},
@@ -150,12 +152,12 @@ json savings_chart(const std::string& title, const std::string& data_name, std::
            {{"field", "quantity"},
             {"type", "nominal"},
             {"title", nullptr},
-            {"scale", {{"domain", quantities["domain"]}, {"range", json::array({"circle", "triangle-right"})}}}}},
-          {"tooltip",
-           json::array({{{"field", "row"}, {"title", "GPU · network · mode"}},
-                        {{"field", "quantity"}},
-                        {{"field", "percent"}, {"title", "%"}, {"format", ".1f"}},
-                        {{"field", "cases"}, {"title", "batch sizes with an optimum"}}})}}}}});
+            {"scale",
+             {{"domain", quantities["domain"]}, {"range", json::array({"circle", "triangle-right"})}}}}},
+          {"tooltip", json::array({{{"field", "row"}, {"title", "GPU · network · mode"}},
+                                   {{"field", "quantity"}},
+                                   {{"field", "percent"}, {"title", "%"}, {"format", ".1f"}},
+                                   {{"field", "cases"}, {"title", "batch sizes with an optimum"}}})}}}}});
   return spec;
 }
 

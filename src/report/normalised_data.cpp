@@ -112,8 +112,8 @@ NormalisedData normalised_data(const std::vector<const CaseAnalysis*>& gpu_cases
             std::tuple{"power_ratio", &p.mean_power_w, &default_point.mean_power_w}}) {
         columns[name].push_back(rounded(value->mean / reference->mean));
         const auto& half_width = value->ci95_half_width;
-        columns[std::string(name) + "_ci"].push_back(
-            half_width ? json(rounded(*half_width / reference->mean)) : json(nullptr));
+        columns[std::string(name) + "_ci"].push_back(half_width ? json(rounded(*half_width / reference->mean))
+                                                                : json(nullptr));
         has_interval[name] = has_interval[name] || half_width.has_value();
       }
       columns["baseline"].push_back(i == c->baseline ? 1 : 0);
@@ -137,7 +137,8 @@ NormalisedData normalised_data(const std::vector<const CaseAnalysis*>& gpu_cases
   json label_columns = json::array({"case", "network", "series"});
   // The notes ride on the first point of the figure that leaves points out: the case's,
   // the network's and the GPU's (its Pareto figure), so a figure's selection keeps its own.
-  const auto add_notes = [&](const char* column, const std::vector<std::pair<std::size_t, std::string>>& notes) {
+  const auto add_notes = [&](const char* column,
+                             const std::vector<std::pair<std::size_t, std::string>>& notes) {
     if (notes.empty()) return;
     json values(row, nullptr);
     for (const auto& [at, text] : notes) values[at] = labels.index(text);
@@ -146,7 +147,8 @@ NormalisedData normalised_data(const std::vector<const CaseAnalysis*>& gpu_cases
   };
   std::vector<std::pair<std::size_t, std::string>> network_notes, case_note_texts, gpu_notes;
   for (const auto& [network, values] : outside_per_network)
-    network_notes.emplace_back(first_of_network[network], clip_note_text(values, all_outside_probed, out.network_knob[network]));
+    network_notes.emplace_back(first_of_network[network],
+                               clip_note_text(values, all_outside_probed, out.network_knob[network]));
   for (const auto& [at, values] : case_notes) {
     const std::string network = labels.texts()[columns["network"][at].get<int>()];
     case_note_texts.emplace_back(at, clip_note_text(values, all_outside_probed, out.network_knob[network]));
@@ -170,7 +172,8 @@ json summary_data(const Analysis& analysis) {
   for (const WorkloadAggregate& w : analysis.workloads) {
     if (w.across_batches.cases == 0) continue;
     const bool details = !(w.batches.size() == 1 && w.batches.front() == 0);
-    const std::string network = details ? fmt::format("{} {}", w.workload, to_string(w.precision)) : w.workload;
+    const std::string network =
+        details ? fmt::format("{} {}", w.workload, to_string(w.precision)) : w.workload;
     row.push_back(labels.index(fmt::format("{}{} · {}{}", w.simulated ? "SIMULATED " : "", w.gpu, network,
                                            details ? fmt::format(" · {}", to_string(w.mode)) : "")));
     mode.push_back(labels.index(details ? std::string(to_string(w.mode)) : "-"));

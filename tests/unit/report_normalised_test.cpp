@@ -56,7 +56,8 @@ std::vector<const CaseAnalysis*> all_cases(const Analysis& a) {
 json value_at(const json& data, const std::string& label, int sm, const std::string& column) {
   const json& columns = data["columns"];
   for (std::size_t i = 0; i < columns["x"].size(); ++i) {
-    if (data["labels"][columns["case"][i].get<int>()] == label && columns["x"][i] == sm) return columns[column][i];
+    if (data["labels"][columns["case"][i].get<int>()] == label && columns["x"][i] == sm)
+      return columns[column][i];
   }
   return nullptr;
 }
@@ -76,8 +77,8 @@ TEST(ReportNormalisedFigures, EachPointIsDividedByItsOwnCasesDefault) {
   EXPECT_DOUBLE_EQ(value_at(data, "resnet50 train fp32 · batch 128", 945, "time_ratio").get<double>(), 1.4);
   EXPECT_DOUBLE_EQ(value_at(data, "resnet50 infer fp32 · batch 32", 945, "power_ratio").get<double>(), 0.6);
   // Every default is 1.0 on every ratio, and is the marked baseline.
-  for (const char* label :
-       {"resnet50 train fp32 · batch 64", "resnet50 train fp32 · batch 128", "resnet50 infer fp32 · batch 32"}) {
+  for (const char* label : {"resnet50 train fp32 · batch 64", "resnet50 train fp32 · batch 128",
+                            "resnet50 infer fp32 · batch 32"}) {
     for (const char* ratio : {"energy_ratio", "time_ratio", "power_ratio"})
       EXPECT_EQ(value_at(data, label, 1380, ratio), 1.0) << label << " " << ratio;
     EXPECT_EQ(value_at(data, label, 1380, "baseline"), 1) << label;
@@ -122,7 +123,8 @@ TEST(ReportNormalisedFigures, OneChartPerCaseThreePerNetworkOfSeveralCasesAndOne
   const auto& figures = groups[1].figures;
   // resnet50 fp32: 3 cases overlaid per ratio, 3 per-case charts; then the Pareto chart.
   ASSERT_EQ(figures.size(), 7u);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(figures[i].select, (json{{"field", "network"}, {"equal", "resnet50 fp32"}}));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(figures[i].select, (json{{"field", "network"}, {"equal", "resnet50 fp32"}}));
   // The cases: training by batch size, then inference.
   EXPECT_EQ(figures[3].select, (json{{"field", "case"}, {"equal", "resnet50 train fp32 · batch 64"}}));
   EXPECT_EQ(figures[4].select, (json{{"field", "case"}, {"equal", "resnet50 train fp32 · batch 128"}}));
@@ -145,7 +147,8 @@ TEST(ReportSummaryFigure, SavingsAndSlowdownsAreThoseOfAnalyze) {
   ASSERT_EQ(columns["row"].size(), analyzed.size());
   for (std::size_t i = 0; i < analyzed.size(); ++i) {
     const json& means = analyzed[i]["geomean_across_batches"];
-    EXPECT_NEAR(columns["energy_saving_pct"][i].get<double>(), means["energy_saving_pct"].get<double>(), 1e-4);
+    EXPECT_NEAR(columns["energy_saving_pct"][i].get<double>(), means["energy_saving_pct"].get<double>(),
+                1e-4);
     EXPECT_NEAR(columns["slowdown_pct"][i].get<double>(), means["time_change_pct"].get<double>(), 1e-4);
   }
   // By hand: vgg16's optimum (945 MHz, 210 J against 250 J) saves 16 % and is 40 % slower.
