@@ -66,7 +66,9 @@ NormalisedData normalised_data(const std::vector<const CaseAnalysis*>& gpu_cases
   NormalisedData out;
   std::map<std::string, std::vector<const CaseAnalysis*>> networks;
   for (const CaseAnalysis* c : gpu_cases) {
-    if (c->points.empty()) continue;
+    // A case measured at one setting only (a real GPU without clock control) is its
+    // default: 1.0 everywhere, nothing to show.
+    if (c->points.size() < 2) continue;
     if (c->baseline_kind != BaselineKind::vendor_default) {
       out.left_out.push_back(case_label(*c));
       continue;

@@ -38,7 +38,8 @@ struct NormalisedData {
 };
 
 // The cases of one GPU. A case's baseline counts as its default only where a
-// measurement was marked as the vendor default (BaselineKind::vendor_default).
+// measurement was marked as the vendor default (BaselineKind::vendor_default); a
+// case of one setting, its default, is not plotted (it would be 1.0 everywhere).
 // `probe_order` (HtmlReportOptions::probe_order) lets a note call the points it
 // leaves out probes, as the other charts' notes do.
 NormalisedData normalised_data(const std::vector<const CaseAnalysis*>& gpu_cases,

@@ -114,6 +114,18 @@ TEST(ReportNormalisedFigures, AGpuWithoutAnyDefaultGetsOnlyTheNoteAndNoChart) {
   EXPECT_EQ(groups[1].notes.size(), 1u);
 }
 
+TEST(ReportNormalisedFigures, ACaseMeasuredOnlyAtItsDefaultHasNothingToShow) {
+  std::vector<ResultRow> measured = rows();
+  measured.push_back(row("bert", 8, Mode::infer, 1380, 0.1, 200, true));
+  const Analysis a = analyze(measured);
+  const auto normalised = report_detail::normalised_data(all_cases(a), {});
+  EXPECT_EQ(normalised.cases.size(), 3u);     // resnet50's three, not bert's
+  EXPECT_EQ(normalised.left_out.size(), 1u);  // vgg16 only: bert has its default
+  const auto groups = report_detail::build_comparison_groups(a, 0);
+  for (const auto& figure : groups[1].figures)
+    EXPECT_EQ(figure.spec["title"]["subtitle"].get<std::string>().find("bert"), std::string::npos);
+}
+
 TEST(ReportNormalisedFigures, OneChartPerCaseThreePerNetworkOfSeveralCasesAndOneParetoPerGpu) {
   const Analysis a = analyze(rows());
   const auto groups = report_detail::build_comparison_groups(a, 7);
