@@ -54,9 +54,9 @@ std::string clip_note_text(const std::set<int>& values, bool all_probes, Knob x)
 
 nlohmann::json in_view_filter() { return {{"filter", "!datum.outside"}}; }
 
-nlohmann::json clip_note_layer() {
+nlohmann::json clip_note_layer(const char* field) {
   return {{"name", "clip_note"},
-          {"transform", nlohmann::json::array({{{"filter", "isValid(datum.clip_note)"}}})},
+          {"transform", nlohmann::json::array({{{"filter", fmt::format("isValid(datum.{})", field)}}})},
           {"mark",
            {{"type", "text"},
             {"align", "right"},
@@ -65,7 +65,7 @@ nlohmann::json clip_note_layer() {
             {"y", 4},
             {"fontSize", 10},
             {"color", "#b00020"}}},
-          {"encoding", {{"text", {{"field", "clip_note"}}}}}};
+          {"encoding", {{"text", {{"field", field}}}}}};
 }
 
 }  // namespace dvfslab::report_detail

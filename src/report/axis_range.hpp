@@ -38,7 +38,8 @@ std::string clip_note_text(const std::set<int>& values, bool all_probes, Knob x)
 // The transform that keeps the points inside the axes (the data's `outside` column).
 nlohmann::json in_view_filter();
 
-// The note, drawn in the chart's top right corner: points are never left out silently.
-nlohmann::json clip_note_layer();
+// The note (the data's column `field`), drawn in the chart's top right corner: points
+// are never left out silently.
+nlohmann::json clip_note_layer(const char* field = "clip_note");
 
 }  // namespace dvfslab::report_detail

@@ -14,10 +14,17 @@ namespace dvfslab::report_detail {
 struct Figure {
   std::string id;       // unique in the page: "figure-12"
   nlohmann::json spec;  // Vega-Lite; its data is the group's named data set
+  // The points of the data set it plots, {"field": ..., "equal": ...}; null for all of
+  // them. Kept out of the specification, so figures of one kind share a template.
+  nlohmann::json select = nullptr;
 };
 
 // One GPU × workload (× mode × precision): its cases (one per batch size) and charts.
 struct FigureGroup {
+  // "points" (one GPU × workload, the layout described below), "normalised" (one GPU's
+  // cases relative to their defaults) or "summary" (every network's optimum); the
+  // latter two lay out their data as report/normalised_data.hpp describes.
+  std::string kind = "points";
   std::string heading;  // "NVIDIA H200 · resnet50 train fp32"
   bool simulated = false;
   std::vector<const CaseAnalysis*> cases;
@@ -30,6 +37,7 @@ struct FigureGroup {
   std::string data_name;  // "group-3"
   nlohmann::json data;
   std::vector<Figure> figures;
+  std::vector<std::string> notes;  // shown above the figures: what they leave out and why
 };
 
 // Per group: power, throughput and energy per item against the varied knob (core
@@ -45,6 +53,17 @@ std::vector<FigureGroup> build_figure_groups(
     const Analysis& analysis, const std::map<std::pair<CaseKey, Setting>, int>& probe_order = {},
     const std::map<std::pair<CaseKey, Setting>, PredictedEnergy>& predicted = {},
     const std::string& prediction_label = {},
+    const std::map<std::pair<CaseKey, Setting>, double>& measured_sm_mhz = {},
+    const std::map<std::pair<CaseKey, Setting>, double>& measured_mem_mhz = {});
+
+// The figures that compare cases on one scale, numbered from `first_figure_id`: the
+// summary of every network's optimum against its default (absent where no case has
+// an optimum), then per GPU its cases relative to their defaults (absent where no
+// case has a measured default): one figure per case, per network of several cases one
+// per ratio (energy, time, power) overlaying them, and the Pareto fronts of all its cases.
+std::vector<FigureGroup> build_comparison_groups(
+    const Analysis& analysis, int first_figure_id,
+    const std::map<std::pair<CaseKey, Setting>, int>& probe_order = {},
     const std::map<std::pair<CaseKey, Setting>, double>& measured_sm_mhz = {},
     const std::map<std::pair<CaseKey, Setting>, double>& measured_mem_mhz = {});
 

@@ -87,6 +87,34 @@ function dvfslabRecords(group) {
   return records;
 }
 
+// The data of the figures across cases (report/normalised_data.hpp): every column
+// as a field, label columns as their texts (with <column>_rank for numeric legend
+// order), and each <field>_ci half-width as <field>_low and <field>_high.
+function dvfslabColumnRecords(group) {
+  const c = group.columns, labels = group.labels, rank = dvfslabNumericRanks(labels);
+  const labelled = new Set(group.label_columns), names = Object.keys(c), records = [];
+  const count = names.length === 0 ? 0 : c[names[0]].length;
+  for (let i = 0; i < count; ++i) {
+    const record = {};
+    for (const name of names) {
+      const value = c[name][i];
+      if (labelled.has(name)) {
+        record[name] = value === null ? null : labels[value];
+        record[name + '_rank'] = value === null ? null : rank[value];
+      } else if (!name.endsWith('_ci')) {
+        record[name] = value;
+      }
+    }
+    for (const name of names.filter((n) => n.endsWith('_ci'))) {
+      const field = name.slice(0, -3), halfWidth = c[name][i];
+      record[field + '_low'] = halfWidth === null ? null : record[field] - halfWidth;
+      record[field + '_high'] = halfWidth === null ? null : record[field] + halfWidth;
+    }
+    records.push(record);
+  }
+  return records;
+}
+
 // The page's interval control sets `show_intervals` on every chart that draws error
 // bars; data-shown says which state every chart has finished drawing.
 function dvfslabIntervalControl(views) {
@@ -104,7 +132,8 @@ function dvfslabIntervalControl(views) {
   const status = document.getElementById('dvfslab-status');
   const data = JSON.parse(document.getElementById('dvfslab-data').textContent);
   const datasets = {};
-  for (const group of data.groups) datasets[group.name] = dvfslabRecords(group);
+  for (const group of data.groups)
+    datasets[group.name] = group.label_columns ? dvfslabColumnRecords(group) : dvfslabRecords(group);
   let rendered = 0;
   const intervalViews = [];
   for (const figure of data.figures) {
@@ -113,6 +142,8 @@ function dvfslabIntervalControl(views) {
       const spec = JSON.parse(JSON.stringify(data.templates[figure.template]));
       spec.title = figure.title;
       spec.data = {name: figure.data};
+      // A figure of some of its data set's points (one case, one network) selects them first.
+      if (figure.select) spec.transform = [{filter: figure.select}, ...(spec.transform || [])];
       spec.datasets = {[figure.data]: datasets[figure.data]};
       const embedded = await vegaEmbed('#' + figure.id, spec, {
         mode: 'vega-lite', renderer: 'svg',
@@ -130,6 +161,13 @@ function dvfslabIntervalControl(views) {
   if (window.dvfslabErrors.length > 0) status.textContent = 'Chart errors: ' + window.dvfslabErrors.join('; ');
 })();
 )js";
+
+std::string figures_html(const report_detail::FigureGroup& group) {
+  std::string html = "<div class=\"figures\">\n";
+  for (const auto& figure : group.figures)
+    html += fmt::format("<div class=\"figure\" id=\"{}\"></div>\n", figure.id);
+  return html + "</div>\n";
+}
 
 std::string knob_text(const std::optional<int>& value) { return value ? std::to_string(*value) : "-"; }
 
@@ -229,6 +267,7 @@ nlohmann::json figures_json(const std::vector<report_detail::FigureGroup>& group
                          {"template", slot->second},
                          {"title", figure.spec["title"]},
                          {"data", group.data_name}});
+      if (!figure.select.is_null()) figures.back()["select"] = figure.select;
     }
   }
   return figures;
@@ -237,8 +276,11 @@ nlohmann::json figures_json(const std::vector<report_detail::FigureGroup>& group
 nlohmann::json groups_json(const std::vector<report_detail::FigureGroup>& groups) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& group : groups) {
+    // A GPU without a case to normalise has only its note: no chart reads its data.
+    if (group.figures.empty()) continue;
     out.push_back(
         {{"name", group.data_name}, {"labels", group.data["labels"]}, {"columns", group.data["columns"]}});
+    if (group.data.contains("label_columns")) out.back()["label_columns"] = group.data["label_columns"];
   }
   return out;
 }
@@ -246,7 +288,8 @@ nlohmann::json groups_json(const std::vector<report_detail::FigureGroup>& groups
 // Whether any chart has error bars to show: some point was measured more than once.
 bool has_intervals(const std::vector<report_detail::FigureGroup>& groups) {
   return std::any_of(groups.begin(), groups.end(), [](const report_detail::FigureGroup& group) {
-    return group.data["columns"].contains("energy_per_item_j_ci");
+    return group.data["columns"].contains("energy_per_item_j_ci") ||
+           group.data["columns"].contains("energy_ratio_ci");
   });
 }
 
@@ -299,9 +342,15 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
         "this dvfslab was built without the report's JavaScript runtimes (web/node_modules was missing): run "
         "`npm ci` in web/ (scripts/install-deps.sh does it), configure and build again");
   }
-  const auto groups = report_detail::build_figure_groups(analysis, options.probe_order,
-                                                         options.predicted_energy, options.prediction_label,
-                                                         options.measured_sm_mhz, options.measured_mem_mhz);
+  auto groups = report_detail::build_figure_groups(analysis, options.probe_order, options.predicted_energy,
+                                                   options.prediction_label, options.measured_sm_mhz,
+                                                   options.measured_mem_mhz);
+  std::size_t point_figures = 0;
+  for (const auto& group : groups) point_figures += group.figures.size();
+  for (auto& group :
+       report_detail::build_comparison_groups(analysis, static_cast<int>(point_figures), options.probe_order,
+                                              options.measured_sm_mhz, options.measured_mem_mhz))
+    groups.push_back(std::move(group));
   const bool any_simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
                                          [](const CaseAnalysis& c) { return c.key.simulated; });
   std::size_t settings = 0;
@@ -355,13 +404,23 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
   }
   html += "<h2>Summary per GPU × mode</h2>\n" + summary_table(analysis);
   for (const auto& group : groups) {
+    if (group.kind == "summary") html += figures_html(group);
+  }
+  for (const auto& group : groups) {
+    if (group.kind == "summary") continue;
+    if (group.kind == "normalised") {
+      html += fmt::format("<section class=\"normalised\">\n<h2>{}{}</h2>\n",
+                          group.simulated ? "<span class=\"tag\">SIMULATED</span> " : "",
+                          html_escape(group.heading));
+      for (const auto& note : group.notes) html += "<p class=\"note\">" + html_escape(note) + "</p>\n";
+      html += figures_html(group) + "</section>\n";
+      continue;
+    }
     html += fmt::format("<section>\n<h2>{}{}</h2>\n",
                         group.simulated ? "<span class=\"tag\">SIMULATED</span> " : "",
                         html_escape(group.heading));
-    html += cases_table(group) + probes_table(group, options.probe_order) + "<div class=\"figures\">\n";
-    for (const auto& figure : group.figures)
-      html += fmt::format("<div class=\"figure\" id=\"{}\"></div>\n", figure.id);
-    html += "</div>\n</section>\n";
+    html +=
+        cases_table(group) + probes_table(group, options.probe_order) + figures_html(group) + "</section>\n";
   }
   if (!options.raw_rows.empty()) html += raw_rows_section(options);
   html += fmt::format("<script type=\"application/json\" id=\"dvfslab-data\">{}</script>\n",

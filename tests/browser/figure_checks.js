@@ -31,6 +31,22 @@
     barsHidden = intervalBars();
     await switchIntervals(true);
   }
+  // Whether every default marker stands on the normalised charts' level of 1.0: the
+  // centre of each marker on the dashed rule at 1 (horizontal, and on the Pareto
+  // chart also the vertical one); null on a chart without such a rule.
+  const centre = (box) => ({x: (box.left + box.right) / 2, y: (box.top + box.bottom) / 2});
+  const defaultsAtOne = (svg) => {
+    const horizontal = svg.querySelector('.unit_level_y_marks line');
+    if (!horizontal) return null;
+    const vertical = svg.querySelector('.unit_level_x_marks line');
+    const level = centre(horizontal.getBoundingClientRect());
+    const markers = [...svg.querySelectorAll('.default_marker_marks path')];
+    return markers.length > 0 && markers.every((marker) => {
+      const at = centre(marker.getBoundingClientRect());
+      return Math.abs(at.y - level.y) < 1 &&
+          (!vertical || Math.abs(at.x - centre(vertical.getBoundingClientRect()).x) < 1);
+    });
+  };
   const figures = [];
   for (const div of document.querySelectorAll('div.figure')) {
     const svg = div.querySelector('svg');
@@ -41,6 +57,8 @@
       title: texts('.role-title-text text').join(' '),
       default_markers: svg.querySelectorAll('.default_marker_marks path').length,
       optimum_markers: svg.querySelectorAll('.optimum_marker_marks path').length,
+      defaults_at_one: defaultsAtOne(svg),
+      summary_points: svg.querySelectorAll('.savings_point_marks path').length,
       outlined_cells: {default: strokes(svg, 'black'), optimum: strokes(svg, '#e4007c'),
                        both: strokes(svg, '#ff7f0e')},
       legends: [...svg.querySelectorAll('.role-legend')].map((legend) => ({

@@ -24,14 +24,21 @@ import tempfile
 
 def expected_chart_count(table: pathlib.Path) -> int:
     """Four charts per GPU x workload (power, throughput, energy, Pareto), two more
-    (memory-clock figure, core x memory heatmap) where core and memory clock both vary."""
-    knobs = {}
+    (memory-clock figure, core x memory heatmap) where core and memory clock both vary;
+    per GPU one normalised chart per case (a sweep table's case: one workload) with a
+    row marked as the default and, where there is one, the Pareto chart of those cases;
+    and the summary chart (every case has an energy optimum)."""
+    knobs, defaults = {}, {}
     with table.open(newline="") as f:
         for row in csv.DictReader(f):
             cores, mems = knobs.setdefault((row["source"], row["gpu"], row["workload"]), (set(), set()))
             cores.add(row["core_mhz"])
             mems.add(row["mem_mhz"])
-    return sum(6 if len(c) > 1 and len(m) > 1 else 4 for c, m in knobs.values())
+            if row["default"] == "1":
+                defaults.setdefault((row["source"], row["gpu"]), set()).add(row["workload"])
+    per_group = sum(6 if len(c) > 1 and len(m) > 1 else 4 for c, m in knobs.values())
+    normalised = sum(len(cases) + 1 for cases in defaults.values())
+    return per_group + normalised + 1
 
 
 def chromium(binary: str, profile: str, *arguments: str) -> subprocess.CompletedProcess:
@@ -52,7 +59,9 @@ SCENARIOS = {
         "commands": [["search", "--device", "sim:v100", "--workload", "resnet50", "--batch", batch]
                      for batch in ("128", "64")],
         "report": [],
-        "charts": 4,
+        # 4 charts of the group; relative to the default: 3 overlaying both batch
+        # sizes, 1 per case, the Pareto fronts; the summary.
+        "charts": 4 + 3 + 2 + 1 + 1,
     },
     # Every core clock at both memory clocks of the simulated H200 (110 x 2), and an
     # objective whose optimum is the default (nothing is faster than 1980/3201 MHz):
@@ -61,7 +70,9 @@ SCENARIOS = {
         "commands": [["search", "--device", "sim:h200", "--workload", "resnet50", "--batch", "32",
                       "--knobs", "sm,mem", "--strategy", "grid"]],
         "report": ["--objective", "energy-within-slowdown:0%"],
-        "charts": 6,
+        # 6 charts of the group; its one case relative to the default, the Pareto
+        # front; the summary.
+        "charts": 6 + 1 + 1 + 1,
     },
 }
 
@@ -71,22 +82,37 @@ def numbers_in(label: str) -> list:
 
 
 def markers_expected(report: pathlib.Path) -> dict:
-    """Per chart id, from the page's data: its group's defaults, optima, and the points
-    that are both, and whether a default that left the memory clock uncontrolled has no
-    place on a memory-clock axis (no memory clock measured there: a sweep table)."""
+    """Per chart id, from the page's data: the defaults, optima, and the points that
+    are both, among the points the chart plots (its group's, or those its `select`
+    picks: one case, one network), whether a default that left the memory clock
+    uncontrolled has no place on a memory-clock axis (no memory clock measured there:
+    a sweep table), and whether it is a chart relative to the default. None for the
+    summary chart, which has no settings to mark."""
     page = report.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="dvfslab-data">(.*?)</script>', page, re.S).group(1))
-    per_group = {}
-    for group in data["groups"]:
-        columns = group["columns"]
-        marker_mem = columns.get("marker_mem_mhz", columns["mem_mhz"])
-        marks = list(zip(columns["baseline"], columns["optimum"], marker_mem))
-        per_group[group["name"]] = {
+    groups = {group["name"]: group for group in data["groups"]}
+    expected = {}
+    for figure in data["figures"]:
+        group = groups[figure["data"]]
+        columns, labels = group["columns"], group["labels"]
+        if "baseline" not in columns:
+            expected[figure["id"]] = None
+            continue
+        rows = range(len(columns["baseline"]))
+        select = figure.get("select")
+        if select:
+            rows = [i for i in rows if labels[columns[select["field"]][i]] == select["equal"]]
+        normalised = "energy_ratio" in columns
+        marker_mem = columns.get("marker_mem_mhz", columns.get("mem_mhz"))
+        marks = [(columns["baseline"][i], columns["optimum"][i], marker_mem[i] if marker_mem else None)
+                 for i in rows]
+        expected[figure["id"]] = {
             "default": sum(b for b, _, _ in marks), "optimum": sum(o for _, o, _ in marks),
             "both": sum(b and o for b, o, _ in marks),
-            "default_without_memory_clock": any(b and m is None for b, _, m in marks),
-            "intervals": "energy_per_item_j_ci" in columns}
-    return {figure["id"]: per_group[figure["data"]] for figure in data["figures"]}
+            "default_without_memory_clock": not normalised and any(b and m is None for b, _, m in marks),
+            "intervals": "energy_per_item_j_ci" in columns or "energy_ratio_ci" in columns,
+            "normalised": normalised}
+    return expected
 
 
 def figure_failures(figures: list, scenario: str, expected_markers: dict) -> list:
@@ -94,6 +120,15 @@ def figure_failures(figures: list, scenario: str, expected_markers: dict) -> lis
     for figure in figures:
         where = f"{figure['id']} ({figure['title']})"
         want = expected_markers[figure["id"]]
+        if want is None:
+            # The summary: a point per GPU x mode x network for its saving and its slowdown.
+            if figure["summary_points"] == 0 or figure["interval_bars"]:
+                failures.append(f"{where}: {figure['summary_points']} summary points, "
+                                f"{figure['interval_bars']} error bars")
+            continue
+        # Every default marker of a chart relative to the default stands at 1.0.
+        if want["normalised"] and figure["defaults_at_one"] is not True:
+            failures.append(f"{where}: the default markers are not at 1.0 ({figure['defaults_at_one']})")
         if "core × memory" in figure["title"]:
             cells = figure["outlined_cells"]
             if (cells["default"], cells["optimum"], cells["both"]) != \
@@ -136,12 +171,12 @@ def figure_failures(figures: list, scenario: str, expected_markers: dict) -> lis
         if scenario != "search" and figure["clip_notes"]:
             failures.append(f"{where}: points left off a full sweep: {figure['clip_notes']}")
     # The simulated searches repeat every probe, so their charts must show intervals.
-    if scenario != "table" and not all(want["intervals"] for want in expected_markers.values()):
+    if scenario != "table" and not all(want["intervals"] for want in expected_markers.values() if want):
         failures.append("a searched group's data has no confidence intervals")
     if scenario == "dense":
         # Its default leaves the memory clock uncontrolled: the memory clock measured
         # there, the GPU's default, places its marker on the memory-clock chart.
-        if any(want["default_without_memory_clock"] for want in expected_markers.values()):
+        if any(want and want["default_without_memory_clock"] for want in expected_markers.values()):
             failures.append("the dense sweep's default has no measured memory clock to stand at")
         heatmap_axes = [axis for figure in figures if "core × memory" in figure["title"] for axis in figure["axes"]]
         if not any(axis["labels"] >= 110 and axis["shown"] < axis["labels"] for axis in heatmap_axes):
@@ -227,7 +262,7 @@ def main() -> int:
     if failures:
         print(f"{name}: FAILED\n" + "\n".join(failures))
         return 1
-    coinciding = sum(want["both"] for want in markers_expected(report).values())
+    coinciding = sum(want["both"] for want in markers_expected(report).values() if want)
     print(f"{name}: {expected} charts rendered, no errors, {coinciding} coinciding default and optimum markers "
           f"checked; screenshot {work / (name + '-report.png')}")
     return 0

@@ -216,8 +216,9 @@ TEST(ReportHtml, DataStringsAreEscapedAndEveryChartHasItsPlace) {
   const std::string html = render_html_report(a);
   EXPECT_EQ(html.find(hostile), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
-  EXPECT_EQ(count(html, "<div class=\"figure\""), 4u);
-  EXPECT_NE(html.find("data-expected=\"4\""), std::string::npos);
+  // The group's 4 charts and the summary of its optimum.
+  EXPECT_EQ(count(html, "<div class=\"figure\""), 5u);
+  EXPECT_NE(html.find("data-expected=\"5\""), std::string::npos);
   EXPECT_NE(html.find("SIMULATED data"), std::string::npos);
   // Self-contained: the three runtimes are inline and nothing is fetched.
   EXPECT_EQ(count(html, "<script data-runtime="), 3u);
