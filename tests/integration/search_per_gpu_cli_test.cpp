@@ -2,15 +2,18 @@
 // the job, each its own stored run under the GPU it varies. On a simulated node the
 // workload loads GPU 0 only, so the idle GPU 1 gets a setting of its own; on a fake
 // NVML with four H200s every stage's probes reach its GPU and all four are left as
-// an administrator left them; a job of one GPU and --resume are refused.
+// an administrator left them, and kill -9 in a stage leaves journals that
+// `dvfslab restore` puts back; a job of one GPU and --resume are refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dvfslab/store.hpp"
@@ -70,7 +73,10 @@ class PerGpuSearchCli : public ::testing::Test {
   }
 
   // A per-GPU search of three power limits (and the default) on `device`, 0.3 s windows.
-  ProcessResult search(const std::string& device, const std::vector<std::string>& options = {}) {
+  ProcessResult search(const std::string& device, const std::vector<std::string>& options = {},
+                       EnvironmentChanges extra = {}) {
+    EnvironmentChanges env = environment;
+    for (auto& [name, value] : extra) env[name] = std::move(value);
     std::vector<std::string> arguments = {"search",
                                           "--device",
                                           device,
@@ -96,7 +102,7 @@ class PerGpuSearchCli : public ::testing::Test {
                                           "--allow-clock-changes"};
     arguments.insert(arguments.end(), options.begin(), options.end());
     arguments.insert(arguments.end(), {"--", "bash", "-c", marker_loop});
-    return run_dvfslab(arguments, environment);
+    return run_dvfslab(arguments, env);
   }
 };
 
@@ -158,6 +164,22 @@ TEST_F(PerGpuSearchCli, FourFakeGpusEachTakeTheirStagesProbesAndAllAreLeftAsFoun
   }
   EXPECT_EQ(run_ids.size(), static_cast<std::size_t>(kGpus)) << "one stored run per stage";
   EXPECT_EQ(controls(), found) << "every GPU as an administrator left it";
+  EXPECT_FALSE(journals_left());
+}
+
+TEST_F(PerGpuSearchCli, KillNineInAStageLeavesAJournalThatRestorePutsBack) {
+  const ProcessResult info = run_dvfslab({"info"}, environment);
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const nlohmann::json found = controls();
+  // Killed after stage 1's second probe: GPU 0's first power limit.
+  const ProcessResult killed = search("0-3", {"--per-gpu"}, {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "2"}});
+  ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.err;
+  EXPECT_TRUE(journals_left());
+  EXPECT_NE(controls().at(0), found.at(0)) << "GPU 0 was killed with its power limit changed";
+
+  const ProcessResult restore = run_dvfslab({"restore"}, environment);
+  EXPECT_EQ(restore.exit_code, 0) << restore.err;
+  EXPECT_EQ(controls(), found);
   EXPECT_FALSE(journals_left());
 }
 
