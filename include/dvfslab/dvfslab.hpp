@@ -42,6 +42,7 @@
 #include "dvfslab/analysis.hpp"
 // sweep
 #include "dvfslab/default_workloads.hpp"
+#include "dvfslab/job_stage.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/search.hpp"
 #include "dvfslab/strategy.hpp"

@@ -14,12 +14,14 @@
 #include "cli/progress.hpp"
 #include "cli/run_database.hpp"
 #include "cli/search_output.hpp"
+#include "cli/search_per_gpu.hpp"
 #include "cli/strategy_option.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
+#include "dvfslab/job_stage.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/replay.hpp"
 #include "dvfslab/search.hpp"
@@ -46,6 +48,7 @@ struct SearchArguments {
   bool allow_clock_changes = false;
   bool json = false;
   bool resume = false;
+  bool per_gpu = false;
 };
 
 void check_budget(const SearchArguments& args) {
@@ -76,11 +79,12 @@ int default_batch(const std::unique_ptr<Gpu>& gpu, const std::string& workload) 
 // A replayed table knows only its own workload keys: name the table, not the
 // registry's long list.
 // On a job of several GPUs every probe runs on all of them; the first GPU's tables
-// and controls as found describe the settings.
+// and controls as found describe the settings. A per-GPU stage's probes run on its
+// varied GPU, whose tables and controls describe them.
 SearchOutcome search(const SearchArguments& args, const Objective& objective, std::span<Gpu* const> job,
                      const Plan& plan, const WorkloadRegistry& registry, Store& store,
-                     const SweepOptions& options) {
-  Gpu& gpu = *job.front();
+                     const SweepOptions& options, const JobStage* stage = nullptr) {
+  Gpu& gpu = *job[stage ? stage->varied : 0];
   SearchOutcome outcome;
   outcome.gpu = gpu.identity();
   if (job.size() > 1) outcome.job_label = job_label(job);
@@ -106,7 +110,8 @@ SearchOutcome search(const SearchArguments& args, const Objective& objective, st
 
   auto progress = make_stderr_progress_reporter({args.budget_points, args.budget_seconds});
   try {
-    outcome.sweep = run_sweep(job, plan, registry, store, options, *progress, session);
+    outcome.sweep = stage ? run_search_stage(job, plan, registry, store, options, *progress, session, *stage)
+                          : run_sweep(job, plan, registry, store, options, *progress, session);
   } catch (const CommandStartError& e) {
     throw ConfigError(fmt::format("the search's command: {}", e.what()));
   }
@@ -122,14 +127,32 @@ SearchOutcome search(const SearchArguments& args, const Objective& objective, st
   return outcome;
 }
 
+// --per-gpu's refusals: a resume before any GPU is opened (its stages are runs of
+// their own, which a resume would have to find in order), a job of one GPU after.
+void check_per_gpu_options(const SearchArguments& args) {
+  if (args.per_gpu && args.resume)
+    throw UsageError("--per-gpu cannot be combined with --resume: run the search again");
+}
+
+void check_per_gpu_job(const SearchArguments& args, std::size_t job_size) {
+  if (args.per_gpu && job_size < 2) {
+    throw UsageError(
+        fmt::format("--per-gpu searches each GPU of a job: --device {} names one GPU (give "
+                    "several: 0-3, all, sim:h200x2)",
+                    args.device));
+  }
+}
+
 void run(SearchArguments args) {
   check_budget(args);
+  check_per_gpu_options(args);
   frontend::parse_search_knobs(args.knobs);
   const Objective objective = parse_objective(args.objective);
   if (args.strategy.empty()) args.strategy = default_strategy_name();
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
 
   const std::vector<std::unique_ptr<Gpu>> gpus = open_job_gpus(args.device);
+  check_per_gpu_job(args, gpus.size());
   const std::unique_ptr<Gpu>& gpu = gpus.front();
   const auto table = frontend::table_gpu(*gpu);
   // A power-limit sweep table has no SM clock to search: its only knob is the default.
@@ -161,10 +184,27 @@ void run(SearchArguments args) {
 
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
   RunDatabase database(args.db);
+  std::vector<Gpu*> job;
+  for (const auto& member : gpus) job.push_back(member.get());
+  if (args.per_gpu) {
+    PerGpuSearch result;
+    try {
+      result = search_per_gpu(job, options, [&](const JobStage& stage) {
+        return search(args, objective, job, plan, registry, database.store(), options, &stage);
+      });
+    } catch (...) {
+      database.remove_if_unused();
+      throw;
+    }
+    if (args.json) {
+      fmt::print("{}\n", per_gpu_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    } else {
+      fmt::print("{}", per_gpu_text(result));
+    }
+    return;
+  }
   SearchOutcome outcome;
   try {
-    std::vector<Gpu*> job;
-    for (const auto& member : gpus) job.push_back(member.get());
     outcome = search(args, objective, job, plan, registry, database.store(), options);
   } catch (...) {
     database.remove_if_unused();
@@ -196,7 +236,7 @@ void add_search_command(CLI::App& app) {
   command->add_option("--precision", args->search_case.precision, "fp32 (default), tf32, bf16 or fp16");
   add_device_option(*command, args->device,
                     ". A value naming several GPUs (0-3, all, sim:h200x2) searches one setting for all of "
-                    "them, scored by their total energy")
+                    "them (with --per-gpu, each its own), scored by their total energy")
       ->capture_default_str();
   command
       ->add_option(
@@ -242,6 +282,10 @@ void add_search_command(CLI::App& app) {
   command->add_flag("--json", args->json, "Print the result as JSON on standard output");
   command->add_flag("--resume", args->resume,
                     "Continue the newest unfinished run of this search in --db, reusing its measured probes");
+  command->add_flag("--per-gpu", args->per_gpu,
+                    "On a job of several GPUs, search each GPU's own setting in turn (one stage and one "
+                    "stored run per GPU, the job's total energy scored) instead of one setting for all; "
+                    "--budget and --budget-seconds apply to each stage");
   command->add_option("command", args->search_case.command,
                       "A program of your own reporting progress markers (docs/measure.md), after --");
   command->callback([args, command] {

@@ -51,6 +51,8 @@ Knobs controlled_values(const SearchOutcome& outcome, const Setting& setting) {
   return knobs;
 }
 
+}  // namespace
+
 nlohmann::json setting_json(const SearchOutcome& outcome, const Setting& setting) {
   const Knobs knobs = controlled_values(outcome, setting);
   return {{"sm_mhz", or_null(knobs.sm_mhz)},
@@ -71,6 +73,8 @@ std::string setting_text(const SearchOutcome& outcome, const Setting& setting) {
   if (outcome.knobs.power) add("pl", knobs.power_limit_w, "W");
   return setting.is_default() ? fmt::format("default as found ({})", text) : text;
 }
+
+namespace {
 
 const PointSummary* optimum_point(const SearchOutcome& outcome) {
   if (!outcome.analysis || !outcome.analysis->optimum) return nullptr;

@@ -32,6 +32,11 @@ struct SearchOutcome {
   std::optional<double> confidence;
 };
 
+// A setting as the search prints it: every knob it controls, with the value the
+// GPU was found at where the setting leaves the knob at the default.
+nlohmann::json setting_json(const SearchOutcome& outcome, const Setting& setting);
+std::string setting_text(const SearchOutcome& outcome, const Setting& setting);
+
 nlohmann::json search_json(const SearchOutcome& outcome);
 std::string search_text(const SearchOutcome& outcome);
 

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "dvfslab/error.hpp"
+
 namespace dvfslab::sweep_detail {
 
 JobGuard::JobGuard(std::span<Gpu* const> gpus, GuardOptions options) {
@@ -13,19 +15,34 @@ JobGuard::JobGuard(std::span<Gpu* const> gpus, GuardOptions options) {
   }
 }
 
+JobGuard::JobGuard(const JobStage& stage) {
+  if (stage.held.size() != stage.guard.size() || stage.varied >= stage.held.size()) {
+    throw UsageError("a per-GPU search stage holds one setting per GPU of its guard and varies one of them");
+  }
+  stage_.emplace(Stage{stage.guard, stage.varied, stage.held});
+}
+
 EffectiveSetting JobGuard::apply(const Setting& setting) {
   if (one_) return one_->apply(setting);
-  return several_->apply(setting).front();
+  if (several_) return several_->apply(setting).front();
+  std::vector<Setting> settings = stage_->held;
+  settings[stage_->varied] = setting;
+  return stage_->guard.apply_per_gpu(settings)[stage_->varied];
 }
 
 void JobGuard::restore() {
   if (one_) {
     one_->restore();
-  } else {
+  } else if (several_) {
     several_->restore();
+  } else {
+    stage_->guard.restore();
   }
 }
 
-bool JobGuard::interrupted() const { return one_ ? one_->interrupted() : several_->interrupted(); }
+bool JobGuard::interrupted() const {
+  if (one_) return one_->interrupted();
+  return several_ ? several_->interrupted() : stage_->guard.interrupted();
+}
 
 }  // namespace dvfslab::sweep_detail

@@ -12,6 +12,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
+#include "dvfslab/job_stage.hpp"
 #include "dvfslab/meter.hpp"
 #include "dvfslab/store.hpp"
 #include "dvfslab/sweep.hpp"
@@ -186,19 +187,21 @@ void validate_settings_on(Gpu& gpu, std::span<const Setting> settings) {
 }
 
 // Checks the plan against every GPU of the job and what the options allow, before
-// anything runs; the settings are the first GPU's. `any_setting`: the strategy may
-// choose any setting of the plan's knobs (not only this shard's grid), so all of
-// them are checked.
+// anything runs; the settings are those of gpus[reference] (the first GPU, or a
+// per-GPU stage's varied one, whose settings the others then never take).
+// `any_setting`: the strategy may choose any setting of the plan's knobs (not only
+// this shard's grid), so all of them are checked.
 SearchSpace checked_search_space(std::span<Gpu* const> gpus, const Plan& plan,
                                  const WorkloadRegistry& registry, const SweepOptions& options,
-                                 bool any_setting) {
+                                 bool any_setting, const JobStage* stage) {
+  const std::size_t reference = stage ? stage->varied : 0;
   SearchSpace space;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     Gpu& gpu = *gpus[i];
     const Schedule grid_schedule = prepare_sweep(gpu, plan, registry, options);
-    if (i == 0) {
+    if (i == reference) {
       space = search_space(gpu, plan, options);
-    } else {
+    } else if (!stage) {
       validate_settings_on(gpu, space.settings);
     }
     check_sweep_allowed(gpu, grid_schedule, options);
@@ -219,13 +222,26 @@ std::string recorded_plan_text(std::span<Gpu* const> gpus, const Plan& plan) {
                      fmt::join(uuids, ", "));
 }
 
+// A per-GPU stage's comment, after the job's: which GPU it varies and what every
+// other one held, so that the stored run says what its probes ran beside.
+std::string stage_comment(std::span<Gpu* const> gpus, const JobStage& stage) {
+  std::vector<std::string> held;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (i != stage.varied)
+      held.push_back(fmt::format("{} {}", gpus[i]->identity().uuid, to_string(stage.held[i])));
+  }
+  return fmt::format("# dvfslab: per-GPU search stage {} of {}: varies {}; the others held {}\n",
+                     stage.number, stage.count, gpus[stage.varied]->identity().uuid, fmt::join(held, ", "));
+}
+
 // Begins the run, or with `resume` reopens the unfinished one of this plan, GPUs
 // and shard and loads what it holds into `history`.
 void open_run(std::span<Gpu* const> gpus, const Plan& plan, Store& store, const SweepOptions& options,
-              RunHistory& history, SweepResult& result) {
+              const JobStage* stage, RunHistory& history, SweepResult& result) {
   RunInfo info;
-  info.gpu = gpus.front()->identity();
+  info.gpu = gpus[stage ? stage->varied : 0]->identity();
   info.plan_text = recorded_plan_text(gpus, plan);
+  if (stage) info.plan_text += stage_comment(gpus, *stage);
   info.plan_hash = plan_hash(info.plan_text);
   info.shard_index = options.shard.index;
   info.shard_count = options.shard.count;
@@ -326,19 +342,22 @@ bool job_clock_changes_allowed(std::span<Gpu* const> gpus, const SweepOptions& o
 
 SweepResult sweep(std::span<Gpu* const> gpus, const Plan& plan, const WorkloadRegistry& registry,
                   Store& store, const SweepOptions& options, ProgressReporter& progress,
-                  SearchStrategy& strategy, bool any_setting) {
+                  SearchStrategy& strategy, bool any_setting, const JobStage* stage = nullptr) {
   if (gpus.empty()) throw UsageError("a sweep needs at least one GPU");
   Gpu& gpu = *gpus.front();
-  const SearchSpace space = checked_search_space(gpus, plan, registry, options, any_setting);
+  const SearchSpace space = checked_search_space(gpus, plan, registry, options, any_setting, stage);
   const MeasurePolicy& policy = plan.measure;
   const StopRule stop_rule = make_stop_rule(policy);
   // The guard takes the GPUs' locks before the run is recorded, so a busy GPU
   // leaves no trace in the store.
-  sweep_detail::JobGuard guard(gpus,
-                               GuardOptions{options.state_dir, job_clock_changes_allowed(gpus, options)});
+  // (A per-GPU stage's are the caller's, taken before its first stage.)
+  sweep_detail::JobGuard guard =
+      stage ? sweep_detail::JobGuard(*stage)
+            : sweep_detail::JobGuard(
+                  gpus, GuardOptions{options.state_dir, job_clock_changes_allowed(gpus, options)});
   SweepResult result;
   RunHistory history(stop_rule);
-  open_run(gpus, plan, store, options, history, result);
+  open_run(gpus, plan, store, options, stage, history, result);
   // A signal may end the process before this thread gets to the catch in
   // run_recorded (the program's handler exits): the signal thread records the
   // interruption itself, through a connection of its own, since this one may be
@@ -362,7 +381,7 @@ SweepResult sweep(std::span<Gpu* const> gpus, const Plan& plan, const WorkloadRe
       {gpu, guard, meter, store, result.run_id, policy, stop_rule, window_s, workloads});
   DriftTracker drift;
   ProposalLoop loop{strategy, space, planned, history, measurer, drift, progress, result};
-  run_recorded(loop, store, guard, gpu.identity(), record_interruption);
+  run_recorded(loop, store, guard, gpus[stage ? stage->varied : 0]->identity(), record_interruption);
   meter.stop();
   result.drift_pct = drift.percent();
   result.gpu_seconds = clock.now_s() - started_at;
@@ -382,6 +401,13 @@ SweepResult run_sweep(std::span<Gpu* const> gpus, const Plan& plan, const Worklo
                       Store& store, const SweepOptions& options, ProgressReporter& progress,
                       SearchStrategy& strategy) {
   return sweep(gpus, plan, registry, store, options, progress, strategy, true);
+}
+
+SweepResult run_search_stage(std::span<Gpu* const> gpus, const Plan& plan, const WorkloadRegistry& registry,
+                             Store& store, const SweepOptions& options, ProgressReporter& progress,
+                             SearchStrategy& strategy, const JobStage& stage) {
+  if (options.resume) throw UsageError("a per-GPU search stage cannot resume a run");
+  return sweep(gpus, plan, registry, store, options, progress, strategy, true, &stage);
 }
 
 SweepResult run_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& registry, Store& store,
