@@ -10,6 +10,7 @@
 #include <string>
 
 #include "report/axis_range.hpp"
+#include "report/compact_values.hpp"
 
 namespace dvfslab::report_detail {
 namespace {
@@ -18,27 +19,6 @@ using nlohmann::json;
 
 json optional_json(const std::optional<int>& value) { return value ? json(*value) : json(nullptr); }
 
-// Six significant digits: more than any chart or tooltip (".4g") shows, and a
-// third of the text of a double written in full.
-double rounded(double value) {
-  if (value == 0.0 || !std::isfinite(value)) return value;
-  return std::strtod(fmt::format("{:.6g}", value).c_str(), nullptr);
-}
-
-// Texts repeated across points are written once and referred to by position.
-class Labels {
- public:
-  int index(const std::string& text) {
-    const auto [slot, added] = positions_.try_emplace(text, static_cast<int>(texts_.size()));
-    if (added) texts_.push_back(text);
-    return slot->second;
-  }
-  json texts() const { return texts_; }
-
- private:
-  std::map<std::string, int> positions_;
-  std::vector<std::string> texts_;
-};
 
 // The half-widths of the 95 % confidence intervals of the plotted means, one column
 // per metric ("<metric>_ci"), null where a point has fewer than two repetitions.

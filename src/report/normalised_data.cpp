@@ -8,31 +8,13 @@
 #include <set>
 
 #include "report/axis_range.hpp"
+#include "report/compact_values.hpp"
 
 namespace dvfslab::report_detail {
 namespace {
 
 using nlohmann::json;
 
-double rounded(double value) {
-  if (value == 0.0 || !std::isfinite(value)) return value;
-  return std::strtod(fmt::format("{:.6g}", value).c_str(), nullptr);
-}
-
-// Texts written once, referred to by position.
-class Labels {
- public:
-  int index(const std::string& text) {
-    const auto [slot, added] = positions_.try_emplace(text, static_cast<int>(texts_.size()));
-    if (added) texts_.push_back(text);
-    return slot->second;
-  }
-  json texts() const { return texts_; }
-
- private:
-  std::map<std::string, int> positions_;
-  std::vector<std::string> texts_;
-};
 
 // Sweep tables carry no batch size, mode or precision: naming them would invent them.
 bool has_case_details(const CaseAnalysis& c) { return c.key.workload_case.batch > 0; }

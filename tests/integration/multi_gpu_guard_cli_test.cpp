@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "background_process.hpp"
+#include "fake_node.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
@@ -20,84 +21,19 @@
 namespace dvfslab::testing {
 namespace {
 
-constexpr int kGpus = 4;
-
 std::vector<std::string> hold_arguments(const std::string& device) {
   return {"hold",  "--device", device,          "--sm", "1200",
           "--mem", "2201",     "--power-limit", "400",  "--allow-clock-changes"};
 }
 
-// What restoring one GPU that `hold_arguments` changed sends to the driver.
-std::vector<std::string> restore_calls(int device) {
-  const std::string index = std::to_string(device);
-  return {"nvmlDeviceResetGpuLockedClocks device=" + index,
-          "nvmlDeviceResetMemoryLockedClocks device=" + index,
-          "nvmlDeviceSetPowerManagementLimit device=" + index + " limit_mw=450000"};
-}
+// What restoring one GPU that `hold_arguments` changed sends to the driver (the
+// setter log's lines without their device).
+const std::vector<std::string> restore_calls = {"nvmlDeviceResetGpuLockedClocks",
+                                                "nvmlDeviceResetMemoryLockedClocks",
+                                                "nvmlDeviceSetPowerManagementLimit limit_mw=450000"};
 
-class MultiGpuGuardCli : public ::testing::Test {
+class MultiGpuGuardCli : public FakeNodeTest {
  protected:
-  ScratchDir dir;
-  EnvironmentChanges environment = fake_nvml_environment(
-      "h200,h200,h200,h200", {{"DVFSLAB_FAKE_NVML_LOG", (dir / "setters.log").string()},
-                              {"DVFSLAB_FAKE_NVML_STATE", (dir / "gpu-state.json").string()},
-                              {"DVFSLAB_STATE_DIR", (dir / "state").string()}});
-
-  // Every GPU is found as an administrator left it: restoring must put back 450 W.
-  void SetUp() override {
-    const nlohmann::json controls = controls_an_administrator_left();
-    nlohmann::json devices = nlohmann::json::array();
-    for (int index = 0; index < kGpus; ++index) devices.push_back({{"index", index}, {"controls", controls}});
-    std::ofstream(dir / "gpu-state.json") << nlohmann::json{{"devices", devices}};
-  }
-
-  // Every GPU's control state as the last process left it, by index.
-  nlohmann::json controls() const {
-    // Kept in a variable: a range-for over a member of parse()'s temporary would
-    // iterate a destroyed object.
-    const nlohmann::json document = nlohmann::json::parse(std::ifstream(dir / "gpu-state.json"));
-    nlohmann::json all = nlohmann::json::array();
-    for (const nlohmann::json& device : document.at("devices")) all.push_back(device.at("controls"));
-    return all;
-  }
-
-  nlohmann::json found_state() {
-    const ProcessResult info = run_dvfslab({"info"}, environment);
-    EXPECT_EQ(info.exit_code, 0) << info.err;
-    const nlohmann::json found = controls();
-    EXPECT_EQ(found.size(), static_cast<std::size_t>(kGpus));
-    for (const nlohmann::json& gpu : found) EXPECT_EQ(gpu.at("power_limit_w"), 450.0);
-    return found;
-  }
-
-  std::vector<std::string> setter_log() const {
-    std::vector<std::string> lines;
-    std::ifstream in(dir / "setters.log");
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-  }
-
-  // The log's lines about one device, in order.
-  std::vector<std::string> calls_on(int device, std::size_t from = 0) const {
-    const std::string mark = " device=" + std::to_string(device);
-    std::vector<std::string> lines;
-    const std::vector<std::string> log = setter_log();
-    for (std::size_t i = from; i < log.size(); ++i) {
-      const std::string& line = log[i];
-      const std::size_t at = line.find(mark);
-      if (at != std::string::npos && (at + mark.size() == line.size() || line[at + mark.size()] == ' '))
-        lines.push_back(line);
-    }
-    return lines;
-  }
-
-  std::size_t journal_count() const {
-    if (!std::filesystem::exists(dir / "state")) return 0;
-    return static_cast<std::size_t>(std::count_if(
-        std::filesystem::directory_iterator(dir / "state"), std::filesystem::directory_iterator(),
-        [](const auto& entry) { return entry.path().filename().string().starts_with("journal-"); }));
-  }
-
   std::string stderr_of(const std::string& name) const {
     std::ifstream in(dir / name);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -131,7 +67,7 @@ TEST_F(MultiGpuGuardCli, HoldOnEveryGpuThenSigtermRestoresAllFour) {
   EXPECT_EQ(controls(), found);
   EXPECT_EQ(journal_count(), 0u);
   for (int device = 0; device < kGpus; ++device)
-    EXPECT_EQ(calls_on(device, calls_before), restore_calls(device)) << "GPU " << device;
+    EXPECT_EQ(calls_on(device, calls_before), restore_calls) << "GPU " << device;
 }
 
 TEST_F(MultiGpuGuardCli, SigkillLeavesFourJournalsAndRestorePutsEveryGpuBack) {
@@ -153,7 +89,7 @@ TEST_F(MultiGpuGuardCli, SigkillLeavesFourJournalsAndRestorePutsEveryGpuBack) {
   EXPECT_EQ(controls(), found);
   EXPECT_EQ(journal_count(), 0u);
   for (int device = 0; device < kGpus; ++device)
-    EXPECT_EQ(calls_on(device, calls_before), restore_calls(device)) << "GPU " << device;
+    EXPECT_EQ(calls_on(device, calls_before), restore_calls) << "GPU " << device;
 }
 
 TEST_F(MultiGpuGuardCli, AJobAskingForAHeldGpuIsRefusedAndLeavesItsOtherGpusFree) {
@@ -194,7 +130,7 @@ TEST_F(MultiGpuGuardCli, OneGpuRefusingLeavesTheOthersRestoredAndNoJournal) {
   for (int device : {0, 1}) {
     const std::vector<std::string> calls = calls_on(device);
     ASSERT_EQ(calls.size(), 6u) << "GPU " << device;
-    EXPECT_EQ(std::vector<std::string>(calls.begin() + 3, calls.end()), restore_calls(device))
+    EXPECT_EQ(std::vector<std::string>(calls.begin() + 3, calls.end()), restore_calls)
         << "GPU " << device;
   }
   EXPECT_EQ(calls_on(2).size(), 1u) << "the refused first call, nothing to undo";

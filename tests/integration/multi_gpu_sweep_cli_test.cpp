@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "background_process.hpp"
+#include "fake_node.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
@@ -22,127 +23,19 @@
 namespace dvfslab::testing {
 namespace {
 
-constexpr int kGpus = 4;
-
-// One iteration of 8 items every 20 ms; with READY set it first creates that file,
-// so a test knows the job has taken its GPUs and applied its first setting.
-const char* const marker_loop =
-    "if [ -n \"${READY:-}\" ]; then touch \"$READY\"; fi; "
-    "while :; do sleep 0.02; echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; done";
-
 std::string plan_text(const std::string& knobs, double duration_s) {
   return knobs + "\n[[cases]]\nname = \"loop\"\ncommand = [\"bash\", \"-c\", '" + marker_loop +
          "']\n[measure]\nwarmup_iterations = 1\nduration_s = " + std::to_string(duration_s) +
          "\nsettle_s = 0\ndrift_check = false\norder = \"ascending\"\ninclude_default = false\n";
 }
 
-class MultiGpuSweepCli : public ::testing::Test {
+class MultiGpuSweepCli : public FakeNodeTest {
  protected:
-  ScratchDir dir;
-  EnvironmentChanges environment = fake_nvml_environment(
-      "h200,h200,h200,h200", {{"DVFSLAB_FAKE_NVML_LOG", (dir / "setters.log").string()},
-                              {"DVFSLAB_FAKE_NVML_STATE", (dir / "gpu-state.json").string()},
-                              {"DVFSLAB_STATE_DIR", (dir / "state").string()},
-                              {"DVFSLAB_TEST_KILL_AFTER_POINTS", std::nullopt}});
-
-  // Every GPU is found as an administrator left it: restoring must put back 450 W.
-  void SetUp() override {
-    const nlohmann::json controls = controls_an_administrator_left();
-    nlohmann::json devices = nlohmann::json::array();
-    for (int index = 0; index < kGpus; ++index) devices.push_back({{"index", index}, {"controls", controls}});
-    std::ofstream(dir / "gpu-state.json") << nlohmann::json{{"devices", devices}};
-  }
-
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(dir / name) << text;
     return (dir / name).string();
   }
 
-  // Every GPU's control state as the last process left it, by index.
-  nlohmann::json controls() const {
-    const nlohmann::json document = nlohmann::json::parse(std::ifstream(dir / "gpu-state.json"));
-    nlohmann::json all = nlohmann::json::array();
-    for (const nlohmann::json& device : document.at("devices")) all.push_back(device.at("controls"));
-    return all;
-  }
-
-  nlohmann::json found_state() {
-    const ProcessResult info = run_dvfslab({"info"}, environment);
-    EXPECT_EQ(info.exit_code, 0) << info.err;
-    const nlohmann::json found = controls();
-    EXPECT_EQ(found.size(), static_cast<std::size_t>(kGpus));
-    for (const nlohmann::json& gpu : found) EXPECT_EQ(gpu.at("power_limit_w"), 450.0);
-    return found;
-  }
-
-  std::string uuid_of(int device) {
-    const ProcessResult info = run_dvfslab({"info", "--device", "all", "--json"}, environment);
-    EXPECT_EQ(info.exit_code, 0) << info.err;
-    const nlohmann::json document = nlohmann::json::parse(info.out);
-    return document.at("devices").at(static_cast<std::size_t>(device)).at("uuid").get<std::string>();
-  }
-
-  std::vector<std::string> setter_log() const {
-    std::vector<std::string> lines;
-    std::ifstream in(dir / "setters.log");
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-  }
-
-  // The log's lines about one device from line `from` on, in order, without the device field.
-  std::vector<std::string> calls_on(int device, std::size_t from = 0) const {
-    const std::string mark = " device=" + std::to_string(device);
-    std::vector<std::string> lines;
-    const std::vector<std::string> log = setter_log();
-    for (std::size_t i = from; i < log.size(); ++i) {
-      std::string line = log[i];
-      const std::size_t at = line.find(mark);
-      if (at == std::string::npos || (at + mark.size() != line.size() && line[at + mark.size()] != ' '))
-        continue;
-      lines.push_back(line.erase(at, mark.size()));
-    }
-    return lines;
-  }
-
-  std::size_t journal_count() const {
-    if (!std::filesystem::exists(dir / "state")) return 0;
-    return static_cast<std::size_t>(std::count_if(
-        std::filesystem::directory_iterator(dir / "state"), std::filesystem::directory_iterator(),
-        [](const auto& entry) { return entry.path().filename().string().starts_with("journal-"); }));
-  }
-
-  // A search of three power limits (and the default) on `device`, 0.3 s windows.
-  ProcessResult search(const std::string& device, EnvironmentChanges extra = {},
-                       const std::vector<std::string>& options = {}) {
-    EnvironmentChanges env = environment;
-    for (auto& [name, value] : extra) env[name] = std::move(value);
-    std::vector<std::string> arguments = {"search",
-                                          "--device",
-                                          device,
-                                          "--workload",
-                                          "loop",
-                                          "--knobs",
-                                          "pl",
-                                          "--strategy",
-                                          "grid",
-                                          "--budget",
-                                          "4",
-                                          "--duration",
-                                          "0.3",
-                                          "--settle",
-                                          "0",
-                                          "--repetitions",
-                                          "1",
-                                          "--max-repetitions",
-                                          "1",
-                                          "--db",
-                                          (dir / "search.sqlite").string(),
-                                          "--json",
-                                          "--allow-clock-changes"};
-    arguments.insert(arguments.end(), options.begin(), options.end());
-    arguments.insert(arguments.end(), {"--", "bash", "-c", marker_loop});
-    return run_dvfslab(arguments, env);
-  }
 };
 
 TEST_F(MultiGpuSweepCli, ASweepOnFourGpusPutsEverySettingOnEachAndRestoresAllFour) {
@@ -203,7 +96,7 @@ TEST_F(MultiGpuSweepCli, ASearchOnFourGpusProbesEachSettingOnAllOfThem) {
 
 TEST_F(MultiGpuSweepCli, KillNineDuringAFourGpuSearchLeavesFourJournalsThatRestorePutsBack) {
   const nlohmann::json found = found_state();
-  const ProcessResult killed = search("0-3", {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "2"}});
+  const ProcessResult killed = search("0-3", {}, {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "2"}});
   ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.err;
   EXPECT_EQ(journal_count(), 4u) << "one journal per changed GPU";
   for (int device = 0; device < kGpus; ++device)
@@ -222,10 +115,10 @@ TEST_F(MultiGpuSweepCli, KillNineDuringAFourGpuSearchLeavesFourJournalsThatResto
   }
 
   // --resume continues the run of the same four GPUs only.
-  const ProcessResult on_one = search("0", {}, {"--resume"});
+  const ProcessResult on_one = search("0", {"--resume"});
   ASSERT_EQ(on_one.exit_code, 0) << on_one.err;
   EXPECT_FALSE(nlohmann::json::parse(on_one.out).at("resumed").get<bool>()) << on_one.out;
-  const ProcessResult resumed = search("0-3", {}, {"--resume"});
+  const ProcessResult resumed = search("0-3", {"--resume"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   const nlohmann::json result = nlohmann::json::parse(resumed.out);
   EXPECT_TRUE(result.at("resumed").get<bool>()) << resumed.out;

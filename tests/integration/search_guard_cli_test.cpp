@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fake_node.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
@@ -65,27 +66,8 @@ class FakeNvmlSearchTest : public ::testing::Test {
   // range), 0.3 s windows.
   testing::ProcessResult search(std::vector<std::string> extra, EnvironmentChanges env = {},
                                 const std::string& knobs = "pl", bool json = true) {
-    std::vector<std::string> arguments = {"search",
-                                          "--device",
-                                          "0",
-                                          "--workload",
-                                          "loop",
-                                          "--knobs",
-                                          knobs,
-                                          "--strategy",
-                                          "grid",
-                                          "--budget",
-                                          "4",
-                                          "--duration",
-                                          "0.3",
-                                          "--settle",
-                                          "0",
-                                          "--repetitions",
-                                          "1",
-                                          "--max-repetitions",
-                                          "1",
-                                          "--db",
-                                          (dir_ / "db.sqlite").string()};
+    std::vector<std::string> arguments =
+        testing::short_grid_search_arguments("0", knobs, (dir_ / "db.sqlite").string());
     if (json) arguments.emplace_back("--json");
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     arguments.insert(arguments.end(), {"--", "bash", "-c", marker_loop});

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dvfslab/store.hpp"
+#include "fake_node.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
@@ -24,87 +25,7 @@
 namespace dvfslab::testing {
 namespace {
 
-constexpr int kGpus = 4;
-
-const char* const marker_loop =
-    "while :; do sleep 0.02; echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; done";
-
-class PerGpuSearchCli : public ::testing::Test {
- protected:
-  ScratchDir dir;
-  EnvironmentChanges environment = fake_nvml_environment(
-      "h200,h200,h200,h200", {{"DVFSLAB_FAKE_NVML_LOG", (dir / "setters.log").string()},
-                              {"DVFSLAB_FAKE_NVML_STATE", (dir / "gpu-state.json").string()},
-                              {"DVFSLAB_STATE_DIR", (dir / "state").string()}});
-
-  // Every GPU is found as an administrator left it: restoring must put back 450 W.
-  void SetUp() override {
-    const nlohmann::json controls = controls_an_administrator_left();
-    nlohmann::json devices = nlohmann::json::array();
-    for (int index = 0; index < kGpus; ++index) devices.push_back({{"index", index}, {"controls", controls}});
-    std::ofstream(dir / "gpu-state.json") << nlohmann::json{{"devices", devices}};
-  }
-
-  nlohmann::json controls() const {
-    const nlohmann::json document = nlohmann::json::parse(std::ifstream(dir / "gpu-state.json"));
-    nlohmann::json all = nlohmann::json::array();
-    for (const nlohmann::json& device : document.at("devices")) all.push_back(device.at("controls"));
-    return all;
-  }
-
-  std::vector<std::string> calls_on(int device) const {
-    const std::string mark = " device=" + std::to_string(device);
-    std::vector<std::string> lines;
-    std::ifstream in(dir / "setters.log");
-    for (std::string line; std::getline(in, line);) {
-      const std::size_t at = line.find(mark);
-      if (at == std::string::npos || (at + mark.size() != line.size() && line[at + mark.size()] != ' '))
-        continue;
-      lines.push_back(line.erase(at, mark.size()));
-    }
-    return lines;
-  }
-
-  bool journals_left() const {
-    return std::filesystem::exists(dir / "state") &&
-           std::any_of(
-               std::filesystem::directory_iterator(dir / "state"), std::filesystem::directory_iterator(),
-               [](const auto& entry) { return entry.path().filename().string().starts_with("journal-"); });
-  }
-
-  // A per-GPU search of three power limits (and the default) on `device`, 0.3 s windows.
-  ProcessResult search(const std::string& device, const std::vector<std::string>& options = {},
-                       EnvironmentChanges extra = {}) {
-    EnvironmentChanges env = environment;
-    for (auto& [name, value] : extra) env[name] = std::move(value);
-    std::vector<std::string> arguments = {"search",
-                                          "--device",
-                                          device,
-                                          "--workload",
-                                          "loop",
-                                          "--knobs",
-                                          "pl",
-                                          "--strategy",
-                                          "grid",
-                                          "--budget",
-                                          "4",
-                                          "--duration",
-                                          "0.3",
-                                          "--settle",
-                                          "0",
-                                          "--repetitions",
-                                          "1",
-                                          "--max-repetitions",
-                                          "1",
-                                          "--db",
-                                          (dir / "search.sqlite").string(),
-                                          "--json",
-                                          "--allow-clock-changes"};
-    arguments.insert(arguments.end(), options.begin(), options.end());
-    arguments.insert(arguments.end(), {"--", "bash", "-c", marker_loop});
-    return run_dvfslab(arguments, env);
-  }
-};
+using PerGpuSearchCli = FakeNodeTest;
 
 TEST_F(PerGpuSearchCli, OnASimulatedNodeTheIdleGpuGetsASettingOfItsOwn) {
   const std::string db = (dir / "node.sqlite").string();
@@ -164,7 +85,7 @@ TEST_F(PerGpuSearchCli, FourFakeGpusEachTakeTheirStagesProbesAndAllAreLeftAsFoun
   }
   EXPECT_EQ(run_ids.size(), static_cast<std::size_t>(kGpus)) << "one stored run per stage";
   EXPECT_EQ(controls(), found) << "every GPU as an administrator left it";
-  EXPECT_FALSE(journals_left());
+  EXPECT_FALSE(journal_count() > 0);
 }
 
 TEST_F(PerGpuSearchCli, KillNineInAStageLeavesAJournalThatRestorePutsBack) {
@@ -174,13 +95,13 @@ TEST_F(PerGpuSearchCli, KillNineInAStageLeavesAJournalThatRestorePutsBack) {
   // Killed after stage 1's second probe: GPU 0's first power limit.
   const ProcessResult killed = search("0-3", {"--per-gpu"}, {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "2"}});
   ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.err;
-  EXPECT_TRUE(journals_left());
+  EXPECT_TRUE(journal_count() > 0);
   EXPECT_NE(controls().at(0), found.at(0)) << "GPU 0 was killed with its power limit changed";
 
   const ProcessResult restore = run_dvfslab({"restore"}, environment);
   EXPECT_EQ(restore.exit_code, 0) << restore.err;
   EXPECT_EQ(controls(), found);
-  EXPECT_FALSE(journals_left());
+  EXPECT_FALSE(journal_count() > 0);
 }
 
 TEST_F(PerGpuSearchCli, OneGpuAndAResumeAreRefused) {

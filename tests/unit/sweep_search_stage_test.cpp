@@ -54,15 +54,21 @@ class ControlsRecorder final : public ProgressReporter {
   std::vector<Gpu*> gpus_;
 };
 
-TEST(SearchStage, VariesOneGpuWhileTheOtherHoldsItsSettingAndRecordsTheStage) {
+// Two simulated H200s of one node on one virtual clock, and the stage's plan.
+class SearchStage : public ::testing::Test {
+ protected:
+  SearchStage() { add_sim_workloads(registry); }
+
   testing::ScratchDir scratch;
   WorkloadRegistry registry;
-  add_sim_workloads(registry);
   const Plan plan = parse_plan_text(plan_text, "stage.toml");
-  const auto clock = std::make_shared<VirtualClock>();
-  SimGpu gpu0(sim_gpu_spec("h200"), clock, 0);
-  SimGpu gpu1(sim_gpu_spec("h200"), clock, 1);
+  const std::shared_ptr<VirtualClock> clock = std::make_shared<VirtualClock>();
+  SimGpu gpu0{sim_gpu_spec("h200"), clock, 0};
+  SimGpu gpu1{sim_gpu_spec("h200"), clock, 1};
   std::vector<Gpu*> job = {&gpu0, &gpu1};
+};
+
+TEST_F(SearchStage, VariesOneGpuWhileTheOtherHoldsItsSettingAndRecordsTheStage) {
   const ControlState found0 = gpu0.control_state();
   const ControlState found1 = gpu1.control_state();
 
@@ -92,15 +98,7 @@ TEST(SearchStage, VariesOneGpuWhileTheOtherHoldsItsSettingAndRecordsTheStage) {
   EXPECT_EQ(gpu1.control_state(), found1);
 }
 
-TEST(SearchStage, RefusesAResumeAndAHeldListOfAnotherSize) {
-  testing::ScratchDir scratch;
-  WorkloadRegistry registry;
-  add_sim_workloads(registry);
-  const Plan plan = parse_plan_text(plan_text, "stage.toml");
-  const auto clock = std::make_shared<VirtualClock>();
-  SimGpu gpu0(sim_gpu_spec("h200"), clock, 0);
-  SimGpu gpu1(sim_gpu_spec("h200"), clock, 1);
-  std::vector<Gpu*> job = {&gpu0, &gpu1};
+TEST_F(SearchStage, RefusesAResumeAndAHeldListOfAnotherSize) {
   ClockGuardSet guard(job, GuardOptions{scratch / "state", true});
   Store store(scratch / "stage.sqlite");
   auto silent = make_silent_progress_reporter();
