@@ -31,7 +31,7 @@ struct ReportOptions {
   std::string model;  // a model.json whose predictions are drawn beside the measurements
   bool output_given = false;
   std::optional<std::string> figures;  // the folder of one SVG and one PDF per figure
-  FigureStyle style = FigureStyle::screen;
+  std::string style = "screen";
 };
 
 // The settings each search run of a database probed, numbered in the order it first
@@ -128,7 +128,7 @@ void run_report(const ReportOptions& options) {
                    fmt::format("predicted ({})", std::filesystem::path(options.model).filename().string()),
                .measured_sm_mhz = std::move(measured_sm_mhz),
                .measured_mem_mhz = measured_memory_clocks(options.input, analysis),
-               .style = options.style};
+               .style = options.style == "paper" ? FigureStyle::paper : FigureStyle::screen};
   if (options.figures) {
     const auto files = write_figure_files(analysis, *options.figures, page.html, [](const std::string& line) {
       fmt::print(stderr, "dvfslab: {}\n", line);
@@ -158,9 +158,10 @@ void add_report_command(CLI::App& app) {
       ->required();
   CLI::Option* output_option =
       command
-          ->add_option("-o,--output", options->output,
-                       "HTML file to write (replaced if it exists, atomically; never one of the inputs); with "
-                       "--figures, written only when given")
+          ->add_option(
+              "-o,--output", options->output,
+              "HTML file to write (replaced if it exists, atomically; never one of the inputs); with "
+              "--figures, written only when given")
           ->capture_default_str();
   const auto& writers = cli_analysis_writers();
   command->add_option("--format", options->format, fmt::format("what to write: {}", writers.help()))
@@ -185,14 +186,15 @@ void add_report_command(CLI::App& app) {
       "beside the measured points of every case it has a model of; never in the tables or the optimum");
   command->add_option(
       "--figures", options->figures,
-      "also write every figure into this folder as NN-<title>.svg and NN-<title>.pdf (fonts embedded), "
+      "write every figure into this folder as NN-<title>.svg and NN-<title>.pdf (fonts embedded; the page "
+      "then only with -o), "
       "drawn with node and converted by rsvg-convert (docs/report.md, \"Figures for a paper\")");
-  const std::map<std::string, FigureStyle> styles{{"screen", FigureStyle::screen}, {"paper", FigureStyle::paper}};
   command
       ->add_option("--style", options->style,
-                   "screen (default) or paper: figures sized for one column of a two-column paper (190 × 123 px "
+                   "screen or paper: figures sized for one column of a two-column paper (190 × 123 px "
                    "plots, 8-9 px DejaVu Sans, legends below), on the page and in --figures")
-      ->transform(CLI::CheckedTransformer(styles, CLI::ignore_case));
+      ->check(CLI::IsMember({"screen", "paper"}))
+      ->capture_default_str();
   command->callback([options, output_option] {
     options->output_given = output_option->count() > 0;
     run_report(*options);

@@ -55,13 +55,14 @@ bool program_on_path(const std::string& program) {
   return false;
 }
 
-ToolExit run_tool(const std::vector<std::string>& argv, const std::filesystem::path& log_file, bool show_output) {
+ToolExit run_tool(const std::vector<std::string>& argv, const std::filesystem::path& log_file,
+                  bool show_output) {
   FileActions actions;
   posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   // Standard output takes our error output before the log replaces standard error.
   if (show_output) posix_spawn_file_actions_adddup2(actions.get(), STDERR_FILENO, STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(actions.get(), STDERR_FILENO, log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
+  posix_spawn_file_actions_addopen(actions.get(), STDERR_FILENO, log_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!show_output) posix_spawn_file_actions_adddup2(actions.get(), STDERR_FILENO, STDOUT_FILENO);
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));

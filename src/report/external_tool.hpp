@@ -19,6 +19,7 @@ struct ToolExit {
 // error output into `log_file`, and its standard output into our error output when
 // `show_output` (progress lines), else into `log_file` too. Throws Error when it
 // cannot be started.
-ToolExit run_tool(const std::vector<std::string>& argv, const std::filesystem::path& log_file, bool show_output);
+ToolExit run_tool(const std::vector<std::string>& argv, const std::filesystem::path& log_file,
+                  bool show_output);
 
 }  // namespace dvfslab::report_detail

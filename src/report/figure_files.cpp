@@ -38,10 +38,10 @@ constexpr Tool kRsvgConvert{"rsvg-convert", "librsvg2-bin"};
 
 void require_tool(const Tool& tool) {
   if (report_detail::program_on_path(tool.program)) return;
-  throw NotSupportedError(fmt::format(
-      "report --figures needs `{}`, which is not on PATH: install the Debian package {} "
-      "(scripts/install-deps.sh does)",
-      tool.program, tool.debian_package));
+  throw NotSupportedError(
+      fmt::format("report --figures needs `{}`, which is not on PATH: install the Debian package {} "
+                  "(scripts/install-deps.sh does)",
+                  tool.program, tool.debian_package));
 }
 
 // "SIMULATED — mean power vs core clock (MHz)" + "NVIDIA H200 · resnet50" →
@@ -156,33 +156,37 @@ std::vector<fs::path> write_figure_files(const Analysis& analysis, const fs::pat
   const fs::path work = folder.staging() / "work";
   fs::create_directory(work);
   for (const auto& script : scripts) {
-    if (script.name == "vega.min.js" || script.name == "vega-lite.min.js") write_text(work / script.name, script.text);
+    if (script.name == "vega.min.js" || script.name == "vega-lite.min.js")
+      write_text(work / script.name, script.text);
   }
   write_text(work / "figure_spec.js", report_detail::figure_spec_script());
   write_text(work / "render.js", report_detail::figure_render_script());
-  const json data = {
-      {"figures", figures}, {"templates", std::move(templates)}, {"groups", report_detail::groups_json(groups)}};
+  const json data = {{"figures", figures},
+                     {"templates", std::move(templates)},
+                     {"groups", report_detail::groups_json(groups)}};
   write_text(work / "data.json", data.dump());
 
   const auto drawn = report_detail::run_tool(
-      {kNode.program, (work / "render.js").string(), work.string(), folder.staging().string()}, work / "node.log",
-      static_cast<bool>(progress));
+      {kNode.program, (work / "render.js").string(), work.string(), folder.staging().string()},
+      work / "node.log", static_cast<bool>(progress));
   if (drawn.code != 0)
-    throw Error(fmt::format("drawing the figures with node failed (exit code {}): {}", drawn.code, drawn.message));
+    throw Error(
+        fmt::format("drawing the figures with node failed (exit code {}): {}", drawn.code, drawn.message));
 
   for (std::size_t i = 0; i < figures.size(); ++i) {
     const std::string file = figures[i]["file"];
     const fs::path svg = folder.staging() / (file + ".svg"), pdf = folder.staging() / (file + ".pdf");
     // At 72 dpi one SVG pixel is one PDF point: the sizes docs/report.md gives.
-    const auto converted = report_detail::run_tool(
-        {kRsvgConvert.program, "--format=pdf", "--dpi-x=72", "--dpi-y=72", "--output", pdf.string(), svg.string()},
-        work / "rsvg-convert.log", false);
+    const auto converted = report_detail::run_tool({kRsvgConvert.program, "--format=pdf", "--dpi-x=72",
+                                                    "--dpi-y=72", "--output", pdf.string(), svg.string()},
+                                                   work / "rsvg-convert.log", false);
     if (converted.code != 0)
       throw Error(fmt::format("converting {}.svg to PDF with rsvg-convert failed (exit code {}): {}", file,
                               converted.code, converted.message));
     names.push_back(file + ".svg");
     names.push_back(file + ".pdf");
-    if (progress && figures.size() >= kProgressEvery && ((i + 1) % kProgressEvery == 0 || i + 1 == figures.size()))
+    if (progress && figures.size() >= kProgressEvery &&
+        ((i + 1) % kProgressEvery == 0 || i + 1 == figures.size()))
       progress(fmt::format("converted {} of {} figures to PDF", i + 1, figures.size()));
   }
   return folder.commit(names);

@@ -8,8 +8,9 @@
 namespace dvfslab::report_detail {
 
 std::vector<FigureGroup> report_figure_groups(const Analysis& analysis, const HtmlReportOptions& options) {
-  auto groups = build_figure_groups(analysis, options.probe_order, options.predicted_energy,
-                                    options.prediction_label, options.measured_sm_mhz, options.measured_mem_mhz);
+  auto groups =
+      build_figure_groups(analysis, options.probe_order, options.predicted_energy, options.prediction_label,
+                          options.measured_sm_mhz, options.measured_mem_mhz);
   std::size_t point_figures = 0;
   for (const auto& group : groups) point_figures += group.figures.size();
   for (auto& group : build_comparison_groups(analysis, static_cast<int>(point_figures), options.probe_order,

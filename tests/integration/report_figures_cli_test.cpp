@@ -42,8 +42,8 @@ std::string find_program(const std::string& program) {
   return "";
 }
 
-#define SKIP_WITHOUT(program)                                                                            \
-  if (find_program(program).empty())                                                                     \
+#define SKIP_WITHOUT(program)        \
+  if (find_program(program).empty()) \
   GTEST_SKIP() << program << " is not on PATH (scripts/install-deps.sh --tests installs it)"
 
 // A sweep table of one kernel at four core clocks, the default at 1380 MHz: four
@@ -204,9 +204,9 @@ TEST(ReportFiguresCli, MissingToolIsOneLineNamingItsPackage) {
   const std::string table = write_table(scratch).string();
   fs::create_directory(scratch / "empty-path");
   const fs::path dir = scratch / "figures";
-  expect_one_clear_error(
-      run_dvfslab({"report", table, "--figures", dir.string()}, {{"PATH", (scratch / "empty-path").string()}}),
-      6, "install the Debian package nodejs");
+  expect_one_clear_error(run_dvfslab({"report", table, "--figures", dir.string()},
+                                     {{"PATH", (scratch / "empty-path").string()}}),
+                         6, "install the Debian package nodejs");
   EXPECT_FALSE(fs::exists(dir));  // made for the figures, removed with none in it
 }
 
@@ -222,8 +222,8 @@ TEST(ReportFiguresCli, FailedConversionLeavesNoFigureBehind) {
   const fs::path dir = scratch / "figures";
   fs::create_directory(dir);
   std::ofstream(dir / "notes.txt") << "mine";
-  expect_one_clear_error(run_dvfslab({"report", table, "--figures", dir.string()}, {{"PATH", bin.string()}}), 1,
-                         "rsvg-convert: out of paper");
+  expect_one_clear_error(run_dvfslab({"report", table, "--figures", dir.string()}, {{"PATH", bin.string()}}),
+                         1, "rsvg-convert: out of paper");
   // The folder holds what it held: no figure, no temporary folder.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
