@@ -7,11 +7,13 @@ packages=(build-essential cmake ninja-build pkg-config git
           libcli11-dev nlohmann-json3-dev libtoml11-dev libsqlite3-dev libeigen3-dev libfmt-dev
           python3 python3-dev pybind11-dev
           nodejs npm
+          librsvg2-bin fonts-dejavu-core  # `report --figures`: rsvg-convert makes the PDFs, in DejaVu Sans
           python3-torch)  # the README Quick start's Python example trains a small PyTorch model
 # The Python suite: pytest, and what the examples use (PyTorch on the CPU, pandas, matplotlib).
 if [[ "${1:-}" == "--tests" ]]; then
   packages+=(libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev chromium slurm-wlm munge ccache
-             python3-pytest python3-pandas python3-matplotlib python3-numpy)
+             python3-pytest python3-pandas python3-matplotlib python3-numpy
+             poppler-utils)  # pdffonts: the figure test checks that the PDFs embed their fonts
 fi
 
 missing=()

@@ -3,6 +3,7 @@
 // and the registry of analysis writers that `analyze` and `report` pick by name.
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -27,6 +28,10 @@ struct PredictedEnergy {
   double high = 0;
 };
 
+// How the figures are sized and set: as on screen, or for a two-column paper
+// (`report --style paper`; docs/report.md, "Figures for a paper").
+enum class FigureStyle { screen, paper };
+
 // What the page holds besides the analysis. Its size follows the number of
 // settings and cases, not of measured rows: the charts plot each setting's mean.
 struct HtmlReportOptions {
@@ -49,6 +54,7 @@ struct HtmlReportOptions {
   // Likewise the mean memory clock measured at each setting that left the memory
   // clock uncontrolled: where the charts against the memory clock draw its markers.
   std::map<std::pair<CaseKey, Setting>, double> measured_mem_mhz = {};
+  FigureStyle style = FigureStyle::screen;
 };
 inline constexpr std::size_t max_report_raw_rows = 10'000;
 // Above this many settings in all, the page's analysis data leaves out the
@@ -66,6 +72,20 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
 void write_html_report(const Analysis& analysis, const std::filesystem::path& path,
                        const std::vector<std::filesystem::path>& inputs = {},
                        const HtmlReportOptions& options = {});
+
+// Writes every figure of the report (those of render_html_report, in the page's
+// order) into the folder `dir` as NN-<title>.svg, drawn by the embedded Vega runtime
+// under `node`, and NN-<title>.pdf converted from it by `rsvg-convert`, which embeds
+// the fonts. Creates `dir` when missing; replaces files of the same names there and
+// leaves other files. Nothing is written to `dir` unless every figure is: they are
+// made in a temporary folder inside it and moved into place at the end. `progress`
+// gets a line to show now and then. Throws ConfigError (exit 3) for a `dir` that is
+// empty, not a folder or not writable, NotSupportedError (exit 6) when node or
+// rsvg-convert is missing or the build has no runtimes, and Error when drawing
+// fails. Returns the files written.
+std::vector<std::filesystem::path> write_figure_files(
+    const Analysis& analysis, const std::filesystem::path& dir, const HtmlReportOptions& options = {},
+    const std::function<void(const std::string&)>& progress = {});
 
 // What an analysis writer is given: the analysis and what its caller shows beside
 // it. Each writer reads the members meant for it and ignores the others.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct ReportOptions {
   std::string objective = "energy";
   std::size_t raw_rows = 0;
   std::string model;  // a model.json whose predictions are drawn beside the measurements
+  bool output_given = false;
+  std::optional<std::string> figures;  // the folder of one SVG and one PDF per figure
+  std::string style = "screen";
 };
 
 // The settings each search run of a database probed, numbered in the order it first
@@ -99,8 +103,11 @@ std::map<std::pair<CaseKey, Setting>, double> measured_memory_clocks(const std::
 }
 
 void run_report(const ReportOptions& options) {
+  // With --figures, the page is written only when -o asks for it too.
+  const bool write_page = !options.figures || options.output_given;
   // Opened first, so that an output over the input is refused before any work.
-  OutputFile output(options.output, input_files(options.input));
+  std::optional<OutputFile> output;
+  if (write_page) output.emplace(options.output, input_files(options.input));
   const AnalysisWriter& writer = cli_analysis_writers().find(options.format);
   const auto models = options.model.empty() ? std::vector<model::Model>{} : model::read_models(options.model);
   std::vector<ResultRow> rows = load_result_rows(options.input);
@@ -120,10 +127,20 @@ void run_report(const ReportOptions& options) {
                .prediction_label =
                    fmt::format("predicted ({})", std::filesystem::path(options.model).filename().string()),
                .measured_sm_mhz = std::move(measured_sm_mhz),
-               .measured_mem_mhz = measured_memory_clocks(options.input, analysis)};
-  writer.write(page, output.stream());
-  output.commit();
-  fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
+               .measured_mem_mhz = measured_memory_clocks(options.input, analysis),
+               .style = options.style == "paper" ? FigureStyle::paper : FigureStyle::screen};
+  if (options.figures) {
+    const auto files = write_figure_files(analysis, *options.figures, page.html, [](const std::string& line) {
+      fmt::print(stderr, "dvfslab: {}\n", line);
+    });
+    fmt::print(stderr, "dvfslab: wrote {} figures into {} (one .svg and one .pdf each)\n", files.size() / 2,
+               *options.figures);
+  }
+  if (output) {
+    writer.write(page, output->stream());
+    output->commit();
+    fmt::print(stderr, "dvfslab: wrote {} ({} cases)\n", options.output, analysis.cases.size());
+  }
 }
 
 }  // namespace
@@ -139,10 +156,13 @@ void add_report_command(CLI::App& app) {
       ->add_option("input", options->input,
                    "dvfslab database (SQLite) to report on, or a sweep-table CSV file (read directly)")
       ->required();
-  command
-      ->add_option("-o,--output", options->output,
-                   "HTML file to write (replaced if it exists, atomically; never one of the inputs)")
-      ->capture_default_str();
+  CLI::Option* output_option =
+      command
+          ->add_option(
+              "-o,--output", options->output,
+              "HTML file to write (replaced if it exists, atomically; never one of the inputs); with "
+              "--figures, written only when given")
+          ->capture_default_str();
   const auto& writers = cli_analysis_writers();
   command->add_option("--format", options->format, fmt::format("what to write: {}", writers.help()))
       ->check(CLI::IsMember(writers.names()))
@@ -164,7 +184,21 @@ void add_report_command(CLI::App& app) {
       "--model", options->model,
       "a model.json (`dvfslab model fit -o`): draw its predicted energy, with a 95 % interval, "
       "beside the measured points of every case it has a model of; never in the tables or the optimum");
-  command->callback([options] { run_report(*options); });
+  command->add_option(
+      "--figures", options->figures,
+      "write every figure into this folder as NN-<title>.svg and NN-<title>.pdf (fonts embedded; the page "
+      "then only with -o), "
+      "drawn with node and converted by rsvg-convert (docs/report.md, \"Figures for a paper\")");
+  command
+      ->add_option("--style", options->style,
+                   "screen or paper: figures sized for one column of a two-column paper (190 × 123 px "
+                   "plots, 8-9 px DejaVu Sans, legends below), on the page and in --figures")
+      ->check(CLI::IsMember({"screen", "paper"}))
+      ->capture_default_str();
+  command->callback([options, output_option] {
+    options->output_given = output_option->count() > 0;
+    run_report(*options);
+  });
 }
 
 }  // namespace dvfslab::cli

@@ -6,11 +6,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "dvfslab/error.hpp"
 #include "dvfslab/output_file.hpp"
 #include "dvfslab/report.hpp"
 #include "report/escape.hpp"
+#include "report/figure_spec_script.hpp"
 #include "report/figures.hpp"
+#include "report/page_data.hpp"
 #include "report/scripts.hpp"
 
 namespace dvfslab {
@@ -43,78 +44,8 @@ const dvfslabConsoleError = console.error.bind(console);
 console.error = (...parts) => { window.dvfslabErrors.push(parts.join(' ')); dvfslabConsoleError(...parts); };
 )js";
 
+// Runs after report/figure_spec_script.cpp's functions.
 constexpr std::string_view kRender = R"js(
-// Each group's points arrive as columns (see report/figures.hpp); the charts want one
-// record per point.
-// Legends sort by the labels' rank in numeric order ("batch 128" before "batch 1024").
-function dvfslabNumericRanks(labels) {
-  const collator = new Intl.Collator('en', {numeric: true});
-  const order = labels.map((_, i) => i).sort((a, b) => collator.compare(labels[a], labels[b]));
-  const ranks = new Array(labels.length);
-  order.forEach((label, rank) => { ranks[label] = rank; });
-  return ranks;
-}
-
-function dvfslabRecords(group) {
-  const c = group.columns, labels = group.labels, records = [];
-  const knob = (value) => (value === null ? '-' : String(value));
-  const rank = dvfslabNumericRanks(labels);
-  for (let i = 0; i < c.time_s.length; ++i) {
-    records.push({
-      batch: labels[c.batch[i]], series: labels[c.series[i]], memory_series: labels[c.memory_series[i]],
-      batch_rank: rank[c.batch[i]], series_rank: rank[c.series[i]], memory_series_rank: rank[c.memory_series[i]],
-      outside: c.outside ? c.outside[i] === 1 : false,
-      marker_sm_mhz: c.marker_sm_mhz ? c.marker_sm_mhz[i] : c.sm_mhz[i],
-      marker_mem_mhz: c.marker_mem_mhz ? c.marker_mem_mhz[i] : c.mem_mhz[i],
-      clip_note: c.clip_note && c.clip_note[i] !== null ? labels[c.clip_note[i]] : null,
-      sm_mhz: c.sm_mhz[i], mem_mhz: c.mem_mhz[i], power_limit_w: c.power_limit_w[i],
-      setting: knob(c.sm_mhz[i]) + '/' + knob(c.mem_mhz[i]) + '/' + knob(c.power_limit_w[i]),
-      time_s: c.time_s[i], power_w: c.power_w[i], throughput: c.throughput[i],
-      energy_per_item_j: c.energy_per_item_j[i], repetitions: c.repetitions[i],
-      pareto: c.pareto[i] === 1, baseline: c.baseline[i] === 1, optimum: c.optimum[i] === 1,
-      probe: c.probe[i],
-      predicted: c.predicted_energy ? c.predicted_energy[i] : null,
-      predicted_low: c.predicted_energy ? c.predicted_energy_low[i] : null,
-      predicted_high: c.predicted_energy ? c.predicted_energy_high[i] : null});
-    // Each mean's 95 % interval, where it has one: the error bars' ends.
-    const record = records[records.length - 1];
-    for (const metric of ['time_s', 'power_w', 'throughput', 'energy_per_item_j']) {
-      const halfWidth = c[metric + '_ci'] ? c[metric + '_ci'][i] : null;
-      record[metric + '_low'] = halfWidth === null ? null : record[metric] - halfWidth;
-      record[metric + '_high'] = halfWidth === null ? null : record[metric] + halfWidth;
-    }
-  }
-  return records;
-}
-
-// The data of the figures across cases (report/normalised_data.hpp): every column
-// as a field, label columns as their texts (with <column>_rank for numeric legend
-// order), and each <field>_ci half-width as <field>_low and <field>_high.
-function dvfslabColumnRecords(group) {
-  const c = group.columns, labels = group.labels, rank = dvfslabNumericRanks(labels);
-  const labelled = new Set(group.label_columns), names = Object.keys(c), records = [];
-  const count = names.length === 0 ? 0 : c[names[0]].length;
-  for (let i = 0; i < count; ++i) {
-    const record = {};
-    for (const name of names) {
-      const value = c[name][i];
-      if (labelled.has(name)) {
-        record[name] = value === null ? null : labels[value];
-        record[name + '_rank'] = value === null ? null : rank[value];
-      } else if (!name.endsWith('_ci')) {
-        record[name] = value;
-      }
-    }
-    for (const name of names.filter((n) => n.endsWith('_ci'))) {
-      const field = name.slice(0, -3), halfWidth = c[name][i];
-      record[field + '_low'] = halfWidth === null ? null : record[field] - halfWidth;
-      record[field + '_high'] = halfWidth === null ? null : record[field] + halfWidth;
-    }
-    records.push(record);
-  }
-  return records;
-}
-
 // The page's interval control sets `show_intervals` on every chart that draws error
 // bars; data-shown says which state every chart has finished drawing.
 function dvfslabIntervalControl(views) {
@@ -131,20 +62,12 @@ function dvfslabIntervalControl(views) {
 (async () => {
   const status = document.getElementById('dvfslab-status');
   const data = JSON.parse(document.getElementById('dvfslab-data').textContent);
-  const datasets = {};
-  for (const group of data.groups)
-    datasets[group.name] = group.label_columns ? dvfslabColumnRecords(group) : dvfslabRecords(group);
+  const datasets = dvfslabDatasets(data);
   let rendered = 0;
   const intervalViews = [];
   for (const figure of data.figures) {
     try {
-      // Charts of one kind share a template; each adds its title and data set.
-      const spec = JSON.parse(JSON.stringify(data.templates[figure.template]));
-      spec.title = figure.title;
-      spec.data = {name: figure.data};
-      // A figure of some of its data set's points (one case, one network) selects them first.
-      if (figure.select) spec.transform = [{filter: figure.select}, ...(spec.transform || [])];
-      spec.datasets = {[figure.data]: datasets[figure.data]};
+      const spec = dvfslabFigureSpec(data, figure, datasets);
       const embedded = await vegaEmbed('#' + figure.id, spec, {
         mode: 'vega-lite', renderer: 'svg',
         actions: {export: true, source: false, compiled: false, editor: false}});
@@ -250,41 +173,6 @@ std::string probes_table(const report_detail::FigureGroup& group,
          rows + "</table>\n";
 }
 
-// The figures' specifications as a few shared templates (those of one kind of
-// chart differ only in title and data), so a page of thousands of charts stays small.
-nlohmann::json figures_json(const std::vector<report_detail::FigureGroup>& groups,
-                            nlohmann::json& templates) {
-  std::map<std::string, std::size_t> template_of;
-  nlohmann::json figures = nlohmann::json::array();
-  for (const auto& group : groups) {
-    for (const auto& figure : group.figures) {
-      nlohmann::json shape = figure.spec;
-      shape.erase("title");
-      shape.erase("data");
-      const auto [slot, added] = template_of.try_emplace(shape.dump(), templates.size());
-      if (added) templates.push_back(std::move(shape));
-      figures.push_back({{"id", figure.id},
-                         {"template", slot->second},
-                         {"title", figure.spec["title"]},
-                         {"data", group.data_name}});
-      if (!figure.select.is_null()) figures.back()["select"] = figure.select;
-    }
-  }
-  return figures;
-}
-
-nlohmann::json groups_json(const std::vector<report_detail::FigureGroup>& groups) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& group : groups) {
-    // A GPU without a case to normalise has only its note: no chart reads its data.
-    if (group.figures.empty()) continue;
-    out.push_back(
-        {{"name", group.data_name}, {"labels", group.data["labels"]}, {"columns", group.data["columns"]}});
-    if (group.data.contains("label_columns")) out.back()["label_columns"] = group.data["label_columns"];
-  }
-  return out;
-}
-
 // Whether any chart has error bars to show: some point was measured more than once.
 bool has_intervals(const std::vector<report_detail::FigureGroup>& groups) {
   return std::any_of(groups.begin(), groups.end(), [](const report_detail::FigureGroup& group) {
@@ -336,21 +224,8 @@ std::string raw_rows_section(const HtmlReportOptions& options) {
 }  // namespace
 
 std::string render_html_report(const Analysis& analysis, const HtmlReportOptions& options) {
-  const auto scripts = report_detail::embedded_report_scripts();
-  if (scripts.empty()) {
-    throw NotSupportedError(
-        "this dvfslab was built without the report's JavaScript runtimes (web/node_modules was missing): run "
-        "`npm ci` in web/ (scripts/install-deps.sh does it), configure and build again");
-  }
-  auto groups = report_detail::build_figure_groups(analysis, options.probe_order, options.predicted_energy,
-                                                   options.prediction_label, options.measured_sm_mhz,
-                                                   options.measured_mem_mhz);
-  std::size_t point_figures = 0;
-  for (const auto& group : groups) point_figures += group.figures.size();
-  for (auto& group :
-       report_detail::build_comparison_groups(analysis, static_cast<int>(point_figures), options.probe_order,
-                                              options.measured_sm_mhz, options.measured_mem_mhz))
-    groups.push_back(std::move(group));
+  const auto scripts = report_detail::required_report_scripts();
+  const auto groups = report_detail::report_figure_groups(analysis, options);
   const bool any_simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
                                          [](const CaseAnalysis& c) { return c.key.simulated; });
   std::size_t settings = 0;
@@ -360,9 +235,9 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
   std::size_t figure_count = 0;
   for (const auto& group : groups) figure_count += group.figures.size();
   nlohmann::json templates = nlohmann::json::array();
-  nlohmann::json data = {{"figures", figures_json(groups, templates)},
+  nlohmann::json data = {{"figures", report_detail::figures_json(groups, templates)},
                          {"templates", std::move(templates)},
-                         {"groups", groups_json(groups)},
+                         {"groups", report_detail::groups_json(groups)},
                          {"analysis", to_json(analysis, detailed)}};
   if (!options.raw_rows.empty()) {
     nlohmann::json raw = nlohmann::json::array();
@@ -425,7 +300,8 @@ std::string render_html_report(const Analysis& analysis, const HtmlReportOptions
   if (!options.raw_rows.empty()) html += raw_rows_section(options);
   html += fmt::format("<script type=\"application/json\" id=\"dvfslab-data\">{}</script>\n",
                       report_detail::json_for_script(data));
-  html += fmt::format("<script>{}</script>\n</body>\n</html>\n", kRender);
+  html += fmt::format("<script>{}{}</script>\n</body>\n</html>\n",
+                      report_detail::javascript_for_script(report_detail::figure_spec_script()), kRender);
   return html;
 }
 

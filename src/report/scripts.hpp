@@ -15,5 +15,7 @@ struct EmbeddedScript {
 // Vega, Vega-Lite and vega-embed in load order; empty when the build had no
 // web/node_modules.
 std::vector<EmbeddedScript> embedded_report_scripts();
+// The same, or a NotSupportedError (exit 6) saying how to get them when the build had none.
+std::vector<EmbeddedScript> required_report_scripts();
 
 }  // namespace dvfslab::report_detail
