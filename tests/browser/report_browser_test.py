@@ -49,6 +49,12 @@ def chromium(binary: str, profile: str, *arguments: str) -> subprocess.Completed
     return subprocess.run([binary, *flags, *arguments], capture_output=True, text=True, timeout=300)
 
 
+# The study's 17 cases in 8 network x mode groups: 4 charts a group (the V100 has
+# one memory clock, so no memory-clock figures); relative to the default, 17 per-case
+# figures, 3 overlaid per network x precision with two or more cases (4 networks),
+# the Pareto fronts; the summary.
+STUDY_CHARTS = 8 * 4 + 17 + 3 * 4 + 1 + 1
+
 # Simulated scenarios: the commands that fill the database, the report's extra
 # options, and the charts of their one GPU x workload.
 SCENARIOS = {
@@ -74,11 +80,27 @@ SCENARIOS = {
         # front; the summary.
         "charts": 6 + 1 + 1 + 1,
     },
+    # The built-in study on the simulated V100 (AlexNet, GoogLeNet, ResNet-50 and
+    # VGG-16, training and inference, the study's batch sizes), which writes its own
+    # database under --out.
+    "study": {
+        "commands": [["study", "--device", "sim:v100", "--out", "{out}"]],
+        "database": "{out}/dvfslab.sqlite",
+        "report": [],
+        "charts": STUDY_CHARTS,
+    },
 }
 
 
 def numbers_in(label: str) -> list:
     return [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", label.replace(",", ""))]
+
+
+def natural_key(label: str) -> list:
+    """The label as its text and number parts, numbers compared as numbers: "train ·
+    batch 16" before "train · batch 128", and every "infer" label before any "train"."""
+    parts = re.split(r"(-?\d+(?:\.\d+)?)", label.replace(",", ""))
+    return [(0, float(part), "") if index % 2 else (1, 0.0, part) for index, part in enumerate(parts)]
 
 
 def markers_expected(report: pathlib.Path) -> dict:
@@ -155,7 +177,8 @@ def figure_failures(figures: list, scenario: str, expected_markers: dict) -> lis
             if legend["symbols"] > 10:
                 failures.append(f"{where}: a legend of {legend['symbols']} entries")
             numbered = [numbers_in(label) for label in legend["labels"]]
-            if legend["symbols"] > 1 and all(numbered) and numbered != sorted(numbered):
+            keys = [natural_key(label) for label in legend["labels"]]
+            if legend["symbols"] > 1 and all(numbered) and keys != sorted(keys):
                 failures.append(f"{where}: legend not in numeric order: {legend['labels']}")
         if not any(set(legend["labels"]) >= {"default", "optimum"} for legend in figure["legends"]):
             failures.append(f"{where}: no legend entries 'default' and 'optimum'")
@@ -194,8 +217,14 @@ def main() -> int:
     database.unlink(missing_ok=True)
     report_options = []
     if scenario in SCENARIOS:
+        out = work / f"{name}-out"
+        shutil.rmtree(out, ignore_errors=True)
+        if "database" in SCENARIOS[scenario]:
+            database = pathlib.Path(SCENARIOS[scenario]["database"].format(out=out))
         for command in SCENARIOS[scenario]["commands"]:
-            run = subprocess.run([dvfslab, *command, "--db", str(database)], capture_output=True, text=True)
+            command = [word.format(out=out) for word in command]
+            where = [] if "database" in SCENARIOS[scenario] else ["--db", str(database)]
+            run = subprocess.run([dvfslab, *command, *where], capture_output=True, text=True)
             if run.returncode != 0:
                 print(f"{name}: `dvfslab {' '.join(command)}` failed:\n{run.stderr}")
                 return 1
