@@ -35,7 +35,9 @@ std::vector<FigureGroup> build_comparison_groups(
 
   FigureGroup summary;
   summary.kind = "summary";
-  summary.heading = "The optimum against the default per GPU × mode × network";
+  const std::optional<std::string> one_gpu = summary_gpu(analysis);
+  summary.heading = one_gpu ? fmt::format("The optimum against the default per mode × network on {}", *one_gpu)
+                            : "The optimum against the default per GPU × mode × network";
   summary.data_name = "summary";
   summary.data = summary_data(analysis);
   summary.simulated = std::any_of(analysis.cases.begin(), analysis.cases.end(),
@@ -43,7 +45,8 @@ std::vector<FigureGroup> build_comparison_groups(
   const std::size_t summary_rows = summary.data["columns"]["row"].size();
   if (summary_rows > 0) {
     add(summary, savings_chart("energy saving and slowdown of the optimum", summary.data_name, summary_rows),
-        "geometric mean over each network's batch sizes");
+        one_gpu ? fmt::format("{} · geometric mean over each network's batch sizes", *one_gpu)
+                : "geometric mean over each network's batch sizes");
     groups.push_back(std::move(summary));
   }
 

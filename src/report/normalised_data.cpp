@@ -149,7 +149,27 @@ NormalisedData normalised_data(const std::vector<const CaseAnalysis*>& gpu_cases
   return out;
 }
 
+namespace {
+
+std::string gpu_label(const WorkloadAggregate& w) { return (w.simulated ? "SIMULATED " : "") + w.gpu; }
+
+}  // namespace
+
+std::optional<std::string> summary_gpu(const Analysis& analysis) {
+  std::optional<std::string> only;  // as gpu_label, so a real GPU and its twin differ
+  std::string name;
+  for (const WorkloadAggregate& w : analysis.workloads) {
+    if (w.across_batches.cases == 0) continue;
+    if (only && *only != gpu_label(w)) return std::nullopt;
+    only = gpu_label(w);
+    name = w.gpu;
+  }
+  if (!only) return std::nullopt;
+  return name;
+}
+
 json summary_data(const Analysis& analysis) {
+  const bool one_gpu = summary_gpu(analysis).has_value();
   Labels labels;
   json row = json::array(), mode = json::array(), saving = json::array(), slowdown = json::array(),
        cases = json::array();
@@ -158,8 +178,9 @@ json summary_data(const Analysis& analysis) {
     const bool details = !(w.batches.size() == 1 && w.batches.front() == 0);
     const std::string network =
         details ? fmt::format("{} {}", w.workload, to_string(w.precision)) : w.workload;
-    row.push_back(labels.index(fmt::format("{}{} · {}{}", w.simulated ? "SIMULATED " : "", w.gpu, network,
-                                           details ? fmt::format(" · {}", to_string(w.mode)) : "")));
+    const std::string mode_text = details ? fmt::format(" · {}", to_string(w.mode)) : "";
+    row.push_back(labels.index(one_gpu ? network + mode_text
+                                       : fmt::format("{} · {}{}", gpu_label(w), network, mode_text)));
     mode.push_back(labels.index(details ? std::string(to_string(w.mode)) : "-"));
     saving.push_back(rounded(w.across_batches.energy_saving_pct));
     slowdown.push_back(rounded(w.across_batches.time_change_pct));

@@ -5,6 +5,7 @@
 // `labels`, one column per field, and `label_columns` naming the columns that hold
 // indices into `labels`.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,5 +52,9 @@ NormalisedData normalised_data(const std::vector<const CaseAnalysis*>& gpu_cases
 // WorkloadAggregate::across_batches, as `dvfslab analyze` reports them) and cases.
 // Empty columns where no case has an optimum.
 nlohmann::json summary_data(const Analysis& analysis);
+// The GPU name of every row of the summary, when they share one GPU (a simulated
+// GPU and a real one of the same name are two): the rows then leave it out and the
+// figure names it once (its title already says SIMULATED).
+std::optional<std::string> summary_gpu(const Analysis& analysis);
 
 }  // namespace dvfslab::report_detail
