@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "fake_nvml_env.hpp"
+#include "file_text.hpp"
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
 #include "store/sqlite.hpp"
@@ -26,13 +27,6 @@ using store_detail::Connection;
 using store_detail::Statement;
 using testing::ProcessResult;
 using testing::run_dvfslab;
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
@@ -100,7 +94,7 @@ class OutputSafetyCli : public ::testing::Test {
   void SetUp() override {
     const fs::path table = fs::path(DVFSLAB_SHARED_DATA_DIR) / "p100-dnn-power-limit.csv";
     ASSERT_EQ(run_dvfslab({"import", table.string(), "--db", db_.string()}).exit_code, 0);
-    original_ = read_bytes(db_);
+    original_ = testing::file_text(db_);
   }
 
   // Runs dvfslab through the shell, so that stdout can go to /dev/full.
@@ -109,7 +103,7 @@ class OutputSafetyCli : public ::testing::Test {
     const std::string command =
         quoted(DVFSLAB_BINARY) + " " + arguments + " >" + stdout_to + " 2>" + quoted(err.string());
     const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, "", read_bytes(err)};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, "", testing::file_text(err)};
   }
 
   std::vector<std::string> entries() const {
@@ -136,7 +130,7 @@ TEST_F(OutputSafetyCli, ExportOntoItsOwnDatabaseIsRefusedAndTheDatabaseKeepsEver
       if (output.ends_with("-journal")) std::ofstream(output) << "";
       expect_one_clear_error(run_dvfslab({"export", db_.string(), "--format", format, "-o", output}), 3,
                              "writing it would destroy the input");
-      EXPECT_TRUE(read_bytes(db_) == original_) << "the database changed";
+      EXPECT_TRUE(testing::file_text(db_) == original_) << "the database changed";
       if (output.ends_with("-journal")) fs::remove(output);
     }
   }
@@ -147,21 +141,21 @@ TEST_F(OutputSafetyCli, StandardOutputAppendedToTheDatabaseIsRefused) {
   for (const std::string& arguments : {"export " + db, "analyze " + db}) {
     SCOPED_TRACE(arguments);
     expect_one_clear_error(shell(arguments, ">" + db), 3, "standard output is the input");
-    EXPECT_TRUE(read_bytes(db_) == original_) << "the database changed";
+    EXPECT_TRUE(testing::file_text(db_) == original_) << "the database changed";
   }
 }
 
 TEST_F(OutputSafetyCli, ReportOntoItsOwnDatabaseIsRefusedBeforeAnythingIsWritten) {
   expect_one_clear_error(run_dvfslab({"report", db_.string(), "-o", db_.string()}), 3,
                          "writing it would destroy the input");
-  EXPECT_TRUE(read_bytes(db_) == original_) << "the database changed";
+  EXPECT_TRUE(testing::file_text(db_) == original_) << "the database changed";
   const fs::path table = dir_ / "table.csv";
   ASSERT_EQ(run_dvfslab({"export", db_.string(), "--format", "sweep-table", "-o", table.string()}).exit_code,
             0);
-  const std::string table_bytes = read_bytes(table);
+  const std::string table_bytes = testing::file_text(table);
   expect_one_clear_error(run_dvfslab({"report", table.string(), "-o", table.string()}), 3,
                          "writing it would destroy the input");
-  EXPECT_EQ(read_bytes(table), table_bytes);
+  EXPECT_EQ(testing::file_text(table), table_bytes);
 }
 
 TEST_F(OutputSafetyCli, BadOutputPathsAreOneClearErrorEachAndLeaveNothingBehind) {
@@ -176,7 +170,7 @@ TEST_F(OutputSafetyCli, BadOutputPathsAreOneClearErrorEachAndLeaveNothingBehind)
                          "could not write '/dev/full': No space left on device");
   expect_one_clear_error(run_dvfslab({"report", db_.string(), "-o", ""}), 3, "output file name is empty");
   EXPECT_EQ(entries(), before);
-  EXPECT_TRUE(read_bytes(db_) == original_) << "the database changed";
+  EXPECT_TRUE(testing::file_text(db_) == original_) << "the database changed";
 }
 
 TEST_F(OutputSafetyCli, AFailedExportKeepsThePreviousOutputAndLeavesNoTemporaryFile) {
@@ -187,7 +181,7 @@ TEST_F(OutputSafetyCli, AFailedExportKeepsThePreviousOutputAndLeavesNoTemporaryF
   const auto before = entries();
   const ProcessResult result = run_dvfslab({"export", db_.string(), "-o", output.string()});
   expect_one_clear_error(result, 8, "damaged");
-  EXPECT_EQ(read_bytes(output), "the previous export\n");
+  EXPECT_EQ(testing::file_text(output), "the previous export\n");
   EXPECT_EQ(entries(), before) << "no temporary file is left";
 }
 
@@ -202,22 +196,22 @@ TEST_F(OutputSafetyCli, ResumeIntoADamagedDatabaseWritesNothing) {
     Connection connection(sweep_db, false);
     connection.execute("DROP TABLE samples");
   }
-  const std::string dropped = read_bytes(sweep_db);
+  const std::string dropped = testing::file_text(sweep_db);
   expect_one_clear_error(
       run_dvfslab({"sweep", plan.string(), "--device", "sim:v100", "--db", sweep_db.string(), "--resume"}), 8,
       "table 'samples' is missing");
-  EXPECT_TRUE(read_bytes(sweep_db) == dropped) << "no failed run may be added";
+  EXPECT_TRUE(testing::file_text(sweep_db) == dropped) << "no failed run may be added";
 
   // A damaged page: quick_check finds it before the first write.
   ASSERT_EQ(
       run_dvfslab({"sweep", plan.string(), "--device", "sim:v100", "--db", db_.string() + "2"}).exit_code, 0);
   const fs::path damaged = db_.string() + "2";
   damage_table(damaged, "points");
-  const std::string corrupted = read_bytes(damaged);
+  const std::string corrupted = testing::file_text(damaged);
   const ProcessResult resumed =
       run_dvfslab({"sweep", plan.string(), "--device", "sim:v100", "--db", damaged.string(), "--resume"});
   expect_one_clear_error(resumed, 8, "damaged");
-  EXPECT_TRUE(read_bytes(damaged) == corrupted) << "no failed run may be added";
+  EXPECT_TRUE(testing::file_text(damaged) == corrupted) << "no failed run may be added";
 }
 
 TEST_F(OutputSafetyCli, DatabaseNamesThatWouldKeepNothingAreRefused) {
@@ -265,7 +259,7 @@ TEST_F(OutputSafetyCli, AnalyzeOfAnotherProgramsSqliteFileLeavesItByteForByteUnc
     Connection connection(other, true);
     connection.execute("CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES ('Ada')");
   }
-  const std::string bytes = read_bytes(other);
+  const std::string bytes = testing::file_text(other);
   ASSERT_EQ(bytes[18], 1) << "a rollback-journal database to begin with";
   expect_one_clear_error(run_dvfslab({"analyze", other.string()}), 8, "not a dvfslab database");
   expect_one_clear_error(run_dvfslab({"export", other.string()}), 8, "not a dvfslab database");
@@ -273,7 +267,7 @@ TEST_F(OutputSafetyCli, AnalyzeOfAnotherProgramsSqliteFileLeavesItByteForByteUnc
       run_dvfslab({"import", (fs::path(DVFSLAB_SHARED_DATA_DIR) / "p100-dnn-power-limit.csv").string(),
                    "--db", other.string()}),
       8, "not a dvfslab database");
-  EXPECT_TRUE(read_bytes(other) == bytes) << "changed (header bytes 18-19 hold the journal mode)";
+  EXPECT_TRUE(testing::file_text(other) == bytes) << "changed (header bytes 18-19 hold the journal mode)";
 }
 
 TEST_F(OutputSafetyCli, ReadingADatabaseCreatesNoFileAndChangesNothingInItsDirectory) {
@@ -285,7 +279,7 @@ TEST_F(OutputSafetyCli, ReadingADatabaseCreatesNoFileAndChangesNothingInItsDirec
       Connection connection(db_, false);
       connection.execute("PRAGMA journal_mode = WAL");
     }
-    const std::string bytes = read_bytes(db_);
+    const std::string bytes = testing::file_text(db_);
     const auto mtime = fs::last_write_time(db_);
     const auto before = entries();
     const DirectoryWatch watch(dir_);
@@ -296,7 +290,7 @@ TEST_F(OutputSafetyCli, ReadingADatabaseCreatesNoFileAndChangesNothingInItsDirec
     EXPECT_TRUE(watch.changes().empty())
         << "a reader created, changed or removed a file next to the database";
     EXPECT_EQ(entries(), before);
-    EXPECT_TRUE(read_bytes(db_) == bytes) << "the database changed";
+    EXPECT_TRUE(testing::file_text(db_) == bytes) << "the database changed";
     EXPECT_EQ(fs::last_write_time(db_), mtime);
   }
 }
@@ -317,7 +311,7 @@ TEST_F(OutputSafetyCli, StudyOutThatIsAFileIsOneClearError) {
   std::ofstream(file) << "keep me\n";
   expect_one_clear_error(run_dvfslab({"study", "--device", "sim:v100", "--out", file.string()}), 3,
                          "is a file, not a directory");
-  EXPECT_EQ(read_bytes(file), "keep me\n");
+  EXPECT_EQ(testing::file_text(file), "keep me\n");
 }
 
 TEST_F(OutputSafetyCli, TraceIntoAMissingDirectoryIsOneClearErrorAfterTheReport) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "file_text.hpp"
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
 
@@ -22,13 +23,6 @@ namespace fs = std::filesystem;
 using testing::ProcessResult;
 using testing::run_dvfslab;
 using testing::run_process;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 // Where `program` is on PATH, or "" when it is not.
 std::string find_program(const std::string& program) {
@@ -122,7 +116,7 @@ TEST(ReportFiguresCli, OneSvgAndOnePdfPerFigureWithEveryFontEmbedded) {
   EXPECT_EQ(svgs[1].filename(), "02-mean-power-vs-core-clock-mhz-tesla-v100-pcie-kernel.svg");
   for (std::size_t i = 0; i < kFigures; ++i) {
     EXPECT_EQ(svgs[i].stem(), pdfs[i].stem());
-    const std::string svg = read_text(svgs[i]);
+    const std::string svg = testing::file_text(svgs[i]);
     EXPECT_TRUE(svg.starts_with("<svg")) << svgs[i];
     EXPECT_TRUE(svg.ends_with("</svg>")) << svgs[i];
     // Every group that is opened is closed (those written <g .../> need no closing).
@@ -151,8 +145,9 @@ TEST(ReportFiguresCli, OneSvgAndOnePdfPerFigureWithEveryFontEmbedded) {
   // At 72 dpi the PDF page is the SVG's size in points.
   if (const std::string pdfinfo = find_program("pdfinfo"); !pdfinfo.empty()) {
     const auto info = run_process(pdfinfo, {pdfs[1].string()});
-    EXPECT_NE(info.out.find("Page size:       " + std::to_string(svg_width(read_text(svgs[1]))) + " x "),
-              std::string::npos)
+    EXPECT_NE(
+        info.out.find("Page size:       " + std::to_string(svg_width(testing::file_text(svgs[1]))) + " x "),
+        std::string::npos)
         << info.out;
   }
 }
@@ -170,7 +165,8 @@ TEST(ReportFiguresCli, PaperStyleMakesSmallerFiguresWithSmallerText) {
   ASSERT_EQ(paper_result.exit_code, 0) << paper_result.err;
 
   const std::string energy = "04-energy-per-unit-of-work-vs-core-clock-mhz-tesla-v100-pcie-kernel.svg";
-  const std::string screen_svg = read_text(screen / energy), paper_svg = read_text(paper / energy);
+  const std::string screen_svg = testing::file_text(screen / energy),
+                    paper_svg = testing::file_text(paper / energy);
   ASSERT_FALSE(screen_svg.empty());
   ASSERT_FALSE(paper_svg.empty());
   EXPECT_LT(svg_width(paper_svg), svg_width(screen_svg));
@@ -181,7 +177,7 @@ TEST(ReportFiguresCli, PaperStyleMakesSmallerFiguresWithSmallerText) {
   EXPECT_GT(*std::max_element(screen_sizes.begin(), screen_sizes.end()), 9);
   EXPECT_NE(paper_svg.find("font-family=\"DejaVu Sans\""), std::string::npos);
   // The page written beside them carries the same style.
-  EXPECT_NE(read_text(scratch / "paper.html").find("\"font\":\"DejaVu Sans\""), std::string::npos);
+  EXPECT_NE(testing::file_text(scratch / "paper.html").find("\"font\":\"DejaVu Sans\""), std::string::npos);
 }
 
 TEST(ReportFiguresCli, FolderThatIsAFileUnwritableOrEmptyIsOneConfigError) {
@@ -190,7 +186,7 @@ TEST(ReportFiguresCli, FolderThatIsAFileUnwritableOrEmptyIsOneConfigError) {
   const fs::path file = scratch / "not-a-folder";
   std::ofstream(file) << "keep me";
   expect_one_clear_error(run_dvfslab({"report", table, "--figures", file.string()}), 3, "not a folder");
-  EXPECT_EQ(read_text(file), "keep me");
+  EXPECT_EQ(testing::file_text(file), "keep me");
   expect_one_clear_error(run_dvfslab({"report", table, "--figures", "/proc/self"}), 3,
                          "cannot write into the folder");
   expect_one_clear_error(run_dvfslab({"report", table, "--figures", "/proc/dvfslab-figures"}), 3,
