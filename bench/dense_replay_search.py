@@ -11,6 +11,13 @@ here with Python's csv module and not with dvfslab's reader:
 Prints the share of curves whose chosen setting is within 1 % of the curve's least
 energy, the probes' median and p90 (nearest rank), and the worst regret. It makes
 no choice and tunes nothing: docs/search.md quotes its output.
+
+A table that measured each setting once holds one noisy draw per setting, so its
+least value is partly luck. `--expected-span N` also scores each one-knob curve
+against its expected energy (expected_curve.py: local quadratic regression over N
+settings on each side), beside two references: the table's own least-energy
+setting (what an exhaustive sweep of these rows picks) and the expected curve's
+best setting judged against the table's least value.
 """
 import argparse
 import csv
@@ -22,6 +29,8 @@ import sys
 import tempfile
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+
+from expected_curve import local_quadratic, residual_spread
 
 
 def knob(text):
@@ -61,14 +70,54 @@ def search(dvfslab, table, gpu, workload, scratch):
     return json.loads(run.stdout), None
 
 
-def chosen_energy(curve, baseline, optimum):
-    """The table's energy at the search's optimum; the default probe is the
-    workload's baseline, and a knob the search left alone is at the baseline's value."""
+def chosen_setting(baseline, optimum):
+    """The search's optimum as a table setting: the default probe is the workload's
+    baseline, and a knob the search left alone is at the baseline's value."""
     if optimum.get("is_default"):
-        return curve[baseline]
+        return baseline
     wanted = (optimum.get("sm_mhz"), optimum.get("mem_mhz"), optimum.get("power_limit_w"))
-    setting = tuple(b if w is None else w for w, b in zip(wanted, baseline))
-    return curve.get(setting, math.nan)
+    return tuple(b if w is None else w for w, b in zip(wanted, baseline))
+
+
+def expected_line(curve, span):
+    """{setting: expected energy} of a curve that varies one knob, else None."""
+    varying = [k for k in range(3) if len({s[k] for s in curve}) > 1]
+    if len(varying) != 1:
+        return None
+    settings = sorted(curve, key=lambda s: s[varying[0]])
+    measured = [curve[s] for s in settings]
+    return dict(zip(settings, local_quadratic(measured, span))), residual_spread(
+        measured, local_quadratic(measured, span))
+
+
+def print_expected_scores(results, span):
+    searched, exhaustive, luck, spreads = [], [], [], []
+    for (_, (curve, baseline)), (result, _) in results:
+        line = expected_line(curve, span)
+        if result is None or line is None:
+            continue
+        expected, spread = line
+        best_expected = min(expected.values())
+        spreads.append(spread)
+        searched.append(expected[chosen_setting(baseline, result["optimum"])] / best_expected - 1)
+        table_best = min(curve, key=curve.get)
+        exhaustive.append(expected[table_best] / best_expected - 1)
+        expected_best = min(expected, key=expected.get)
+        luck.append(curve[expected_best] <= 1.01 * min(curve.values()))
+    if not searched:
+        return
+    def summary(regrets):
+        within = sum(1 for r in regrets if r <= 0.01)
+        return (f"within 1 %: {within}/{len(regrets)} ({100 * within / len(regrets):.1f} %), regret "
+                f"median {100 * nearest_rank(regrets, 0.5):.2f} %, p90 {100 * nearest_rank(regrets, 0.9):.2f} %, "
+                f"worst {100 * max(regrets):.2f} %")
+    print(f"  scored on the expected energy (local quadratic, {span} settings each side; "
+          f"measurement noise median {100 * nearest_rank(spreads, 0.5):.2f} %, "
+          f"p90 {100 * nearest_rank(spreads, 0.9):.2f} %):")
+    print(f"    search:                            {summary(searched)}")
+    print(f"    the table's least-energy setting:  {summary(exhaustive)}")
+    print(f"  the expected curve's best setting is within 1 % of the table's least energy on "
+          f"{sum(luck)}/{len(luck)} curves")
 
 
 def nearest_rank(values, q):
@@ -82,6 +131,8 @@ def main():
     parser.add_argument("table")
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--per-curve", action="store_true")
+    parser.add_argument("--expected-span", type=int, metavar="N",
+                        help="also score one-knob curves against their expected energy")
     args = parser.parse_args()
     curves = table_curves(args.table)
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(args.jobs) as pool:
@@ -93,7 +144,7 @@ def main():
         if result is None:
             failures.append(f"{gpu} / {workload}: {error[0]}")
             continue
-        regret = chosen_energy(curve, baseline, result["optimum"]) / min(curve.values()) - 1
+        regret = curve.get(chosen_setting(baseline, result["optimum"]), math.nan) / min(curve.values()) - 1
         regrets.append(regret)
         probes.append(len(result["probes"]))
         if args.per_curve:
@@ -110,6 +161,8 @@ def main():
               f"max {max(probes)}")
         print(f"  regret: median {100 * nearest_rank(regrets, 0.5):.2f} %, "
               f"p90 {100 * nearest_rank(regrets, 0.9):.2f} %, worst {100 * max(regrets):.2f} %")
+    if args.expected_span:
+        print_expected_scores(results, args.expected_span)
     for line in failures:
         print("  failed: " + line)
     return 1 if failures else 0
