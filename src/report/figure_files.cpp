@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/report.hpp"
@@ -95,8 +96,17 @@ class FigureFolder {
     staging_ = pattern;
   }
   ~FigureFolder() {
-    std::error_code ignored;
-    fs::remove_all(staging_, ignored);
+    // Entry by entry, not fs::remove_all: the libtorch.so of PyTorch's CUDA wheel
+    // exports its own remove_all, which a dvfslab built against it binds to, and
+    // that one crashed (docs/workloads.md, "Tests on a GPU machine"). Pre-order
+    // listed, so removed in reverse: a folder's files before the folder.
+    std::error_code listing, ignored;
+    std::vector<fs::path> entries;
+    for (fs::recursive_directory_iterator entry(staging_, listing), end; !listing && entry != end;
+         entry.increment(listing))
+      entries.push_back(entry->path());
+    for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry) fs::remove(*entry, ignored);
+    fs::remove(staging_, ignored);
     if (!committed_) remove_if_created();
   }
   FigureFolder(const FigureFolder&) = delete;
