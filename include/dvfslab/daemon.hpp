@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "dvfslab/gpu.hpp"
@@ -57,5 +58,23 @@ class DaemonConnection {
   std::filesystem::path socket_;
   std::chrono::milliseconds timeout_;
 };
+
+// ---------------------------------------------------------------- clients
+
+// Where a client's control calls go: through the daemon when DVFSLAB_DAEMON is
+// "always", or when it is unset or "auto", this process is not root and the
+// daemon's socket exists; to the driver for "never", for root, or without a socket.
+// The socket is `socket_option` (--daemon-socket), else DVFSLAB_DAEMON_SOCKET, else
+// the default. Reads the environment: for the command line's edge.
+struct ControlPath {
+  bool through_daemon = false;
+  std::filesystem::path socket;
+  std::string reason;  // why, in words ("not root, and the daemon's socket exists")
+};
+ControlPath control_path(const std::optional<std::filesystem::path>& socket_option);
+
+// `gpu` with its control sent to the daemon at `socket`: a lease taken at the first
+// change and held until the returned GPU is destroyed; reads stay `gpu`'s own.
+std::unique_ptr<Gpu> control_through_daemon(std::unique_ptr<Gpu> gpu, const std::filesystem::path& socket);
 
 }  // namespace dvfslab

@@ -11,6 +11,7 @@
 #include "dvfslab/daemon.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/gpu_backends.hpp"
 
 namespace dvfslab::cli {
 namespace {
@@ -72,6 +73,7 @@ void add_daemon_command(CLI::App& app) {
     options->open_options = open_options();
     options->request_timeout = std::chrono::milliseconds(*timeout_ms);
     options->inherited_socket_fd = socket_passed_by_systemd();
+    set_gpu_control_route({});  // the daemon is where control goes: it never routes through itself
     run_daemon(*options);
   });
 }
