@@ -80,7 +80,7 @@ nlohmann::json DaemonConnection::request(nlohmann::json message) {
   for (;;) {
     if (std::optional<std::string> payload = reader.next()) {
       nlohmann::json answer = nlohmann::json::parse(*payload, nullptr, false);
-      if (!answer.is_object() || !answer.contains("ok"))
+      if (!answer.is_object() || !answer.contains("ok") || !answer["ok"].is_boolean())
         throw Error(fmt::format("the dvfslab daemon at '{}' sent an answer this client cannot read",
                                 socket_.string()));
       if (!answer["ok"].get<bool>())

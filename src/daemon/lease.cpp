@@ -19,9 +19,6 @@ void check_clock(const std::optional<int>& mhz, const std::optional<IntRange>& b
 }  // namespace
 
 void check_within_grant(const Grant& grant, const Setting& setting, const GpuIdentity& gpu) {
-  if (!grant.control && !setting.is_default())
-    throw PermissionError(fmt::format("the policy lets you only read GPU {} ({}) (rule at {})", gpu.index,
-                                      gpu.uuid, grant.rule_where));
   check_clock(setting.sm_mhz, grant.sm_mhz, "SM clock", grant, gpu);
   check_clock(setting.mem_mhz, grant.mem_mhz, "memory clock", grant, gpu);
   if (setting.power_limit_w && grant.power_limit_w &&

@@ -39,7 +39,8 @@ class Lease {
   ClockGuardSet guard_;
 };
 
-// PermissionError when `setting` asks `gpu` for more than `grant` allows.
+// PermissionError when `setting` asks `gpu` for a value outside `grant`'s bounds (a
+// lease is only given on GPUs the peer may control).
 void check_within_grant(const Grant& grant, const Setting& setting, const GpuIdentity& gpu);
 
 }  // namespace dvfslab::daemon

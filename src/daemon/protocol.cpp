@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <limits>
 #include <set>
 
 namespace dvfslab::daemon {

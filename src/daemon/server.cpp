@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <list>
-#include <map>
 #include <memory>
 #include <optional>
 

@@ -225,6 +225,29 @@ TEST_F(DaemonTest, ReadOnlyUsersMayAskButNotLease) {
   EXPECT_EQ(read_setter_log(setter_log()), "");
 }
 
+TEST_F(DaemonTest, ALeaseEndsAfterThePolicysMaxLeaseSecondsAndItsGpuIsRestored) {
+  auto daemon = start_daemon(policy_for("gpus = \"all\"\nmax_lease_seconds = 1\n"));
+  const std::filesystem::path socket = daemon->socket();
+  const ChildResult client = run_as(user, [&](std::string& report) {
+    DaemonConnection connection(socket);
+    report += connection.request(lease_request({"0"})).dump() + "\n";
+    connection.request(apply_request("0", std::nullopt, std::nullopt, 350));
+    std::this_thread::sleep_for(1500ms);
+    report += outcome(connection, apply_request("0", std::nullopt, std::nullopt, 360)) + "\n";
+    report += outcome(connection, lease_request({"0"})) + "\n";
+    return 0;
+  });
+  EXPECT_NE(client.report.find("\"max_lease_seconds\":1"), std::string::npos) << client.report;
+  EXPECT_NE(client.report.find("your lease reached the policy's max_lease_seconds and its GPUs were restored; "
+                               "take a new lease\nok\n"),
+            std::string::npos)
+      << client.report;
+  EXPECT_NE(daemon->audit().find("request=expired restore"), std::string::npos) << daemon->audit();
+  const std::string setters = read_setter_log(setter_log());
+  EXPECT_EQ(setters.find("limit_mw=360000"), std::string::npos) << setters;
+  EXPECT_TRUE(wait_for_controls(0, controls_an_administrator_left(), 1000ms));
+}
+
 TEST_F(DaemonTest, AnInvalidPolicyStopsTheDaemonWithOneLineNamingThePlace) {
   std::ofstream(dir / "bad.toml") << "[[rule]]\nusers = [\"alice\"]\ngpus = \"all\"\nsm_mhz = [1500, 1000]\n";
   const ProcessResult result =
