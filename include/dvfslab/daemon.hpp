@@ -6,6 +6,7 @@
 // docs/daemon.md describes it for administrators and users.
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -72,6 +73,14 @@ struct ControlPath {
   std::string reason;  // why, in words ("not root, and the daemon's socket exists")
 };
 ControlPath control_path(const std::optional<std::filesystem::path>& socket_option);
+
+// Sets the backend table's control route (set_gpu_control_route): each GPU whose
+// settings persist, opened from then on, goes through the daemon when control_path()
+// says so, decided as it is opened (after a front end has read its options).
+// `socket_option` gives the front end's --daemon-socket, where it has one.
+void route_control_by_control_path(std::function<std::optional<std::filesystem::path>()> socket_option = [] {
+  return std::nullopt;
+});
 
 // `gpu` with its control sent to the daemon at `socket`: a lease taken at the first
 // change and held until the returned GPU is destroyed; reads stay `gpu`'s own.

@@ -2,8 +2,6 @@
 
 #include <optional>
 
-#include "dvfslab/gpu_backends.hpp"
-
 namespace dvfslab::cli {
 namespace {
 
@@ -19,10 +17,7 @@ void set_daemon_socket_option(const std::filesystem::path& socket) { daemon_sock
 ControlPath current_control_path() { return control_path(daemon_socket_option()); }
 
 void install_control_route() {
-  set_gpu_control_route([](std::unique_ptr<Gpu> gpu) {
-    const ControlPath path = current_control_path();
-    return path.through_daemon ? control_through_daemon(std::move(gpu), path.socket) : std::move(gpu);
-  });
+  route_control_by_control_path([] { return daemon_socket_option(); });
 }
 
 }  // namespace dvfslab::cli

@@ -6,6 +6,7 @@
 
 #include "dvfslab/daemon.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/gpu_backends.hpp"
 
 namespace dvfslab {
 namespace {
@@ -39,6 +40,13 @@ ControlPath control_path(const std::optional<std::filesystem::path>& socket_opti
     path.reason = "not root, and the daemon's socket exists";
   }
   return path;
+}
+
+void route_control_by_control_path(std::function<std::optional<std::filesystem::path>()> socket_option) {
+  set_gpu_control_route([socket_option = std::move(socket_option)](std::unique_ptr<Gpu> gpu) {
+    const ControlPath path = control_path(socket_option());
+    return path.through_daemon ? control_through_daemon(std::move(gpu), path.socket) : std::move(gpu);
+  });
 }
 
 }  // namespace dvfslab

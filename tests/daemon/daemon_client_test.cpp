@@ -129,5 +129,34 @@ TEST_F(DaemonClientTest, TuneAsTheUserRunsItsJobThroughTheDaemonAndRestores) {
   EXPECT_NE(daemon->audit().find("request=apply sm="), std::string::npos) << daemon->audit();
 }
 
+TEST_F(DaemonClientTest, ThePythonTunerAsTheUserTunesThroughTheDaemonAndRestores) {
+#ifndef DVFSLAB_PYTHON_BUILD_DIR
+  GTEST_SKIP() << "the Python package is not built (DVFSLAB_WITH_PYTHON)";
+#else
+  const std::string script =
+      "import os, time, dvfslab\n"
+      "gpu = dvfslab.open('1', allow_clock_changes=True, nvml_library=os.environ['DVFSLAB_NVML_LIBRARY'])\n"
+      "with dvfslab.Tuner(gpu, objective='energy', knobs='sm', warmup_iters=2, probe_iters=3) as tuner:\n"
+      "    for _ in range(40):\n"
+      "        with tuner.step(items=8):\n"
+      "            time.sleep(0.01)\n"
+      "print('held', tuner.report()['held'])\n";
+  const EnvironmentChanges environment = client_environment({{"PYTHONPATH", DVFSLAB_PYTHON_BUILD_DIR}});
+  const ChildResult child = run_as(user, [&](std::string& report) {
+    const ProcessResult run = run_process_with_limit(DVFSLAB_PYTHON3, {"-c", script}, environment, 60s);
+    report = run.out + run.err;
+    return run.exit_code;
+  });
+  ASSERT_EQ(child.exit_code, 0) << child.report;
+  EXPECT_NE(child.report.find("held "), std::string::npos) << child.report;
+  const std::string setters = read_setter_log(setter_log());
+  EXPECT_NE(setters.find("nvmlDeviceSetGpuLockedClocks device=1"), std::string::npos)
+      << setters << child.report;
+  EXPECT_TRUE(wait_for_controls(1, controls_an_administrator_left(), 1000ms))
+      << fake_gpu_controls(state_file(), 1);
+  EXPECT_FALSE(std::filesystem::exists(client_setter_log())) << "the client never calls an NVML setter";
+#endif
+}
+
 }  // namespace
 }  // namespace dvfslab::testing
