@@ -71,8 +71,11 @@ void run_daemon(const DaemonOptions& options) {
       options.inherited_socket_fd >= 0
           ? std::make_unique<daemon::Listener>(options.inherited_socket_fd)
           : std::make_unique<daemon::Listener>(options.socket_path, context.policy.socket_group);
-  fmt::print("listening on {} ({} GPUs, policy {})\n", options.socket_path.string(), context.gpus.size(),
-             context.policy_source);
+  const std::string where =
+      options.inherited_socket_fd >= 0
+          ? fmt::format("the socket systemd passed (file descriptor {})", options.inherited_socket_fd)
+          : options.socket_path.string();
+  fmt::print("listening on {} ({} GPUs, policy {})\n", where, context.gpus.size(), context.policy_source);
   std::fflush(stdout);
   const int signal_number = daemon::serve(
       listener->fd(), signal_fd, context,

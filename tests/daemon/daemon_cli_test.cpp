@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <csignal>
+#include <fstream>
 
 #include "daemon/daemon_test_support.hpp"
 
@@ -238,14 +239,47 @@ TEST_F(DaemonTest, ALeaseEndsAfterThePolicysMaxLeaseSecondsAndItsGpuIsRestored) 
     return 0;
   });
   EXPECT_NE(client.report.find("\"max_lease_seconds\":1"), std::string::npos) << client.report;
-  EXPECT_NE(client.report.find("your lease reached the policy's max_lease_seconds and its GPUs were restored; "
-                               "take a new lease\nok\n"),
-            std::string::npos)
+  EXPECT_NE(
+      client.report.find("your lease reached the policy's max_lease_seconds and its GPUs were restored; "
+                         "take a new lease\nok\n"),
+      std::string::npos)
       << client.report;
   EXPECT_NE(daemon->audit().find("request=expired restore"), std::string::npos) << daemon->audit();
   const std::string setters = read_setter_log(setter_log());
   EXPECT_EQ(setters.find("limit_mw=360000"), std::string::npos) << setters;
   EXPECT_TRUE(wait_for_controls(0, controls_an_administrator_left(), 1000ms));
+}
+
+TEST_F(DaemonTest, UnderSocketActivationItServesTheSocketSystemdPasses) {
+  const std::filesystem::path activate = "/usr/bin/systemd-socket-activate";
+  if (!std::filesystem::exists(activate)) GTEST_SKIP() << "no " << activate << " (systemd) to pass a socket";
+  std::ofstream(dir / "policy.toml") << "[[rule]]\nusers = [\"root\"]\ngpus = \"all\"\n";
+  const std::filesystem::path socket = dir / "activated.sock";
+  // systemd-socket-activate listens, and starts the daemon at the first connection
+  // with the socket as file descriptor 3 (LISTEN_FDS=1), as dvfslabd.socket does.
+  std::vector<std::string> arguments = {"--listen", socket.string()};
+  for (const char* name : {"DVFSLAB_NVML_LIBRARY", "DVFSLAB_FAKE_NVML_GPUS", "DVFSLAB_FAKE_NVML_UUID_SALT",
+                           "DVFSLAB_FAKE_NVML_STATE", "DVFSLAB_FAKE_NVML_LOG"})
+    arguments.insert(arguments.end(), {"-E", name});  // it passes on only the variables named
+  arguments.insert(arguments.end(),
+                   {DVFSLAB_BINARY, "daemon", "--policy", (dir / "policy.toml").string(), "--state-dir",
+                    (dir / "state").string(), "--audit-log", (dir / "audit.log").string()});
+  BackgroundProcess activator(activate.string(), arguments, environment(), (dir / "daemon.err").string());
+  const auto start = std::chrono::steady_clock::now();
+  while (!std::filesystem::exists(socket) && std::chrono::steady_clock::now() - start < 10s)
+    std::this_thread::sleep_for(10ms);
+  {
+    DaemonConnection connection(socket);
+    connection.request(lease_request({"0"}));
+    connection.request(apply_request("0", 1200, std::nullopt, 500));
+    EXPECT_EQ(fake_gpu_controls(state_file(), 0).at("power_limit_w"), 500.0);
+  }
+  EXPECT_TRUE(activator.wait_for_line("listening on the socket systemd passed (file descriptor 3)"))
+      << file_text(dir / "daemon.err");
+  EXPECT_TRUE(wait_for_controls(0, controls_an_administrator_left(), 1000ms))
+      << fake_gpu_controls(state_file(), 0);
+  activator.send(SIGTERM);
+  EXPECT_EQ(activator.wait(), 0) << file_text(dir / "daemon.err");
 }
 
 TEST_F(DaemonTest, AnInvalidPolicyStopsTheDaemonWithOneLineNamingThePlace) {
