@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "dvfslab/error.hpp"
 
 namespace dvfslab::daemon {
@@ -58,12 +60,11 @@ void DaemonGpu::apply_through_daemon(const Setting& setting) {
         fmt::format("read-only mode (DVFSLAB_READ_ONLY): no change is sent to the dvfslab "
                     "daemon for {}",
                     identity().name));
-  if (!connection_) {
-    auto connection = std::make_unique<DaemonConnection>(socket_);
-    connection->request({{"op", "lease"}, {"gpus", {identity().uuid}}});
-    connection_ = std::move(connection);
+  if (!leased_) {
+    connection().request({{"op", "lease"}, {"gpus", {identity().uuid}}});
+    leased_ = true;
   }
-  connection_->request({{"op", "apply"},
+  connection().request({{"op", "apply"},
                         {"settings",
                          {{{"gpu", identity().uuid},
                            {"sm_mhz", optional_json(setting.sm_mhz)},
@@ -73,9 +74,46 @@ void DaemonGpu::apply_through_daemon(const Setting& setting) {
 }
 
 void DaemonGpu::restore_through_daemon() {
-  if (!connection_) return;
+  if (!leased_) return;
   connection_->request({{"op", "restore"}});
   changed_ = false;
+}
+
+DaemonConnection& DaemonGpu::connection() {
+  if (!connection_) connection_ = std::make_unique<DaemonConnection>(socket_);
+  return *connection_;
+}
+
+const json& DaemonGpu::grant() {
+  if (!grant_) {
+    const json hello = connection().request({{"op", "hello"}});
+    for (const json& gpu : hello.value("gpus", json::array()))
+      if (gpu.value("uuid", "") == identity().uuid) grant_ = gpu;
+    if (!grant_) grant_ = json{{"access", "none"}};
+  }
+  return *grant_;
+}
+
+ClockTable DaemonGpu::clock_table() {
+  ClockTable table = gpu_->clock_table();
+  const auto within = [](const json& range, int mhz) {
+    return !range.is_array() || (mhz >= range[0].get<int>() && mhz <= range[1].get<int>());
+  };
+  const json sm = grant().value("sm_mhz", json()), memory = grant().value("mem_mhz", json());
+  std::erase_if(table.memory_mhz, [&](int mhz) { return !within(memory, mhz); });
+  std::erase_if(table.graphics_mhz, [&](const auto& entry) { return !within(memory, entry.first); });
+  for (auto& [memory_mhz, graphics] : table.graphics_mhz)
+    std::erase_if(graphics, [&](int mhz) { return !within(sm, mhz); });
+  return table;
+}
+
+PowerLimits DaemonGpu::power_limits() {
+  PowerLimits limits = gpu_->power_limits();
+  if (const json range = grant().value("power_limit_w", json()); range.is_array()) {
+    limits.min_w = std::max(limits.min_w.value_or(0.0), range[0].get<double>());
+    limits.max_w = limits.max_w ? std::min(*limits.max_w, range[1].get<double>()) : range[1].get<double>();
+  }
+  return limits;
 }
 
 void DaemonGpu::refuse_single_call() const {

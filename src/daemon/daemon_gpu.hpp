@@ -17,8 +17,11 @@ class DaemonGpu final : public Gpu, public GuardedElsewhere {
   DaemonGpu(std::unique_ptr<Gpu> gpu, std::filesystem::path socket);
 
   const GpuIdentity& identity() const override { return gpu_->identity(); }
-  ClockTable clock_table() override { return gpu_->clock_table(); }
-  PowerLimits power_limits() override { return gpu_->power_limits(); }
+  // The GPU's clocks and power-limit range within the policy's bounds for this
+  // user, so that validation, the tuner and the searches ask only for what the
+  // daemon allows.
+  ClockTable clock_table() override;
+  PowerLimits power_limits() override;
   Telemetry read_telemetry() override { return gpu_->read_telemetry(); }
   std::optional<double> sensor_period_s() const override { return gpu_->sensor_period_s(); }
   Clock& clock() override { return gpu_->clock(); }
@@ -47,10 +50,15 @@ class DaemonGpu final : public Gpu, public GuardedElsewhere {
 
  private:
   [[noreturn]] void refuse_single_call() const;
+  DaemonConnection& connection();
+  // What the policy grants this user on this GPU (the daemon's answer to hello).
+  const nlohmann::json& grant();
 
   std::unique_ptr<Gpu> gpu_;
   std::filesystem::path socket_;
   std::unique_ptr<DaemonConnection> connection_;
+  bool leased_ = false;
+  std::optional<nlohmann::json> grant_;
   bool changed_ = false;
 };
 

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <sstream>
+
 #include "daemon/daemon_test_support.hpp"
 
 namespace dvfslab::testing {
@@ -76,13 +79,24 @@ TEST_F(DaemonClientTest, HoldAsTheUserChangesTheGpuThroughTheDaemonAndItIsRestor
   EXPECT_NE(daemon->audit().find("user=" + test_user_name), std::string::npos);
 }
 
-TEST_F(DaemonClientTest, ASettingOutsideThePolicyIsRefusedWithTheDaemonsMessage) {
+// The daemon-backed GPU shows the clock table and power-limit range within the
+// policy's bounds, so the command's own validation refuses, naming the allowed range,
+// before any request (the daemon's refusal is DaemonTest.AValueOutsideThePolicys...).
+TEST_F(DaemonClientTest, ASettingOutsideThePolicyIsRefusedNamingTheAllowedRangeBeforeAnyLease) {
   const ProcessResult hold =
       dvfslab_as_user({"hold", "--device", "0", "--sm", "1800", "--allow-clock-changes", "--seconds", "1"});
-  EXPECT_EQ(hold.exit_code, 5) << hold.err;
-  EXPECT_NE(hold.err.find("the dvfslab daemon refused: SM clock 1800 MHz on GPU 0 (GPU-"), std::string::npos)
+  EXPECT_EQ(hold.exit_code, 3) << hold.err;
+  EXPECT_NE(
+      hold.err.find("SM clock 1800 MHz is not supported by NVIDIA H200 at memory clock 3201 MHz; nearest "
+                    "supported: 1500 MHz (900–1500 MHz, 41 clocks)"),
+      std::string::npos)
       << hold.err;
+  const ProcessResult power = dvfslab_as_user(
+      {"hold", "--device", "0", "--power-limit", "650", "--allow-clock-changes", "--seconds", "1"});
+  EXPECT_EQ(power.exit_code, 3) << power.err;
+  EXPECT_NE(power.err.find("300–600 W"), std::string::npos) << power.err;
   EXPECT_EQ(read_setter_log(setter_log()), "");
+  EXPECT_EQ(daemon->audit().find("request=lease"), std::string::npos) << daemon->audit();
 }
 
 TEST_F(DaemonClientTest, ReadOnlyModeForbidsEveryControlCallThroughTheDaemonToo) {
@@ -127,6 +141,32 @@ TEST_F(DaemonClientTest, TuneAsTheUserRunsItsJobThroughTheDaemonAndRestores) {
       << fake_gpu_controls(state_file(), 1);
   EXPECT_FALSE(std::filesystem::exists(client_setter_log())) << "the client never calls an NVML setter";
   EXPECT_NE(daemon->audit().find("request=apply sm="), std::string::npos) << daemon->audit();
+}
+
+TEST_F(DaemonClientTest, TheTunerProbesOnlyWithinThePolicysBounds) {
+  const ProcessResult tune = dvfslab_as_user(
+      {"tune", "--device", "0", "--knobs", "sm,pl", "--db", (client_dir() / "db.sqlite").string(),
+       "--warmup-iters", "2", "--probe-iters", "3", "--", "bash", "-c",
+       "for i in $(seq 60); do sleep 0.02; echo 'dvfslab:iter 1 items 8' >&$DVFSLAB_MARK_FD; done"});
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  const std::string setters = read_setter_log(setter_log());
+  ASSERT_NE(setters.find("nvmlDeviceSetGpuLockedClocks device=0"), std::string::npos) << setters << tune.err;
+  std::istringstream lines(setters);
+  for (std::string line; std::getline(lines, line);) {
+    int value = 0;
+    if (std::sscanf(line.c_str(), "nvmlDeviceSetGpuLockedClocks device=0 min_mhz=%d", &value) == 1) {
+      EXPECT_GE(value, 900) << line;
+      EXPECT_LE(value, 1500) << line;
+    }
+    if (std::sscanf(line.c_str(), "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=%d", &value) == 1 &&
+        value != 450000) {
+      EXPECT_GE(value, 300000) << line;
+      EXPECT_LE(value, 600000) << line;
+    }
+  }
+  EXPECT_EQ(daemon->audit().find("refused"), std::string::npos) << daemon->audit();
+  EXPECT_TRUE(wait_for_controls(0, controls_an_administrator_left(), 1000ms))
+      << fake_gpu_controls(state_file(), 0);
 }
 
 TEST_F(DaemonClientTest, ThePythonTunerAsTheUserTunesThroughTheDaemonAndRestores) {
