@@ -41,4 +41,12 @@ struct GpuBackendDefinition {
 // Register at start-up, before GPUs are opened from other threads.
 void register_gpu_backend(GpuBackendDefinition backend);
 
+// Where the control of GPUs whose settings persist goes, for the rest of the
+// process: open_gpu() and open_gpus() pass each such GPU through `route`, which may
+// return it or another Gpu in its place. The dvfslab command sends control through
+// the dvfslab daemon so for users who are not root (docs/daemon.md). An empty
+// function (the default) leaves every GPU as its backend opened it.
+using GpuControlRoute = std::function<std::unique_ptr<Gpu>(std::unique_ptr<Gpu>)>;
+void set_gpu_control_route(GpuControlRoute route);
+
 }  // namespace dvfslab

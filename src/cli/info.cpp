@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
+#include "cli/info_control.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/gpu_json.hpp"
 #include "dvfslab/gpu_summary.hpp"
@@ -23,16 +25,22 @@ struct InfoOptions {
 
 void run_info(const InfoOptions& options) {
   auto gpus = open_gpus(options.device, open_options());
+  // Only GPUs whose settings outlive the process are changed by a driver or a daemon.
+  const bool controllable =
+      std::any_of(gpus.begin(), gpus.end(), [](const auto& gpu) { return gpu->persists_settings(); });
+  const nlohmann::json control = controllable ? describe_control() : nlohmann::json();
   if (options.json) {
     nlohmann::json devices = nlohmann::json::array();
     for (auto& gpu : gpus) devices.push_back(describe_gpu(*gpu));
-    const nlohmann::json document{{"devices", devices}};
+    nlohmann::json document{{"devices", devices}};
+    if (controllable) document["control"] = control;
     fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
   }
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     fmt::print("{}{}", i == 0 ? "" : "\n", describe_gpu_text(*gpus[i]));
   }
+  if (controllable) fmt::print("\n{}", describe_control_text(control));
 }
 
 }  // namespace

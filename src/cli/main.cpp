@@ -14,6 +14,8 @@
 
 #include "cli/command_names.hpp"
 #include "cli/commands.hpp"
+#include "cli/control_route.hpp"
+#include "cli/daemon_command.hpp"
 #include "dvfslab/control_characters.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_tune_command(app);
   dvfslab::cli::add_study_command(app);
   dvfslab::cli::add_slurm_command(app);
+  dvfslab::cli::add_daemon_command(app);
+  dvfslab::cli::install_control_route();
 
   try {
     dvfslab::cli::check_command_names(app, std::vector<std::string>(argv + 1, argv + argc));

@@ -210,6 +210,11 @@ GpuList open_list(const std::string& spec, const std::vector<std::string>& items
   return gpus;
 }
 
+GpuControlRoute& control_route() {
+  static GpuControlRoute route;
+  return route;
+}
+
 GpuList open_by_spec(const std::string& spec, const OpenOptions& options) {
   if (spec.empty()) throw UsageError("--device is empty; give one of: " + device_spec_forms());
   const std::vector<std::string> items = split_device_list(spec, backend_prefixes());
@@ -255,9 +260,14 @@ void register_gpu_backend(GpuBackendDefinition backend) {
   table.insert(unprefixed, std::move(backend));
 }
 
+void set_gpu_control_route(GpuControlRoute route) { control_route() = std::move(route); }
+
 std::vector<std::unique_ptr<Gpu>> open_gpus(const std::string& spec, const OpenOptions& options) {
   GpuList gpus = open_by_spec(spec, options);
-  for (auto& gpu : gpus) gpu->set_read_only(options.read_only);
+  for (auto& gpu : gpus) {
+    gpu->set_read_only(options.read_only);
+    if (control_route() && gpu->persists_settings()) gpu = control_route()(std::move(gpu));
+  }
   return gpus;
 }
 

@@ -14,6 +14,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
+#include "dvfslab/guarded_elsewhere.hpp"
 #include "guard/journal.hpp"
 #include "guard/recovery.hpp"
 #include "guard/restore_knobs.hpp"
@@ -29,8 +30,8 @@ struct ClockGuard::Impl : GpuControl::Changes {
   Gpu& gpu;
   GuardOptions options;
   std::unique_ptr<GpuControl> control;
-  std::unique_ptr<GpuLock> lock;                      // null unless gpu.persists_settings()
-  std::optional<std::filesystem::path> journal_file;  // absent unless gpu.persists_settings()
+  std::unique_ptr<GpuLock> lock;                      // null unless guarded_here(gpu)
+  std::optional<std::filesystem::path> journal_file;  // absent unless guarded_here(gpu)
   std::unique_ptr<InterruptAction> interrupt;
 
   std::mutex mutex;  // apply/restore against the signal thread
@@ -198,13 +199,13 @@ struct ClockGuard::Impl : GpuControl::Changes {
 };
 
 ClockGuard::ClockGuard(Gpu& gpu, GuardOptions options)
-    : ClockGuard(gpu, gpu.persists_settings() ? std::make_unique<GpuLock>(gpu.identity()) : nullptr,
+    : ClockGuard(gpu, guarded_here(gpu) ? std::make_unique<GpuLock>(gpu.identity()) : nullptr,
                  std::move(options)) {}
 
 ClockGuard::ClockGuard(Gpu& gpu, std::unique_ptr<GpuLock> lock, GuardOptions options)
     : impl_(std::make_unique<Impl>(gpu, std::move(options))) {
   impl_->lock = std::move(lock);
-  if (gpu.persists_settings()) {
+  if (guarded_here(gpu)) {
     const std::filesystem::path dir = guard_detail::resolve_state_dir(impl_->options.state_dir);
     guard_detail::ensure_state_dir(dir);
     impl_->journal_file = guard_detail::journal_file(dir, gpu.identity().uuid);

@@ -14,6 +14,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
+#include "dvfslab/guarded_elsewhere.hpp"
 
 namespace dvfslab {
 
@@ -44,7 +45,7 @@ ClockGuardSet::ClockGuardSet(std::span<Gpu* const> gpus, GuardOptions options)
   });
   auto next_lock = locks.begin();
   for (Member* member : by_uuid) {
-    std::unique_ptr<GpuLock> lock = member->gpu->persists_settings() ? std::move(*next_lock++) : nullptr;
+    std::unique_ptr<GpuLock> lock = guarded_here(*member->gpu) ? std::move(*next_lock++) : nullptr;
     member->guard.reset(new ClockGuard(*member->gpu, std::move(lock), options));
   }
 }

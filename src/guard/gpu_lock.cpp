@@ -20,6 +20,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
+#include "dvfslab/guarded_elsewhere.hpp"
 
 namespace dvfslab {
 namespace {
@@ -95,7 +96,7 @@ GpuLock::~GpuLock() {
 std::vector<std::unique_ptr<GpuLock>> lock_gpus(std::span<Gpu* const> gpus) {
   std::vector<const GpuIdentity*> to_lock;
   for (Gpu* gpu : gpus) {
-    if (gpu->persists_settings()) to_lock.push_back(&gpu->identity());
+    if (guarded_here(*gpu)) to_lock.push_back(&gpu->identity());
   }
   std::sort(to_lock.begin(), to_lock.end(),
             [](const GpuIdentity* a, const GpuIdentity* b) { return a->uuid < b->uuid; });
