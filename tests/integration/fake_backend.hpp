@@ -39,6 +39,11 @@ struct FakeBackend {
   std::string nearest_clocks_text;                   // what dvfslab suggests for it
   std::string power_range_text;                      // the GPU's power-limit range
   std::vector<std::string> sweep_sm_mhz;             // two SM clocks of the GPU for a sweep
+  std::string gpus_variable;                         // the simulated models the fake has
+  std::string model;                                 // the model of its GPUs here
+  std::string second_device;                         // --device of the second fake GPU
+  std::string power_knob;                            // the journal's name of the power-limit knob
+  std::string power_word;                            // how a refused journal names a power limit
   std::string sm_lock_call;                          // the setter call that holds the first of them
 };
 
@@ -95,6 +100,11 @@ inline FakeBackend nvml_fake_backend() {
   backend.nearest_clocks_text = "nearest supported: 1230 MHz or 1245 MHz";
   backend.power_range_text = "200–700 W";
   backend.sweep_sm_mhz = {"1005", "1500"};
+  backend.gpus_variable = "DVFSLAB_FAKE_NVML_GPUS";
+  backend.model = "h200";
+  backend.second_device = "1";
+  backend.power_knob = "power_limit";
+  backend.power_word = "a power limit";
   backend.sm_lock_call = "nvmlDeviceSetGpuLockedClocks device=0 min_mhz=1005 max_mhz=1005";
   return backend;
 }
@@ -130,6 +140,11 @@ inline FakeBackend rocm_fake_backend() {
   backend.nearest_clocks_text = "nearest supported: 1200 MHz or 1300 MHz";
   backend.power_range_text = "300–750 W";
   backend.sweep_sm_mhz = {"1000", "1500"};
+  backend.gpus_variable = "DVFSLAB_FAKE_ROCM_GPUS";
+  backend.model = "mi300x";
+  backend.second_device = "amd:1";
+  backend.power_knob = "power_cap";
+  backend.power_word = "a power cap";
   backend.sm_lock_call = "rsmi_dev_gpu_clk_freq_set device=0 clock=sclk mask=0x20";  // level 5: 1000 MHz
   return backend;
 }

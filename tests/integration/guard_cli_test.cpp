@@ -2,7 +2,8 @@
 // NVML and the fake ROCm SMI, fake_backend.hpp), whose simulated control state
 // persists in a file so that it outlives a killed process: SIGKILL then `dvfslab
 // restore`, SIGINT, SIGTERM, the lock, refusals. The fake's setter log shows what
-// reached the "driver". The journal-format and tampered-journal cases are NVML's.
+// reached the "driver". The cases of NVML's older journal formats and of its
+// application clocks run on the fake NVML only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -210,7 +211,7 @@ TEST_P(GuardCli, AJournalOfAGpuThatIsNotHereSaysWhichJournalAndWhatToDo) {
 
 // A journal that dvfslab did not write as it is (issue 26, L6): restore refuses it
 // with one line, changes nothing, keeps the journal and does not say "restored".
-class TamperedJournal : public NvmlGuardCli {
+class TamperedJournal : public GuardCli {
  protected:
   // Leaves the held setting and its journal behind, then edits the journal.
   void kill_hold_and_edit(const std::function<void(nlohmann::json&)>& edit) {
@@ -239,33 +240,40 @@ class TamperedJournal : public NvmlGuardCli {
   std::filesystem::path journal_;
   std::size_t calls_before_restore_ = 0;
 };
-INSTANTIATE_TEST_SUITE_P(Nvml, TamperedJournal, ::testing::Values(nvml_fake_backend()), backend_test_name);
+INSTANTIATE_TEST_SUITE_P(Backends, TamperedJournal, ::testing::ValuesIn(fake_backends()), backend_test_name);
+
+// NVML's application clocks, which AMD GPUs do not have.
+class NvmlTamperedJournal : public TamperedJournal {};
+INSTANTIATE_TEST_SUITE_P(Nvml, NvmlTamperedJournal, ::testing::Values(nvml_fake_backend()),
+                         backend_test_name);
 
 TEST_P(TamperedJournal, L6_AnEmptyTouchedListIsRefusedAndTheJournalKept) {
   kill_hold_and_edit([](nlohmann::json& journal) { journal["touched"] = nlohmann::json::array(); });
   expect_refused(run_dvfslab({"restore"}, environment), "touched is not a non-empty list of knobs");
-  expect_refused(run_dvfslab({"restore", "--device", "0"}, environment), "touched is not a non-empty list");
+  expect_refused(run_dvfslab({"restore", "--device", backend.device}, environment),
+                 "touched is not a non-empty list");
 }
 
 TEST_P(TamperedJournal, L6_ATouchedStringInsteadOfAListIsRefused) {
-  kill_hold_and_edit([](nlohmann::json& journal) { journal["touched"] = "power_limit"; });
+  kill_hold_and_edit([&](nlohmann::json& journal) { journal["touched"] = backend.power_knob; });
   expect_refused(run_dvfslab({"restore"}, environment), "touched is not a non-empty list of knobs");
 }
 
 TEST_P(TamperedJournal, L6_WrongTypesAndRepeatedKnobsAreRefused) {
-  kill_hold_and_edit([](nlohmann::json& journal) {
-    journal["touched"] = {"power_limit", "power_limit"};
-    journal["original_state"]["power_limit_w"] = "450";
+  kill_hold_and_edit([&](nlohmann::json& journal) {
+    journal["touched"] = {backend.power_knob, backend.power_knob};
+    journal["original_state"][backend.power_key] = "450";
   });
-  expect_refused(run_dvfslab({"restore"}, environment), "original_state.power_limit_w is \"450\"");
+  expect_refused(run_dvfslab({"restore"}, environment),
+                 "original_state." + backend.power_key + " is \"450\"");
 }
 
 TEST_P(TamperedJournal, L6_APowerLimitOutsideTheGpusRangeIsRefusedBeforeAnyCall) {
-  kill_hold_and_edit([](nlohmann::json& journal) { journal["original_state"]["power_limit_w"] = 5000.0; });
-  expect_refused(run_dvfslab({"restore"}, environment), "a power limit of 5000 W, outside the GPU's");
+  kill_hold_and_edit([&](nlohmann::json& journal) { journal["original_state"][backend.power_key] = 5000.0; });
+  expect_refused(run_dvfslab({"restore"}, environment), backend.power_word + " of 5000 W, outside the GPU's");
 }
 
-TEST_P(TamperedJournal, L6_ApplicationClocksTheGpuDoesNotListAreRefused) {
+TEST_P(NvmlTamperedJournal, L6_ApplicationClocksTheGpuDoesNotListAreRefused) {
   kill_hold_and_edit([](nlohmann::json& journal) {
     journal["original_state"]["application_graphics_mhz"] = 1234567;
     journal["touched"].push_back("application_clocks");
@@ -281,10 +289,10 @@ TEST_P(TamperedJournal, L6_AUuidItsFileNameIsNotForIsRefused) {
 // The device field of GPU 0's journal opens GPU 1: restore once looked for GPU 1's
 // journal there, said "nothing to restore" and exited 0 with GPU 0 still changed.
 TEST_P(TamperedJournal, L6_ADeviceFieldThatOpensAnotherGpuIsRefused) {
-  environment["DVFSLAB_FAKE_NVML_GPUS"] = "h200,h200";
-  kill_hold_and_edit([](nlohmann::json& journal) { journal["gpu"]["device"] = "1"; });
+  environment[backend.gpus_variable] = backend.model + "," + backend.model;
+  kill_hold_and_edit([&](nlohmann::json& journal) { journal["gpu"]["device"] = backend.second_device; });
   const ProcessResult restore = run_dvfslab({"restore"}, environment);
-  expect_refused(restore, "but its device field '1' opens NVIDIA H200");
+  expect_refused(restore, "but its device field '" + backend.second_device + "' opens " + backend.gpu_name);
   EXPECT_EQ(restore.out.find("nothing to restore"), std::string::npos) << restore.out;
 }
 
