@@ -10,6 +10,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/guard.hpp"
 #include "fake_backend.hpp"
 #include "fake_nvml_env.hpp"
 #include "gpu/rocm/rocm_gpu.hpp"
@@ -96,6 +97,39 @@ TEST(RocmBackend, ReadOnlyModeRefusesEveryControlCallBeforeTheLibrary) {
   EXPECT_THROW(gpu->set_power_limit(400), PermissionError);
   EXPECT_THROW(gpu->reset_power_limit(), PermissionError);
   EXPECT_FALSE(std::filesystem::exists(dir / "setters.log")) << "no setter reached the library";
+}
+
+// Settings one after the other, as a sweep applies them: levels need the manual
+// performance level, and a setting without clocks gives every level and the level
+// found back.
+TEST(RocmBackend, TheGuardMovesBetweenSettingsThroughTheManualLevelAndBack) {
+  const ScratchDir dir;
+  const ScopedEnvironment environment(
+      fake_rocm_environment("mi300x", {{"DVFSLAB_FAKE_ROCM_LOG", (dir / "setters.log").string()}}));
+  const auto gpu = open_gpu("amd:0", fake_rocm_options());
+  {
+    ClockGuard guard(*gpu, GuardOptions{dir / "state", true});
+    guard.apply(Setting{1200, std::nullopt, 400});
+    guard.apply(Setting{1500, std::nullopt, 400});
+    guard.apply(Setting{std::nullopt, std::nullopt, 500});
+    guard.restore();
+  }
+  EXPECT_EQ(read_setter_log(dir / "setters.log"),
+            "rsmi_dev_perf_level_set_v1 device=0 level=3\n"
+            "rsmi_dev_gpu_clk_freq_set device=0 clock=sclk mask=0x80\n"
+            "rsmi_dev_power_cap_set device=0 sensor=0 cap_uw=400000000\n"
+            "rsmi_dev_gpu_clk_freq_set device=0 clock=sclk mask=0x400\n"
+            "rsmi_dev_gpu_clk_freq_set device=0 clock=sclk mask=0x1ffff\n"
+            "rsmi_dev_power_cap_set device=0 sensor=0 cap_uw=500000000\n"
+            "rsmi_dev_perf_level_set_v1 device=0 level=0\n"
+            // The end puts back every knob the journal holds, in restore order.
+            "rsmi_dev_gpu_clk_freq_set device=0 clock=sclk mask=0x1ffff\n"
+            "rsmi_dev_power_cap_set device=0 sensor=0 cap_uw=750000000\n"
+            "rsmi_dev_perf_level_set_v1 device=0 level=0\n");
+  auto* amd = dynamic_cast<rocm::RocmGpu*>(gpu.get());
+  ASSERT_NE(amd, nullptr);
+  EXPECT_EQ(amd->performance_level(), rocm::perf_level_auto);
+  EXPECT_EQ(gpu->power_limits().current_w, 750.0);
 }
 
 TEST(RocmBackendCli, AutoFindsTheAmdGpuWhenNvmlIsAbsent) {

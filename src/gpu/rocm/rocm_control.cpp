@@ -59,39 +59,42 @@ json RocmControl::save() {
 }
 
 void RocmControl::apply(const Setting& setting, const json& /*saved*/, Changes& changes) {
-  Targets targets;
-  targets.sclk_mhz = setting.sm_mhz;
-  targets.mclk_mhz = setting.mem_mhz;
-  targets.power_cap_w = setting.power_limit_w;
-  targets.manual = setting.sm_mhz || setting.mem_mhz;
+  const bool manual = setting.sm_mhz || setting.mem_mhz;
   // Enabling levels switches the GPU to the manual performance level: that knob is
-  // journaled first, so a restore puts the level found back.
-  if (targets.manual && !applied_.manual) {
+  // journaled first, so a restore puts the level found back. Each knob counts as
+  // applied once its call went through, so a failed call is tried again next time.
+  if (manual && !applied_.manual) {
     changes.change(perf_level, [&] { gpu_.set_performance_level(perf_level_manual); });
+    applied_.manual = true;
   }
-  if (targets.sclk_mhz != applied_.sclk_mhz) {
-    if (targets.sclk_mhz) {
-      changes.change(sclk_levels, [&] { gpu_.lock_sm_clocks(*targets.sclk_mhz, *targets.sclk_mhz); });
+  if (setting.sm_mhz != applied_.sclk_mhz) {
+    if (setting.sm_mhz) {
+      changes.change(sclk_levels, [&] { gpu_.lock_sm_clocks(*setting.sm_mhz, *setting.sm_mhz); });
     } else {
       changes.restore(sclk_levels);
     }
+    applied_.sclk_mhz = setting.sm_mhz;
   }
-  if (targets.mclk_mhz != applied_.mclk_mhz) {
-    if (targets.mclk_mhz) {
-      changes.change(mclk_levels, [&] { gpu_.lock_memory_clocks(*targets.mclk_mhz, *targets.mclk_mhz); });
+  if (setting.mem_mhz != applied_.mclk_mhz) {
+    if (setting.mem_mhz) {
+      changes.change(mclk_levels, [&] { gpu_.lock_memory_clocks(*setting.mem_mhz, *setting.mem_mhz); });
     } else {
       changes.restore(mclk_levels);
     }
+    applied_.mclk_mhz = setting.mem_mhz;
   }
-  if (targets.power_cap_w != applied_.power_cap_w) {
-    if (targets.power_cap_w) {
-      changes.change(power_cap, [&] { gpu_.set_power_limit(*targets.power_cap_w); });
+  if (setting.power_limit_w != applied_.power_cap_w) {
+    if (setting.power_limit_w) {
+      changes.change(power_cap, [&] { gpu_.set_power_limit(*setting.power_limit_w); });
     } else {
       changes.restore(power_cap);
     }
+    applied_.power_cap_w = setting.power_limit_w;
   }
-  if (!targets.manual && applied_.manual) changes.restore(perf_level);
-  applied_ = targets;
+  if (!manual && applied_.manual) {
+    changes.restore(perf_level);
+    applied_.manual = false;
+  }
 }
 
 ControlStep RocmControl::restore_step(const std::string& knob, const json& saved) {
