@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "dvfslab/error.hpp"
+#include "gpu/rocm/rocm_gpu.hpp"
 
 namespace dvfslab::fake_rocm {
 namespace {
@@ -33,18 +34,10 @@ bool flag(const char* name) {
 
 std::uint64_t every_level(std::size_t count) { return (std::uint64_t{1} << count) - 1; }
 
-constexpr std::string_view perf_level_names[] = {
-    "auto",       "low", "high", "manual", "stable_std", "stable_peak", "stable_min_mclk", "stable_min_sclk",
-    "determinism"};
-
-std::string level_name(rocm::PerfLevel level) {
-  return level < std::size(perf_level_names) ? std::string(perf_level_names[level]) : "unknown";
-}
+std::string level_name(rocm::PerfLevel level) { return std::string(rocm::perf_level_name(level)); }
 
 rocm::PerfLevel level_from_name(const std::string& name) {
-  for (std::size_t i = 0; i < std::size(perf_level_names); ++i) {
-    if (perf_level_names[i] == name) return static_cast<rocm::PerfLevel>(i);
-  }
+  if (const auto level = rocm::perf_level_from_name(name)) return *level;
   throw ConfigError(fmt::format("fake ROCm SMI: unknown performance level '{}' in the state file", name));
 }
 
