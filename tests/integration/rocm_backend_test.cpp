@@ -2,11 +2,15 @@
 // the real binary: identity, clock levels, power cap and readings of a simulated
 // MI300X, `--device amd:...` and `auto` without NVML, and the one line `info` gives
 // with Debian's real library on a machine without an AMD GPU.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
@@ -14,6 +18,7 @@
 #include "fake_backend.hpp"
 #include "fake_nvml_env.hpp"
 #include "gpu/rocm/rocm_gpu.hpp"
+#include "gpu/rocm/rocm_library.hpp"
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
 
@@ -64,6 +69,35 @@ TEST(RocmBackend, ReadsIdentityLevelsPowerCapAndReadingsOfASimulatedMi300x) {
       << "the junction stands in for the missing edge sensor";
   EXPECT_FALSE(telemetry.throttle_reasons.has_value())
       << "ROCm SMI gives no throttle reasons here: absent, not 0";
+}
+
+// The energy counter counts in units of its resolution: dvfslab's joules lie
+// between the counter read just before and just after, times the resolution.
+TEST(RocmBackend, EnergyIsTheCounterTimesItsResolution) {
+  const ScopedEnvironment environment(fake_rocm_environment("mi300x"));
+  const auto gpu = open_gpu("amd:0", fake_rocm_options());
+  void* fake = dlopen(DVFSLAB_FAKE_ROCM_SMI, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  ASSERT_NE(fake, nullptr) << "the backend loaded the fake";
+  auto* energy_count = reinterpret_cast<rocm::EntrySignature<rocm::Entry::dev_energy_count_get>::type*>(
+      dlsym(fake, "rsmi_dev_energy_count_get"));
+  ASSERT_NE(energy_count, nullptr);
+  const auto joules_from_counter = [&] {
+    std::uint64_t counter = 0;
+    float resolution_uj = 0;
+    std::uint64_t timestamp_ns = 0;
+    EXPECT_EQ(energy_count(0, &counter, &resolution_uj, &timestamp_ns), rocm::success);
+    EXPECT_GT(resolution_uj, 1.0F);
+    return static_cast<double>(counter) * resolution_uj / 1e6;
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // the idle GPU's counter moves
+  const double before = joules_from_counter();
+  const auto reported = gpu->read_telemetry().energy_j;
+  const double after = joules_from_counter();
+  dlclose(fake);
+  ASSERT_TRUE(reported.has_value());
+  EXPECT_GT(before, 0.0);
+  EXPECT_GE(*reported, before);
+  EXPECT_LE(*reported, after);
 }
 
 TEST(RocmBackend, AGpuIsReopenedByItsDeviceSpecAndAnUnknownOneIsRefusedListingTheGpus) {

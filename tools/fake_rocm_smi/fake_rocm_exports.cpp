@@ -19,7 +19,8 @@ namespace {
 
 constexpr double microwatts_per_watt = 1e6;
 constexpr std::uint64_t hz_per_mhz = 1000000;
-// Microjoules per count of the energy counter, as MI200-series boards report it.
+// Microjoules per count of the energy counter: not 1, so that a backend that
+// forgot to multiply by the resolution reads the wrong energy.
 constexpr float energy_resolution_uj = 15.3F;
 
 template <class Body>
