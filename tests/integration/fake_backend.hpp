@@ -33,6 +33,7 @@ struct FakeBackend {
   std::size_t hold_calls = 0;               // setter calls that hold makes
   // The setter calls that put the held setting back to what the administrator left.
   std::vector<std::string> restore_calls;
+  std::string power_setter;                          // the setter function of the power limit
   std::function<std::string(int watts)> power_call;  // the setter call of a power limit
   std::string power_restored_text;                   // how `hold` reports putting 450 W back
   std::string unsupported_sm_mhz;                    // an SM clock the GPU does not list
@@ -92,6 +93,7 @@ inline FakeBackend nvml_fake_backend() {
   backend.restore_calls = {"nvmlDeviceResetGpuLockedClocks device=0",
                            "nvmlDeviceResetMemoryLockedClocks device=0",
                            "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000"};
+  backend.power_setter = "nvmlDeviceSetPowerManagementLimit";
   backend.power_call = [](int watts) {
     return "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=" + std::to_string(watts * 1000);
   };
@@ -132,6 +134,7 @@ inline FakeBackend rocm_fake_backend() {
                            "rsmi_dev_gpu_clk_freq_set device=0 clock=mclk mask=0x1",
                            "rsmi_dev_power_cap_set device=0 sensor=0 cap_uw=450000000",
                            "rsmi_dev_perf_level_set_v1 device=0 level=0"};
+  backend.power_setter = "rsmi_dev_power_cap_set";
   backend.power_call = [](int watts) {
     return "rsmi_dev_power_cap_set device=0 sensor=0 cap_uw=" + std::to_string(watts) + "000000";
   };
