@@ -13,7 +13,8 @@ packages=(build-essential cmake ninja-build pkg-config git
 if [[ "${1:-}" == "--tests" ]]; then
   packages+=(libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev chromium slurm-wlm munge ccache
              python3-pytest python3-pandas python3-matplotlib python3-numpy
-             poppler-utils)  # pdffonts: the figure test checks that the PDFs embed their fonts
+             poppler-utils  # pdffonts: the figure test checks that the PDFs embed their fonts
+             librocm-smi-dev)  # AMD's header checks the ROCm SMI declarations; its library, that `info` says "no AMD GPU"
 fi
 
 missing=()

@@ -19,6 +19,7 @@
 #include "gpu/device_list.hpp"
 #include "gpu/nvml/nvml_devices.hpp"
 #include "gpu/nvml/visible_devices.hpp"
+#include "gpu/rocm/rocm_devices.hpp"
 #include "gpu/sim/sim_node.hpp"
 
 namespace dvfslab {
@@ -56,6 +57,16 @@ std::string nvml_spec_help() {
   return "an NVIDIA GPU's index (0), UUID (GPU-...) or PCI bus id (0000:3b:00.0)";
 }
 
+GpuList open_rocm(std::string_view selector, const OpenOptions& options) {
+  return rocm::open_rocm_gpus(selector, options.library("rocm"));
+}
+
+GpuList find_rocm(const OpenOptions& options) { return rocm::open_all_rocm_gpus(options.library("rocm")); }
+
+std::string rocm_spec_help() {
+  return "amd:INDEX, amd:AMD-UNIQUEID or amd:PCI-BUS-ID for an AMD GPU through ROCm SMI (docs/gpu-backends.md)";
+}
+
 GpuList open_simulated(std::string_view names, const OpenOptions& options) {
   return sim::open_simulated_node(names, options.sim_time);
 }
@@ -89,6 +100,7 @@ std::vector<GpuBackendDefinition>& backends() {
       {"sim", "sim:", open_simulated, {}, "sim:NAME", simulated_spec_help, "", ""},
       {"replay", "replay:", open_replayed, {}, "replay:FILE.csv", replay_spec_help, "", ""},
       {"twin", "twin:", open_twin, {}, "twin:FILE.csv", twin_spec_help, "", ""},
+      {"rocm", "amd:", open_rocm, find_rocm, "amd:INDEX", rocm_spec_help, "rocm_library", "DVFSLAB_ROCM_LIBRARY"},
       {"nvml", "", open_nvml, find_nvml, "a GPU index, UUID or PCI bus id", nvml_spec_help, "nvml_library",
        "DVFSLAB_NVML_LIBRARY"},
   };
@@ -143,10 +155,12 @@ std::string device_spec_forms() {
 GpuList find_all_gpus(const OpenOptions& options) {
   GpuList found;
   std::exception_ptr first_failure;
-  for (const GpuBackendDefinition& backend : backends()) {
-    if (!backend.find_all) continue;
+  // The unprefixed backend (NVML) first: its GPUs lead `auto` and its reason is
+  // the one given when no backend finds a GPU.
+  for (const GpuBackendDefinition* backend : backends_for_help()) {
+    if (!backend->find_all) continue;
     try {
-      for (auto& gpu : backend.find_all(options)) found.push_back(std::move(gpu));
+      for (auto& gpu : backend->find_all(options)) found.push_back(std::move(gpu));
     } catch (const DriverNotFoundError&) {
       if (!first_failure) first_failure = std::current_exception();
     }

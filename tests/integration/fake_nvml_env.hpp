@@ -57,11 +57,12 @@ inline EnvironmentChanges fake_nvml_environment(const std::string& gpus, Environ
 }
 
 // The options the CLI's edge reads from this process's environment (the library
-// reads none): the NVML library and read-only mode, for tests that open GPUs
+// reads none): the vendor libraries and read-only mode, for tests that open GPUs
 // in-process under a ScopedEnvironment.
 inline OpenOptions open_options_from_environment() {
   OpenOptions options;
   if (const char* library = std::getenv("DVFSLAB_NVML_LIBRARY")) options.libraries["nvml"] = library;
+  if (const char* library = std::getenv("DVFSLAB_ROCM_LIBRARY")) options.libraries["rocm"] = library;
   const char* read_only = std::getenv("DVFSLAB_READ_ONLY");
   options.read_only = read_only != nullptr && std::string(read_only) != "" && std::string(read_only) != "0";
   return options;

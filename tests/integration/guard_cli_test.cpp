@@ -1,7 +1,9 @@
-// The guard through the real dvfslab binary on the fake NVML, whose simulated
-// control state persists in a file (DVFSLAB_FAKE_NVML_STATE) so that it outlives
-// a killed process: SIGKILL then `dvfslab restore`, SIGINT, SIGTERM, the lock,
-// refusals. The fake's setter log shows what reached the "driver".
+// The guard through the real dvfslab binary on each fake vendor library (the fake
+// NVML and the fake ROCm SMI, fake_backend.hpp), whose simulated control state
+// persists in a file so that it outlives a killed process: SIGKILL then `dvfslab
+// restore`, SIGINT, SIGTERM, the lock, refusals. The fake's setter log shows what
+// reached the "driver". The cases of NVML's older journal formats and of its
+// application clocks run on the fake NVML only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "background_process.hpp"
+#include "fake_backend.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
@@ -19,26 +22,27 @@
 namespace dvfslab::testing {
 namespace {
 
-const std::vector<std::string> kHold1200 = {"hold", "--device",
-                                            "0",    "--sm",
-                                            "1200", "--mem",
-                                            "2201", "--power-limit",
-                                            "400",  "--allow-clock-changes"};
-
-class GuardCli : public ::testing::Test {
+class GuardCli : public ::testing::TestWithParam<FakeBackend> {
  protected:
   ScratchDir dir;
+  const FakeBackend& backend = GetParam();
   EnvironmentChanges environment =
-      fake_nvml_environment("h200", {{"DVFSLAB_FAKE_NVML_LOG", (dir / "setters.log").string()},
-                                     {"DVFSLAB_FAKE_NVML_STATE", (dir / "gpu-state.json").string()},
-                                     {"DVFSLAB_STATE_DIR", (dir / "state").string()}});
+      backend.environment({{backend.log_variable, (dir / "setters.log").string()},
+                           {backend.state_variable, (dir / "gpu-state.json").string()},
+                           {"DVFSLAB_STATE_DIR", (dir / "state").string()}});
 
   // The GPU is found as an administrator left it, not as a fresh one: a restore
-  // must put back 450 W, not the 700 W default.
+  // must put back 450 W, not the default.
   void SetUp() override {
-    const nlohmann::json controls = controls_an_administrator_left();
-    std::ofstream(dir / "gpu-state.json")
-        << nlohmann::json{{"devices", {{{"index", 0}, {"controls", controls}}}}};
+    std::ofstream(dir / "gpu-state.json") << nlohmann::json{
+        {"devices", {{{"index", 0}, {"controls", backend.controls_an_administrator_left}}}}};
+  }
+
+  std::vector<std::string> hold_arguments() const {
+    std::vector<std::string> arguments = {"hold", "--device", backend.device};
+    arguments.insert(arguments.end(), backend.hold_arguments.begin(), backend.hold_arguments.end());
+    arguments.push_back("--allow-clock-changes");
+    return arguments;
   }
 
   // The fake GPU's control state as the last process left it.
@@ -72,16 +76,17 @@ class GuardCli : public ::testing::Test {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
 
-  // The state the fake GPU is found in, as dvfslab's first nvmlInit reads it.
+  // The state the fake GPU is found in, as the fake loads it when dvfslab starts.
   nlohmann::json found_state() {
-    const ProcessResult info = run_dvfslab({"info", "--device", "0"}, environment);
+    const ProcessResult info = run_dvfslab({"info", "--device", backend.device}, environment);
     EXPECT_EQ(info.exit_code, 0) << info.err;
-    EXPECT_EQ(controls().at("power_limit_w"), 450.0) << "the fake lost the state set before dvfslab started";
+    EXPECT_EQ(controls().at(backend.power_key), 450.0)
+        << "the fake lost the state set before dvfslab started";
     return controls();
   }
 
   std::unique_ptr<BackgroundProcess> start_hold(const std::string& stderr_name) {
-    auto process = std::make_unique<BackgroundProcess>(DVFSLAB_BINARY, kHold1200, environment,
+    auto process = std::make_unique<BackgroundProcess>(DVFSLAB_BINARY, hold_arguments(), environment,
                                                        (dir / stderr_name).string());
     EXPECT_TRUE(process->wait_for_line("holding")) << stderr_of(stderr_name);
     return process;
@@ -89,13 +94,18 @@ class GuardCli : public ::testing::Test {
 
   void expect_held_setting() {
     const nlohmann::json held = controls();
-    EXPECT_EQ(held.at("locked_sm_max_mhz"), 1200);
-    EXPECT_EQ(held.at("locked_mem_max_mhz"), 2201);
-    EXPECT_EQ(held.at("power_limit_w"), 400.0);
+    for (const auto& [field, value] : backend.held_controls.items())
+      EXPECT_EQ(held.at(field), value) << field;
   }
 };
 
-TEST_F(GuardCli, RestoreAfterSigkillPutsEveryClockAndThePowerLimitBack) {
+INSTANTIATE_TEST_SUITE_P(Backends, GuardCli, ::testing::ValuesIn(fake_backends()), backend_test_name);
+
+// The cases about NVML's journal, run on the fake NVML only.
+class NvmlGuardCli : public GuardCli {};
+INSTANTIATE_TEST_SUITE_P(Nvml, NvmlGuardCli, ::testing::Values(nvml_fake_backend()), backend_test_name);
+
+TEST_P(GuardCli, RestoreAfterSigkillPutsEveryClockAndThePowerLimitBack) {
   const nlohmann::json found = found_state();
   auto hold = start_hold("hold.err");
   expect_held_setting();
@@ -113,16 +123,14 @@ TEST_F(GuardCli, RestoreAfterSigkillPutsEveryClockAndThePowerLimitBack) {
   EXPECT_FALSE(has_journal());
   const std::vector<std::string> log = setter_log();
   EXPECT_EQ(std::vector<std::string>(log.begin() + static_cast<long>(calls_before_restore), log.end()),
-            (std::vector<std::string>{"nvmlDeviceResetGpuLockedClocks device=0",
-                                      "nvmlDeviceResetMemoryLockedClocks device=0",
-                                      "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000"}));
+            backend.restore_calls);
 
   const ProcessResult again = run_dvfslab({"restore"}, environment);
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_NE(again.out.find("nothing to restore"), std::string::npos) << again.out;
 }
 
-TEST_F(GuardCli, TheJournalRecordsTheDeviceSpecAndOlderJournalsWithOnlyAUuidStillRestore) {
+TEST_P(NvmlGuardCli, TheJournalRecordsTheDeviceSpecAndOlderJournalsWithOnlyAUuidStillRestore) {
   const nlohmann::json found = found_state();
   auto hold = start_hold("hold.err");
   hold->send(SIGKILL);
@@ -141,7 +149,7 @@ TEST_F(GuardCli, TheJournalRecordsTheDeviceSpecAndOlderJournalsWithOnlyAUuidStil
 
 // The saved state became the backend's own (GpuControl); a journal exactly as
 // the releases before wrote it, with NVML's four knobs, must still restore.
-TEST_F(GuardCli, AJournalInTheFormatOfEarlierReleasesStillRestores) {
+TEST_P(NvmlGuardCli, AJournalInTheFormatOfEarlierReleasesStillRestores) {
   const nlohmann::json found = found_state();
   auto hold = start_hold("hold.err");
   hold->send(SIGKILL);
@@ -178,7 +186,7 @@ TEST_F(GuardCli, AJournalInTheFormatOfEarlierReleasesStillRestores) {
                                       "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000"}));
 }
 
-TEST_F(GuardCli, AJournalOfAGpuThatIsNotHereSaysWhichJournalAndWhatToDo) {
+TEST_P(GuardCli, AJournalOfAGpuThatIsNotHereSaysWhichJournalAndWhatToDo) {
   std::filesystem::create_directories(dir / "state");
   const std::filesystem::path journal =
       dir / "state" / "journal-GPU-0badc0de-0000-0000-0000-000000000000.json";
@@ -232,32 +240,40 @@ class TamperedJournal : public GuardCli {
   std::filesystem::path journal_;
   std::size_t calls_before_restore_ = 0;
 };
+INSTANTIATE_TEST_SUITE_P(Backends, TamperedJournal, ::testing::ValuesIn(fake_backends()), backend_test_name);
 
-TEST_F(TamperedJournal, L6_AnEmptyTouchedListIsRefusedAndTheJournalKept) {
+// NVML's application clocks, which AMD GPUs do not have.
+class NvmlTamperedJournal : public TamperedJournal {};
+INSTANTIATE_TEST_SUITE_P(Nvml, NvmlTamperedJournal, ::testing::Values(nvml_fake_backend()),
+                         backend_test_name);
+
+TEST_P(TamperedJournal, L6_AnEmptyTouchedListIsRefusedAndTheJournalKept) {
   kill_hold_and_edit([](nlohmann::json& journal) { journal["touched"] = nlohmann::json::array(); });
   expect_refused(run_dvfslab({"restore"}, environment), "touched is not a non-empty list of knobs");
-  expect_refused(run_dvfslab({"restore", "--device", "0"}, environment), "touched is not a non-empty list");
+  expect_refused(run_dvfslab({"restore", "--device", backend.device}, environment),
+                 "touched is not a non-empty list");
 }
 
-TEST_F(TamperedJournal, L6_ATouchedStringInsteadOfAListIsRefused) {
-  kill_hold_and_edit([](nlohmann::json& journal) { journal["touched"] = "power_limit"; });
+TEST_P(TamperedJournal, L6_ATouchedStringInsteadOfAListIsRefused) {
+  kill_hold_and_edit([&](nlohmann::json& journal) { journal["touched"] = backend.power_knob; });
   expect_refused(run_dvfslab({"restore"}, environment), "touched is not a non-empty list of knobs");
 }
 
-TEST_F(TamperedJournal, L6_WrongTypesAndRepeatedKnobsAreRefused) {
-  kill_hold_and_edit([](nlohmann::json& journal) {
-    journal["touched"] = {"power_limit", "power_limit"};
-    journal["original_state"]["power_limit_w"] = "450";
+TEST_P(TamperedJournal, L6_WrongTypesAndRepeatedKnobsAreRefused) {
+  kill_hold_and_edit([&](nlohmann::json& journal) {
+    journal["touched"] = {backend.power_knob, backend.power_knob};
+    journal["original_state"][backend.power_key] = "450";
   });
-  expect_refused(run_dvfslab({"restore"}, environment), "original_state.power_limit_w is \"450\"");
+  expect_refused(run_dvfslab({"restore"}, environment),
+                 "original_state." + backend.power_key + " is \"450\"");
 }
 
-TEST_F(TamperedJournal, L6_APowerLimitOutsideTheGpusRangeIsRefusedBeforeAnyCall) {
-  kill_hold_and_edit([](nlohmann::json& journal) { journal["original_state"]["power_limit_w"] = 5000.0; });
-  expect_refused(run_dvfslab({"restore"}, environment), "a power limit of 5000 W, outside the GPU's");
+TEST_P(TamperedJournal, L6_APowerLimitOutsideTheGpusRangeIsRefusedBeforeAnyCall) {
+  kill_hold_and_edit([&](nlohmann::json& journal) { journal["original_state"][backend.power_key] = 5000.0; });
+  expect_refused(run_dvfslab({"restore"}, environment), backend.power_word + " of 5000 W, outside the GPU's");
 }
 
-TEST_F(TamperedJournal, L6_ApplicationClocksTheGpuDoesNotListAreRefused) {
+TEST_P(NvmlTamperedJournal, L6_ApplicationClocksTheGpuDoesNotListAreRefused) {
   kill_hold_and_edit([](nlohmann::json& journal) {
     journal["original_state"]["application_graphics_mhz"] = 1234567;
     journal["touched"].push_back("application_clocks");
@@ -265,30 +281,30 @@ TEST_F(TamperedJournal, L6_ApplicationClocksTheGpuDoesNotListAreRefused) {
   expect_refused(run_dvfslab({"restore"}, environment), "a pair the GPU does not list");
 }
 
-TEST_F(TamperedJournal, L6_AUuidItsFileNameIsNotForIsRefused) {
+TEST_P(TamperedJournal, L6_AUuidItsFileNameIsNotForIsRefused) {
   kill_hold_and_edit([](nlohmann::json& journal) { journal["gpu"]["uuid"] = "GPU-someone-else"; });
   expect_refused(run_dvfslab({"restore"}, environment), "is not the GPU its file name is for");
 }
 
 // The device field of GPU 0's journal opens GPU 1: restore once looked for GPU 1's
 // journal there, said "nothing to restore" and exited 0 with GPU 0 still changed.
-TEST_F(TamperedJournal, L6_ADeviceFieldThatOpensAnotherGpuIsRefused) {
-  environment["DVFSLAB_FAKE_NVML_GPUS"] = "h200,h200";
-  kill_hold_and_edit([](nlohmann::json& journal) { journal["gpu"]["device"] = "1"; });
+TEST_P(TamperedJournal, L6_ADeviceFieldThatOpensAnotherGpuIsRefused) {
+  environment[backend.gpus_variable] = backend.model + "," + backend.model;
+  kill_hold_and_edit([&](nlohmann::json& journal) { journal["gpu"]["device"] = backend.second_device; });
   const ProcessResult restore = run_dvfslab({"restore"}, environment);
-  expect_refused(restore, "but its device field '1' opens NVIDIA H200");
+  expect_refused(restore, "but its device field '" + backend.second_device + "' opens " + backend.gpu_name);
   EXPECT_EQ(restore.out.find("nothing to restore"), std::string::npos) << restore.out;
 }
 
-TEST_F(GuardCli, RestoreWithADeviceSaysWhenThereIsNothingToDo) {
-  const ProcessResult restore = run_dvfslab({"restore", "--device", "0"}, environment);
+TEST_P(GuardCli, RestoreWithADeviceSaysWhenThereIsNothingToDo) {
+  const ProcessResult restore = run_dvfslab({"restore", "--device", backend.device}, environment);
   EXPECT_EQ(restore.exit_code, 0) << restore.err;
-  EXPECT_NE(restore.out.find("NVIDIA H200"), std::string::npos);
+  EXPECT_NE(restore.out.find(backend.gpu_name), std::string::npos);
   EXPECT_NE(restore.out.find("nothing to restore"), std::string::npos) << restore.out;
   EXPECT_TRUE(setter_log().empty());
 }
 
-TEST_F(GuardCli, SigintRestoresAndExits130) {
+TEST_P(GuardCli, SigintRestoresAndExits130) {
   const nlohmann::json found = found_state();
   auto hold = start_hold("hold.err");
   expect_held_setting();
@@ -299,7 +315,7 @@ TEST_F(GuardCli, SigintRestoresAndExits130) {
   EXPECT_NE(stderr_of("hold.err").find("interrupted by SIGINT"), std::string::npos);
 }
 
-TEST_F(GuardCli, SigtermRestoresAndExits143) {
+TEST_P(GuardCli, SigtermRestoresAndExits143) {
   const nlohmann::json found = found_state();
   auto hold = start_hold("hold.err");
   hold->send(SIGTERM);
@@ -307,13 +323,15 @@ TEST_F(GuardCli, SigtermRestoresAndExits143) {
   EXPECT_EQ(controls(), found);
   EXPECT_FALSE(has_journal());
   const std::vector<std::string> log = setter_log();
-  ASSERT_GE(log.size(), 3u);
-  EXPECT_EQ(log.back(), "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000");
+  ASSERT_GE(log.size(), backend.hold_calls + backend.restore_calls.size());
+  EXPECT_EQ(std::vector<std::string>(log.end() - static_cast<long>(backend.restore_calls.size()), log.end()),
+            backend.restore_calls);
 }
 
-TEST_F(GuardCli, ASecondProcessOnTheGpuIsRefusedWithTheHoldersPid) {
+TEST_P(GuardCli, ASecondProcessOnTheGpuIsRefusedWithTheHoldersPid) {
   auto hold = start_hold("hold.err");
-  const ProcessResult second = run_dvfslab({"hold", "--device", "0", "--seconds", "0"}, environment);
+  const ProcessResult second =
+      run_dvfslab({"hold", "--device", backend.device, "--seconds", "0"}, environment);
   EXPECT_EQ(second.exit_code, 9);
   EXPECT_NE(second.err.find("in use by dvfslab process " + std::to_string(hold->pid())), std::string::npos)
       << second.err;
@@ -323,77 +341,77 @@ TEST_F(GuardCli, ASecondProcessOnTheGpuIsRefusedWithTheHoldersPid) {
   EXPECT_EQ(hold->wait(), 143);
 }
 
-TEST_F(GuardCli, ASecondProcessWithAnotherStateDirectoryIsRefusedWithTheHoldersPid) {
+TEST_P(GuardCli, ASecondProcessWithAnotherStateDirectoryIsRefusedWithTheHoldersPid) {
   auto hold = start_hold("hold.err");
   EnvironmentChanges other_directory = environment;
   other_directory["DVFSLAB_STATE_DIR"] = (dir / "other-state").string();
   EnvironmentChanges default_directory = environment;
   default_directory["DVFSLAB_STATE_DIR"] = std::nullopt;
   for (const EnvironmentChanges& second_environment : {other_directory, default_directory}) {
-    const ProcessResult second = run_dvfslab(
-        {"hold", "--device", "0", "--power-limit", "300", "--allow-clock-changes", "--seconds", "0"},
-        second_environment);
+    const ProcessResult second = run_dvfslab({"hold", "--device", backend.device, "--power-limit", "300",
+                                              "--allow-clock-changes", "--seconds", "0"},
+                                             second_environment);
     EXPECT_EQ(second.exit_code, 9) << second.err;
     EXPECT_NE(second.err.find("in use by dvfslab process " + std::to_string(hold->pid())), std::string::npos)
         << second.err;
   }
   expect_held_setting();
-  EXPECT_EQ(setter_log().size(), 3u) << "only the holder's three calls reached the driver";
+  EXPECT_EQ(setter_log().size(), backend.hold_calls) << "only the holder's calls reached the driver";
   hold->send(SIGTERM);
   EXPECT_EQ(hold->wait(), 143);
-  EXPECT_EQ(controls().at("power_limit_w"), 450.0);
+  EXPECT_EQ(controls().at(backend.power_key), 450.0);
 }
 
-TEST_F(GuardCli, TheNextRunRestoresWhatAKilledOneLeft) {
+TEST_P(GuardCli, TheNextRunRestoresWhatAKilledOneLeft) {
   const nlohmann::json found = found_state();
   auto hold = start_hold("hold.err");
   hold->send(SIGKILL);
   hold->wait();
-  const ProcessResult next = run_dvfslab({"hold", "--device", "0", "--seconds", "0"}, environment);
+  const ProcessResult next = run_dvfslab({"hold", "--device", backend.device, "--seconds", "0"}, environment);
   EXPECT_EQ(next.exit_code, 0) << next.err;
-  EXPECT_NE(next.err.find("restored NVIDIA H200 as dvfslab process " + std::to_string(hold->pid())),
-            std::string::npos)
+  EXPECT_NE(
+      next.err.find("restored " + backend.gpu_name + " as dvfslab process " + std::to_string(hold->pid())),
+      std::string::npos)
       << next.err;
   EXPECT_EQ(controls(), found);
 }
 
-TEST_F(GuardCli, HoldForSomeSecondsRestoresAndExits0) {
+TEST_P(GuardCli, HoldForSomeSecondsRestoresAndExits0) {
   const nlohmann::json found = found_state();
   const ProcessResult held = run_dvfslab(
-      {"hold", "--device", "0", "--power-limit", "500", "--allow-clock-changes", "--seconds", "0"},
+      {"hold", "--device", backend.device, "--power-limit", "500", "--allow-clock-changes", "--seconds", "0"},
       environment);
   EXPECT_EQ(held.exit_code, 0) << held.err;
   EXPECT_NE(held.out.find("power limit 500 W"), std::string::npos) << held.out;
-  EXPECT_NE(held.out.find("restored NVIDIA H200 (power limit set back to 450 W)"), std::string::npos)
-      << held.out;
+  EXPECT_NE(held.out.find(backend.power_restored_text), std::string::npos) << held.out;
   EXPECT_EQ(controls(), found);
-  EXPECT_EQ(setter_log(),
-            (std::vector<std::string>{"nvmlDeviceSetPowerManagementLimit device=0 limit_mw=500000",
-                                      "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=450000"}));
+  EXPECT_EQ(setter_log(), (std::vector<std::string>{backend.power_call(500), backend.power_call(450)}));
 }
 
-TEST_F(GuardCli, BadSettingsAndMissingPermissionChangeNothing) {
-  const ProcessResult unsupported = run_dvfslab(
-      {"hold", "--device", "0", "--sm", "1234", "--allow-clock-changes", "--seconds", "0"}, environment);
+TEST_P(GuardCli, BadSettingsAndMissingPermissionChangeNothing) {
+  const ProcessResult unsupported =
+      run_dvfslab({"hold", "--device", backend.device, "--sm", backend.unsupported_sm_mhz,
+                   "--allow-clock-changes", "--seconds", "0"},
+                  environment);
   EXPECT_EQ(unsupported.exit_code, 3);
-  EXPECT_NE(unsupported.err.find("nearest supported: 1230 MHz or 1245 MHz"), std::string::npos)
-      << unsupported.err;
+  EXPECT_NE(unsupported.err.find(backend.nearest_clocks_text), std::string::npos) << unsupported.err;
 
   const ProcessResult too_high = run_dvfslab(
-      {"hold", "--device", "0", "--power-limit", "800", "--allow-clock-changes", "--seconds", "0"},
+      {"hold", "--device", backend.device, "--power-limit", "800", "--allow-clock-changes", "--seconds", "0"},
       environment);
   EXPECT_EQ(too_high.exit_code, 3);
-  EXPECT_NE(too_high.err.find("200–700 W"), std::string::npos) << too_high.err;
+  EXPECT_NE(too_high.err.find(backend.power_range_text), std::string::npos) << too_high.err;
 
   const ProcessResult not_allowed =
-      run_dvfslab({"hold", "--device", "0", "--sm", "1200", "--seconds", "0"}, environment);
+      run_dvfslab({"hold", "--device", backend.device, "--sm", "1200", "--seconds", "0"}, environment);
   EXPECT_EQ(not_allowed.exit_code, 5);
   EXPECT_NE(not_allowed.err.find("--allow-clock-changes"), std::string::npos) << not_allowed.err;
 
   EnvironmentChanges read_only = environment;
   read_only["DVFSLAB_READ_ONLY"] = "1";
   const ProcessResult refused = run_dvfslab(
-      {"hold", "--device", "0", "--sm", "1200", "--allow-clock-changes", "--seconds", "0"}, read_only);
+      {"hold", "--device", backend.device, "--sm", "1200", "--allow-clock-changes", "--seconds", "0"},
+      read_only);
   EXPECT_EQ(refused.exit_code, 5);
   EXPECT_NE(refused.err.find("DVFSLAB_READ_ONLY=1"), std::string::npos) << refused.err;
 

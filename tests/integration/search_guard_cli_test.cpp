@@ -1,14 +1,16 @@
-// dvfslab search on the fake NVML goes through the guard like a sweep: SIGINT and
-// SIGTERM restore the GPU, SIGKILL leaves a journal that `dvfslab restore` applies,
-// --resume continues the search, and read-only mode refuses it before any change.
-// The fake's setter log is the evidence.
+// dvfslab search on each fake vendor library (fake_backend.hpp) goes through the
+// guard like a sweep: SIGINT and SIGTERM restore the GPU, SIGKILL leaves a journal
+// that `dvfslab restore` applies, --resume continues the search, and read-only mode
+// refuses it before any change. The fake's state file and setter log are the
+// evidence.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "fake_backend.hpp"
 #include "fake_node.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
@@ -21,104 +23,111 @@ using testing::EnvironmentChanges;
 
 // One iteration of 8 items every 20 ms; with SIGNAL_NAME set it sends that signal
 // to dvfslab once, at the first iteration after the fake logged a power-limit
-// change. Waiting for the change itself, not for an iteration count, keeps the
-// signal inside the search on a loaded machine, where iterations come slower.
+// change (POWER_SETTER in SETTER_LOG). Waiting for the change itself, not for an
+// iteration count, keeps the signal inside the search on a loaded machine, where
+// iterations come slower.
 const char* const marker_loop =
     "while :; do sleep 0.02; echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; "
-    "if [ -n \"${SIGNAL_NAME:-}\" ] && grep -qs nvmlDeviceSetPowerManagementLimit \"$DVFSLAB_FAKE_NVML_LOG\"; "
+    "if [ -n \"${SIGNAL_NAME:-}\" ] && grep -qs \"$POWER_SETTER\" \"$SETTER_LOG\"; "
     "then kill -$SIGNAL_NAME $PPID; SIGNAL_NAME=; fi; done";
 
-// The H200's default power limit, which the fake starts with.
-constexpr long h200_default_limit_mw = 700000;
-
-struct SetterState {
-  bool sm_locked = false;
-  std::optional<long> power_limit_mw;
-  std::size_t calls = 0;
-};
-
-SetterState replay(const std::string& log) {
-  SetterState state;
-  std::istringstream lines(log);
-  std::string line;
-  while (std::getline(lines, line)) {
-    ++state.calls;
-    if (line.starts_with("nvmlDeviceSetGpuLockedClocks")) state.sm_locked = true;
-    if (line.starts_with("nvmlDeviceResetGpuLockedClocks")) state.sm_locked = false;
-    if (const auto at = line.find("limit_mw="); line.starts_with("nvmlDeviceSetPowerManagementLimit"))
-      state.power_limit_mw = std::stol(line.substr(at + 9));
-  }
-  return state;
-}
-
-class FakeNvmlSearchTest : public ::testing::Test {
+class SearchGuardCli : public ::testing::TestWithParam<testing::FakeBackend> {
  protected:
   void SetUp() override { std::filesystem::create_directories(dir_ / "state"); }
 
   EnvironmentChanges environment(EnvironmentChanges extra = {}) const {
-    extra["DVFSLAB_FAKE_NVML_LOG"] = log_path();
+    extra[backend_.log_variable] = log_path();
+    extra[backend_.state_variable] = state_path();
     extra["DVFSLAB_STATE_DIR"] = (dir_ / "state").string();
+    extra["SETTER_LOG"] = log_path();
+    extra["POWER_SETTER"] = backend_.power_setter;
     extra.try_emplace("DVFSLAB_TEST_KILL_AFTER_POINTS", std::nullopt);
-    return testing::fake_nvml_environment("h200", std::move(extra));
+    return backend_.environment(std::move(extra));
   }
 
-  // The default and three settings of `knobs` (by default power limits of the H200's
+  // The default and three settings of `knobs` (by default power limits of the GPU's
   // range), 0.3 s windows.
   testing::ProcessResult search(std::vector<std::string> extra, EnvironmentChanges env = {},
                                 const std::string& knobs = "pl", bool json = true) {
     std::vector<std::string> arguments =
-        testing::short_grid_search_arguments("0", knobs, (dir_ / "db.sqlite").string());
+        testing::short_grid_search_arguments(backend_.device, knobs, (dir_ / "db.sqlite").string());
     if (json) arguments.emplace_back("--json");
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     arguments.insert(arguments.end(), {"--", "bash", "-c", marker_loop});
     return testing::run_dvfslab(arguments, environment(std::move(env)));
   }
 
+  // What the fake GPU holds now, as the last process left it.
+  nlohmann::json controls() const {
+    return nlohmann::json::parse(std::ifstream(state_path())).at("devices").at(0).at("controls");
+  }
+
+  // The GPU as a fresh fake finds it, before any search.
+  nlohmann::json found_state() {
+    const testing::ProcessResult info =
+        testing::run_dvfslab({"info", "--device", backend_.device}, environment());
+    EXPECT_EQ(info.exit_code, 0) << info.err;
+    return controls();
+  }
+
+  std::string state_path() const { return (dir_ / "gpu-state.json").string(); }
   std::string log_path() const { return (dir_ / "setters.log").string(); }
   std::string log() const { return testing::read_setter_log(log_path()); }
+  std::size_t calls() const {
+    const std::string text = log();
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
   bool journal_exists() const { return testing::restore_journal_in(dir_ / "state"); }
 
+  const testing::FakeBackend& backend_ = GetParam();
   testing::ScratchDir scratch_;
   const std::filesystem::path dir_ = scratch_.path();
 };
 
-TEST_F(FakeNvmlSearchTest, AWholeSearchLeavesTheGpuAsFound) {
+INSTANTIATE_TEST_SUITE_P(Backends, SearchGuardCli, ::testing::ValuesIn(testing::fake_backends()),
+                         testing::backend_test_name);
+
+// NVML's application clocks, which AMD GPUs do not have.
+class NvmlSearchGuardCli : public SearchGuardCli {};
+INSTANTIATE_TEST_SUITE_P(Nvml, NvmlSearchGuardCli, ::testing::Values(testing::nvml_fake_backend()),
+                         testing::backend_test_name);
+
+TEST_P(SearchGuardCli, AWholeSearchLeavesTheGpuAsFound) {
+  const nlohmann::json found = found_state();
   const auto result = search({"--allow-clock-changes"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto json = nlohmann::json::parse(result.out);
   EXPECT_EQ(json["probes"].size(), 4u);
   EXPECT_TRUE(json["optimum"]["power_limit_w"].is_number_integer()) << result.out;
-  const auto state = replay(log());
-  EXPECT_GT(state.calls, 2u) << "the power limit was changed";
-  EXPECT_EQ(state.power_limit_mw, h200_default_limit_mw) << log();
+  EXPECT_GT(calls(), 2u) << "the power limit was changed";
+  EXPECT_EQ(controls(), found) << log();
   EXPECT_FALSE(journal_exists());
 }
 
-TEST_F(FakeNvmlSearchTest, SigintAndSigtermRestoreThePowerLimit) {
+TEST_P(SearchGuardCli, SigintAndSigtermRestoreThePowerLimit) {
+  const nlohmann::json found = found_state();
   for (const auto& [signal_name, exit_code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
     std::filesystem::remove(log_path());
-    const auto result =
-        search({"--allow-clock-changes"}, {{"SIGNAL_NAME", signal_name}});
+    const auto result = search({"--allow-clock-changes"}, {{"SIGNAL_NAME", signal_name}});
     EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
     const std::string calls = log();
-    EXPECT_NE(calls.find("nvmlDeviceSetPowerManagementLimit"), std::string::npos)
+    EXPECT_NE(calls.find(backend_.power_setter), std::string::npos)
         << "the signal must land after a change: " << calls;
-    const auto state = replay(calls);
-    EXPECT_EQ(state.power_limit_mw, h200_default_limit_mw) << signal_name << ": " << calls;
-    EXPECT_FALSE(state.sm_locked);
+    EXPECT_EQ(controls(), found) << signal_name << ": " << calls;
     EXPECT_FALSE(journal_exists()) << signal_name;
   }
 }
 
-TEST_F(FakeNvmlSearchTest, AfterSigkillRestoreAppliesTheJournalAndResumeFinishesTheSearch) {
+TEST_P(SearchGuardCli, AfterSigkillRestoreAppliesTheJournalAndResumeFinishesTheSearch) {
+  const nlohmann::json found = found_state();
   const auto killed = search({"--allow-clock-changes"}, {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "2"}});
   ASSERT_EQ(killed.exit_code, 128 + 9) << killed.err;
-  EXPECT_NE(replay(log()).power_limit_mw, h200_default_limit_mw) << "killed with the power limit changed";
+  EXPECT_NE(controls(), found) << "killed with the power limit changed";
   EXPECT_TRUE(journal_exists());
 
   const auto restore = testing::run_dvfslab({"restore"}, environment());
   ASSERT_EQ(restore.exit_code, 0) << restore.err;
-  EXPECT_EQ(replay(log()).power_limit_mw, h200_default_limit_mw) << log();
+  EXPECT_EQ(controls(), found) << log();
   EXPECT_FALSE(journal_exists());
 
   const auto resumed = search({"--allow-clock-changes", "--resume"});
@@ -127,13 +136,13 @@ TEST_F(FakeNvmlSearchTest, AfterSigkillRestoreAppliesTheJournalAndResumeFinishes
   EXPECT_TRUE(json["resumed"].get<bool>());
   EXPECT_EQ(json["run_id"], 1);
   EXPECT_EQ(json["probes"].size(), 4u) << "two stored probes and two new ones";
-  EXPECT_EQ(replay(log()).power_limit_mw, h200_default_limit_mw);
+  EXPECT_EQ(controls(), found) << log();
   EXPECT_FALSE(journal_exists());
 }
 
 // M1: the default setting runs as the GPU was found; labelled with the factory
 // default, applying the reported optimum would set what was never measured.
-TEST_F(FakeNvmlSearchTest, M1_TheDefaultIsReportedAsFoundNotAsTheFactoryDefault) {
+TEST_P(NvmlSearchGuardCli, M1_TheDefaultIsReportedAsFoundNotAsTheFactoryDefault) {
   // An administrator left the H200 at 450 W (default 700) and 1500 MHz (default 1980).
   const std::string state_file = (dir_ / "gpu-state.json").string();
   const nlohmann::json found = {
@@ -165,20 +174,20 @@ TEST_F(FakeNvmlSearchTest, M1_TheDefaultIsReportedAsFoundNotAsTheFactoryDefault)
   EXPECT_EQ(text_run.out.find("1980 MHz"), std::string::npos) << text_run.out;
 }
 
-TEST_F(FakeNvmlSearchTest, ReadOnlyModeRefusesTheSearchBeforeAnyChange) {
+TEST_P(SearchGuardCli, ReadOnlyModeRefusesTheSearchBeforeAnyChange) {
   const auto result = search({"--allow-clock-changes"}, {{"DVFSLAB_READ_ONLY", "1"}});
   EXPECT_EQ(result.exit_code, 5) << result.err;
   EXPECT_NE(result.err.find("DVFSLAB_READ_ONLY"), std::string::npos) << result.err;
   EXPECT_TRUE(result.out.empty());
-  EXPECT_EQ(replay(log()).calls, 0u) << log();
+  EXPECT_EQ(calls(), 0u) << log();
   EXPECT_FALSE(std::filesystem::exists(dir_ / "db.sqlite")) << "a refused search leaves no database";
 }
 
-TEST_F(FakeNvmlSearchTest, ARealGpuNeedsAllowClockChanges) {
+TEST_P(SearchGuardCli, ARealGpuNeedsAllowClockChanges) {
   const auto result = search({});
   EXPECT_EQ(result.exit_code, 5) << result.err;
   EXPECT_NE(result.err.find("--allow-clock-changes"), std::string::npos) << result.err;
-  EXPECT_EQ(replay(log()).calls, 0u) << log();
+  EXPECT_EQ(calls(), 0u) << log();
 }
 
 }  // namespace

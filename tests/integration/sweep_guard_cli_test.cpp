@@ -1,16 +1,19 @@
-// dvfslab sweep on the fake NVML: the GPU is left as found after SIGINT and SIGTERM,
-// a journal left by SIGKILL is restored at the next start, one sweep per GPU, and
-// no control call without permission. The fake's setter log is the evidence.
+// dvfslab sweep on each fake vendor library (fake_backend.hpp): the GPU is left as
+// found after SIGINT and SIGTERM, a journal left by SIGKILL is restored at the
+// next start, one sweep per GPU, and no control call without permission. The
+// fake's state file (what the GPU holds) and setter log are the evidence.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
+#include "fake_backend.hpp"
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
 #include "scratch_dir.hpp"
@@ -34,40 +37,13 @@ std::string plan_with_knobs(const std::string& knobs) {
          (knobs.empty() ? "true" : "false") + "\n";
 }
 
-// The control state a sequence of setter calls leaves, from the fake's log.
-struct ReplayedState {
-  bool sm_locked = false;
-  bool memory_locked = false;
-  bool application_clocks_set = false;
-  std::optional<long> power_limit_mw;
-  std::size_t calls = 0;
-};
-
-ReplayedState replay(const std::string& log) {
-  ReplayedState state;
-  std::istringstream lines(log);
-  std::string line;
-  while (std::getline(lines, line)) {
-    ++state.calls;
-    if (line.starts_with("nvmlDeviceSetGpuLockedClocks")) state.sm_locked = true;
-    if (line.starts_with("nvmlDeviceResetGpuLockedClocks")) state.sm_locked = false;
-    if (line.starts_with("nvmlDeviceSetMemoryLockedClocks")) state.memory_locked = true;
-    if (line.starts_with("nvmlDeviceResetMemoryLockedClocks")) state.memory_locked = false;
-    if (line.starts_with("nvmlDeviceSetApplicationsClocks")) state.application_clocks_set = true;
-    if (line.starts_with("nvmlDeviceResetApplicationsClocks")) state.application_clocks_set = false;
-    if (const auto at = line.find("limit_mw="); line.starts_with("nvmlDeviceSetPowerManagementLimit")) {
-      state.power_limit_mw = std::stol(line.substr(at + 9));
-    }
-  }
-  return state;
-}
-
-class FakeNvmlSweepTest : public ::testing::Test {
+class SweepGuardCli : public ::testing::TestWithParam<testing::FakeBackend> {
  protected:
   void SetUp() override {
     std::filesystem::create_directories(dir_ / "state");
     changing_plan_ =
-        write("changing.toml", plan_with_knobs("[knobs]\nsm_mhz = [1005, 1500]\npower_limit_w = [500]\n"));
+        write("changing.toml", plan_with_knobs("[knobs]\nsm_mhz = [" + backend_.sweep_sm_mhz.front() + ", " +
+                                               backend_.sweep_sm_mhz.back() + "]\npower_limit_w = [500]\n"));
     default_plan_ = write("default.toml", plan_with_knobs(""));
   }
 
@@ -77,69 +53,84 @@ class FakeNvmlSweepTest : public ::testing::Test {
   }
 
   EnvironmentChanges environment(EnvironmentChanges extra = {}) const {
-    extra["DVFSLAB_FAKE_NVML_LOG"] = log_path();
+    extra[backend_.log_variable] = log_path();
+    extra[backend_.state_variable] = (dir_ / "gpu-state.json").string();
     extra["DVFSLAB_STATE_DIR"] = (dir_ / "state").string();
     extra.try_emplace("DVFSLAB_TEST_KILL_AFTER_POINTS", std::nullopt);
-    return testing::fake_nvml_environment("h200", std::move(extra));
+    return backend_.environment(std::move(extra));
   }
 
   testing::ProcessResult sweep(const std::string& plan, std::vector<std::string> extra,
                                EnvironmentChanges env = {}) {
-    std::vector<std::string> arguments = {"sweep", plan,   "--device",
-                                          "0",     "--db", (dir_ / "db.sqlite").string()};
+    std::vector<std::string> arguments = {"sweep",         plan,   "--device",
+                                          backend_.device, "--db", (dir_ / "db.sqlite").string()};
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     return testing::run_dvfslab(arguments, environment(std::move(env)));
   }
 
+  // What the fake GPU holds now, as the last process left it.
+  nlohmann::json controls() const {
+    return nlohmann::json::parse(std::ifstream(dir_ / "gpu-state.json")).at("devices").at(0).at("controls");
+  }
+
+  // The GPU as a fresh fake finds it, before any sweep.
+  nlohmann::json found_state() {
+    const testing::ProcessResult info =
+        testing::run_dvfslab({"info", "--device", backend_.device}, environment());
+    EXPECT_EQ(info.exit_code, 0) << info.err;
+    return controls();
+  }
+
   std::string log_path() const { return (dir_ / "setters.log").string(); }
   std::string log() const { return testing::read_setter_log(log_path()); }
+  std::size_t calls() const {
+    const std::string text = log();
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
   bool journal_exists() const { return testing::restore_journal_in(dir_ / "state"); }
 
+  const testing::FakeBackend& backend_ = GetParam();
   testing::ScratchDir scratch_;
   const std::filesystem::path dir_ = scratch_.path();
   std::string changing_plan_;
   std::string default_plan_;
 };
 
-// The H200's default power limit, which the fake starts with.
-constexpr long h200_default_limit_mw = 700000;
+INSTANTIATE_TEST_SUITE_P(Backends, SweepGuardCli, ::testing::ValuesIn(testing::fake_backends()),
+                         testing::backend_test_name);
 
-TEST_F(FakeNvmlSweepTest, AWholeSweepLeavesTheGpuAsFound) {
+TEST_P(SweepGuardCli, AWholeSweepLeavesTheGpuAsFound) {
+  const nlohmann::json found = found_state();
   const auto result = sweep(changing_plan_, {"--allow-clock-changes"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const auto state = replay(log());
-  EXPECT_GT(state.calls, 2u);
-  EXPECT_FALSE(state.sm_locked);
-  EXPECT_FALSE(state.memory_locked);
-  EXPECT_EQ(state.power_limit_mw, h200_default_limit_mw);
+  EXPECT_GT(calls(), 2u);
+  EXPECT_NE(log().find(backend_.sm_lock_call), std::string::npos) << log();
+  EXPECT_EQ(controls(), found) << log();
   EXPECT_FALSE(journal_exists());
 }
 
-TEST_F(FakeNvmlSweepTest, SigintAndSigtermRestoreEveryClockAndPowerLimit) {
+TEST_P(SweepGuardCli, SigintAndSigtermRestoreEveryClockAndPowerLimit) {
+  const nlohmann::json found = found_state();
   for (const auto& [signal_name, exit_code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
     std::filesystem::remove(log_path());
     const auto result =
         sweep(changing_plan_, {"--allow-clock-changes"}, {{"SIGNAL_AT", "8"}, {"SIGNAL_NAME", signal_name}});
     EXPECT_EQ(result.exit_code, exit_code) << signal_name << ": " << result.err;
     const std::string calls = log();
-    EXPECT_NE(calls.find("nvmlDeviceSetGpuLockedClocks device=0 min_mhz=1005 max_mhz=1005"),
-              std::string::npos)
+    EXPECT_NE(calls.find(backend_.sm_lock_call), std::string::npos)
         << "the signal must land after a change: " << calls;
-    EXPECT_NE(calls.find("limit_mw=500000"), std::string::npos) << calls;
-    const auto state = replay(calls);
-    EXPECT_FALSE(state.sm_locked) << signal_name << ": " << calls;
-    EXPECT_FALSE(state.memory_locked) << signal_name;
-    EXPECT_EQ(state.power_limit_mw, h200_default_limit_mw) << signal_name << ": " << calls;
+    EXPECT_NE(calls.find(backend_.power_call(500)), std::string::npos) << calls;
+    EXPECT_EQ(controls(), found) << signal_name << ": " << calls;
     EXPECT_FALSE(journal_exists()) << signal_name;
   }
 }
 
-TEST_F(FakeNvmlSweepTest, AfterSigkillTheNextStartRestoresFromTheJournal) {
+TEST_P(SweepGuardCli, AfterSigkillTheNextStartRestoresFromTheJournal) {
+  const nlohmann::json found = found_state();
   const auto killed =
       sweep(changing_plan_, {"--allow-clock-changes"}, {{"DVFSLAB_TEST_KILL_AFTER_POINTS", "1"}});
   ASSERT_EQ(killed.exit_code, 128 + 9) << killed.err;
-  const auto left = replay(log());
-  EXPECT_TRUE(left.sm_locked) << "killed with the clock locked";
+  EXPECT_NE(controls(), found) << "killed with the clock changed";
   EXPECT_TRUE(journal_exists());
 
   std::filesystem::remove(log_path());
@@ -147,20 +138,15 @@ TEST_F(FakeNvmlSweepTest, AfterSigkillTheNextStartRestoresFromTheJournal) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   const std::string calls = log();
   // The restore comes first, before the resumed sweep changes anything.
-  const std::string first_call = calls.substr(0, calls.find('\n'));
-  EXPECT_TRUE(first_call.starts_with("nvmlDeviceReset") ||
-              first_call == "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=700000")
-      << calls;
+  EXPECT_EQ(calls.substr(0, calls.find('\n')), backend_.restore_calls.front()) << calls;
   EXPECT_NE(resumed.err.find("already measured"), std::string::npos) << resumed.err;
   EXPECT_FALSE(journal_exists());
-  const auto state = replay(calls);
-  EXPECT_FALSE(state.sm_locked);
-  EXPECT_EQ(state.power_limit_mw, h200_default_limit_mw);
+  EXPECT_EQ(controls(), found) << calls;
 }
 
-TEST_F(FakeNvmlSweepTest, ASecondProcessOnTheSameGpuIsRefusedWithTheHoldersPid) {
+TEST_P(SweepGuardCli, ASecondProcessOnTheSameGpuIsRefusedWithTheHoldersPid) {
   testing::ScopedEnvironment fake(environment());
-  const auto gpu = open_gpu("0", testing::open_options_from_environment());
+  const auto gpu = open_gpu(backend_.device, testing::open_options_from_environment());
   GpuLock held(gpu->identity());
   const auto result = sweep(changing_plan_, {"--allow-clock-changes"});
   EXPECT_EQ(result.exit_code, 9) << result.err;
@@ -168,9 +154,9 @@ TEST_F(FakeNvmlSweepTest, ASecondProcessOnTheSameGpuIsRefusedWithTheHoldersPid) 
   EXPECT_TRUE(log().empty()) << "nothing may change while another process holds the GPU";
 }
 
-TEST_F(FakeNvmlSweepTest, ADriverRefusingEveryChangeGivesOneLineThatSaysWhatToDoAndNoJournal) {
+TEST_P(SweepGuardCli, ADriverRefusingEveryChangeGivesOneLineThatSaysWhatToDoAndNoJournal) {
   const auto refused =
-      sweep(changing_plan_, {"--allow-clock-changes"}, {{"DVFSLAB_FAKE_NVML_NO_PERMISSION", "1"}});
+      sweep(changing_plan_, {"--allow-clock-changes"}, {{backend_.no_permission_variable, "1"}});
   EXPECT_EQ(refused.exit_code, 5) << refused.err;
   std::size_t error_lines = 0;
   for (std::size_t at = refused.err.find("error:"); at != std::string::npos;
@@ -180,13 +166,13 @@ TEST_F(FakeNvmlSweepTest, ADriverRefusingEveryChangeGivesOneLineThatSaysWhatToDo
   EXPECT_EQ(error_lines, 1u) << "one error line (after the sweep's header): " << refused.err;
   EXPECT_EQ(refused.err.find("could not restore"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("needs root"), std::string::npos) << refused.err;
-  EXPECT_NE(refused.err.find("nothing on NVIDIA H200 was changed"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("nothing on " + backend_.gpu_name + " was changed"), std::string::npos)
+      << refused.err;
   EXPECT_FALSE(journal_exists()) << "nothing was changed, so nothing is left to restore";
-  const auto state = replay(log());
-  EXPECT_EQ(state.calls, 1u) << "one refused call, and no restore of what never changed: " << log();
+  EXPECT_EQ(calls(), 1u) << "one refused call, and no restore of what never changed: " << log();
 }
 
-TEST_F(FakeNvmlSweepTest, ClockChangesNeedPermissionButTheDefaultAlwaysRuns) {
+TEST_P(SweepGuardCli, ClockChangesNeedPermissionButTheDefaultAlwaysRuns) {
   const auto without_flag = sweep(changing_plan_, {});
   EXPECT_EQ(without_flag.exit_code, 5) << without_flag.err;
   EXPECT_NE(without_flag.err.find("--allow-clock-changes"), std::string::npos) << without_flag.err;

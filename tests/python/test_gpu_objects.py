@@ -28,9 +28,10 @@ def test_first_contact_a_clock_table_prints_its_range_and_defaults():
 
 def test_library_keywords_come_from_the_backend_table_and_an_unknown_one_is_a_type_error():
     assert dvfslab.open("sim:v100", nvml_library=None, virtual_time=True).describe()["backend"] == "sim"
+    assert dvfslab.open("sim:mi300x", rocm_library=None, virtual_time=True).describe()["backend"] == "sim"
     try:
-        dvfslab.open("sim:v100", rocm_library="/opt/rocm/lib/librocm_smi64.so")
+        dvfslab.open("sim:v100", level_zero_library="/usr/lib/libze_loader.so")
     except TypeError as error:
-        assert "rocm_library" in str(error)
+        assert "level_zero_library" in str(error)
     else:
         raise AssertionError("an unknown library keyword was accepted")

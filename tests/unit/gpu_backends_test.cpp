@@ -34,15 +34,18 @@ TEST(GpuBackends, AnEmptyDeviceIsAUsageErrorNotAuto) {
 
 TEST(GpuBackends, TheShortDeviceFormsComeFromTheTableWithTheUnprefixedBackendFirst) {
   EXPECT_EQ(device_spec_summary(),
-            "auto, a GPU index, UUID or PCI bus id, sim:NAME, replay:FILE.csv or twin:FILE.csv");
+            "auto, a GPU index, UUID or PCI bus id, sim:NAME, replay:FILE.csv, twin:FILE.csv or amd:INDEX");
 }
 
-TEST(GpuBackends, TheTableNamesNvmlsLibraryKeywordAndVariable) {
+TEST(GpuBackends, TheTableNamesTheLibraryKeywordAndVariableOfNvmlAndRocmSmi) {
   const std::vector<BackendLibraryOption> libraries = backend_library_options();
-  ASSERT_EQ(libraries.size(), 1U);
-  EXPECT_EQ(libraries[0].backend, "nvml");
-  EXPECT_EQ(libraries[0].keyword, "nvml_library");
-  EXPECT_EQ(libraries[0].environment_variable, "DVFSLAB_NVML_LIBRARY");
+  ASSERT_EQ(libraries.size(), 2U);
+  EXPECT_EQ(libraries[0].backend, "rocm");
+  EXPECT_EQ(libraries[0].keyword, "rocm_library");
+  EXPECT_EQ(libraries[0].environment_variable, "DVFSLAB_ROCM_LIBRARY");
+  EXPECT_EQ(libraries[1].backend, "nvml");
+  EXPECT_EQ(libraries[1].keyword, "nvml_library");
+  EXPECT_EQ(libraries[1].environment_variable, "DVFSLAB_NVML_LIBRARY");
 }
 
 TEST(GpuBackends, AnOpenOptionsLibraryIsLookedUpByBackendName) {

@@ -19,7 +19,7 @@ void expect_evenly_stepped(const std::vector<int>& clocks, int highest, int lowe
 }
 
 TEST(SimSpec, KeysAreTheFiveModelsSorted) {
-  EXPECT_EQ(sim_gpu_keys(), (std::vector<std::string>{"a100", "h200", "p100", "rtx2080ti", "v100"}));
+  EXPECT_EQ(sim_gpu_keys(), (std::vector<std::string>{"a100", "h200", "mi250x", "mi300x", "p100", "rtx2080ti", "v100"}));
 }
 
 TEST(SimSpec, UnknownKeyNamesTheChoices) {
@@ -27,7 +27,7 @@ TEST(SimSpec, UnknownKeyNamesTheChoices) {
     sim_gpu_spec("k80");
     FAIL() << "k80 was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("sim:a100, sim:h200, sim:p100, sim:rtx2080ti, sim:v100"),
+    EXPECT_NE(std::string(e.what()).find("sim:a100, sim:h200, sim:mi250x, sim:mi300x, sim:p100, sim:rtx2080ti, sim:v100"),
               std::string::npos)
         << e.what();
   }

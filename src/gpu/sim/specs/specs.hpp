@@ -12,6 +12,8 @@ SimGpuSpec a100_spec();
 SimGpuSpec v100_spec();
 SimGpuSpec p100_spec();
 SimGpuSpec rtx2080ti_spec();
+SimGpuSpec mi250x_spec();
+SimGpuSpec mi300x_spec();
 
 // Clocks from `highest_mhz` down to `lowest_mhz` in steps of `step_tenths_mhz`/10
 // MHz, each rounded down to a whole MHz the way NVML lists them (a 7.5 MHz step
