@@ -149,7 +149,9 @@ def job_script(work, name, dvfslab, stage, arguments, fake_env, slurm_conf):
 
 
 def submit(cluster, args):
-    return run(["sbatch", "--parsable", *args], env=cluster.env).stdout.strip().split(";")[0]
+    # The job's output goes to the test's directory, not to where the test was started.
+    output = f"--output={cluster.directory}/job-%j.out"
+    return run(["sbatch", "--parsable", output, *args], env=cluster.env).stdout.strip().split(";")[0]
 
 
 def job_state(cluster, job_id):
