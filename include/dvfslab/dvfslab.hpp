@@ -52,5 +52,6 @@
 #include "dvfslab/tuner.hpp"
 // report, study, slurm: the faces of the commands built on the library
 #include "dvfslab/report.hpp"
+#include "dvfslab/optimum_table.hpp"
 #include "dvfslab/slurm.hpp"
 #include "dvfslab/study.hpp"

@@ -140,6 +140,14 @@ class ClockGuard {
   // was changed. Throws (keeping the journal) if a control call failed.
   RestoreReport restore();
 
+  // Ends the guard without restoring, for a setting that must outlive this process
+  // (the Slurm prolog's, kept for the job): the GPU keeps it, its journal stays on
+  // disk and the lock is released, so `restore_from_journal` (`dvfslab restore`,
+  // the Slurm epilog) puts the GPU back as found later. Restore and destructor do
+  // nothing afterwards. UsageError for a changed GPU that persists no settings
+  // (simulated, replayed): it has no journal to restore from.
+  void leave_to_journal();
+
   bool has_changes() const;
   // Whether an interrupt restored the GPU: apply() throws InterruptedError from then on.
   bool interrupted() const;
@@ -187,6 +195,11 @@ class ClockGuardSet {
   // fails; then the failure is thrown (several: one Error naming each, with the
   // first one's exit code), and the failed GPUs keep their journals.
   std::vector<RestoreReport> restore();
+
+  // ClockGuard::leave_to_journal for every GPU: the settings stay and each changed
+  // GPU's journal stays for a later restore. Checked on every GPU before any is
+  // left, so a UsageError leaves the set as it was (it still restores).
+  void leave_to_journal();
 
   std::size_t size() const;
   Gpu& gpu(std::size_t index) const;

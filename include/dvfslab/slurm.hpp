@@ -130,6 +130,8 @@ struct Submission {
   int shards = 0;
   std::vector<ArraySubmission> arrays;
   std::vector<std::string> merges;  // merge job ids, oldest first
+  // `submit --sbatch-arg` values, given again to every sbatch of a resubmission.
+  std::vector<std::string> sbatch_args;
 
   // The array job that last ran `shard`; throws SlurmError when none did.
   const ArraySubmission& array_of(int shard) const;

@@ -24,7 +24,7 @@ struct AnalyzeOptions {
   std::string format = "tables";
   bool json = false;  // the same as --format json
   bool points = false;
-  std::string emit;   // the same as --format slurm or nvidia-smi (src/slurm/optimum_commands.cpp)
+  std::string emit;   // the same as --format slurm, nvidia-smi or optimum-table (src/slurm/)
   std::string model;  // a model.json whose predictions are shown beside the measurements
 
   std::string chosen_format() const {
@@ -83,9 +83,11 @@ void add_analyze_command(CLI::App& app) {
   command
       ->add_option(
           "--emit", options->emit,
-          "print, per GPU model × workload case, what applies the optimum: slurm (the --gpu-freq option "
-          "of sbatch/srun) or nvidia-smi (an administrator's commands); docs/slurm.md")
-      ->check(CLI::IsMember({"slurm", "nvidia-smi"}))
+          "print, per GPU model × workload case, what applies the optimum: optimum-table (JSON for "
+          "`dvfslab slurm prolog`, the recommended path), slurm (the --gpu-freq option of sbatch/srun; "
+          "deprecated: Slurm applies it as application clocks, which NVML deprecates) or nvidia-smi (an "
+          "administrator's commands); docs/slurm.md")
+      ->check(CLI::IsMember({"optimum-table", "slurm", "nvidia-smi"}))
       ->excludes("--json")
       ->excludes(format);
   command

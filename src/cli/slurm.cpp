@@ -34,6 +34,7 @@ struct SubmitArguments {
   std::string partition, gres, time_limit, account, constraint, device;
   std::string out;
   std::string dvfslab_binary;
+  std::vector<std::string> sbatch_args;  // passed to every sbatch as given
   bool allow_clock_changes = false;
   bool dry_run = false;
 };
@@ -80,14 +81,28 @@ std::string submit_job(const std::vector<std::string>& sbatch_argv) {
   return job_id;
 }
 
-void print_dry_run(const slurm::SubmitSpec& spec) {
+// sbatch's options before the script: --parsable, the user's --sbatch-arg values, then `more`.
+std::vector<std::string> sbatch_argv(const std::vector<std::string>& sbatch_args,
+                                     std::vector<std::string> more) {
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), sbatch_args.begin(), sbatch_args.end());
+  argv.insert(argv.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  return argv;
+}
+
+std::string shell_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& word : argv) line += (line.empty() ? "" : " ") + slurm::shell_quote(word);
+  return line;
+}
+
+void print_dry_run(const slurm::SubmitSpec& spec, const std::vector<std::string>& sbatch_args) {
   const fs::path array = spec.dir / slurm::array_script_name, merge = spec.dir / slurm::merge_script_name;
   fmt::print(
       "# Dry run: nothing written or submitted. `dvfslab slurm submit` would copy the plan to {}, write\n"
-      "# the two scripts below and run:\n#   sbatch --parsable {}\n#   sbatch --parsable "
-      "--dependency=afterok:<array job id> {}\n",
-      (spec.dir / slurm::plan_file_name).string(), slurm::shell_quote(array.string()),
-      slurm::shell_quote(merge.string()));
+      "# the two scripts below and run:\n#   {}\n#   {}\n",
+      (spec.dir / slurm::plan_file_name).string(), shell_line(sbatch_argv(sbatch_args, {array.string()})),
+      shell_line(sbatch_argv(sbatch_args, {"--dependency=afterok:<array job id>", merge.string()})));
   fmt::print("\n# ---- {}\n{}\n# ---- {}\n{}", array.string(), slurm::array_script(spec), merge.string(),
              slurm::merge_script(spec));
 }
@@ -153,7 +168,7 @@ void run_submit(const SubmitArguments& args) {
                     args.shards, *points, *points));
   }
   if (args.dry_run) {
-    print_dry_run(spec);
+    print_dry_run(spec, args.sbatch_args);
     return;
   }
 
@@ -170,15 +185,17 @@ void run_submit(const SubmitArguments& args) {
   slurm::Submission submission;
   submission.command = spec.command;
   submission.shards = spec.shards;
+  submission.sbatch_args = args.sbatch_args;
   std::vector<int> all_shards;
   for (int shard = 1; shard <= spec.shards; ++shard) all_shards.push_back(shard);
   const std::string array_id =
-      submit_job({"sbatch", "--parsable", (spec.dir / slurm::array_script_name).string()});
+      submit_job(sbatch_argv(args.sbatch_args, {(spec.dir / slurm::array_script_name).string()}));
   submission.arrays.push_back({array_id, all_shards});
   // Recorded before the merge is submitted, so a refused merge still leaves the shards' ids.
   write_slurm_file(spec.dir / slurm::jobs_file_name, slurm::to_json(submission).dump(2) + "\n");
-  submission.merges.push_back(submit_job({"sbatch", "--parsable", "--dependency=afterok:" + array_id,
-                                          (spec.dir / slurm::merge_script_name).string()}));
+  submission.merges.push_back(
+      submit_job(sbatch_argv(args.sbatch_args, {"--dependency=afterok:" + array_id,
+                                                (spec.dir / slurm::merge_script_name).string()})));
   write_slurm_file(spec.dir / slurm::jobs_file_name, slurm::to_json(submission).dump(2) + "\n");
   fmt::print(
       "Submitted {} shard{} of {} as array job {} and the merge into {} as job {} (after every shard "
@@ -205,7 +222,9 @@ void write_slurm_file(const std::filesystem::path& path, const std::string& text
 
 void add_slurm_command(CLI::App& app) {
   auto* slurm = app.add_subcommand(
-      "slurm", "Run a sweep on a Slurm cluster: one array job of shards plus a merge job (docs/slurm.md).");
+      "slurm",
+      "Run a sweep on a Slurm cluster (one array job of shards plus a merge job), and apply each job's "
+      "optimum as the cluster's Prolog and Epilog (docs/slurm.md).");
   slurm->require_subcommand(1);
   auto args = std::make_shared<SubmitArguments>();
   auto* submit = slurm->add_subcommand("submit",
@@ -241,10 +260,17 @@ void add_slurm_command(CLI::App& app) {
       "Let the shards change clocks and power limits on real GPUs (sweep --allow-clock-changes)");
   submit->add_option("--dvfslab", args->dvfslab_binary,
                      "The dvfslab binary the jobs run, as the nodes see it (default: this one)");
+  submit
+      ->add_option(
+          "--sbatch-arg", args->sbatch_args,
+          "One more sbatch option for the array and merge jobs, as one word (--sbatch-arg=--qos=high; "
+          "repeat for more); kept in DIR/jobs.json for resubmit")
+      ->allow_extra_args(false);
   submit->add_flag("--dry-run", args->dry_run,
                    "Print the scripts and sbatch commands; write and submit nothing");
   submit->callback([args] { run_submit(*args); });
   add_slurm_status_commands(*slurm);
+  add_slurm_job_script_commands(*slurm);
 }
 
 }  // namespace dvfslab::cli

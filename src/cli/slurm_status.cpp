@@ -1,6 +1,7 @@
-// dvfslab slurm status DIR and dvfslab slurm resubmit DIR: the state of a submitted
-// fleet sweep from Slurm (sacct, or scontrol without accounting) and the shards'
-// exit markers, and the resubmission of the shards that failed (docs/slurm.md).
+// dvfslab slurm status, resubmit and cancel DIR: the state of a submitted fleet
+// sweep from Slurm (sacct, or scontrol without accounting) and the shards' exit
+// markers, the resubmission of the shards that failed, and cancelling every job of
+// the fleet (docs/slurm.md).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -216,8 +217,12 @@ void run_resubmit(const fs::path& dir) {
     std::error_code ignored;
     for (int shard : rerun) fs::remove(dir / slurm::shard_exit_name(shard), ignored);
     const std::string list = slurm::format_task_list(rerun);
-    const std::string array_id =
-        submit({"sbatch", "--parsable", "--array=" + list, (dir / slurm::array_script_name).string()});
+    std::vector<std::string> array_argv = {"sbatch", "--parsable"};
+    array_argv.insert(array_argv.end(), fleet.submission.sbatch_args.begin(),
+                      fleet.submission.sbatch_args.end());
+    array_argv.push_back("--array=" + list);
+    array_argv.push_back((dir / slurm::array_script_name).string());
+    const std::string array_id = submit(array_argv);
     fleet.submission.arrays.push_back({array_id, rerun});
     write_slurm_file(dir / slurm::jobs_file_name, slurm::to_json(fleet.submission).dump(2) + "\n");
     after.push_back(array_id);
@@ -228,6 +233,8 @@ void run_resubmit(const fs::path& dir) {
   std::error_code ignored;
   fs::remove(dir / slurm::merge_exit_name, ignored);
   std::vector<std::string> merge_argv = {"sbatch", "--parsable"};
+  merge_argv.insert(merge_argv.end(), fleet.submission.sbatch_args.begin(),
+                    fleet.submission.sbatch_args.end());
   if (!after.empty()) merge_argv.push_back(fmt::format("--dependency=afterok:{}", fmt::join(after, ":")));
   merge_argv.push_back((dir / slurm::merge_script_name).string());
   fleet.submission.merges.push_back(submit(merge_argv));
@@ -236,6 +243,25 @@ void run_resubmit(const fs::path& dir) {
              (dir / slurm::merged_database_name).string(), fleet.submission.merges.back(),
              after.empty() ? "" : fmt::format(" (after {})", fmt::join(after, ", ")),
              slurm::shell_quote(dir.string()));
+}
+
+// scancel of every array and merge job the record names; Slurm leaves finished ones
+// as they are (--quiet: no error for them).
+void run_cancel(const fs::path& dir) {
+  const slurm::Submission submission = read_submission(dir);
+  std::vector<std::string> job_ids;
+  for (const auto& array : submission.arrays) job_ids.push_back(array.job_id);
+  job_ids.insert(job_ids.end(), submission.merges.begin(), submission.merges.end());
+  std::vector<std::string> argv = {"scancel", "--quiet"};
+  argv.insert(argv.end(), job_ids.begin(), job_ids.end());
+  const auto result = slurm::run_command(argv);
+  if (result.exit_status != 0) {
+    throw SlurmError(fmt::format("scancel refused (exit status {}): {}", result.exit_status,
+                                 result.err.substr(0, result.err.find('\n'))));
+  }
+  fmt::print(
+      "Cancelled the jobs of {} that had not finished: {}.\nSee what ran with: dvfslab slurm status {}\n",
+      dir.string(), fmt::join(job_ids, ", "), slurm::shell_quote(dir.string()));
 }
 
 }  // namespace
@@ -258,6 +284,15 @@ void add_slurm_status_commands(CLI::App& slurm) {
       "them (the old merge, which can never run, is cancelled).");
   resubmit->add_option("DIR", *resubmit_dir, "The --out directory of `dvfslab slurm submit`")->required();
   resubmit->callback([resubmit_dir] { run_resubmit(fs::absolute(*resubmit_dir)); });
+
+  auto cancel_dir = std::make_shared<std::string>();
+  auto* cancel = slurm.add_subcommand(
+      "cancel",
+      "Cancel every job of a submission that has not finished: its shards (all arrays, resubmissions "
+      "included) and its merge jobs (scancel). Databases and logs stay; `resubmit` runs the cancelled "
+      "shards again.");
+  cancel->add_option("DIR", *cancel_dir, "The --out directory of `dvfslab slurm submit`")->required();
+  cancel->callback([cancel_dir] { run_cancel(fs::absolute(*cancel_dir)); });
 }
 
 }  // namespace dvfslab::cli

@@ -229,6 +229,18 @@ EffectiveSetting ClockGuard::apply(const Setting& setting) { return impl_->apply
 
 RestoreReport ClockGuard::restore() { return impl_->restore_all(); }
 
+void ClockGuard::leave_to_journal() {
+  std::lock_guard hold(impl_->mutex);
+  if (impl_->journal && !impl_->journal->touched.empty() && !impl_->journal_file) {
+    throw UsageError(
+        fmt::format("{} keeps no journal (simulated or replayed): its setting cannot outlive "
+                    "this process",
+                    impl_->gpu.identity().name));
+  }
+  impl_->journal.reset();  // the file stays: restore_from_journal reads it
+  impl_->lock.reset();
+}
+
 bool ClockGuard::has_changes() const {
   std::lock_guard hold(impl_->mutex);
   return impl_->journal && !impl_->journal->touched.empty();

@@ -123,6 +123,18 @@ std::vector<RestoreReport> ClockGuardSet::restore() {
   return reports;
 }
 
+void ClockGuardSet::leave_to_journal() {
+  for (const Member& member : members_) {
+    if (member.guard->has_changes() && !member.guard->journal_path()) {
+      throw UsageError(
+          fmt::format("{} keeps no journal (simulated or replayed): its setting cannot outlive "
+                      "this process",
+                      member.gpu->identity().name));
+    }
+  }
+  for (Member& member : members_) member.guard->leave_to_journal();
+}
+
 std::size_t ClockGuardSet::size() const { return members_.size(); }
 
 Gpu& ClockGuardSet::gpu(std::size_t index) const { return *members_.at(index).gpu; }

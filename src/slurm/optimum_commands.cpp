@@ -78,6 +78,9 @@ std::string format_optimum_commands(const Analysis& analysis, OptimumCommands ki
   if (kind == OptimumCommands::slurm) {
     text = fmt::format(
         "# Slurm's --gpu-freq for the {} optimum of each GPU model × workload case (sbatch/srun option).\n"
+        "# Deprecated: Slurm applies --gpu-freq as application clocks, which NVML deprecates, and it cannot "
+        "set a power\n# limit. Recommended: `dvfslab analyze DB --emit optimum-table` for the dvfslab Slurm "
+        "prolog (docs/slurm.md).\n"
         "# The values are measured settings, so clocks the GPU model supports; Slurm rounds any other value "
         "to "
         "the nearest supported clock.\n",

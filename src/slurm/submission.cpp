@@ -20,11 +20,13 @@ nlohmann::json to_json(const Submission& submission) {
   nlohmann::json arrays = nlohmann::json::array();
   for (const auto& array : submission.arrays)
     arrays.push_back({{"job_id", array.job_id}, {"shards", array.shards}});
-  return {{"format", 1},
-          {"command", submission.command},
-          {"shards", submission.shards},
-          {"arrays", arrays},
-          {"merges", submission.merges}};
+  nlohmann::json record = {{"format", 1},
+                           {"command", submission.command},
+                           {"shards", submission.shards},
+                           {"arrays", arrays},
+                           {"merges", submission.merges}};
+  record["sbatch_args"] = submission.sbatch_args;
+  return record;
 }
 
 Submission submission_from_json(const nlohmann::json& json) {
@@ -38,6 +40,9 @@ Submission submission_from_json(const nlohmann::json& json) {
           {array.at("job_id").get<std::string>(), array.at("shards").get<std::vector<int>>()});
     }
     submission.merges = json.at("merges").get<std::vector<std::string>>();
+    // Records written before --sbatch-arg existed have none.
+    if (json.contains("sbatch_args"))
+      submission.sbatch_args = json.at("sbatch_args").get<std::vector<std::string>>();
     if (submission.shards < 1 || submission.arrays.empty()) throw SlurmError("no array job");
     return submission;
   } catch (const std::exception& e) {

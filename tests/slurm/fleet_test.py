@@ -5,8 +5,9 @@ array job of a small plan on a simulated GPU plus the merge job; one shard fails
 `slurm resubmit` reruns only it, then the merge. The merged database must hold the
 same points and measurements as the same shards run without Slurm, and the same
 points as an unsharded sweep. A 2-shard search fleet (`--command search`) measures
-the same points as its shards searched without Slurm. A missing sbatch gives one
-clear error (exit 10).
+the same points as its shards searched without Slurm. A fleet submitted with
+`--sbatch-arg=--hold` stays pending until `slurm cancel` cancels it. A missing
+sbatch gives one clear error (exit 10).
 
 Usage: fleet_test.py DVFSLAB_BINARY WORK_DIR. Exit 77 (skipped) when not root.
 The daemons are stopped at the end, also when a check fails or on SIGTERM/SIGINT.
@@ -186,6 +187,32 @@ def run_search_fleet(dvfslab, work, plan, env):
     print(f"fleet_test: search fleet (golden, 2 shards) measured the same {len(on_slurm)} windows as without Slurm")
 
 
+def run_held_and_cancelled_fleet(dvfslab, work, plan, env):
+    """`--sbatch-arg` reaches sbatch (--hold keeps every job pending) and jobs.json;
+    `slurm cancel` cancels the array and the merge; `resubmit` passes the option again."""
+    fleet = os.path.join(work, "held-fleet")
+    run([dvfslab, "slurm", "submit", plan, "--shards", "2", "--out", fleet, "--device", "sim:v100",
+         "--sbatch-arg=--hold", "--sbatch-arg=--job-name=held fleet"], env=env)
+    jobs = json.load(open(os.path.join(fleet, "jobs.json")))
+    check(jobs["sbatch_args"] == ["--hold", "--job-name=held fleet"], f"jobs.json keeps the sbatch options: {jobs}")
+    for job_id in (jobs["arrays"][0]["job_id"], jobs["merges"][0]):
+        shown = run(["scontrol", "show", "job", "-o", job_id], env=env).stdout
+        check("Reason=JobHeldUser" in shown and "JobName=held fleet" in shown, f"job {job_id} held, named: {shown}")
+    cancelled = run([dvfslab, "slurm", "cancel", fleet], env=env).stdout
+    check("Cancelled the jobs of" in cancelled, f"cancel output:\n{cancelled}")
+    status = fleet_status(dvfslab, fleet, env)
+    check(all(shard["state"] == "cancelled" for shard in status["shards"]), f"shards cancelled: {status}")
+    check(status["merge"]["state"] == "cancelled", f"merge cancelled: {status}")
+    # Cancelling again: every job has finished, nothing to do and no error.
+    run([dvfslab, "slurm", "cancel", fleet], env=env)
+    resubmitted = run([dvfslab, "slurm", "resubmit", fleet], env=env).stdout
+    jobs = json.load(open(os.path.join(fleet, "jobs.json")))
+    shown = run(["scontrol", "show", "job", "-o", jobs["arrays"][1]["job_id"]], env=env).stdout
+    check("Reason=JobHeldUser" in shown, f"the resubmitted array is held too: {resubmitted}{shown}")
+    run([dvfslab, "slurm", "cancel", fleet], env=env)
+    print("fleet_test: --sbatch-arg=--hold kept the fleet pending; slurm cancel cancelled its array and merge")
+
+
 def compare(dvfslab, slurm_merged, local_merged, unsharded):
     on_slurm = export_rows(dvfslab, slurm_merged)
     local = export_rows(dvfslab, local_merged)
@@ -224,6 +251,7 @@ def main():
     with PrivateCluster(os.path.join(work, "cluster")) as cluster:
         slurm_merged = run_fleet(dvfslab, work, plan, cluster.env)
         run_search_fleet(dvfslab, work, plan, cluster.env)
+        run_held_and_cancelled_fleet(dvfslab, work, plan, cluster.env)
     compare(dvfslab, slurm_merged, local_merged, unsharded)
     return 0
 

@@ -7,6 +7,9 @@ their submitter) and Debian's slurm-wlm and munge packages.
 
     with PrivateCluster(directory) as cluster:
         subprocess.run(["sbatch", ...], env=cluster.env)
+
+`gres` gives the node generic resources ("gpu:2") with `gres_conf` as its
+gres.conf lines; `extra_config` adds slurm.conf lines (Prolog=, Epilog=, ...).
 """
 import os
 import secrets
@@ -31,9 +34,12 @@ def _read_pid(path):
 
 
 class PrivateCluster:
-    def __init__(self, directory, cpus=2):
+    def __init__(self, directory, cpus=2, gres=None, gres_conf=(), extra_config=()):
         self.directory = os.path.abspath(directory)
         self.cpus = cpus
+        self.gres = gres
+        self.gres_conf = list(gres_conf)
+        self.extra_config = list(extra_config)
         self.node = socket.gethostname().split(".")[0]
         self.env = dict(os.environ, SLURM_CONF=os.path.join(self.directory, "slurm.conf"))
         self.pid_files = [os.path.join(self.directory, name) for name in ("slurmd.pid", "slurmctld.pid", "munged.pid")]
@@ -73,11 +79,19 @@ class PrivateCluster:
             # Finished jobs stay visible to scontrol for an hour (no accounting here).
             "MinJobAge=3600",
             "SchedulerType=sched/backfill",
-            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory=1000 State=UNKNOWN",
+            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory=1000 State=UNKNOWN"
+            + (f" Gres={self.gres}" if self.gres else ""),
             "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
         ]
+        if self.gres:
+            lines.append("GresTypes=" + ",".join(sorted({item.split(":")[0] for item in self.gres.split(",")})))
+        lines += self.extra_config
         with open(self._path("slurm.conf"), "w") as conf:
             conf.write("\n".join(lines) + "\n")
+        if self.gres:
+            # slurmd reads gres.conf beside slurm.conf.
+            with open(self._path("gres.conf"), "w") as conf:
+                conf.write("".join(line + "\n" for line in self.gres_conf))
 
     def _start_munge(self):
         key = self._path("munge.key")

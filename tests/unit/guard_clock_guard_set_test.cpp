@@ -248,5 +248,27 @@ TEST_F(ClockGuardSetTest, TheDestructorRestoresEveryGpu) {
   EXPECT_NO_THROW(lock_gpus(as_gpus({gpus[0], gpus[1]}))) << "the locks went with the guard";
 }
 
+TEST_F(ClockGuardSetTest, LeftToTheJournalTheSettingOutlivesTheGuardAndRestoreFromJournalUndoesIt) {
+  const auto gpus = make_gpus(2);
+  const std::vector<Gpu*> job = as_gpus({gpus[0], gpus[1]});
+  {
+    ClockGuardSet guard(job, options);
+    const Setting settings[] = {Setting{900, 500, 150}, Setting{}};
+    guard.apply_per_gpu(settings);
+    guard.leave_to_journal();
+    EXPECT_FALSE(guard.has_changes()) << "nothing left for the destructor to restore";
+  }
+  EXPECT_EQ(gpus[0]->control_state().locked_sm_max_mhz, 900);
+  EXPECT_EQ(gpus[0]->control_state().power_limit_w, 150.0);
+  EXPECT_TRUE(std::filesystem::exists(journal_of(*gpus[0])));
+  EXPECT_FALSE(std::filesystem::exists(journal_of(*gpus[1]))) << "the untouched GPU has no journal";
+
+  const RecoveryResult recovered = restore_from_journal(*gpus[0], dir / "state");
+  EXPECT_TRUE(recovered.journal_found);
+  EXPECT_EQ(gpus[0]->control_state(), FileBackedGpu::factory_state());
+  EXPECT_FALSE(std::filesystem::exists(journal_of(*gpus[0])));
+  EXPECT_EQ(gpus[1]->control_state(), FileBackedGpu::factory_state());
+}
+
 }  // namespace
 }  // namespace dvfslab

@@ -3,6 +3,7 @@
 // clocks only), and restoring gives back exactly the state found.
 #include <gtest/gtest.h>
 
+#include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/sim_gpu.hpp"
 #include "scratch_dir.hpp"
@@ -55,6 +56,18 @@ TEST_P(GuardOnSimGpu, SimulatedGpusHaveNoJournalNorLock) {
   guard.apply(Setting{std::nullopt, std::nullopt, static_cast<int>(*gpu.power_limits().max_w)});
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
   ClockGuard second(gpu, options);  // a simulated GPU belongs to this process alone
+}
+
+TEST_P(GuardOnSimGpu, AChangedSimulatedGpuCannotBeLeftToAJournalAndIsStillRestored) {
+  const ControlState found = gpu.control_state();
+  const PowerLimits limits = gpu.power_limits();
+  {
+    ClockGuard guard(gpu, options);
+    guard.apply(Setting{std::nullopt, std::nullopt, static_cast<int>(*limits.min_w)});
+    EXPECT_THROW(guard.leave_to_journal(), UsageError);
+    EXPECT_TRUE(guard.has_changes());
+  }
+  EXPECT_EQ(gpu.control_state(), found) << "the destructor restored it";
 }
 
 INSTANTIATE_TEST_SUITE_P(EverySimulatedGpu, GuardOnSimGpu, ::testing::ValuesIn(sim_gpu_keys()));

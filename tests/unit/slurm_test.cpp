@@ -306,6 +306,17 @@ TEST(SlurmSubmission, JsonRoundTripAndTheNewestArrayOfAShardCounts) {
   EXPECT_THROW(submission_from_json(nlohmann::json{{"format", 1}}), SlurmError);
 }
 
+TEST(SlurmSubmission, SbatchOptionsAreKeptAndARecordWrittenBeforeThemHasNone) {
+  Submission submission;
+  submission.shards = 1;
+  submission.arrays = {{"10", {1}}};
+  submission.sbatch_args = {"--qos=high", "--job-name=a b"};
+  EXPECT_EQ(submission_from_json(to_json(submission)).sbatch_args, submission.sbatch_args);
+  nlohmann::json older = to_json(submission);
+  older.erase("sbatch_args");
+  EXPECT_TRUE(submission_from_json(older).sbatch_args.empty());
+}
+
 Analysis analysis_with_optimum(const Setting& optimum) {
   CaseAnalysis entry;
   entry.key.gpu = "Tesla V100-PCIE-16GB";
