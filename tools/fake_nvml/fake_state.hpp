@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dvfslab/sim_gpu.hpp"
+#include "fake_profiles.hpp"
 #include "gpu/nvml/nvml_api.hpp"
 
 namespace dvfslab::fake_nvml {
@@ -22,6 +23,7 @@ struct FakeDevice {
   bool mig_enabled = false;            // DVFSLAB_FAKE_NVML_MIG lists its index
   std::vector<unsigned> compute_pids;  // DVFSLAB_FAKE_NVML_PROCESSES
   bool busy = false;                   // listed in DVFSLAB_FAKE_NVML_BUSY_FILE at the last call
+  FakeProfiles profiles;  // DVFSLAB_FAKE_NVML_PROFILES; the request outlives the process with the state file
 };
 
 struct Faults {
