@@ -3,6 +3,7 @@
 // does not support them, a driver without the functions, read-only mode, and
 // `dvfslab info` in text and JSON.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -99,12 +100,32 @@ TEST_F(NvmlWorkloadProfiles, RequestsAndClearsReachTheDriverAndAreLogged) {
 }
 
 TEST_F(NvmlWorkloadProfiles, AProfileTheGpuDoesNotOfferIsRefusedAndLeavesTheRequestAsItWas) {
-  ScopedEnvironment scoped(environment({{"DVFSLAB_FAKE_NVML_PROFILES", "compute,llm-training"}}));
+  ScopedEnvironment scoped(environment());
   auto gpu = open_gpu("0", open_options_from_environment());
-  EXPECT_EQ(names_of(workload_power_profiles(*gpu)->supported),
-            (std::vector<std::string>{"compute", "llm-training"}));
-  EXPECT_THROW(request_workload_power_profiles(*gpu, {1}), Error);
-  EXPECT_TRUE(workload_power_profiles(*gpu)->requested.empty());
+  request_workload_power_profiles(*gpu, {6});
+  EXPECT_THROW(request_workload_power_profiles(*gpu, {13}), Error);  // hpc: not in the table
+  EXPECT_EQ(workload_power_profiles(*gpu)->requested, (std::vector<int>{6}));
+}
+
+TEST_F(NvmlWorkloadProfiles, AnOlderModelBehindTheFakeHasNoProfiles) {
+  ScopedEnvironment scoped(fake_nvml_environment("v100"));
+  auto gpu = open_gpu("0", open_options_from_environment());
+  EXPECT_EQ(workload_power_profiles(*gpu), std::nullopt);
+  EXPECT_THROW(request_workload_power_profiles(*gpu, {1}), NotSupportedError);
+}
+
+TEST_F(NvmlWorkloadProfiles, AnEnforcedProfileChangesWhatTheFakeGpuDraws) {
+  const testing::ScratchDir busy;
+  std::ofstream(busy / "busy") << "0\n";
+  ScopedEnvironment scoped(environment({{"DVFSLAB_FAKE_NVML_BUSY_FILE", (busy / "busy").string()}}));
+  auto gpu = open_gpu("0", open_options_from_environment());
+  request_workload_power_profiles(*gpu, {1});  // max-q: the simulated H200 caps at 420 W
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    const auto power = gpu->read_telemetry().power_instant_w;
+    if (power && *power <= 420.0) return;
+    ::usleep(50'000);
+  }
+  ADD_FAILURE() << "the busy fake GPU never came under the max-q cap of 420 W";
 }
 
 TEST_F(NvmlWorkloadProfiles, AGpuWithoutProfilesHasNoneAndRefusesARequestInOneLine) {
@@ -197,11 +218,26 @@ TEST(NvmlWorkloadProfilesInfo, JsonListsSupportedRequestedAndEnforcedOrNull) {
   EXPECT_TRUE(nlohmann::json::parse(unsupported.out)["devices"][0]["workload_power_profiles"].is_null());
 }
 
-TEST(NvmlWorkloadProfilesInfo, AnUnknownProfileInTheFakesConfigurationFailsItsInit) {
+TEST(NvmlWorkloadProfilesInfo, AnUnknownSettingOfTheFakeFailsItsInit) {
   const auto result =
-      run_dvfslab({"info"}, fake_nvml_environment("h200", {{"DVFSLAB_FAKE_NVML_PROFILES", "compute,turbo"}}));
+      run_dvfslab({"info"}, fake_nvml_environment("h200", {{"DVFSLAB_FAKE_NVML_PROFILES", "sometimes"}}));
   EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.err.find("DVFSLAB_FAKE_NVML_PROFILES names 'turbo'"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("DVFSLAB_FAKE_NVML_PROFILES=sometimes is neither empty nor 'unsupported'"),
+            std::string::npos)
+      << result.err;
+}
+
+TEST(NvmlWorkloadProfilesInfo, TheSimulatedH200ListsItsAssumedProfiles) {
+  const auto result = run_dvfslab({"info", "--device", "sim:h200"}, {});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("Workload profiles    max-p, max-q, compute, memory-bound, llm-inference, "
+                            "llm-training; requested: none; enforced: none\n"),
+            std::string::npos)
+      << result.out;
+  const auto v100 = run_dvfslab({"info", "--device", "sim:v100"}, {});
+  EXPECT_NE(v100.out.find("Workload profiles    not supported by this GPU or its driver\n"),
+            std::string::npos)
+      << v100.out;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "dvfslab/workload_power_profiles.hpp"
 #include "export_checks.hpp"
 #include "fake_busy.hpp"
+#include "fake_profiles.hpp"
 #include "fake_state.hpp"
 #include "gpu/nvml/nvml_profile_mask.hpp"
 #include "gpu/nvml/nvml_throttle.hpp"
@@ -133,7 +134,7 @@ nvml::Return fake_clock_reasons(nvml::Device handle, unsigned long long* reasons
 
 #ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
 // A workload-power-profile setter: logged first, like every setter, then checked
-// as NVML does (the struct's version, profiles the GPU offers) and applied.
+// as NVML does (the struct's version, permission) and handed to the simulated GPU.
 template <class Change>
 nvml::Return profile_setter(nvml::Device handle, std::string_view function,
                             const nvml::WorkloadPowerRequestedProfiles* request, Change&& change) {
@@ -147,16 +148,11 @@ nvml::Return profile_setter(nvml::Device handle, std::string_view function,
     if (request->version != nvml::struct_version_1<nvml::WorkloadPowerRequestedProfiles>) {
       return nvml::error_argument_version_mismatch;
     }
-    if (!device.profiles.supported) return nvml::error_not_supported;
+    if (device.profiles_hidden) return nvml::error_not_supported;
     if (fake::refuses_setters(state()->faults, device.index)) return nvml::error_no_permission;
-    const auto& offered = device.profiles.offered;
-    for (int id : ids) {
-      if (std::find(offered.begin(), offered.end(), id) == offered.end()) return nvml::error_invalid_argument;
-    }
-    std::vector<int>& requested = device.profiles.requested;
-    change(requested, ids);
-    std::sort(requested.begin(), requested.end());
-    requested.erase(std::unique(requested.begin(), requested.end()), requested.end());
+    // The simulated GPU refuses a profile it does not offer (INVALID_ARGUMENT) and
+    // a request on a model without profiles (NOT_SUPPORTED).
+    change(*device.gpu, ids);
     fake::save_control_state();
     return nvml::success;
   });
@@ -450,8 +446,9 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileGetProfilesInfo(
     if (info->version != nvml::struct_version_1<nvml::WorkloadPowerProfilesInfo>) {
       return nvml::error_argument_version_mismatch;
     }
-    if (!device.profiles.supported) return nvml::error_not_supported;
-    fake::fill_profiles_info(device.profiles, *info);
+    if (device.profiles_hidden || device.gpu->spec().workload_profiles.empty())
+      return nvml::error_not_supported;
+    fake::fill_profiles_info(device.gpu->spec(), *info);
     return nvml::success;
   });
 }
@@ -462,27 +459,29 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(
     if (current->version != nvml::struct_version_1<nvml::WorkloadPowerCurrentProfiles>) {
       return nvml::error_argument_version_mismatch;
     }
-    if (!device.profiles.supported) return nvml::error_not_supported;
-    current->perf_profiles_mask = nvml::mask_of(device.profiles.offered);
-    current->requested_profiles_mask = nvml::mask_of(device.profiles.requested);
-    current->enforced_profiles_mask = nvml::mask_of(fake::enforced_profiles(device.profiles));
+    const auto profiles = device.gpu->read_workload_power_profiles();
+    if (device.profiles_hidden || !profiles) return nvml::error_not_supported;
+    std::vector<int> offered;
+    for (const dvfslab::WorkloadPowerProfile& profile : profiles->supported) offered.push_back(profile.id);
+    current->perf_profiles_mask = nvml::mask_of(offered);
+    current->requested_profiles_mask = nvml::mask_of(profiles->requested);
+    current->enforced_profiles_mask = nvml::mask_of(profiles->enforced);
     return nvml::success;
   });
 }
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(
     nvml::Device handle, nvml::WorkloadPowerRequestedProfiles* request) {
   return profile_setter(handle, "nvmlDeviceWorkloadPowerProfileSetRequestedProfiles", request,
-                        [](std::vector<int>& requested, const std::vector<int>& ids) {
-                          requested.insert(requested.end(), ids.begin(), ids.end());
+                        [](dvfslab::SimGpu& gpu, const std::vector<int>& ids) {
+                          gpu.add_requested_workload_power_profiles(ids);
                         });
 }
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(
     nvml::Device handle, nvml::WorkloadPowerRequestedProfiles* request) {
-  return profile_setter(
-      handle, "nvmlDeviceWorkloadPowerProfileClearRequestedProfiles", request,
-      [](std::vector<int>& requested, const std::vector<int>& ids) {
-        std::erase_if(requested, [&](int id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); });
-      });
+  return profile_setter(handle, "nvmlDeviceWorkloadPowerProfileClearRequestedProfiles", request,
+                        [](dvfslab::SimGpu& gpu, const std::vector<int>& ids) {
+                          gpu.remove_requested_workload_power_profiles(ids);
+                        });
 }
 #endif
 

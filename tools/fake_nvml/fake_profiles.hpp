@@ -1,38 +1,22 @@
 #pragma once
-// The fake's workload power profiles (docs/fake-nvml.md#workload-power-profiles):
-// which profiles a device offers (DVFSLAB_FAKE_NVML_PROFILES), their priorities
-// and conflicts, the requested set, and the arbitration that decides which
-// requested profiles are enforced. The priorities, conflicts and arbitration are
-// the fake's own assumptions, not a driver's documented behaviour.
+// The fake's workload power profiles in NVML's structures
+// (docs/fake-nvml.md#workload-power-profiles). The simulated GPU behind each fake
+// device owns them: the profiles its spec offers (the H200's; none for the older
+// models), the request, what is enforced and its effect on power. The fake turns
+// them into NVML's masks and can hide them (DVFSLAB_FAKE_NVML_PROFILES=unsupported).
 #include <string>
-#include <vector>
 
+#include "dvfslab/sim_gpu.hpp"
 #include "gpu/nvml/nvml_api.hpp"
 
 namespace dvfslab::fake_nvml {
 
-struct FakeProfiles {
-  bool supported = true;       // false: DVFSLAB_FAKE_NVML_PROFILES=unsupported
-  std::vector<int> offered;    // profile ids, ascending
-  std::vector<int> requested;  // profile ids, ascending
-};
+// Whether DVFSLAB_FAKE_NVML_PROFILES hides the profiles: "unsupported" does, empty
+// does not; anything else throws dvfslab::Error.
+bool hides_profiles(const std::string& setting);
 
-// The profiles DVFSLAB_FAKE_NVML_PROFILES describes: empty gives the default set
-// (max-p, max-q, compute, memory-bound, llm-inference, llm-training),
-// "unsupported" none, else a comma-separated list of profile names. Throws
-// dvfslab::Error for an unknown name.
-FakeProfiles profiles_from_environment(const std::string& value);
-
-// A profile's priority in the fake: its id (the lower wins a conflict).
-unsigned fake_profile_priority(int id);
-// The profiles `id` cannot be enforced together with: max-p with max-q, compute
-// with memory-bound.
-std::vector<int> fake_profile_conflicts(int id);
-
-// What nvmlDeviceWorkloadPowerProfileGetProfilesInfo fills in (after the caller's version).
-void fill_profiles_info(const FakeProfiles& profiles, nvml::WorkloadPowerProfilesInfo& info);
-// The requested profiles the fake enforces: in priority order, each one that does
-// not conflict with one enforced before it.
-std::vector<int> enforced_profiles(const FakeProfiles& profiles);
+// What nvmlDeviceWorkloadPowerProfileGetProfilesInfo fills in (after the caller's
+// version): a bit and an entry per profile `spec` offers, every other entry zeroed.
+void fill_profiles_info(const SimGpuSpec& spec, nvml::WorkloadPowerProfilesInfo& info);
 
 }  // namespace dvfslab::fake_nvml

@@ -16,6 +16,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu_json.hpp"
+#include "fake_profiles.hpp"
 
 namespace dvfslab::fake_nvml {
 namespace {
@@ -83,13 +84,18 @@ std::vector<PersistedDevice> persisted_devices(const std::string& path) {
   return states;
 }
 
+std::vector<int> requested_profiles(const FakeDevice& device) {
+  const auto profiles = device.gpu->read_workload_power_profiles();
+  return profiles ? profiles->requested : std::vector<int>{};
+}
+
 void write_control_state(const State& state) {
   nlohmann::json devices = nlohmann::json::array();
   for (const FakeDevice& device : state.devices) {
     devices.push_back({{"index", device.index},
                        {"uuid", device.uuid},
                        {"controls", device.gpu->control_state()},
-                       {"requested_profiles", device.profiles.requested}});
+                       {"requested_profiles", requested_profiles(device)}});
   }
   // Written aside and renamed, so a process killed mid-write leaves the old file.
   const std::string temporary = fmt::format("{}.tmp.{}", state.state_path, ::getpid());
@@ -197,7 +203,7 @@ std::unique_ptr<State> build_state() {
                               (hash & 0xffffffffffffULL) + static_cast<unsigned>(device.index));
     device.pci_bus_id = fmt::format("00000000:{:02X}:00.0", 0x18 + 0x10 * device.index);
     device.architecture = architecture_code(device.gpu->spec().architecture);
-    device.profiles = profiles_from_environment(environment("DVFSLAB_FAKE_NVML_PROFILES"));
+    device.profiles_hidden = hides_profiles(environment("DVFSLAB_FAKE_NVML_PROFILES"));
     built->devices.push_back(std::move(device));
   }
   read_mig_devices(*built);
@@ -211,7 +217,9 @@ std::unique_ptr<State> build_state() {
     const std::vector<PersistedDevice> persisted = persisted_devices(built->state_path);
     for (std::size_t i = 0; i < persisted.size() && i < built->devices.size(); ++i) {
       built->devices[i].gpu->load_controls(persisted[i].controls);
-      built->devices[i].profiles.requested = persisted[i].requested_profiles;
+      if (!persisted[i].requested_profiles.empty()) {
+        built->devices[i].gpu->load_requested_workload_power_profiles(persisted[i].requested_profiles);
+      }
     }
     write_control_state(*built);
   }

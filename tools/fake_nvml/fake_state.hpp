@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "dvfslab/sim_gpu.hpp"
-#include "fake_profiles.hpp"
 #include "gpu/nvml/nvml_api.hpp"
 
 namespace dvfslab::fake_nvml {
@@ -23,7 +22,7 @@ struct FakeDevice {
   bool mig_enabled = false;            // DVFSLAB_FAKE_NVML_MIG lists its index
   std::vector<unsigned> compute_pids;  // DVFSLAB_FAKE_NVML_PROCESSES
   bool busy = false;                   // listed in DVFSLAB_FAKE_NVML_BUSY_FILE at the last call
-  FakeProfiles profiles;  // DVFSLAB_FAKE_NVML_PROFILES; the request outlives the process with the state file
+  bool profiles_hidden = false;        // DVFSLAB_FAKE_NVML_PROFILES=unsupported
 };
 
 struct Faults {
