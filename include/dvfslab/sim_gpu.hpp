@@ -9,8 +9,19 @@
 #include <vector>
 
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/workload_power_profiles.hpp"
 
 namespace dvfslab {
+
+// A workload power profile a simulated GPU offers, and what it does there. The
+// effect is dvfslab's ASSUMPTION, not measured: no GPU at hand supports profiles
+// (docs/simulation.md#workload-power-profiles).
+struct SimWorkloadProfile {
+  int id = 0;                    // NVML's nvmlPowerProfileType_t
+  int priority = 0;              // the lower wins a conflict
+  std::vector<int> conflicts;    // profiles it is not enforced together with
+  double power_cap_share = 1.0;  // while enforced, a cap at this share of the default limit; 1: none
+};
 
 // Facts and model parameters of one GPU model. Facts carry their source in the
 // spec file (src/gpu/sim/specs/).
@@ -60,6 +71,8 @@ struct SimGpuSpec {
   double memory_speed_vs_v100 = 1.0;
   double half_precision_speedup = 1.0;  // fp16/bf16 compute over fp32 (tensor cores)
   double tf32_speedup = 1.0;            // tf32 compute over fp32 (Ampere and newer)
+  // The workload power profiles it offers; none: not supported.
+  std::vector<SimWorkloadProfile> workload_profiles;
 
   // The SM clock the GPU runs at under load with nothing locked and the power
   // limit not reached: the highest clock of the default memory clock (GPU Boost).
@@ -86,7 +99,8 @@ struct SimKernel {
   double memory_activity = 1.0;   // scales γ·fm
 };
 
-class SimGpu final : public Gpu {
+// With workload power profiles where its spec offers them (an assumption, above).
+class SimGpu final : public Gpu, public WorkloadPowerProfileControl {
  public:
   SimGpu(const SimGpuSpec& spec, SimTimeMode mode, int index = 0);
   // A GPU of a simulated node: it keeps time on `clock`, which the node's other
@@ -125,6 +139,12 @@ class SimGpu final : public Gpu {
   // Ground truth for tests: exact energy since creation and the current effective
   // SM clock after power capping.
   double true_energy_j();
+  // Profiles: the request (a driver keeps it across processes: the fake NVML
+  // loads it as load_controls does the rest), and the control interface.
+  void load_requested_workload_power_profiles(const std::vector<int>& ids);
+  std::optional<WorkloadPowerProfiles> read_workload_power_profiles() override;
+  void add_requested_workload_power_profiles(const std::vector<int>& ids) override;
+  void remove_requested_workload_power_profiles(const std::vector<int>& ids) override;
   int effective_sm_mhz();
 
  protected:
@@ -138,6 +158,11 @@ class SimGpu final : public Gpu {
   void do_reset_power_limit() override;
 
  private:
+  // ConfigError for a profile the spec does not offer, NotSupportedError when it offers none.
+  void check_offered_profiles(const std::vector<int>& ids) const;
+  // Adds offered profiles to the request; the caller holds the state's lock.
+  void add_offered_profiles(const std::vector<int>& ids);
+
   struct State;
   std::unique_ptr<State> state_;
 };

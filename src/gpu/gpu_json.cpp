@@ -1,5 +1,6 @@
 #include "dvfslab/gpu_json.hpp"
 #include "dvfslab/json_optional.hpp"
+#include "dvfslab/workload_power_profiles.hpp"
 
 #include <optional>
 #include <string>
@@ -85,11 +86,33 @@ void from_json(const nlohmann::json& in, ControlState& state) {
   state.power_limit_w = optional_field<double>(in, "power_limit_w");
 }
 
+namespace {
+
+// {"supported":[{"id","name","priority"}],"requested":[names],"enforced":[names]}
+nlohmann::json profiles_json(const WorkloadPowerProfiles& profiles) {
+  const auto names = [](const std::vector<int>& ids) {
+    nlohmann::json listed = nlohmann::json::array();
+    for (int id : ids) listed.push_back(workload_power_profile_name(id));
+    return listed;
+  };
+  nlohmann::json supported = nlohmann::json::array();
+  for (const WorkloadPowerProfile& profile : profiles.supported) {
+    supported.push_back({{"id", profile.id}, {"name", profile.name}, {"priority", profile.priority}});
+  }
+  return {{"supported", supported},
+          {"requested", names(profiles.requested)},
+          {"enforced", names(profiles.enforced)}};
+}
+
+}  // namespace
+
 nlohmann::json describe_gpu(Gpu& gpu) {
   nlohmann::json device = gpu.identity();
   device["clocks"] = gpu.clock_table();
   device["power_limit_w"] = gpu.power_limits();
   device["sensor_period_s"] = or_null(gpu.sensor_period_s());
+  const auto profiles = workload_power_profiles(gpu);
+  device["workload_power_profiles"] = profiles ? profiles_json(*profiles) : nlohmann::json(nullptr);
   device["telemetry"] = gpu.read_telemetry();
   return device;
 }

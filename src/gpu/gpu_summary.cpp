@@ -67,6 +67,19 @@ std::string format_clock_list(const std::vector<int>& clocks_mhz) {
   return join(listed, ", ") + " MHz";
 }
 
+std::string format_workload_power_profiles(const std::optional<WorkloadPowerProfiles>& profiles) {
+  if (!profiles) return "not supported by this GPU or its driver";
+  const auto names = [](const std::vector<int>& ids) {
+    std::vector<std::string> listed;
+    for (int id : ids) listed.push_back(workload_power_profile_name(id));
+    return listed.empty() ? std::string("none") : join(listed, ", ");
+  };
+  std::vector<int> supported;
+  for (const WorkloadPowerProfile& profile : profiles->supported) supported.push_back(profile.id);
+  return fmt::format("{}; requested: {}; enforced: {}", names(supported), names(profiles->requested),
+                     names(profiles->enforced));
+}
+
 std::string describe_gpu_text(Gpu& gpu) {
   const GpuIdentity& id = gpu.identity();
   const ClockTable table = gpu.clock_table();
@@ -95,6 +108,7 @@ std::string describe_gpu_text(Gpu& gpu) {
        fmt::format("graphics {}, memory {}", reading(table.default_graphics_mhz, "{} MHz"),
                    reading(table.default_memory_mhz, "{} MHz")));
   line("Power limit", format_power_limits(gpu.power_limits()));
+  line("Workload profiles", format_workload_power_profiles(workload_power_profiles(gpu)));
   line(id.simulated ? "Now (SIMULATED)" : "Now", format_live(telemetry));
   std::string reasons = "n/a";
   if (telemetry.throttle_reasons) {

@@ -16,6 +16,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu_json.hpp"
+#include "fake_profiles.hpp"
 
 namespace dvfslab::fake_nvml {
 namespace {
@@ -59,9 +60,14 @@ unsigned architecture_code(std::string_view architecture) {
   return nvml::arch_unknown;
 }
 
-// The control state a previous process left, by device index; {} without a file.
-std::vector<ControlState> persisted_control_states(const std::string& path) {
-  std::vector<ControlState> states;
+// What a previous process left of each device, by device index; {} without a file.
+struct PersistedDevice {
+  ControlState controls;
+  std::vector<int> requested_profiles;
+};
+
+std::vector<PersistedDevice> persisted_devices(const std::string& path) {
+  std::vector<PersistedDevice> states;
   std::ifstream in(path);
   if (!in) return states;
   try {
@@ -69,7 +75,8 @@ std::vector<ControlState> persisted_control_states(const std::string& path) {
     // would iterate a destroyed object (the temporary's life is not extended).
     const nlohmann::json document = nlohmann::json::parse(in);
     for (const nlohmann::json& device : document.at("devices")) {
-      states.push_back(device.at("controls").get<ControlState>());
+      states.push_back({device.at("controls").get<ControlState>(),
+                        device.value("requested_profiles", std::vector<int>{})});
     }
   } catch (const std::exception& e) {
     throw Error(fmt::format("fake NVML: unreadable DVFSLAB_FAKE_NVML_STATE file {}: {}", path, e.what()));
@@ -77,11 +84,18 @@ std::vector<ControlState> persisted_control_states(const std::string& path) {
   return states;
 }
 
+std::vector<int> requested_profiles(const FakeDevice& device) {
+  const auto profiles = device.gpu->read_workload_power_profiles();
+  return profiles ? profiles->requested : std::vector<int>{};
+}
+
 void write_control_state(const State& state) {
   nlohmann::json devices = nlohmann::json::array();
   for (const FakeDevice& device : state.devices) {
-    devices.push_back(
-        {{"index", device.index}, {"uuid", device.uuid}, {"controls", device.gpu->control_state()}});
+    devices.push_back({{"index", device.index},
+                       {"uuid", device.uuid},
+                       {"controls", device.gpu->control_state()},
+                       {"requested_profiles", requested_profiles(device)}});
   }
   // Written aside and renamed, so a process killed mid-write leaves the old file.
   const std::string temporary = fmt::format("{}.tmp.{}", state.state_path, ::getpid());
@@ -189,6 +203,7 @@ std::unique_ptr<State> build_state() {
                               (hash & 0xffffffffffffULL) + static_cast<unsigned>(device.index));
     device.pci_bus_id = fmt::format("00000000:{:02X}:00.0", 0x18 + 0x10 * device.index);
     device.architecture = architecture_code(device.gpu->spec().architecture);
+    device.profiles_hidden = hides_profiles(environment("DVFSLAB_FAKE_NVML_PROFILES"));
     built->devices.push_back(std::move(device));
   }
   read_mig_devices(*built);
@@ -199,9 +214,12 @@ std::unique_ptr<State> build_state() {
   built->busy_path = environment("DVFSLAB_FAKE_NVML_BUSY_FILE");
   built->energy_log_path = environment("DVFSLAB_FAKE_NVML_ENERGY_LOG");
   if (!built->state_path.empty()) {
-    const std::vector<ControlState> persisted = persisted_control_states(built->state_path);
+    const std::vector<PersistedDevice> persisted = persisted_devices(built->state_path);
     for (std::size_t i = 0; i < persisted.size() && i < built->devices.size(); ++i) {
-      built->devices[i].gpu->load_controls(persisted[i]);
+      built->devices[i].gpu->load_controls(persisted[i].controls);
+      if (!persisted[i].requested_profiles.empty()) {
+        built->devices[i].gpu->load_requested_workload_power_profiles(persisted[i].requested_profiles);
+      }
     }
     write_control_state(*built);
   }

@@ -22,6 +22,7 @@ struct FakeDevice {
   bool mig_enabled = false;            // DVFSLAB_FAKE_NVML_MIG lists its index
   std::vector<unsigned> compute_pids;  // DVFSLAB_FAKE_NVML_PROCESSES
   bool busy = false;                   // listed in DVFSLAB_FAKE_NVML_BUSY_FILE at the last call
+  bool profiles_hidden = false;        // DVFSLAB_FAKE_NVML_PROFILES=unsupported
 };
 
 struct Faults {

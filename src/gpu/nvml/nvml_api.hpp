@@ -26,6 +26,7 @@ inline constexpr Return error_gpu_is_lost = 15;
 inline constexpr Return error_reset_required = 16;
 inline constexpr Return error_lib_rm_version_mismatch = 18;
 inline constexpr Return error_no_data = 21;
+inline constexpr Return error_argument_version_mismatch = 25;  // a versioned struct of another version
 inline constexpr Return error_unknown = 999;
 
 // nvmlClockType_t
@@ -114,6 +115,70 @@ struct ProcessInfo {
 };
 static_assert(sizeof(ProcessInfo) == 24);
 
+// Workload power profiles (R570+). nvmlPowerProfileType_t: a profile's id is its
+// bit in the masks below.
+inline constexpr unsigned power_profile_max_p = 0;
+inline constexpr unsigned power_profile_max_q = 1;
+inline constexpr unsigned power_profile_compute = 2;
+inline constexpr unsigned power_profile_memory_bound = 3;
+inline constexpr unsigned power_profile_network = 4;
+inline constexpr unsigned power_profile_balanced = 5;
+inline constexpr unsigned power_profile_llm_inference = 6;
+inline constexpr unsigned power_profile_llm_training = 7;
+inline constexpr unsigned power_profile_rbm = 8;
+inline constexpr unsigned power_profile_dcpcie = 9;
+inline constexpr unsigned power_profile_hmma_sparse = 10;
+inline constexpr unsigned power_profile_hmma_dense = 11;
+inline constexpr unsigned power_profile_sync_balanced = 12;
+inline constexpr unsigned power_profile_hpc = 13;
+inline constexpr unsigned power_profile_mig = 14;
+inline constexpr unsigned workload_power_max_profiles = 255;  // NVML_WORKLOAD_POWER_MAX_PROFILES
+
+// nvmlMask255_t: bit i of mask[i / 32] stands for profile i.
+struct Mask255 {
+  unsigned mask[8];
+};
+static_assert(sizeof(Mask255) == 32);
+
+// nvmlWorkloadPowerProfileInfo_v1_t (44 bytes).
+struct WorkloadPowerProfileInfo {
+  unsigned version;
+  unsigned profile_id;
+  unsigned priority;
+  Mask255 conflicting_mask;
+};
+static_assert(sizeof(WorkloadPowerProfileInfo) == 44);
+
+// nvmlWorkloadPowerProfileProfilesInfo_v1_t: perf_profile[i] describes profile i
+// when bit i of perf_profiles_mask is set.
+struct WorkloadPowerProfilesInfo {
+  unsigned version;
+  Mask255 perf_profiles_mask;
+  WorkloadPowerProfileInfo perf_profile[workload_power_max_profiles];
+};
+static_assert(sizeof(WorkloadPowerProfilesInfo) == 11256);
+
+// nvmlWorkloadPowerProfileCurrentProfiles_v1_t (100 bytes).
+struct WorkloadPowerCurrentProfiles {
+  unsigned version;
+  Mask255 perf_profiles_mask;
+  Mask255 requested_profiles_mask;
+  Mask255 enforced_profiles_mask;
+};
+static_assert(sizeof(WorkloadPowerCurrentProfiles) == 100);
+
+// nvmlWorkloadPowerProfileRequestedProfiles_v1_t (36 bytes): Set adds these
+// profiles to the request, Clear removes them.
+struct WorkloadPowerRequestedProfiles {
+  unsigned version;
+  Mask255 requested_profiles_mask;
+};
+static_assert(sizeof(WorkloadPowerRequestedProfiles) == 36);
+
+// NVML_STRUCT_VERSION(name, 1): the struct's size with the version in the top byte.
+template <class Struct>
+constexpr unsigned struct_version_1 = static_cast<unsigned>(sizeof(Struct)) | (1u << 24);
+
 // Every entry point dvfslab uses:
 //   X(member, C signature, a driver branch that has it, symbol names to try in order)
 // The branch is the one users are told to update to when the symbol is missing;
@@ -170,6 +235,14 @@ static_assert(sizeof(ProcessInfo) == 24);
     "nvmlDeviceSetPowerManagementLimit")                                                                     \
   X(device_get_mig_mode, Return(Device, unsigned*, unsigned*), "R450", "nvmlDeviceGetMigMode")               \
   X(device_get_compute_running_processes, Return(Device, unsigned*, ProcessInfo*), "R510",                   \
-    "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2")
+    "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2")                  \
+  X(device_workload_power_profile_get_profiles_info, Return(Device, WorkloadPowerProfilesInfo*), "R570",     \
+    "nvmlDeviceWorkloadPowerProfileGetProfilesInfo")                                                         \
+  X(device_workload_power_profile_get_current_profiles, Return(Device, WorkloadPowerCurrentProfiles*),       \
+    "R570", "nvmlDeviceWorkloadPowerProfileGetCurrentProfiles")                                              \
+  X(device_workload_power_profile_set_requested_profiles, Return(Device, WorkloadPowerRequestedProfiles*),   \
+    "R570", "nvmlDeviceWorkloadPowerProfileSetRequestedProfiles")                                            \
+  X(device_workload_power_profile_clear_requested_profiles,                                                  \
+    Return(Device, WorkloadPowerRequestedProfiles*), "R570", "nvmlDeviceWorkloadPowerProfileClearRequestedProfiles")
 
 }  // namespace dvfslab::nvml

@@ -22,6 +22,7 @@ std::string return_code_name(Return code) {
     case error_reset_required: return "NVML_ERROR_RESET_REQUIRED";
     case error_lib_rm_version_mismatch: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
     case error_no_data: return "NVML_ERROR_NO_DATA";
+    case error_argument_version_mismatch: return "NVML_ERROR_ARGUMENT_VERSION_MISMATCH";
     case error_unknown: return "NVML_ERROR_UNKNOWN";
     default: return fmt::format("NVML error {}", code);
   }

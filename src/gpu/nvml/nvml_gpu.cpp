@@ -6,10 +6,12 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <utility>
 
 #include "dvfslab/error.hpp"
 #include "gpu/nvml/nvml_errors.hpp"
+#include "gpu/nvml/nvml_profile_mask.hpp"
 #include "gpu/nvml/nvml_throttle.hpp"
 
 namespace dvfslab::nvml {
@@ -22,6 +24,9 @@ constexpr std::string_view locked_memory_clocks_gpus =
 constexpr std::string_view application_clocks_gpus =
     "application clocks exist on data-centre (Tesla) GPUs from Kepler on and some workstation "
     "boards, not on most GeForce boards";
+constexpr std::string_view workload_profiles_gpus =
+    "workload power profiles need an NVIDIA driver R570 or newer and a GPU that offers them "
+    "(`dvfslab info` lists them)";
 constexpr std::string_view power_limit_gpus =
     "a settable power limit needs a data-centre or workstation GPU from Kepler on";
 
@@ -339,6 +344,48 @@ void NvmlGpu::do_reset_power_limit() {
                                                          device_, &milliwatts);
   call<Entry::device_set_power_management_limit>("reset the power limit to its default", power_limit_gpus,
                                                  device_, milliwatts);
+}
+
+// Workload power profiles (R570+). On a driver without the functions, or a GPU
+// that answers NOT_SUPPORTED (an H200 on driver 580 does, for both getters),
+// there are none, which is not an error.
+std::optional<WorkloadPowerProfiles> NvmlGpu::read_workload_power_profiles() {
+  // The profile table is 11 KB: on the heap rather than the stack.
+  auto info = std::make_unique<WorkloadPowerProfilesInfo>();
+  info->version = struct_version_1<WorkloadPowerProfilesInfo>;
+  if (!try_call<Entry::device_workload_power_profile_get_profiles_info>("list the workload power profiles",
+                                                                        device_, info.get())) {
+    return std::nullopt;
+  }
+  WorkloadPowerCurrentProfiles current{};
+  current.version = struct_version_1<WorkloadPowerCurrentProfiles>;
+  if (!try_call<Entry::device_workload_power_profile_get_current_profiles>(
+          "read the requested workload power profiles", device_, &current)) {
+    return std::nullopt;
+  }
+  WorkloadPowerProfiles profiles;
+  for (int id : ids_in(info->perf_profiles_mask)) {
+    const WorkloadPowerProfileInfo& entry = info->perf_profile[id];
+    profiles.supported.push_back({id, workload_power_profile_name(id), static_cast<int>(entry.priority)});
+  }
+  profiles.requested = ids_in(current.requested_profiles_mask);
+  profiles.enforced = ids_in(current.enforced_profiles_mask);
+  return profiles;
+}
+
+void NvmlGpu::add_requested_workload_power_profiles(const std::vector<int>& ids) {
+  refuse_in_mig_mode();
+  WorkloadPowerRequestedProfiles request{struct_version_1<WorkloadPowerRequestedProfiles>, mask_of(ids)};
+  call<Entry::device_workload_power_profile_set_requested_profiles>(
+      fmt::format("request the workload power profiles {}", profile_names_of(ids)), workload_profiles_gpus,
+      device_, &request);
+}
+
+void NvmlGpu::remove_requested_workload_power_profiles(const std::vector<int>& ids) {
+  WorkloadPowerRequestedProfiles request{struct_version_1<WorkloadPowerRequestedProfiles>, mask_of(ids)};
+  call<Entry::device_workload_power_profile_clear_requested_profiles>(
+      fmt::format("clear the requested workload power profiles {}", profile_names_of(ids)),
+      workload_profiles_gpus, device_, &request);
 }
 
 }  // namespace dvfslab::nvml

@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/workload_power_profiles.hpp"
 #include "gpu/nvml/nvml_library.hpp"
 
 namespace dvfslab::nvml {
 
-class NvmlGpu final : public Gpu {
+// A Gpu with NVIDIA's workload power profiles where the driver and GPU have them.
+class NvmlGpu final : public Gpu, public WorkloadPowerProfileControl {
  public:
   // `index` is NVML's enumeration index of `device`.
   NvmlGpu(std::shared_ptr<Library> library, Device device, int index);
@@ -23,6 +25,9 @@ class NvmlGpu final : public Gpu {
   Clock& clock() override { return clock_; }
   ControlState control_state() override;
   std::optional<std::vector<int>> compute_process_ids() override;
+  std::optional<WorkloadPowerProfiles> read_workload_power_profiles() override;
+  void add_requested_workload_power_profiles(const std::vector<int>& ids) override;
+  void remove_requested_workload_power_profiles(const std::vector<int>& ids) override;
 
  protected:
   void do_lock_sm_clocks(int min_mhz, int max_mhz) override;

@@ -11,6 +11,7 @@
 #include "gpu/sim/operating_point.hpp"
 #include "gpu/sim/physics.hpp"
 #include "gpu/sim/power_sensor.hpp"
+#include "gpu/sim/workload_profile_effect.hpp"
 
 namespace dvfslab {
 namespace {
@@ -77,7 +78,14 @@ struct SimGpu::State {
     return background ? &*background : nullptr;
   }
 
-  void refresh_point() { point = sim::operating_point(spec, controls, current_load()); }
+  // The enforced workload power profiles cap the board below its power limit.
+  void refresh_point() {
+    sim::Controls effective = controls;
+    effective.power_limit_w = std::min(
+        controls.power_limit_w,
+        sim::workload_profile_power_cap_w(spec, sim::enforced_workload_profiles(spec, requested_profiles)));
+    point = sim::operating_point(spec, effective, current_load());
+  }
 
   // Brings the state up to `target_s`: constant power between changes, so energy
   // is integrated exactly; a running job ends (and the GPU idles) when its work is done.
@@ -137,6 +145,7 @@ struct SimGpu::State {
 
   std::mutex mutex;  // guards everything below
   sim::Controls controls;
+  std::vector<int> requested_profiles;  // workload power profile ids, ascending
   std::optional<SimKernel> background;
   std::optional<Job> job;
   double time_s = 0;
@@ -287,6 +296,55 @@ void SimGpu::load_controls(const ControlState& state) {
   controls.application_graphics_mhz = state.application_graphics_mhz.value_or(spec.default_graphics_mhz);
   controls.application_memory_mhz = state.application_memory_mhz.value_or(spec.default_memory_mhz);
   controls.power_limit_w = state.power_limit_w.value_or(spec.power_limit_default_w);
+  state_->refresh_point();
+}
+
+void SimGpu::load_requested_workload_power_profiles(const std::vector<int>& ids) {
+  auto guard = state_->lock_and_catch_up();
+  state_->requested_profiles.clear();
+  add_offered_profiles(ids);
+}
+
+std::optional<WorkloadPowerProfiles> SimGpu::read_workload_power_profiles() {
+  auto guard = state_->lock_and_catch_up();
+  if (state_->spec.workload_profiles.empty()) return std::nullopt;
+  return sim::describe_workload_profiles(state_->spec, state_->requested_profiles);
+}
+
+void SimGpu::add_requested_workload_power_profiles(const std::vector<int>& ids) {
+  auto guard = state_->lock_and_catch_up();
+  add_offered_profiles(ids);
+}
+
+void SimGpu::remove_requested_workload_power_profiles(const std::vector<int>& ids) {
+  auto guard = state_->lock_and_catch_up();
+  check_offered_profiles(ids);
+  std::erase_if(state_->requested_profiles,
+                [&](int id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); });
+  state_->refresh_point();
+}
+
+void SimGpu::check_offered_profiles(const std::vector<int>& ids) const {
+  const SimGpuSpec& spec = state_->spec;
+  if (spec.workload_profiles.empty()) {
+    throw NotSupportedError(fmt::format("{} (simulated) has no workload power profiles", spec.name));
+  }
+  for (int id : ids) {
+    const bool offered = std::any_of(spec.workload_profiles.begin(), spec.workload_profiles.end(),
+                                     [id](const SimWorkloadProfile& profile) { return profile.id == id; });
+    if (!offered) {
+      throw ConfigError(fmt::format("{} (simulated) does not offer the workload power profile {}", spec.name,
+                                    workload_power_profile_name(id)));
+    }
+  }
+}
+
+void SimGpu::add_offered_profiles(const std::vector<int>& ids) {
+  check_offered_profiles(ids);
+  std::vector<int>& requested = state_->requested_profiles;
+  requested.insert(requested.end(), ids.begin(), ids.end());
+  std::sort(requested.begin(), requested.end());
+  requested.erase(std::unique(requested.begin(), requested.end()), requested.end());
   state_->refresh_point();
 }
 

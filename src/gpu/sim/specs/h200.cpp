@@ -63,6 +63,20 @@ SimGpuSpec h200_spec() {
   spec.memory_speed_vs_v100 = 5.3;   // 4.8 TB/s against 0.9 TB/s
   spec.half_precision_speedup = 3.0;
   spec.tf32_speedup = 2.0;
+  // Workload power profiles: an ASSUMPTION, not a fact of this GPU. A real H200 on
+  // driver 580 answers Not Supported for them (docs/profiles.md); the simulated one
+  // offers the table of the fake NVML so that profile code has a GPU to run on.
+  // Priorities follow the ids; max-p/max-q and compute/memory-bound conflict; the
+  // only effect modelled is a power cap, as a share of the default limit, while a
+  // profile is enforced (docs/simulation.md#workload-power-profiles).
+  spec.workload_profiles = {
+      {0, 0, {1}, 1.0},   // max-p: no cap
+      {1, 1, {0}, 0.6},   // max-q: 420 W
+      {2, 2, {3}, 1.0},   // compute: no cap
+      {3, 3, {2}, 0.75},  // memory-bound: 525 W
+      {6, 6, {}, 0.85},   // llm-inference: 595 W
+      {7, 7, {}, 1.0},    // llm-training: no cap
+  };
   return spec;
 }
 
