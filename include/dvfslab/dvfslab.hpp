@@ -26,6 +26,7 @@
 #include "dvfslab/replay.hpp"
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/twin.hpp"
+#include "dvfslab/workload_power_profiles.hpp"
 // meter
 #include "dvfslab/markers.hpp"
 #include "dvfslab/meter.hpp"
