@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_tune_command(app);
   dvfslab::cli::add_study_command(app);
   dvfslab::cli::add_slurm_command(app);
+  dvfslab::cli::add_exporter_command(app);
 
   try {
     dvfslab::cli::check_command_names(app, std::vector<std::string>(argv + 1, argv + argc));
