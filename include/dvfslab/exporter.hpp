@@ -91,6 +91,7 @@ class GpuSampler {
   ExporterSnapshot sample_once();
 
   std::vector<std::unique_ptr<Gpu>> gpus_;
+  std::vector<bool> failing_;  // per GPU: its last read failed (stderr has said why once)
   SamplerOptions options_;
   mutable std::mutex latest_mutex_;  // guards latest_ only
   std::shared_ptr<const ExporterSnapshot> latest_;

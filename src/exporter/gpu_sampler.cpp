@@ -46,7 +46,7 @@ std::map<std::string, std::vector<SettingChange>> changes_by_gpu(const std::file
 }  // namespace
 
 GpuSampler::GpuSampler(std::vector<std::unique_ptr<Gpu>> gpus, SamplerOptions options)
-    : gpus_(std::move(gpus)), options_(std::move(options)) {
+    : gpus_(std::move(gpus)), failing_(gpus_.size(), false), options_(std::move(options)) {
   latest_ = std::make_shared<const ExporterSnapshot>(sample_once());
   thread_ = std::thread([this] { run(); });
 }
@@ -95,11 +95,20 @@ ExporterSnapshot GpuSampler::sample_once() {
       reading.telemetry = gpu.read_telemetry();
       reading.power_limit_w = gpu.power_limits().current_w;
       reading.unix_time_s = unix_time_now_s();
+      if (failing_[i])
+        fmt::print(stderr, "dvfslab: {} ({}) reads again\n", gpu.identity().name, gpu.identity().uuid);
+      failing_[i] = false;
     } catch (const Error& e) {
-      // One GPU failing (lost, reset) must not take the others' readings with it.
+      // One GPU failing (lost, reset) must not take the others' readings with it;
+      // the counter counts every failure, stderr says once why it started.
       ++snapshot.read_errors;
-      fmt::print(stderr, "dvfslab: warning: cannot read {} ({}): {}; serving its last reading\n",
-                 gpu.identity().name, gpu.identity().uuid, escape_control_characters(e.what()));
+      if (!failing_[i]) {
+        fmt::print(
+            stderr,
+            "dvfslab: warning: cannot read {} ({}): {}; serving its last reading until it reads again\n",
+            gpu.identity().name, gpu.identity().uuid, escape_control_characters(e.what()));
+      }
+      failing_[i] = true;
       if (previous && i < previous->gpus.size()) {
         reading = previous->gpus[i];
       } else {
