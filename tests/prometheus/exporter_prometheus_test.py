@@ -87,9 +87,10 @@ def energy_log(path):
     answers = {}
     with open(path) as log:
         for line in log:
-            word, index, millijoules = line.split()
-            if word == "energy":
-                answers.setdefault(int(index), []).append(int(millijoules) / 1000.0)
+            # The exporter is still appending: the last line may be half written.
+            fields = line.split()
+            if line.endswith("\n") and len(fields) == 3 and fields[0] == "energy":
+                answers.setdefault(int(fields[1]), []).append(int(fields[2]) / 1000.0)
     return answers
 
 
@@ -142,16 +143,17 @@ def check_prometheus_agrees_with_the_fake(prometheus_url, energy_log_path, uuids
                             query(prometheus_url, "dvfslab_gpu_energy_joules_total")))
     powers = by_uuid(query(prometheus_url, "dvfslab_gpu_power_watts"))
     energies = by_uuid(energies)
-    answers = energy_log(energy_log_path)
     measured = {}
     for index, uuid in enumerate(uuids):
         check(uuid in energies and uuid in powers, f"GPU {index} ({uuid}) missing: {energies} {powers}")
         scraped_at, energy = energies[uuid]["value"][0], float(energies[uuid]["value"][1])
-        fake = answers.get(index, [])
+        fake = energy_log(energy_log_path).get(index, [])
         matches = [i for i, value in enumerate(fake) if abs(value - energy) < 5e-4]
         check(matches, f"GPU {index}: Prometheus holds {energy} J, which the fake never answered")
         i = matches[-1]
-        check(i + 1 < len(fake), f"GPU {index}: no later reading in the fake's log")
+        # The value may be the exporter's latest reading: wait for its next one.
+        fake = wait_for(f"GPU {index}'s next reading in the fake's log",
+                        lambda: (lambda f: f if len(f) > i + 1 else None)(energy_log(energy_log_path).get(index, [])))
         # The exporter read the GPU once per sample period: the next answer is the
         # fake's counter one period later, its difference the fake's own power.
         fake_power = (fake[i + 1] - energy) / SAMPLE_PERIOD_S
