@@ -40,12 +40,20 @@ struct SettingChange {
   std::string user;  // that process's owner, "" when the process is gone
 };
 
+// The energy one Slurm job used on one GPU while the exporter watched: the GPU's
+// counter over every sample period that job alone had processes on it.
+struct JobEnergy {
+  std::string job_id;
+  double joules = 0.0;
+};
+
 // One GPU's latest reading.
 struct GpuReading {
   GpuIdentity identity;
   Telemetry telemetry;
   std::optional<double> power_limit_w;
   std::vector<SettingChange> changes;  // empty: dvfslab holds no change on this GPU
+  std::vector<JobEnergy> jobs;         // every job seen alone on this GPU since the exporter started
   double unix_time_s = 0.0;            // when the reading was taken (wall clock)
 };
 
@@ -62,6 +70,9 @@ std::vector<prometheus::MetricFamily> gpu_metric_families(const ExporterSnapshot
 
 // The owner of process `pid` by name, or "" when it has exited or cannot be read.
 std::string process_user(int pid);
+
+// The Slurm job id in process `pid`'s environment (SLURM_JOB_ID), or nullopt.
+std::optional<std::string> slurm_job_of_process(int pid);
 
 // ---------------------------------------------------------------- sampler
 
@@ -92,6 +103,7 @@ class GpuSampler {
 
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::vector<bool> failing_;  // per GPU: its last read failed (stderr has said why once)
+  std::vector<std::optional<std::string>> job_on_gpu_;  // per GPU: the one Slurm job on it at the last read
   SamplerOptions options_;
   mutable std::mutex latest_mutex_;  // guards latest_ only
   std::shared_ptr<const ExporterSnapshot> latest_;

@@ -81,7 +81,9 @@ void add_exporter_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "exporter",
       "Serve the GPUs' energy counter, power, clocks, power limit, temperature, throttle reasons and the "
-      "settings dvfslab changed (with its process and user) as Prometheus metrics on "
+      "settings dvfslab changed (with its process and user), and the energy of each Slurm job alone on a "
+      "GPU, "
+      "as Prometheus metrics on "
       "http://HOST:PORT/metrics, "
       "until Ctrl-C or SIGTERM (then exit 0). A background thread reads the GPUs every --interval; scrapes "
       "are answered from its latest readings and never wait for the driver. Read-only: it changes nothing. "

@@ -127,6 +127,24 @@ MetricFamily setting_changes_family(const ExporterSnapshot& snapshot) {
   return family;
 }
 
+MetricFamily job_energy_family(const ExporterSnapshot& snapshot) {
+  MetricFamily family{"dvfslab_job_energy_joules_total",
+                      "Energy of the GPU over the sample periods one Slurm job alone had processes on it "
+                      "(SLURM_JOB_ID of the GPU's processes), in joules, since the exporter started",
+                      MetricType::Counter,
+                      {}};
+  for (const GpuReading& gpu : snapshot.gpus) {
+    for (const JobEnergy& job : gpu.jobs) {
+      ClientMetric metric;
+      metric.label = gpu_labels(gpu.identity);
+      metric.label.push_back({"job_id", job.job_id});
+      metric.counter.value = job.joules;
+      family.metric.push_back(std::move(metric));
+    }
+  }
+  return family;
+}
+
 MetricFamily exporter_family(std::string name, std::string help, MetricType type, double value) {
   ClientMetric metric;
   if (type == MetricType::Counter) {
@@ -178,6 +196,7 @@ std::vector<MetricFamily> gpu_metric_families(const ExporterSnapshot& snapshot) 
       }));
   families.push_back(throttle_family(snapshot));
   families.push_back(setting_changes_family(snapshot));
+  families.push_back(job_energy_family(snapshot));
   families.push_back(
       per_gpu_gauge(snapshot, "dvfslab_gpu_reading_timestamp_seconds",
                     "When the exporter last read the GPU (Unix time); an old value means reads fail",

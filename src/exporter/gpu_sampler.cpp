@@ -3,11 +3,13 @@
 // server's threads) only copy a pointer and never wait for the driver.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,10 +45,44 @@ std::map<std::string, std::vector<SettingChange>> changes_by_gpu(const std::file
   return changes;
 }
 
+// The one Slurm job whose processes are on `gpu` now, or nullopt when there is none,
+// several (a shared GPU's energy cannot be split honestly) or the driver cannot say.
+std::optional<std::string> only_job_on(Gpu& gpu) {
+  const std::optional<std::vector<int>> pids = gpu.compute_process_ids();
+  if (!pids) return std::nullopt;
+  std::optional<std::string> job;
+  for (const int pid : *pids) {
+    const std::optional<std::string> of_process = slurm_job_of_process(pid);
+    if (!of_process) continue;
+    if (job && *job != *of_process) return std::nullopt;
+    job = of_process;
+  }
+  return job;
+}
+
+// Adds the counter's rise since the previous reading to the job that had the GPU
+// alone over that period (its processes at both ends), keeping every job seen.
+std::vector<JobEnergy> add_job_energy(const GpuReading* previous, const std::optional<std::string>& job_now,
+                                      const std::optional<std::string>& job_before, const Telemetry& now) {
+  std::vector<JobEnergy> jobs = previous ? previous->jobs : std::vector<JobEnergy>{};
+  if (!previous || !job_now || job_now != job_before || !now.energy_j || !previous->telemetry.energy_j)
+    return jobs;
+  const double rise = *now.energy_j - *previous->telemetry.energy_j;
+  if (rise < 0) return jobs;  // the counter restarted (driver reload)
+  auto found =
+      std::find_if(jobs.begin(), jobs.end(), [&](const JobEnergy& job) { return job.job_id == *job_now; });
+  if (found == jobs.end()) found = jobs.insert(jobs.end(), JobEnergy{*job_now, 0.0});
+  found->joules += rise;
+  return jobs;
+}
+
 }  // namespace
 
 GpuSampler::GpuSampler(std::vector<std::unique_ptr<Gpu>> gpus, SamplerOptions options)
-    : gpus_(std::move(gpus)), failing_(gpus_.size(), false), options_(std::move(options)) {
+    : gpus_(std::move(gpus)),
+      failing_(gpus_.size(), false),
+      job_on_gpu_(gpus_.size()),
+      options_(std::move(options)) {
   latest_ = std::make_shared<const ExporterSnapshot>(sample_once());
   thread_ = std::thread([this] { run(); });
 }
@@ -95,6 +131,10 @@ ExporterSnapshot GpuSampler::sample_once() {
       reading.telemetry = gpu.read_telemetry();
       reading.power_limit_w = gpu.power_limits().current_w;
       reading.unix_time_s = unix_time_now_s();
+      const std::optional<std::string> job = only_job_on(gpu);
+      const GpuReading* before = previous && i < previous->gpus.size() ? &previous->gpus[i] : nullptr;
+      reading.jobs = add_job_energy(before, job, job_on_gpu_[i], reading.telemetry);
+      job_on_gpu_[i] = job;
       if (failing_[i])
         fmt::print(stderr, "dvfslab: {} ({}) reads again\n", gpu.identity().name, gpu.identity().uuid);
       failing_[i] = false;

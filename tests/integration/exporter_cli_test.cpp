@@ -1,7 +1,7 @@
 // `dvfslab exporter` through the real binary on the fake NVML: /metrics over HTTP
 // with each GPU's energy counter as the fake answered it, the setting a
-// `dvfslab hold` applied (knob, process, user), SIGTERM, and one-line errors for
-// a bad --listen and a port in use.
+// `dvfslab hold` applied (knob, process, user), a Slurm job's energy, SIGTERM, and
+// one-line errors for a bad --listen and a port in use.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <fstream>
 #include <memory>
@@ -19,6 +21,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "background_process.hpp"
@@ -133,6 +136,44 @@ TEST_F(ExporterCli, ShowsTheSettingAHoldAppliedWithItsProcessAndUser) {
   EXPECT_EQ(exporter->wait(), 0);
   hold->send(SIGTERM);
   hold->wait();
+}
+
+TEST_F(ExporterCli, CountsTheEnergyOfTheSlurmJobWhoseProcessIsAloneOnAGpu) {
+  BackgroundProcess job("/bin/sleep", {"60"}, {{"SLURM_JOB_ID", "4242"}}, (dir / "job.err").string());
+  // GPU 0 is shared by two jobs: its energy cannot be given to either.
+  BackgroundProcess first_sharer("/bin/sleep", {"60"}, {{"SLURM_JOB_ID", "1"}}, (dir / "first.err").string());
+  BackgroundProcess second_sharer("/bin/sleep", {"60"}, {{"SLURM_JOB_ID", "2"}},
+                                  (dir / "second.err").string());
+  std::ofstream(dir / "processes") << "1:" << job.pid() << "\n0:" << first_sharer.pid()
+                                   << "\n0:" << second_sharer.pid() << "\n";
+  environment["DVFSLAB_FAKE_NVML_PROCESSES_FILE"] = (dir / "processes").string();
+  std::unique_ptr<BackgroundProcess> exporter;
+  const std::optional<int> port = start_exporter(exporter);
+  ASSERT_TRUE(port) << file_text("exporter.err");
+  httplib::Client client("127.0.0.1", *port);
+  // The job's energy is the counter's rise between readings: wait (bounded) for a rise.
+  std::string body;
+  std::optional<double> job_energy;
+  for (int attempt = 0; attempt < 100 && !(job_energy && *job_energy > 0); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const httplib::Result scrape = client.Get("/metrics");
+    ASSERT_TRUE(scrape);
+    body = scrape->body;
+    job_energy = sample_value(body, "dvfslab_job_energy_joules_total",
+                              "index=\"1\",name=\"NVIDIA H200\",job_id=\"4242\"");
+  }
+  ASSERT_TRUE(job_energy && *job_energy > 0) << body;
+  EXPECT_FALSE(sample_value(body, "dvfslab_job_energy_joules_total", "index=\"0\"")) << body;
+  // The GPU's counter less the job's energy is the counter when the exporter first saw the job: a value the
+  // fake answered.
+  const std::optional<double> counter = sample_value(body, "dvfslab_gpu_energy_joules_total", "index=\"1\"");
+  ASSERT_TRUE(counter);
+  const std::set<double> answered = energy_answered(1);
+  EXPECT_TRUE(std::any_of(answered.begin(), answered.end(),
+                          [&](double value) { return std::abs(*counter - *job_energy - value) < 1e-6; }))
+      << "counter " << *counter << " J, job " << *job_energy << " J";
+  exporter->send(SIGTERM);
+  EXPECT_EQ(exporter->wait(), 0);
 }
 
 TEST_F(ExporterCli, ABadListenAddressIsOneLineAndExitCode3) {

@@ -120,6 +120,21 @@ TEST(ExporterMetrics, SettingChangesCarryTheKnobProcessAndUser) {
   EXPECT_EQ(label(changed.metric[0], "uuid"), "GPU-aaaa");
 }
 
+TEST(ExporterMetrics, JobEnergyIsACounterPerGpuAndJob) {
+  GpuReading gpu = reading(1, "GPU-bbbb");
+  gpu.jobs = {JobEnergy{"4242", 12.5}, JobEnergy{"4243", 3.0}};
+  ExporterSnapshot snapshot;
+  snapshot.gpus = {reading(0, "GPU-aaaa"), gpu};
+  const std::vector<MetricFamily> families = gpu_metric_families(snapshot);
+  const MetricFamily& jobs = family(families, "dvfslab_job_energy_joules_total");
+  EXPECT_EQ(jobs.type, MetricType::Counter);
+  ASSERT_EQ(jobs.metric.size(), 2u);
+  EXPECT_EQ(label(jobs.metric[0], "uuid"), "GPU-bbbb");
+  EXPECT_EQ(label(jobs.metric[0], "job_id"), "4242");
+  EXPECT_DOUBLE_EQ(jobs.metric[0].counter.value, 12.5);
+  EXPECT_EQ(label(jobs.metric[1], "job_id"), "4243");
+}
+
 TEST(ExporterMetrics, TheTextFormatHasTheCounterTypeAndTheUuidLabel) {
   ExporterSnapshot snapshot;
   snapshot.gpus = {reading(0, "GPU-aaaa")};
