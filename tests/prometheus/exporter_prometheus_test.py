@@ -169,8 +169,8 @@ def check_prometheus_agrees_with_the_fake(prometheus_url, energy_log_path, uuids
 # Grafana's variables as the dashboard's defaults ("All") and a short range expand them.
 DASHBOARD_VARIABLES = {"$instance": ".*", "$uuid": ".*", "$__range": "5s", "$__rate_interval": "5s"}
 # Queries whose series exist only while something holds: no dvfslab change, no
-# throttle reason on the fake's GPUs at default settings.
-MAY_BE_EMPTY = ("dvfslab_gpu_setting_changed", "dvfslab_gpu_throttle_reason")
+# throttle reason on the fake's GPUs at default settings, no Slurm job.
+MAY_BE_EMPTY = ("dvfslab_gpu_setting_changed", "dvfslab_gpu_throttle_reason", "dvfslab_job_energy_joules_total")
 
 
 def check_dashboard_queries(prometheus_url, dashboard_path):
