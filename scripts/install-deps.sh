@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config git
           libcli11-dev nlohmann-json3-dev libtoml11-dev libsqlite3-dev libeigen3-dev libfmt-dev
+          prometheus-cpp-dev  # `dvfslab exporter`: the exposition format and its HTTP server
           python3 python3-dev pybind11-dev
           nodejs npm
           librsvg2-bin fonts-dejavu-core  # `report --figures`: rsvg-convert makes the PDFs, in DejaVu Sans
@@ -14,7 +15,8 @@ if [[ "${1:-}" == "--tests" ]]; then
   packages+=(libgtest-dev libgmock-dev libbenchmark-dev libtorch-dev chromium slurm-wlm munge ccache
              python3-pytest python3-pandas python3-matplotlib python3-numpy
              poppler-utils  # pdffonts: the figure test checks that the PDFs embed their fonts
-             librocm-smi-dev)  # AMD's header checks the ROCm SMI declarations; its library, that `info` says "no AMD GPU"
+             librocm-smi-dev  # AMD's header checks the ROCm SMI declarations; its library, that `info` says "no AMD GPU"
+             libcpp-httplib-dev prometheus)  # the exporter's tests scrape it, and so does a real Prometheus
 fi
 
 missing=()

@@ -239,6 +239,7 @@ struct JournalSummary {
   std::string device_spec;  // what open_gpu reopens the GPU with (journals before it: the UUID)
   int pid = 0;              // the process that wrote it
   std::string created_utc;
+  std::vector<std::string> touched;  // the knobs changed and not yet put back, in the backend's names
 };
 
 // Every journal in `state_dir` (empty = default), sorted by GPU UUID; Error naming

@@ -18,6 +18,7 @@ void add_sweep_command(CLI::App& app);
 void add_search_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 void add_slurm_command(CLI::App& app);
+void add_exporter_command(CLI::App& app);
 
 // The exit status main() returns after a subcommand ran without error; a
 // subcommand sets it when success is not 0 (measure: its program's status).

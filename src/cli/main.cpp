@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_study_command(app);
   dvfslab::cli::add_slurm_command(app);
   dvfslab::cli::add_daemon_command(app);
+  dvfslab::cli::add_exporter_command(app);
   dvfslab::cli::install_control_route();
 
   try {

@@ -91,7 +91,8 @@ std::vector<JournalSummary> find_journals(const std::filesystem::path& state_dir
     if (!entry.is_regular_file() || !guard_detail::is_journal_file(entry.path())) continue;
     if (const auto journal = guard_detail::read_journal(entry.path())) {
       journals.push_back(JournalSummary{entry.path(), journal->gpu_uuid, journal->gpu_name,
-                                        journal->device_spec, journal->pid, journal->created_utc});
+                                        journal->device_spec, journal->pid, journal->created_utc,
+                                        journal->touched});
     }
   }
   std::sort(journals.begin(), journals.end(),

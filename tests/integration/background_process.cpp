@@ -50,17 +50,19 @@ BackgroundProcess::~BackgroundProcess() {
   ::close(out_fd_);
 }
 
-bool BackgroundProcess::wait_for_line(const std::string& text) {
+bool BackgroundProcess::wait_for_line(const std::string& text) { return read_line_with(text).has_value(); }
+
+std::optional<std::string> BackgroundProcess::read_line_with(const std::string& text) {
   char buffer[512];
   while (true) {
     for (std::size_t end; (end = pending_.find('\n')) != std::string::npos;) {
       const std::string line = pending_.substr(0, end);
       pending_.erase(0, end + 1);
-      if (line.find(text) != std::string::npos) return true;
+      if (line.find(text) != std::string::npos) return line;
     }
     const ssize_t n = ::read(out_fd_, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) return std::nullopt;
     pending_.append(buffer, static_cast<std::size_t>(n));
   }
 }

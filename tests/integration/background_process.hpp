@@ -2,6 +2,7 @@
 // A program (usually dvfslab) started in the background, so that a test can wait
 // for a line it prints, then signal it and collect its exit code.
 #include <sys/types.h>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ class BackgroundProcess {
 
   // Reads stdout until a line containing `text`; false if stdout closes first.
   bool wait_for_line(const std::string& text);
+  // The same, returning that line (without its newline); nullopt if stdout closes first.
+  std::optional<std::string> read_line_with(const std::string& text);
   void send(int signal_number);
   // The exit status, or 128 + signal number when killed (as run_process).
   int wait();

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""`dvfslab exporter` scraped by a real Prometheus server.
+
+The test starts, in WORK_DIR and on the loopback address only:
+- `dvfslab exporter` over the fake NVML with two H200s, the second one busy
+  (DVFSLAB_FAKE_NVML_BUSY_FILE), reading the GPUs every SAMPLE_PERIOD_S;
+- Debian's `prometheus` with a private config and data directory, scraping it
+  every SCRAPE_INTERVAL_S.
+Then it asks Prometheus's HTTP API (/api/v1/query) for each GPU's energy counter
+and power and checks them against the fake's own values:
+- energy: the value Prometheus holds is one the fake answered (its energy log,
+  DVFSLAB_FAKE_NVML_ENERGY_LOG), to the millijoule;
+- power: the fake's load is constant, so Prometheus's power equals the fake's own
+  counter rate over the sample period after that reading (the next answer in its
+  log) within 10 % (the period is the interval plus the pass and the scheduler's
+  delay, a few per cent on a loaded machine); the busy GPU reads several times
+  the idle one.
+Last, every query of the Grafana dashboard (packaging/grafana/dvfslab-exporter.json)
+runs through Prometheus without error, and those that do not depend on a change
+or a throttle reason return a series for each GPU.
+
+Usage: exporter_prometheus_test.py DVFSLAB_BINARY FAKE_NVML_LIBRARY DASHBOARD_JSON WORK_DIR.
+Exit 77 (skipped) when `prometheus` is not installed (scripts/install-deps.sh --tests).
+Both servers are stopped at the end, also when a check fails.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+SAMPLE_PERIOD_S = 0.5
+SCRAPE_INTERVAL_S = 1
+WAIT_LIMIT_S = 60
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(what, probe):
+    deadline = time.monotonic() + WAIT_LIMIT_S
+    while time.monotonic() < deadline:
+        result = probe()
+        if result:
+            return result
+        time.sleep(0.2)
+    raise Failure(f"timed out after {WAIT_LIMIT_S} s waiting for {what}")
+
+
+def http_get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode()
+    except OSError:
+        return None
+
+
+def query(prometheus_url, expression):
+    body = http_get(f"{prometheus_url}/api/v1/query?" + urllib.parse.urlencode({"query": expression}))
+    if body is None:
+        return None
+    answer = json.loads(body)
+    check(answer["status"] == "success", f"query {expression}: {answer}")
+    return answer["data"]["result"]
+
+
+def energy_log(path):
+    """The fake's answers per GPU index, in order, in joules."""
+    answers = {}
+    with open(path) as log:
+        for line in log:
+            # The exporter is still appending: the last line may be half written.
+            fields = line.split()
+            if line.endswith("\n") and len(fields) == 3 and fields[0] == "energy":
+                answers.setdefault(int(fields[1]), []).append(int(fields[2]) / 1000.0)
+    return answers
+
+
+def start_exporter(dvfslab, env, work):
+    exporter = subprocess.Popen(
+        [dvfslab, "exporter", "--listen", "127.0.0.1:0", "--interval", str(SAMPLE_PERIOD_S)],
+        env=env, stdout=subprocess.PIPE, stderr=open(os.path.join(work, "exporter.err"), "w"), text=True)
+    line = exporter.stdout.readline()
+    found = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
+    check(found, f"the exporter printed {line!r}")
+    return exporter, int(found.group(1))
+
+
+def start_prometheus(prometheus, work, exporter_port):
+    config = os.path.join(work, "prometheus.yml")
+    with open(config, "w") as out:
+        out.write(f"""global:
+  scrape_interval: {SCRAPE_INTERVAL_S}s
+  evaluation_interval: {SCRAPE_INTERVAL_S}s
+scrape_configs:
+  - job_name: dvfslab
+    static_configs:
+      - targets: ["127.0.0.1:{exporter_port}"]
+""")
+    port = free_port()
+    server = subprocess.Popen(
+        [prometheus, f"--config.file={config}", f"--storage.tsdb.path={os.path.join(work, 'data')}",
+         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "prometheus.err"), "w"))
+    return server, f"http://127.0.0.1:{port}"
+
+
+def stop(process):
+    if process is not None and process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def by_uuid(results):
+    return {result["metric"]["uuid"]: result for result in results}
+
+
+def check_prometheus_agrees_with_the_fake(prometheus_url, energy_log_path, uuids):
+    energies = wait_for("both GPUs' energy in Prometheus",
+                        lambda: (lambda r: r if r and len(r) == 2 else None)(
+                            query(prometheus_url, "dvfslab_gpu_energy_joules_total")))
+    powers = by_uuid(query(prometheus_url, "dvfslab_gpu_power_watts"))
+    energies = by_uuid(energies)
+    measured = {}
+    for index, uuid in enumerate(uuids):
+        check(uuid in energies and uuid in powers, f"GPU {index} ({uuid}) missing: {energies} {powers}")
+        scraped_at, energy = energies[uuid]["value"][0], float(energies[uuid]["value"][1])
+        fake = energy_log(energy_log_path).get(index, [])
+        matches = [i for i, value in enumerate(fake) if abs(value - energy) < 5e-4]
+        check(matches, f"GPU {index}: Prometheus holds {energy} J, which the fake never answered")
+        i = matches[-1]
+        # The value may be the exporter's latest reading: wait for its next one.
+        fake = wait_for(f"GPU {index}'s next reading in the fake's log",
+                        lambda: (lambda f: f if len(f) > i + 1 else None)(energy_log(energy_log_path).get(index, [])))
+        # The exporter read the GPU once per sample period: the next answer is the
+        # fake's counter one period later, its difference the fake's own power.
+        fake_power = (fake[i + 1] - energy) / SAMPLE_PERIOD_S
+        power = float(powers[uuid]["value"][1])
+        check(abs(power - fake_power) <= 0.10 * fake_power,
+              f"GPU {index}: Prometheus power {power} W, the fake's counter rate {fake_power:.1f} W")
+        measured[index] = power
+        print(f"exporter_prometheus_test: GPU {index} {uuid}: {energy:.3f} J (answered by the fake), "
+              f"{power:.1f} W (the fake's counter rate {fake_power:.1f} W), scraped at {scraped_at}")
+    check(measured[1] > 3 * measured[0], f"the busy GPU 1 reads {measured[1]} W, the idle GPU 0 {measured[0]} W")
+
+
+# Grafana's variables as the dashboard's defaults ("All") and a short range expand them.
+DASHBOARD_VARIABLES = {"$instance": ".*", "$uuid": ".*", "$__range": "5s", "$__rate_interval": "5s"}
+# Queries whose series exist only while something holds: no dvfslab change, no
+# throttle reason on the fake's GPUs at default settings, no Slurm job.
+MAY_BE_EMPTY = ("dvfslab_gpu_setting_changed", "dvfslab_gpu_throttle_reason", "dvfslab_job_energy_joules_total")
+
+
+def check_dashboard_queries(prometheus_url, dashboard_path):
+    with open(dashboard_path) as dashboard_file:
+        dashboard = json.load(dashboard_file)
+    expressions = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+    for expression in expressions:
+        for variable, value in DASHBOARD_VARIABLES.items():
+            expression = expression.replace(variable, value)
+        if any(name in expression for name in MAY_BE_EMPTY):
+            check(query(prometheus_url, expression) is not None, f"dashboard query {expression}: no answer")
+        else:
+            # A range query needs that range of scrapes behind it: wait for them.
+            wait_for(f"dashboard query {expression} to give a series per GPU",
+                     lambda: (lambda r: r if r and len(r) >= 2 else None)(query(prometheus_url, expression)))
+    print(f"exporter_prometheus_test: the dashboard's {len(expressions)} queries run in Prometheus")
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    dvfslab, fake_nvml, dashboard, work = (os.path.abspath(arg) for arg in sys.argv[1:])
+    prometheus = shutil.which("prometheus")
+    if prometheus is None:
+        print("exporter_prometheus_test: skipped: no prometheus (scripts/install-deps.sh --tests installs it)")
+        return 77
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    with open(os.path.join(work, "busy"), "w") as busy:
+        busy.write("1\n")
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith("DVFSLAB_") and name not in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")}
+    env.update(DVFSLAB_NVML_LIBRARY=fake_nvml, DVFSLAB_FAKE_NVML_GPUS="h200,h200",
+               DVFSLAB_FAKE_NVML_UUID_SALT=f"prometheus-test-{os.getpid()}",
+               DVFSLAB_FAKE_NVML_BUSY_FILE=os.path.join(work, "busy"),
+               DVFSLAB_STATE_DIR=os.path.join(work, "state"))
+    info = subprocess.run([dvfslab, "info", "--device", "all", "--json"], env=env, capture_output=True, text=True)
+    check(info.returncode == 0, f"dvfslab info: {info.stderr}")
+    uuids = [gpu["uuid"] for gpu in json.loads(info.stdout)["devices"]]
+    check(len(uuids) == 2, f"dvfslab info lists {uuids}")
+    env["DVFSLAB_FAKE_NVML_ENERGY_LOG"] = os.path.join(work, "energy.log")
+
+    exporter = server = None
+    try:
+        exporter, exporter_port = start_exporter(dvfslab, env, work)
+        server, prometheus_url = start_prometheus(prometheus, work, exporter_port)
+        wait_for("Prometheus to be ready", lambda: http_get(f"{prometheus_url}/-/ready"))
+        up = wait_for("the scrape target to be up",
+                      lambda: (lambda r: r if r and r[0]["value"][1] == "1" else None)(
+                          query(prometheus_url, 'up{job="dvfslab"}')))
+        print(f"exporter_prometheus_test: Prometheus scrapes the exporter: {up[0]['metric']}")
+        check_prometheus_agrees_with_the_fake(prometheus_url, env["DVFSLAB_FAKE_NVML_ENERGY_LOG"], uuids)
+        check_dashboard_queries(prometheus_url, dashboard)
+    except Failure as failure:
+        print(f"exporter_prometheus_test: FAILED: {failure}", file=sys.stderr)
+        for name in ("exporter.err", "prometheus.err"):
+            path = os.path.join(work, name)
+            if os.path.exists(path):
+                print(f"--- {name}:\n" + open(path).read()[-3000:], file=sys.stderr)
+        return 1
+    finally:
+        stop(server)
+        stop(exporter)
+    check(exporter.returncode == 0, f"the exporter exited {exporter.returncode} on SIGTERM")
+    print("exporter_prometheus_test: passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+// The exporter's sampler and HTTP server: a scrape is answered from the latest
+// pass while a GPU read is stuck, a GPU whose read fails keeps its last reading,
+// and the server serves /metrics in Prometheus's text format.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "dvfslab/clock.hpp"
+#include "dvfslab/error.hpp"
+#include "dvfslab/exporter.hpp"
+#include "fixed_controls_gpu.hpp"
+
+namespace dvfslab {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A GPU whose energy counter counts its reads (1 J each), and whose reads can be
+// held up (a slow NVML call) or made to fail (a lost GPU).
+class ControlledReadGpu final : public testing::FixedControlsGpu {
+ public:
+  explicit ControlledReadGpu(std::string uuid) {
+    identity_.name = "controlled read test GPU";
+    identity_.uuid = std::move(uuid);
+    identity_.backend = "test";
+  }
+
+  const GpuIdentity& identity() const override { return identity_; }
+  Clock& clock() override { return clock_; }
+
+  Telemetry read_telemetry() override {
+    std::unique_lock lock(mutex_);
+    if (hold_up_) {
+      stuck_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return !hold_up_; });
+    }
+    if (fail_) throw GpuLostError("the test GPU fell off the bus");
+    Telemetry t;
+    t.energy_j = static_cast<double>(++reads_);
+    t.power_instant_w = 100.0;
+    return t;
+  }
+
+  // Holds up the next read and waits until one is stuck in it.
+  bool hold_up_reads() {
+    std::unique_lock lock(mutex_);
+    hold_up_ = true;
+    stuck_ = false;
+    return changed_.wait_for(lock, 10s, [this] { return stuck_; });
+  }
+  void let_go() {
+    std::lock_guard lock(mutex_);
+    hold_up_ = false;
+    changed_.notify_all();
+  }
+  void fail_reads() {
+    std::lock_guard lock(mutex_);
+    fail_ = true;
+  }
+
+ private:
+  GpuIdentity identity_;
+  WallClock clock_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool hold_up_ = false;
+  bool stuck_ = false;
+  bool fail_ = false;
+  int reads_ = 0;
+};
+
+struct TestGpus {
+  std::vector<std::unique_ptr<Gpu>> owned;
+  std::vector<ControlledReadGpu*> gpus;
+};
+
+TestGpus test_gpus(int count) {
+  TestGpus result;
+  for (int i = 0; i < count; ++i) {
+    auto gpu = std::make_unique<ControlledReadGpu>("GPU-test-" + std::to_string(i));
+    result.gpus.push_back(gpu.get());
+    result.owned.push_back(std::move(gpu));
+  }
+  return result;
+}
+
+// Waits (bounded) until the sampler has published pass `passes`.
+bool wait_for_pass(const GpuSampler& sampler, std::uint64_t passes) {
+  for (int i = 0; i < 1000; ++i) {
+    if (sampler.latest()->passes >= passes) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+TEST(ExporterSampler, TheFirstPassIsTakenBeforeTheConstructorReturns) {
+  TestGpus gpus = test_gpus(2);
+  GpuSampler sampler(std::move(gpus.owned), SamplerOptions{std::chrono::milliseconds(3600 * 1000), {}});
+  const auto snapshot = sampler.latest();
+  EXPECT_EQ(snapshot->passes, 1u);
+  ASSERT_EQ(snapshot->gpus.size(), 2u);
+  EXPECT_EQ(snapshot->gpus[1].identity.uuid, "GPU-test-1");
+  EXPECT_EQ(snapshot->gpus[1].telemetry.energy_j, 1.0);
+  EXPECT_GT(snapshot->gpus[1].unix_time_s, 0.0);
+}
+
+TEST(ExporterSampler, AScrapeWhileAGpuReadIsStuckIsAnsweredFromTheLastPass) {
+  TestGpus gpus = test_gpus(2);
+  ControlledReadGpu& slow = *gpus.gpus[1];
+  GpuSampler sampler(std::move(gpus.owned), SamplerOptions{10ms, {}});
+  MetricsServer server(parse_listen_address("127.0.0.1:0"), sampler);
+  ASSERT_TRUE(slow.hold_up_reads());  // the sampler is now inside GPU 1's read
+  const std::uint64_t passes_before = sampler.latest()->passes;
+
+  // Bounded so that a scrape that does wait fails the test instead of hanging it.
+  auto scrape = std::async(std::launch::async, [&server] {
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_read_timeout(30, 0);
+    return client.Get("/metrics");
+  });
+  const bool answered = scrape.wait_for(20s) == std::future_status::ready;
+  slow.let_go();
+  ASSERT_TRUE(answered) << "the scrape waited for the stuck GPU read";
+  const httplib::Result result = scrape.get();
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_NE(result->body.find("dvfslab_gpu_energy_joules_total{uuid=\"GPU-test-1\""), std::string::npos)
+      << result->body;
+  EXPECT_NE(result->body.find(fmt::format("dvfslab_exporter_sampling_passes_total {}", passes_before)),
+            std::string::npos)
+      << result->body;
+  EXPECT_TRUE(wait_for_pass(sampler, passes_before + 1));  // and the sampler goes on once the read returns
+}
+
+TEST(ExporterSampler, AGpuWhoseReadFailsKeepsItsLastReadingAndTheOthersGoOn) {
+  TestGpus gpus = test_gpus(2);
+  ControlledReadGpu& lost = *gpus.gpus[0];
+  GpuSampler sampler(std::move(gpus.owned), SamplerOptions{10ms, {}});
+  ASSERT_TRUE(wait_for_pass(sampler, 2));
+  ASSERT_TRUE(lost.hold_up_reads());
+  lost.fail_reads();
+  const double last_energy = *sampler.latest()->gpus[0].telemetry.energy_j;
+  const std::uint64_t passes = sampler.latest()->passes;
+  lost.let_go();
+  ASSERT_TRUE(wait_for_pass(sampler, passes + 2));
+  const auto snapshot = sampler.latest();
+  EXPECT_GE(snapshot->read_errors, 1u);
+  EXPECT_EQ(snapshot->gpus[0].telemetry.energy_j, last_energy);
+  EXPECT_GT(*snapshot->gpus[1].telemetry.energy_j, static_cast<double>(passes));
+}
+
+TEST(ExporterServer, ServesMetricsInPrometheusTextFormatAndNothingElse) {
+  TestGpus gpus = test_gpus(1);
+  GpuSampler sampler(std::move(gpus.owned), SamplerOptions{std::chrono::milliseconds(3600 * 1000), {}});
+  MetricsServer server(parse_listen_address("localhost:0"), sampler);
+  httplib::Client client("127.0.0.1", server.port());
+  const httplib::Result metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_NE(metrics->get_header_value("Content-Type").find("text/plain"), std::string::npos);
+  EXPECT_NE(metrics->body.find("# TYPE dvfslab_gpu_energy_joules_total counter"), std::string::npos);
+  const httplib::Result other = client.Get("/");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 404);
+}
+
+TEST(ExporterServer, APortInUseIsOneConfigErrorNamingTheAddress) {
+  TestGpus gpus = test_gpus(1);
+  GpuSampler sampler(std::move(gpus.owned), SamplerOptions{std::chrono::milliseconds(3600 * 1000), {}});
+  MetricsServer first(parse_listen_address("127.0.0.1:0"), sampler);
+  const std::string address = "127.0.0.1:" + std::to_string(first.port());
+  try {
+    MetricsServer second(parse_listen_address(address), sampler);
+    FAIL() << "a second server listened on " << address;
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cannot listen on " + address), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace dvfslab
