@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "daemon/daemon_test_support.hpp"
@@ -141,6 +142,29 @@ TEST_F(DaemonClientTest, TuneAsTheUserRunsItsJobThroughTheDaemonAndRestores) {
       << fake_gpu_controls(state_file(), 1);
   EXPECT_FALSE(std::filesystem::exists(client_setter_log())) << "the client never calls an NVML setter";
   EXPECT_NE(daemon->audit().find("request=apply sm="), std::string::npos) << daemon->audit();
+}
+
+// What a Slurm fleet shard runs (docs/slurm.md): a sweep shard, as a user who is not
+// root, changes clocks and the power limit through the daemon and leaves the GPU as found.
+TEST_F(DaemonClientTest, ASweepShardAsTheUserChangesSettingsThroughTheDaemonAndRestores) {
+  const auto plan = client_dir() / "plan.toml";
+  std::ofstream(plan) << "[knobs]\nsm_mhz = [1200, 1500]\npower_limit_w = [500]\n[[cases]]\nname = \"loop\"\n"
+                         "command = [\"bash\", \"-c\", 'while :; do sleep 0.02; echo \"dvfslab:iter 1 items 8\" "
+                         ">&$DVFSLAB_MARK_FD; done']\n[measure]\nwarmup_iterations = 1\nduration_s = 0.3\n"
+                         "settle_s = 0\ndrift_check = false\ninclude_default = false\n";
+  const ProcessResult shard =
+      dvfslab_as_user({"sweep", plan.string(), "--device", "1", "--db", (client_dir() / "shard1.sqlite").string(),
+                       "--shard", "1/2", "--allow-clock-changes"});
+  ASSERT_EQ(shard.exit_code, 0) << shard.err;
+  const std::string setters = read_setter_log(setter_log());
+  EXPECT_NE(setters.find("nvmlDeviceSetGpuLockedClocks device=1 min_mhz=1200 max_mhz=1200"), std::string::npos)
+      << setters << shard.err;
+  EXPECT_NE(setters.find("nvmlDeviceSetPowerManagementLimit device=1 limit_mw=500000"), std::string::npos);
+  EXPECT_EQ(setters.find("device=1 min_mhz=1500"), std::string::npos) << "shard 2/2's point:\n" << setters;
+  EXPECT_TRUE(wait_for_controls(1, controls_an_administrator_left(), 1000ms))
+      << fake_gpu_controls(state_file(), 1);
+  EXPECT_FALSE(std::filesystem::exists(client_setter_log())) << "the client never calls an NVML setter";
+  EXPECT_NE(daemon->audit().find("request=apply sm=1200"), std::string::npos) << daemon->audit();
 }
 
 TEST_F(DaemonClientTest, TheTunerProbesOnlyWithinThePolicysBounds) {
