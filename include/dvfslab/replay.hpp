@@ -37,6 +37,11 @@ std::string replay_table_origin(const Gpu& replay_gpu);
 // highest setting. nullopt where it runs at the GPU's default.
 std::optional<Setting> replay_own_baseline(const Gpu& replay_gpu, const std::string& workload);
 
+// The baseline of `workload` where the table marks none of its rows default (its
+// highest setting, or the GPU's default where it has a row there): nullopt where a
+// row is marked, so the caller can say which baseline a rule chose.
+std::optional<Setting> replay_unmarked_baseline(const Gpu& replay_gpu, const std::string& workload);
+
 // "Runs" `units` units of `workload`'s work at the current setting: advances the
 // virtual clock by the measured time. Throws ConfigError when it is not a replay GPU.
 void run_replayed_work(Gpu& replay_gpu, const std::string& workload, double units);

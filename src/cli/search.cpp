@@ -163,9 +163,14 @@ void run(SearchArguments args) {
   if (table && args.search_case.command.empty()) {
     frontend::check_table_workload(*gpu, *table, args.search_case.workload);
     if (is_replay_gpu(*gpu)) {
-      if (const auto baseline = replay_own_baseline(*gpu, args.search_case.workload)) {
+      const auto own = replay_own_baseline(*gpu, args.search_case.workload);
+      if (const auto baseline = replay_unmarked_baseline(*gpu, args.search_case.workload)) {
+        fmt::print(stderr, "dvfslab: the table marks no row of {} default{}: its baseline is {}, {} (docs/replay.md)\n",
+                   args.search_case.workload, own ? " and has none at the GPU's default setting" : "",
+                   own ? "its highest setting" : "the GPU's default setting", to_string(*baseline));
+      } else if (own) {
         fmt::print(stderr, "dvfslab: {} has no row at the table's default setting: its default is {}\n",
-                   args.search_case.workload, to_string(*baseline));
+                   args.search_case.workload, to_string(*own));
       }
     }
   }

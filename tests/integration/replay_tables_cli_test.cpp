@@ -79,8 +79,8 @@ TEST_F(ReplayTablesCli, L10_AWorkloadWithoutARowAtTheGpusDefaultIsSearchedFromIt
   const auto run = run_dvfslab({"search", "--device", device, "--workload", "caffe/googlenet/train", "--db",
                                 (dir_ / "g.sqlite").string()});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find("caffe/googlenet/train has no row at the table's default setting: its default is "
-                         "sm=1898 mem=5000 pl=default"),
+  EXPECT_NE(run.err.find("the table marks no row of caffe/googlenet/train default and has none at the GPU's "
+                         "default setting: its baseline is its highest setting, sm=1898 mem=5000 pl=default"),
             std::string::npos)
       << run.err;
 }
@@ -128,6 +128,24 @@ TEST_F(ReplayTablesCli, EveryTableShapeTheFormatAllowsIsSearched) {
     ASSERT_TRUE(result.contains("optimum")) << result.dump();
     EXPECT_EQ(result.at("optimum").at(shape.knob), shape.optimum) << result.dump();
   }
+}
+
+// Issue 27, item 4: "curves with a missing default (say which baseline is used)".
+TEST_F(ReplayTablesCli, ASearchSaysWhichBaselineItUsesWhereTheTableMarksNoDefault) {
+  const fs::path table = dir_ / "unmarked.csv";
+  std::ofstream(table) << table_header << "x,G,w,1500,,,0.5,260,0\nx,G,w,900,,,0.9,100,0\n";
+  const auto unmarked = run_dvfslab({"search", "--device", "replay:" + table.string(), "--workload", "w", "--db",
+                                     (dir_ / "u.sqlite").string()});
+  ASSERT_EQ(unmarked.exit_code, 0) << unmarked.err;
+  EXPECT_NE(unmarked.err.find("the table marks no row of w default: its baseline is the GPU's default setting, "
+                              "sm=1500 mem=default pl=default"),
+            std::string::npos)
+      << unmarked.err;
+  std::ofstream(table) << table_header << "x,G,w,1500,,,0.5,260,1\nx,G,w,900,,,0.9,100,0\n";
+  const auto marked = run_dvfslab({"search", "--device", "replay:" + table.string(), "--workload", "w", "--db",
+                                   (dir_ / "m.sqlite").string()});
+  ASSERT_EQ(marked.exit_code, 0) << marked.err;
+  EXPECT_EQ(marked.err.find("baseline is"), std::string::npos) << marked.err;
 }
 
 TEST_F(ReplayTablesCli, RepeatedRowsOfOneSettingAreAveragedNotOneOfThemKept) {

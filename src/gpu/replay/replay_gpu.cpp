@@ -123,6 +123,12 @@ std::optional<Setting> replay_own_baseline(const Gpu& replay_gpu, const std::str
   return baseline;
 }
 
+std::optional<Setting> replay_unmarked_baseline(const Gpu& replay_gpu, const std::string& workload) {
+  const auto& table = as_replay_gpu(replay_gpu).table();
+  if (table.marks_default_of(workload)) return std::nullopt;
+  return table.default_setting_of(workload);
+}
+
 void run_replayed_work(Gpu& replay_gpu, const std::string& workload, double units) {
   as_replay_gpu(replay_gpu).run(workload, units);
 }

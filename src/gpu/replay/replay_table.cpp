@@ -68,6 +68,7 @@ ReplayTable::ReplayTable(const std::filesystem::path& path, const std::string& g
   for (const std::string& workload : workloads_) {
     if (const auto marked = marked_by_workload.find(workload); marked != marked_by_workload.end()) {
       workload_defaults_[workload] = marked->second;
+      marked_workloads_.insert(workload);
     } else if (measured_.count({workload, default_setting_})) {
       workload_defaults_[workload] = default_setting_;
     } else {

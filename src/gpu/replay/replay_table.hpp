@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ class ReplayTable {
   // Where `workload` runs with nothing applied: its row marked default, else the
   // GPU's default where it has a row there, else its highest setting.
   Setting default_setting_of(const std::string& workload) const;
+  // Whether the table marks a row of `workload` default; where not, its baseline
+  // is a rule's choice, which a search says (docs/replay.md).
+  bool marks_default_of(const std::string& workload) const { return marked_workloads_.count(workload) > 0; }
   ClockTable clock_table() const;
   PowerLimits power_limits() const;
 
@@ -48,6 +52,7 @@ class ReplayTable {
   std::vector<Setting> settings_;
   Setting default_setting_;
   std::map<std::string, Setting> workload_defaults_;
+  std::set<std::string> marked_workloads_;
 };
 
 }  // namespace dvfslab::replay
