@@ -11,6 +11,7 @@
 
 #include "dvfslab/error.hpp"
 #include "gpu/nvml/nvml_errors.hpp"
+#include "gpu/shared_library.hpp"
 
 namespace dvfslab::nvml {
 namespace {
@@ -39,22 +40,12 @@ char unresolved_tag;
 void* const unresolved = &unresolved_tag;
 
 std::pair<void*, std::string> open_library(const std::filesystem::path& configured) {
-  std::vector<std::string> candidates;
-  if (!configured.empty()) {
-    candidates.emplace_back(configured.string());
-  } else {
-    candidates.assign(default_library_names.begin(), default_library_names.end());
-  }
-  std::string reasons;
-  for (const std::string& candidate : candidates) {
-    if (void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return {handle, candidate};
-    const char* reason = dlerror();
-    reasons += fmt::format("{}{}", reasons.empty() ? "" : "; ", reason ? reason : candidate);
-  }
-  throw DriverNotFoundError(
-      fmt::format("no NVIDIA driver found: could not load the NVIDIA Management Library ({}). Install the "
-                  "NVIDIA driver or set DVFSLAB_NVML_LIBRARY to the path of libnvidia-ml.so.1",
-                  reasons));
+  return open_vendor_library(configured, default_library_names, [](const std::string& reasons) {
+    return fmt::format(
+        "no NVIDIA driver found: could not load the NVIDIA Management Library ({}). Install the "
+        "NVIDIA driver or set DVFSLAB_NVML_LIBRARY to the path of libnvidia-ml.so.1",
+        reasons);
+  });
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "dvfslab/error.hpp"
 #include "gpu/rocm/rocm_errors.hpp"
+#include "gpu/shared_library.hpp"
 
 namespace dvfslab::rocm {
 namespace {
@@ -33,20 +34,10 @@ constexpr std::string_view no_amd_gpu_advice =
     "sim:mi300x for a simulated AMD GPU";
 
 std::pair<void*, std::string> open_library(const std::filesystem::path& configured) {
-  std::vector<std::string> candidates;
-  if (!configured.empty()) {
-    candidates.emplace_back(configured.string());
-  } else {
-    candidates.assign(default_library_names.begin(), default_library_names.end());
-  }
-  std::string reasons;
-  for (const std::string& candidate : candidates) {
-    if (void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return {handle, candidate};
-    const char* reason = dlerror();
-    reasons += fmt::format("{}{}", reasons.empty() ? "" : "; ", reason ? reason : candidate);
-  }
-  throw DriverNotFoundError(fmt::format("no AMD GPU found: could not load the ROCm SMI library ({}); {}",
-                                        reasons, no_amd_gpu_advice));
+  return open_vendor_library(configured, default_library_names, [](const std::string& reasons) {
+    return fmt::format("no AMD GPU found: could not load the ROCm SMI library ({}); {}", reasons,
+                       no_amd_gpu_advice);
+  });
 }
 
 // ROCm SMI's rsmi_init writes its complaints (no /sys/class/drm, no amdgpu) to
