@@ -35,7 +35,7 @@ cmake --build --preset release -j "$jobs"
 require_hostile_suite release
 ctest --preset release -j "$jobs"
 
-cmake --preset asan "${launcher[@]}" >/dev/null
+cmake --preset asan "${python[@]}" "${launcher[@]}" >/dev/null
 cmake --build --preset asan -j "$jobs"
 require_hostile_suite asan
 ctest --preset asan -j "$jobs"
