@@ -30,6 +30,8 @@ struct MetricFamily;
 
 namespace dvfslab {
 
+class AppliedRecordReader;
+
 // ---------------------------------------------------------------- readings
 
 // A knob dvfslab changed on a GPU and has not put back yet, as its restore journal
@@ -47,14 +49,25 @@ struct JobEnergy {
   double joules = 0.0;
 };
 
+// What `dvfslab slurm prolog` applied to the GPU for a job and what the optimum
+// table expects of it against the GPU's default (fractions; absent when the table
+// has none). An expectation from the analysis, not a measurement of the job.
+struct AppliedExpectation {
+  std::string job_id;
+  std::string tag;  // the table's workload tag, or "default"
+  std::optional<double> energy_saving;
+  std::optional<double> time_change;
+};
+
 // One GPU's latest reading.
 struct GpuReading {
   GpuIdentity identity;
   Telemetry telemetry;
   std::optional<double> power_limit_w;
-  std::vector<SettingChange> changes;  // empty: dvfslab holds no change on this GPU
-  std::vector<JobEnergy> jobs;         // every job seen alone on this GPU since the exporter started
-  double unix_time_s = 0.0;            // when the reading was taken (wall clock)
+  std::vector<SettingChange> changes;         // empty: dvfslab holds no change on this GPU
+  std::vector<JobEnergy> jobs;                // every job seen alone on this GPU since the exporter started
+  std::optional<AppliedExpectation> applied;  // the prolog's record, while its journal holds the change
+  double unix_time_s = 0.0;                   // when the reading was taken (wall clock)
 };
 
 // Every GPU's latest reading, in the order the GPUs were given; one sampling pass.
@@ -105,7 +118,8 @@ class GpuSampler {
   std::vector<bool> failing_;  // per GPU: its last read failed (stderr has said why once)
   std::vector<std::optional<std::string>> job_on_gpu_;  // per GPU: the one Slurm job on it at the last read
   SamplerOptions options_;
-  mutable std::mutex latest_mutex_;  // guards latest_ only
+  std::unique_ptr<AppliedRecordReader> applied_records_;  // warns once per bad record file
+  mutable std::mutex latest_mutex_;                       // guards latest_ only
   std::shared_ptr<const ExporterSnapshot> latest_;
   std::mutex stop_mutex_;
   std::condition_variable stop_requested_;

@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
+#include "dvfslab/applied_record.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
@@ -75,12 +76,20 @@ class EveryGpu {
   std::exception_ptr first_failure_;
 };
 
+// Restores `gpu` and removes the prolog's record of what it applied (the
+// exporter's expected savings end with the setting).
+RecoveryResult restore_gpu(Gpu& gpu, const std::filesystem::path& dir) {
+  RecoveryResult result = restore_from_journal(gpu, dir);
+  remove_applied_record(dir, gpu.identity().uuid);
+  return result;
+}
+
 void run_restore(const RestoreOptions& options) {
   const std::filesystem::path dir = state_dir(options.state_dir);
   EveryGpu every_gpu;
   if (!options.device.empty()) {
     for (auto& gpu : open_gpus(options.device, open_options()))
-      every_gpu.attempt([&] { print_result(*gpu, restore_from_journal(*gpu, dir)); });
+      every_gpu.attempt([&] { print_result(*gpu, restore_gpu(*gpu, dir)); });
     every_gpu.finish();
     return;
   }
@@ -102,7 +111,7 @@ void run_restore(const RestoreOptions& options) {
             journal.file.string(), journal.gpu_name, journal.gpu_uuid, journal.device_spec,
             gpu->identity().name, gpu->identity().uuid, journal.gpu_uuid));
       }
-      print_result(*gpu, restore_from_journal(*gpu, dir));
+      print_result(*gpu, restore_gpu(*gpu, dir));
     });
   }
   every_gpu.finish();

@@ -24,6 +24,7 @@
 #include "cli/environment.hpp"
 #include "cli/job_settings_control.hpp"
 #include "cli/slurm_commands.hpp"
+#include "dvfslab/applied_record.hpp"
 #include "dvfslab/control_characters.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
@@ -115,6 +116,24 @@ std::string gpu_label(const Gpu& gpu) {
   return fmt::format("GPU {} ({}, {})", gpu.identity().index, gpu.identity().name, gpu.identity().uuid);
 }
 
+// What was applied, for the exporter's expected savings (applied_record.hpp). A
+// record that cannot be written costs the dashboard one GPU, never the job.
+void record_applied(const std::filesystem::path& state_dir, const std::string& job_id,
+                    const std::vector<Gpu*>& gpus, const std::vector<slurm::OptimumLookup>& lookups,
+                    const JobLog& log) {
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (!lookups[i].setting) continue;
+    try {
+      write_applied_record(state_dir, {job_id, environment_value("SLURM_JOB_USER"), gpus[i]->identity().uuid,
+                                       lookups[i].applied_tag, *lookups[i].setting,
+                                       lookups[i].expected.energy_saving, lookups[i].expected.time_change});
+    } catch (const Error& e) {
+      log.line(
+          fmt::format("{}: applied but not recorded for the exporter: {}", gpu_label(*gpus[i]), e.what()));
+    }
+  }
+}
+
 void run_prolog(const JobScriptOptions& options) {
   const std::string job_id = job_id_from_environment("prolog");
   const JobLog log("prolog", job_id, options.log);
@@ -143,11 +162,13 @@ void run_prolog(const JobScriptOptions& options) {
   std::vector<std::unique_ptr<Gpu>> opened;
   std::vector<Gpu*> gpus;
   std::vector<Setting> settings;
+  std::vector<slurm::OptimumLookup> lookups;
   try {
     opened = open_devices(devices);
     for (const auto& gpu : opened) {
       gpus.push_back(gpu.get());
       const slurm::OptimumLookup found = slurm::look_up_optimum(table, gpu->identity().name, request.tag);
+      lookups.push_back(found);
       settings.push_back(found.setting.value_or(Setting{}));
       log.line(found.setting ? fmt::format("{}: applying {} ({} of {})", gpu_label(*gpu),
                                            to_string(*found.setting), found.source, options.table)
@@ -157,6 +178,7 @@ void run_prolog(const JobScriptOptions& options) {
       return;
     job_settings_control(journal_dir)->apply_and_keep(gpus, settings);
     log.line("applied; the epilog or `dvfslab restore` puts the GPUs back");
+    record_applied(journal_dir, job_id, gpus, lookups, log);
   } catch (const Error& e) {
     // The guard undid whatever it had changed, unless undoing failed too: then the
     // GPU's journal is still there and the node must not take the next job.
@@ -194,6 +216,7 @@ void run_epilog(const JobScriptOptions& options) {
     try {
       const std::unique_ptr<Gpu> gpu = open_gpu(device, open_options());
       const RecoveryResult result = control->restore(*gpu);
+      remove_applied_record(state_dir(options.state_dir), gpu->identity().uuid);
       log.line(result.journal_found ? fmt::format("{}: restored as found at {}: {}", gpu_label(*gpu),
                                                   result.journal_created_utc,
                                                   fmt::format("{}", fmt::join(result.report.actions, "; ")))

@@ -145,6 +145,52 @@ MetricFamily job_energy_family(const ExporterSnapshot& snapshot) {
   return family;
 }
 
+// The applied setting's expected effect, per GPU with a prolog's record: the
+// labels of the job energy plus the table's tag.
+template <typename Read>
+MetricFamily applied_expectation_family(const ExporterSnapshot& snapshot, std::string name, std::string help,
+                                        Read read) {
+  MetricFamily family{std::move(name), std::move(help), MetricType::Gauge, {}};
+  for (const GpuReading& gpu : snapshot.gpus) {
+    if (!gpu.applied) continue;
+    if (const std::optional<double> value = read(*gpu.applied)) {
+      std::vector<ClientMetric::Label> labels = gpu_labels(gpu.identity);
+      labels.push_back({"job_id", gpu.applied->job_id});
+      labels.push_back({"tag", gpu.applied->tag});
+      family.metric.push_back(gauge_metric(std::move(labels), *value));
+    }
+  }
+  return family;
+}
+
+// The energy the job would have used at the default minus what it used, had it
+// saved what the table expects: used × s/(1 − s). Left out for an expected saving
+// below 0 (a counter cannot fall) or of 1 and above (no finite estimate).
+MetricFamily estimated_saving_family(const ExporterSnapshot& snapshot) {
+  MetricFamily family{
+      "dvfslab_job_estimated_energy_saved_joules_total",
+      "Estimate of the energy the job saved on the GPU against its default setting: its energy "
+      "(dvfslab_job_energy_joules_total) times s/(1-s), s the optimum table's expected saving; "
+      "from the table, not measured, in joules",
+      MetricType::Counter,
+      {}};
+  for (const GpuReading& gpu : snapshot.gpus) {
+    if (!gpu.applied || !gpu.applied->energy_saving) continue;
+    const double saving = *gpu.applied->energy_saving;
+    if (saving < 0.0 || saving >= 1.0) continue;
+    for (const JobEnergy& job : gpu.jobs) {
+      if (job.job_id != gpu.applied->job_id) continue;
+      ClientMetric metric;
+      metric.label = gpu_labels(gpu.identity);
+      metric.label.push_back({"job_id", job.job_id});
+      metric.label.push_back({"tag", gpu.applied->tag});
+      metric.counter.value = job.joules * saving / (1.0 - saving);
+      family.metric.push_back(std::move(metric));
+    }
+  }
+  return family;
+}
+
 MetricFamily exporter_family(std::string name, std::string help, MetricType type, double value) {
   ClientMetric metric;
   if (type == MetricType::Counter) {
@@ -197,6 +243,17 @@ std::vector<MetricFamily> gpu_metric_families(const ExporterSnapshot& snapshot) 
   families.push_back(throttle_family(snapshot));
   families.push_back(setting_changes_family(snapshot));
   families.push_back(job_energy_family(snapshot));
+  families.push_back(applied_expectation_family(
+      snapshot, "dvfslab_gpu_applied_expected_energy_saving_ratio",
+      "Energy saving the optimum table expects of the setting the Slurm prolog applied for the job, against "
+      "the GPU's default (0.158 = 15.8 % less energy); the analysis' measurement, not the job's",
+      [](const AppliedExpectation& applied) { return applied.energy_saving; }));
+  families.push_back(applied_expectation_family(
+      snapshot, "dvfslab_gpu_applied_expected_time_change_ratio",
+      "Time change the optimum table expects of the setting the Slurm prolog applied for the job, against "
+      "the GPU's default (0.05 = 5 % longer); the analysis' measurement, not the job's",
+      [](const AppliedExpectation& applied) { return applied.time_change; }));
+  families.push_back(estimated_saving_family(snapshot));
   families.push_back(
       per_gpu_gauge(snapshot, "dvfslab_gpu_reading_timestamp_seconds",
                     "When the exporter last read the GPU (Unix time); an old value means reads fail",

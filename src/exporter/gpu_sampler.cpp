@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "dvfslab/applied_record.hpp"
 #include "dvfslab/control_characters.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/exporter.hpp"
@@ -82,7 +84,8 @@ GpuSampler::GpuSampler(std::vector<std::unique_ptr<Gpu>> gpus, SamplerOptions op
     : gpus_(std::move(gpus)),
       failing_(gpus_.size(), false),
       job_on_gpu_(gpus_.size()),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      applied_records_(std::make_unique<AppliedRecordReader>(std::cerr)) {
   latest_ = std::make_shared<const ExporterSnapshot>(sample_once());
   thread_ = std::thread([this] { run(); });
 }
@@ -123,6 +126,7 @@ ExporterSnapshot GpuSampler::sample_once() {
   snapshot.passes = previous ? previous->passes + 1 : 1;
   snapshot.read_errors = previous ? previous->read_errors : 0;
   std::map<std::string, std::vector<SettingChange>> changes = changes_by_gpu(options_.state_dir);
+  const std::map<std::string, AppliedSettingRecord> applied = applied_records_->read(options_.state_dir);
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     Gpu& gpu = *gpus_[i];
     GpuReading reading;
@@ -156,6 +160,14 @@ ExporterSnapshot GpuSampler::sample_once() {
       }
     }
     reading.changes = std::move(changes[reading.identity.uuid]);
+    // A record outlives its change only when the epilog was interrupted or
+    // `dvfslab restore` ran elsewhere: without the journal it says nothing true.
+    if (const auto record = applied.find(reading.identity.uuid);
+        record != applied.end() && !reading.changes.empty()) {
+      reading.applied =
+          AppliedExpectation{record->second.job_id, record->second.tag, record->second.expected_energy_saving,
+                             record->second.expected_time_change};
+    }
     snapshot.gpus.push_back(std::move(reading));
   }
   return snapshot;

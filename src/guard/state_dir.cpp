@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::string_view journal_prefix = "journal-";
 constexpr std::string_view journal_suffix = ".json";
+constexpr std::string_view applied_record_prefix = "applied-";
 
 // GPU UUIDs are "GPU-<hex and dashes>"; anything else is replaced so that a
 // file name can never leave the directory.
@@ -75,6 +76,16 @@ bool is_journal_file(const std::filesystem::path& file) {
   const std::string name = file.filename().string();
   return name.size() > journal_prefix.size() + journal_suffix.size() && name.starts_with(journal_prefix) &&
          name.ends_with(journal_suffix);
+}
+
+std::filesystem::path applied_record_file(const std::filesystem::path& dir, const std::string& uuid) {
+  return dir / (std::string(applied_record_prefix) + file_safe(uuid) + std::string(journal_suffix));
+}
+
+bool is_applied_record_file(const std::filesystem::path& file) {
+  const std::string name = file.filename().string();
+  return name.size() > applied_record_prefix.size() + journal_suffix.size() &&
+         name.starts_with(applied_record_prefix) && name.ends_with(journal_suffix);
 }
 
 }  // namespace guard_detail

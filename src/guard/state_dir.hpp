@@ -12,5 +12,8 @@ void ensure_state_dir(const std::filesystem::path& dir);
 
 std::filesystem::path journal_file(const std::filesystem::path& dir, const std::string& uuid);
 bool is_journal_file(const std::filesystem::path& file);
+// The prolog's record of what it applied to the GPU (applied_record.hpp).
+std::filesystem::path applied_record_file(const std::filesystem::path& dir, const std::string& uuid);
+bool is_applied_record_file(const std::filesystem::path& file);
 
 }  // namespace dvfslab::guard_detail

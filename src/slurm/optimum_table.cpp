@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -21,10 +22,32 @@ namespace {
 
 using nlohmann::json;
 
-json setting_json(const Setting& setting) {
-  return {{"sm_mhz", or_null(setting.sm_mhz)},
-          {"mem_mhz", or_null(setting.mem_mhz)},
-          {"power_limit_w", or_null(setting.power_limit_w)}};
+json entry_json(const Setting& setting, const ExpectedEffect& expected) {
+  json entry = {{"sm_mhz", or_null(setting.sm_mhz)},
+                {"mem_mhz", or_null(setting.mem_mhz)},
+                {"power_limit_w", or_null(setting.power_limit_w)}};
+  if (expected.energy_saving) entry["expected_energy_saving"] = *expected.energy_saving;
+  if (expected.time_change) entry["expected_time_change"] = *expected.time_change;
+  return entry;
+}
+
+std::optional<double> fraction_of(const std::optional<double>& percent) {
+  if (!percent) return std::nullopt;
+  return *percent / 100.0;
+}
+
+// The mean of the cases' effects, absent where one of them lacks it.
+ExpectedEffect mean_effect(const std::vector<ExpectedEffect>& effects) {
+  const auto mean_of = [&](std::optional<double> ExpectedEffect::*field) -> std::optional<double> {
+    double sum = 0.0;
+    for (const ExpectedEffect& effect : effects) {
+      if (!(effect.*field)) return std::nullopt;
+      sum += *(effect.*field);
+    }
+    if (effects.empty()) return std::nullopt;
+    return sum / static_cast<double>(effects.size());
+  };
+  return {mean_of(&ExpectedEffect::energy_saving), mean_of(&ExpectedEffect::time_change)};
 }
 
 void require_only_keys(const json& object, const std::set<std::string>& allowed, const std::string& where) {
@@ -46,10 +69,34 @@ std::optional<int> knob_from_json(const json& object, const char* key, const std
   return value.get<int>();
 }
 
-Setting setting_from_json(const json& object, const std::string& where) {
-  require_only_keys(object, {"sm_mhz", "mem_mhz", "power_limit_w"}, where);
-  return Setting{knob_from_json(object, "sm_mhz", where), knob_from_json(object, "mem_mhz", where),
-                 knob_from_json(object, "power_limit_w", where)};
+// An expected fraction. A saving above 1 (less than no energy) or a time change
+// below -1 (less than no time) is no measurement, so such a value is refused.
+enum class FractionKind { saving, change };
+std::optional<double> fraction_from_json(const json& object, const char* key, FractionKind kind,
+                                         const std::string& where) {
+  if (!object.contains(key) || object.at(key).is_null()) return std::nullopt;
+  const json& value = object.at(key);
+  const bool in_range =
+      value.is_number() && std::isfinite(value.get<double>()) &&
+      (kind == FractionKind::saving ? value.get<double>() <= 1.0 : value.get<double>() >= -1.0);
+  if (!in_range)
+    throw ConfigError(where, fmt::format("{} must be a fraction (0.158 for 15.8 %) or null", key));
+  return value.get<double>();
+}
+
+struct TableEntry {
+  Setting setting;
+  ExpectedEffect expected;
+};
+
+TableEntry entry_from_json(const json& object, const std::string& where) {
+  require_only_keys(object,
+                    {"sm_mhz", "mem_mhz", "power_limit_w", "expected_energy_saving", "expected_time_change"},
+                    where);
+  return {Setting{knob_from_json(object, "sm_mhz", where), knob_from_json(object, "mem_mhz", where),
+                  knob_from_json(object, "power_limit_w", where)},
+          ExpectedEffect{fraction_from_json(object, "expected_energy_saving", FractionKind::saving, where),
+                         fraction_from_json(object, "expected_time_change", FractionKind::change, where)}};
 }
 
 const json& required(const json& object, const char* key, const std::string& where) {
@@ -68,12 +115,19 @@ GpuOptima gpu_from_json(const json& entry, const std::string& where) {
   if (!simulated.is_boolean()) throw ConfigError(where, "'simulated' must be true or false");
   optima.simulated = simulated.get<bool>();
   const json& fallback = required(entry, "default", where);
-  if (!fallback.is_null()) optima.default_setting = setting_from_json(fallback, where + ".default");
+  if (!fallback.is_null()) {
+    TableEntry found = entry_from_json(fallback, where + ".default");
+    optima.default_setting = found.setting;
+    optima.default_expected = found.expected;
+  }
   const json& workloads = required(entry, "workloads", where);
   if (!workloads.is_object()) throw ConfigError(where, "'workloads' must be an object of tag: setting");
-  for (const auto& [tag, setting] : workloads.items())
-    optima.by_tag[tag] = setting_from_json(
-        setting, fmt::format("{}.workloads[\"{}\"]", where, escape_control_characters(tag)));
+  for (const auto& [tag, setting] : workloads.items()) {
+    TableEntry found =
+        entry_from_json(setting, fmt::format("{}.workloads[\"{}\"]", where, escape_control_characters(tag)));
+    optima.by_tag[tag] = found.setting;
+    if (found.expected != ExpectedEffect{}) optima.expected_by_tag[tag] = found.expected;
+  }
   return optima;
 }
 
@@ -96,6 +150,8 @@ OptimumTable optimum_table(const Analysis& analysis) {
     const Setting& optimum = entry.points.at(*entry.optimum).setting;
     const std::string tag = workload_tag(entry.key.workload_case);
     const auto [where, inserted] = optima.by_tag.emplace(tag, optimum);
+    const ExpectedEffect expected{fraction_of(entry.energy_saving_pct), fraction_of(entry.time_change_pct)};
+    if (inserted && expected != ExpectedEffect{}) optima.expected_by_tag[tag] = expected;
     if (!inserted && where->second != optimum) {
       throw ConfigError(
           fmt::format("{} · {}: two sources give it different optima ({} and {}); analyse one "
@@ -108,7 +164,15 @@ OptimumTable optimum_table(const Analysis& analysis) {
     const Setting& first = optima.by_tag.begin()->second;
     bool shared = true;
     for (const auto& [tag, setting] : optima.by_tag) shared = shared && setting == first;
-    if (shared) optima.default_setting = first;
+    if (shared) {
+      optima.default_setting = first;
+      std::vector<ExpectedEffect> effects;
+      for (const auto& [tag, setting] : optima.by_tag) {
+        const auto expected = optima.expected_by_tag.find(tag);
+        effects.push_back(expected == optima.expected_by_tag.end() ? ExpectedEffect{} : expected->second);
+      }
+      optima.default_expected = mean_effect(effects);
+    }
     table.gpus.push_back(std::move(optima));
   }
   return table;
@@ -118,11 +182,16 @@ nlohmann::json to_json(const OptimumTable& table) {
   json gpus = json::array();
   for (const GpuOptima& optima : table.gpus) {
     json workloads = json::object();
-    for (const auto& [tag, setting] : optima.by_tag) workloads[tag] = setting_json(setting);
+    for (const auto& [tag, setting] : optima.by_tag) {
+      const auto expected = optima.expected_by_tag.find(tag);
+      workloads[tag] =
+          entry_json(setting, expected == optima.expected_by_tag.end() ? ExpectedEffect{} : expected->second);
+    }
     gpus.push_back(
         {{"gpu", optima.gpu},
          {"simulated", optima.simulated},
-         {"default", optima.default_setting ? setting_json(*optima.default_setting) : json(nullptr)},
+         {"default", optima.default_setting ? entry_json(*optima.default_setting, optima.default_expected)
+                                            : json(nullptr)},
          {"workloads", workloads}});
   }
   return {{"format", optimum_table_format},
@@ -137,9 +206,11 @@ OptimumTable optimum_table_from_json(const nlohmann::json& document, const std::
   if (format != optimum_table_format)
     throw ConfigError(where, fmt::format("'format' must be \"{}\"", optimum_table_format));
   const json& version = required(document, "version", where);
-  if (version != optimum_table_version) {
-    throw ConfigError(where, fmt::format("version {} is not one this dvfslab reads (it reads {})",
-                                         escape_control_characters(version.dump()), optimum_table_version));
+  if (!version.is_number_integer() || version.get<long long>() < optimum_table_oldest_version ||
+      version.get<long long>() > optimum_table_version) {
+    throw ConfigError(where, fmt::format("version {} is not one this dvfslab reads (it reads {} to {})",
+                                         escape_control_characters(version.dump()),
+                                         optimum_table_oldest_version, optimum_table_version));
   }
   OptimumTable table;
   const json& objective = required(document, "objective", where);
@@ -206,11 +277,16 @@ OptimumLookup look_up_optimum(const OptimumTable& table, const std::string& gpu,
     if (const auto found = real->by_tag.find(tag); found != real->by_tag.end()) {
       lookup.setting = found->second;
       lookup.source = fmt::format("workload tag {}", tag);
+      lookup.applied_tag = tag;
+      if (const auto expected = real->expected_by_tag.find(tag); expected != real->expected_by_tag.end())
+        lookup.expected = expected->second;
       return lookup;
     }
   }
   if (real->default_setting) {
     lookup.setting = real->default_setting;
+    lookup.applied_tag = "default";
+    lookup.expected = real->default_expected;
     lookup.source =
         tag.empty() ? "default" : fmt::format("default (workload tag {} is not in the table)", tag);
     return lookup;

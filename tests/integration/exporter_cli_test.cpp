@@ -176,6 +176,66 @@ TEST_F(ExporterCli, CountsTheEnergyOfTheSlurmJobWhoseProcessIsAloneOnAGpu) {
   EXPECT_EQ(exporter->wait(), 0);
 }
 
+// A prolog's record of what it applied for job 4242 on GPU 1 (written as `dvfslab
+// slurm prolog` writes it), with a journal that holds the change (a hold's): the
+// expected saving and time change, and the job's estimated saving from its energy.
+TEST_F(ExporterCli, ServesThePrologsExpectedSavingAndTheJobsEstimatedSavingWhileTheChangeIsHeld) {
+  auto hold = std::make_unique<BackgroundProcess>(
+      DVFSLAB_BINARY,
+      std::vector<std::string>{"hold", "--device", "1", "--power-limit", "500", "--allow-clock-changes"},
+      environment, (dir / "hold.err").string());
+  ASSERT_TRUE(hold->wait_for_line("holding")) << file_text("hold.err");
+  const ProcessResult info = run_dvfslab({"info", "--device", "all", "--json"}, environment);
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const std::string uuid = nlohmann::json::parse(info.out).at("devices").at(1).at("uuid");
+  const std::string other_uuid = nlohmann::json::parse(info.out).at("devices").at(0).at("uuid");
+  const auto write_record = [&](const std::string& gpu_uuid) {
+    std::ofstream(dir / "state" / ("applied-" + gpu_uuid + ".json")) << nlohmann::json{
+        {"format", "dvfslab-applied-setting"},
+        {"version", 1},
+        {"job_id", "4242"},
+        {"user", "alice"},
+        {"gpu_uuid", gpu_uuid},
+        {"tag", "resnet50-train-bf16-b128"},
+        {"setting", {{"sm_mhz", nullptr}, {"mem_mhz", nullptr}, {"power_limit_w", 500}}},
+        {"expected_energy_saving", 0.2},
+        {"expected_time_change", 0.05}}.dump();
+  };
+  write_record(uuid);
+  write_record(other_uuid);  // GPU 0 has no journal: a stale record, not served
+  BackgroundProcess job("/bin/sleep", {"60"}, {{"SLURM_JOB_ID", "4242"}}, (dir / "job.err").string());
+  std::ofstream(dir / "processes") << "1:" << job.pid() << "\n";
+  environment["DVFSLAB_FAKE_NVML_PROCESSES_FILE"] = (dir / "processes").string();
+  std::unique_ptr<BackgroundProcess> exporter;
+  const std::optional<int> port = start_exporter(exporter);
+  ASSERT_TRUE(port) << file_text("exporter.err");
+  httplib::Client client("127.0.0.1", *port);
+  const std::string labels =
+      "index=\"1\",name=\"NVIDIA H200\",job_id=\"4242\",tag=\"resnet50-train-bf16-b128\"";
+  std::string body;
+  std::optional<double> estimate;
+  for (int attempt = 0; attempt < 100 && !(estimate && *estimate > 0); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const httplib::Result scrape = client.Get("/metrics");
+    ASSERT_TRUE(scrape);
+    body = scrape->body;
+    estimate = sample_value(body, "dvfslab_job_estimated_energy_saved_joules_total", labels);
+  }
+  ASSERT_TRUE(estimate && *estimate > 0) << body;
+  EXPECT_EQ(sample_value(body, "dvfslab_gpu_applied_expected_energy_saving_ratio", labels), 0.2) << body;
+  EXPECT_EQ(sample_value(body, "dvfslab_gpu_applied_expected_time_change_ratio", labels), 0.05) << body;
+  const std::optional<double> job_energy = sample_value(body, "dvfslab_job_energy_joules_total",
+                                                        "index=\"1\",name=\"NVIDIA H200\",job_id=\"4242\"");
+  ASSERT_TRUE(job_energy) << body;
+  EXPECT_NEAR(*estimate, *job_energy * 0.2 / 0.8, 1e-6 * *job_energy) << body;
+  EXPECT_FALSE(sample_value(body, "dvfslab_gpu_applied_expected_energy_saving_ratio", "index=\"0\"")) << body;
+  EXPECT_NE(body.find("# TYPE dvfslab_job_estimated_energy_saved_joules_total counter"), std::string::npos);
+  exporter->send(SIGTERM);
+  EXPECT_EQ(exporter->wait(), 0);
+  hold->send(SIGTERM);
+  hold->wait();
+}
+
 TEST_F(ExporterCli, ABadListenAddressIsOneLineAndExitCode3) {
   for (const std::string bad : {"9402", "127.0.0.1:99999", "example.org:80"}) {
     const ProcessResult result = run_dvfslab({"exporter", "--listen", bad}, environment);

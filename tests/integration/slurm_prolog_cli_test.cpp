@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -34,10 +35,13 @@ void write_file(const fs::path& path, const std::string& text, bool executable =
 }
 
 // The fake H200's optimum: a locked SM clock and a power limit.
-constexpr const char* h200_table = R"({"format": "dvfslab-optimum-table", "version": 1, "objective": "energy",
+// The tag's entry carries what the analysis expects of it (version 2).
+constexpr const char* h200_table = R"({"format": "dvfslab-optimum-table", "version": 2, "objective": "energy",
   "gpus": [{"gpu": "NVIDIA H200", "simulated": false,
             "default": {"sm_mhz": 1200, "mem_mhz": null, "power_limit_w": 400},
-            "workloads": {"bert-train-bf16-b32": {"sm_mhz": 1500, "mem_mhz": 2201, "power_limit_w": 500}}}]})";
+            "workloads": {"bert-train-bf16-b32": {"sm_mhz": 1500, "mem_mhz": 2201, "power_limit_w": 500,
+                                                  "expected_energy_saving": 0.158,
+                                                  "expected_time_change": 0.04}}}]})";
 
 class SlurmPrologCli : public ::testing::Test {
  protected:
@@ -56,6 +60,7 @@ class SlurmPrologCli : public ::testing::Test {
                                               testing::EnvironmentChanges extra = {}) {
     extra["PATH"] = bin_.string();
     extra["SLURM_JOB_ID"] = "42";
+    extra["SLURM_JOB_USER"] = "alice";
     extra["SLURM_JOB_GPUS"] = job_gpus;
     extra["DVFSLAB_FAKE_NVML_LOG"] = setter_log_.string();
     extra["DVFSLAB_FAKE_NVML_STATE"] = (scratch_ / "state.json").string();
@@ -74,7 +79,13 @@ class SlurmPrologCli : public ::testing::Test {
   }
 
   std::string setter_calls() const { return testing::read_setter_log(setter_log_); }
+  // Journals and the prolog's applied records alike: the epilog leaves neither.
   bool journal_left() const { return fs::exists(journals_) && !fs::is_empty(journals_); }
+  fs::path applied_record_of_gpu_0() const {
+    for (const auto& entry : fs::directory_iterator(journals_))
+      if (entry.path().filename().string().starts_with("applied-")) return entry.path();
+    return {};
+  }
 
   // The job runs on its GPUs as they are: exit 0, no setter call, no journal, and
   // the log line says why.
@@ -102,6 +113,15 @@ TEST_F(SlurmPrologCli, TheTaggedOptimumIsLockedAndTheEpilogPutsTheGpuBack) {
             "nvmlDeviceSetMemoryLockedClocks device=0 min_mhz=2201 max_mhz=2201\n"
             "nvmlDeviceSetPowerManagementLimit device=0 limit_mw=500000\n");
   EXPECT_TRUE(journal_left()) << "the setting is handed to the journal for the epilog";
+  // Beside the journal, the record the exporter reads: what was applied for which job.
+  const nlohmann::json record = nlohmann::json::parse(read_file(applied_record_of_gpu_0()));
+  EXPECT_EQ(record.at("job_id"), "42");
+  EXPECT_EQ(record.at("user"), "alice");
+  EXPECT_EQ(record.at("tag"), "bert-train-bf16-b32");
+  EXPECT_EQ(record.at("setting"),
+            (nlohmann::json{{"sm_mhz", 1500}, {"mem_mhz", 2201}, {"power_limit_w", 500}}));
+  EXPECT_EQ(record.at("expected_energy_saving"), 0.158);
+  EXPECT_EQ(record.at("expected_time_change"), 0.04);
 
   const auto restored = epilog("0");
   ASSERT_EQ(restored.exit_code, 0) << restored.err;

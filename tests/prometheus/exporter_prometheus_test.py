@@ -17,7 +17,10 @@ and power and checks them against the fake's own values:
   the idle one.
 Last, every query of the Grafana dashboard (packaging/grafana/dvfslab-exporter.json)
 runs through Prometheus without error, and those that do not depend on a change
-or a throttle reason return a series for each GPU.
+or a throttle reason return a series for each GPU. GPU 0 carries what a Slurm
+prolog leaves: a change held with its journal (`dvfslab hold`), a process of Slurm
+job 77 (DVFSLAB_FAKE_NVML_PROCESSES_FILE) and the prolog's applied record, so the
+"savings against the default" queries return that job's series.
 
 Usage: exporter_prometheus_test.py DVFSLAB_BINARY FAKE_NVML_LIBRARY DASHBOARD_JSON WORK_DIR.
 Exit 77 (skipped) when `prometheus` is not installed (scripts/install-deps.sh --tests).
@@ -123,6 +126,26 @@ scrape_configs:
     return server, f"http://127.0.0.1:{port}"
 
 
+def hold_and_record_a_jobs_setting(dvfslab, env, work, uuid):
+    """What the Slurm prolog leaves on GPU 0 for job SAVINGS_JOB_ID: a held change
+    with its journal, the job's process, and the applied record beside the journal."""
+    hold = subprocess.Popen([dvfslab, "hold", "--device", "0", "--power-limit", "500", "--allow-clock-changes"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in hold.stdout:
+        if "holding" in line:
+            break
+    check(hold.poll() is None, "dvfslab hold did not start holding")
+    job = subprocess.Popen(["sleep", "600"], env={**env, "SLURM_JOB_ID": SAVINGS_JOB_ID})
+    with open(env["DVFSLAB_FAKE_NVML_PROCESSES_FILE"], "w") as processes:
+        processes.write(f"0:{job.pid}\n")
+    with open(os.path.join(env["DVFSLAB_STATE_DIR"], f"applied-{uuid}.json"), "w") as record:
+        json.dump({"format": "dvfslab-applied-setting", "version": 1, "job_id": SAVINGS_JOB_ID, "user": "",
+                   "gpu_uuid": uuid, "tag": "default",
+                   "setting": {"sm_mhz": None, "mem_mhz": None, "power_limit_w": 500},
+                   "expected_energy_saving": 0.2, "expected_time_change": 0.05}, record)
+    return hold, job
+
+
 def stop(process):
     if process is not None and process.poll() is None:
         process.send_signal(signal.SIGTERM)
@@ -168,9 +191,14 @@ def check_prometheus_agrees_with_the_fake(prometheus_url, energy_log_path, uuids
 
 # Grafana's variables as the dashboard's defaults ("All") and a short range expand them.
 DASHBOARD_VARIABLES = {"$instance": ".*", "$uuid": ".*", "$__range": "5s", "$__rate_interval": "5s"}
-# Queries whose series exist only while something holds: no dvfslab change, no
-# throttle reason on the fake's GPUs at default settings, no Slurm job.
+# Queries whose series exist only while something holds: no throttle reason on the
+# fake's GPUs at default settings; a change and a job on GPU 0 only.
 MAY_BE_EMPTY = ("dvfslab_gpu_setting_changed", "dvfslab_gpu_throttle_reason", "dvfslab_job_energy_joules_total")
+# Queries of the prolog's applied record: a series for job 77 on GPU 0.
+FROM_THE_APPLIED_RECORD = ("dvfslab_gpu_applied_expected_energy_saving_ratio",
+                           "dvfslab_gpu_applied_expected_time_change_ratio",
+                           "dvfslab_job_estimated_energy_saved_joules_total")
+SAVINGS_JOB_ID = "77"
 
 
 def check_dashboard_queries(prometheus_url, dashboard_path):
@@ -180,7 +208,13 @@ def check_dashboard_queries(prometheus_url, dashboard_path):
     for expression in expressions:
         for variable, value in DASHBOARD_VARIABLES.items():
             expression = expression.replace(variable, value)
-        if any(name in expression for name in MAY_BE_EMPTY):
+        if any(name in expression for name in FROM_THE_APPLIED_RECORD):
+            series = wait_for(f"dashboard query {expression} to give job {SAVINGS_JOB_ID}'s series",
+                              lambda: (lambda r: r if r and float(r[0]["value"][1]) > 0 else None)(
+                                  query(prometheus_url, expression)))
+            check([result["metric"]["job_id"] for result in series] == [SAVINGS_JOB_ID],
+                  f"dashboard query {expression}: {series}")
+        elif any(name in expression for name in MAY_BE_EMPTY):
             check(query(prometheus_url, expression) is not None, f"dashboard query {expression}: no answer")
         else:
             # A range query needs that range of scrapes behind it: wait for them.
@@ -213,9 +247,11 @@ def main():
     uuids = [gpu["uuid"] for gpu in json.loads(info.stdout)["devices"]]
     check(len(uuids) == 2, f"dvfslab info lists {uuids}")
     env["DVFSLAB_FAKE_NVML_ENERGY_LOG"] = os.path.join(work, "energy.log")
+    env["DVFSLAB_FAKE_NVML_PROCESSES_FILE"] = os.path.join(work, "processes")
 
-    exporter = server = None
+    exporter = server = hold = job = None
     try:
+        hold, job = hold_and_record_a_jobs_setting(dvfslab, env, work, uuids[0])
         exporter, exporter_port = start_exporter(dvfslab, env, work)
         server, prometheus_url = start_prometheus(prometheus, work, exporter_port)
         wait_for("Prometheus to be ready", lambda: http_get(f"{prometheus_url}/-/ready"))
@@ -235,6 +271,8 @@ def main():
     finally:
         stop(server)
         stop(exporter)
+        stop(hold)
+        stop(job)
     check(exporter.returncode == 0, f"the exporter exited {exporter.returncode} on SIGTERM")
     print("exporter_prometheus_test: passed")
     return 0

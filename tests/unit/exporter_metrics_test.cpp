@@ -120,6 +120,36 @@ TEST(ExporterMetrics, SettingChangesCarryTheKnobProcessAndUser) {
   EXPECT_EQ(label(changed.metric[0], "uuid"), "GPU-aaaa");
 }
 
+TEST(ExporterMetrics, TheAppliedSettingsExpectationAndTheJobsEstimatedSavingCarryJobAndTag) {
+  GpuReading gpu = reading(1, "GPU-bbbb");
+  gpu.jobs = {JobEnergy{"4242", 80.0}, JobEnergy{"4000", 50.0}};
+  gpu.applied = AppliedExpectation{"4242", "default", 0.2, 0.05};
+  GpuReading costlier = reading(2, "GPU-cccc");  // a setting expected to use more energy
+  costlier.jobs = {JobEnergy{"4243", 10.0}};
+  costlier.applied = AppliedExpectation{"4243", "bert-train-bf16-b32", -0.1, std::nullopt};
+  ExporterSnapshot snapshot;
+  snapshot.gpus = {reading(0, "GPU-aaaa"), gpu, costlier};
+  const std::vector<MetricFamily> families = gpu_metric_families(snapshot);
+
+  const MetricFamily& saving = family(families, "dvfslab_gpu_applied_expected_energy_saving_ratio");
+  ASSERT_EQ(saving.metric.size(), 2u);
+  EXPECT_EQ(label(saving.metric[0], "uuid"), "GPU-bbbb");
+  EXPECT_EQ(label(saving.metric[0], "job_id"), "4242");
+  EXPECT_EQ(label(saving.metric[0], "tag"), "default");
+  EXPECT_DOUBLE_EQ(saving.metric[0].gauge.value, 0.2);
+  EXPECT_DOUBLE_EQ(saving.metric[1].gauge.value, -0.1);
+  const MetricFamily& time = family(families, "dvfslab_gpu_applied_expected_time_change_ratio");
+  ASSERT_EQ(time.metric.size(), 1u) << "the costlier setting has no time change";
+  EXPECT_DOUBLE_EQ(time.metric[0].gauge.value, 0.05);
+
+  const MetricFamily& saved = family(families, "dvfslab_job_estimated_energy_saved_joules_total");
+  EXPECT_EQ(saved.type, MetricType::Counter);
+  ASSERT_EQ(saved.metric.size(), 1u) << "only the applied job, and no negative counter";
+  EXPECT_EQ(label(saved.metric[0], "job_id"), "4242");
+  EXPECT_EQ(label(saved.metric[0], "tag"), "default");
+  EXPECT_DOUBLE_EQ(saved.metric[0].counter.value, 80.0 * 0.2 / 0.8);
+}
+
 TEST(ExporterMetrics, JobEnergyIsACounterPerGpuAndJob) {
   GpuReading gpu = reading(1, "GPU-bbbb");
   gpu.jobs = {JobEnergy{"4242", 12.5}, JobEnergy{"4243", 3.0}};

@@ -76,7 +76,7 @@ TEST(OptimumTable, TheWrittenJsonReadsBackAsTheSameTable) {
   const OptimumTable table = optimum_table(fleet_analysis());
   const nlohmann::json json = to_json(table);
   EXPECT_EQ(json.at("format"), "dvfslab-optimum-table");
-  EXPECT_EQ(json.at("version"), 1);
+  EXPECT_EQ(json.at("version"), 2);
   EXPECT_TRUE(json.at("gpus").at(0).at("default").is_null() ||
               json.at("gpus").at(0).at("default").is_object());
   const OptimumTable back = optimum_table_from_json(json, "table.json");
@@ -86,7 +86,51 @@ TEST(OptimumTable, TheWrittenJsonReadsBackAsTheSameTable) {
     EXPECT_EQ(back.gpus[i].simulated, table.gpus[i].simulated);
     EXPECT_EQ(back.gpus[i].default_setting, table.gpus[i].default_setting);
     EXPECT_EQ(back.gpus[i].by_tag, table.gpus[i].by_tag);
+    EXPECT_EQ(back.gpus[i].default_expected, table.gpus[i].default_expected);
+    EXPECT_EQ(back.gpus[i].expected_by_tag, table.gpus[i].expected_by_tag);
   }
+}
+
+TEST(OptimumTable, EachEntryCarriesTheMeasuredSavingAndTimeChangeAgainstTheDefault) {
+  const OptimumTable table = optimum_table(fleet_analysis());
+  // resnet50 on the H200: 1.2 s at 350 W against 1.0 s at 600 W.
+  const ExpectedEffect resnet = entry_for(table, "NVIDIA H200").expected_by_tag.at("resnet50-train-bf16-b32");
+  ASSERT_TRUE(resnet.energy_saving && resnet.time_change);
+  EXPECT_NEAR(*resnet.energy_saving, 1.0 - (1.2 * 350) / (1.0 * 600), 1e-9);
+  EXPECT_NEAR(*resnet.time_change, 0.2, 1e-9);
+  // The V100's one case is also its default: the default carries its effect.
+  const GpuOptima& v100 = entry_for(table, "Tesla V100-SXM2-16GB");
+  ASSERT_TRUE(v100.default_expected.energy_saving);
+  EXPECT_NEAR(*v100.default_expected.energy_saving, 1.0 - (1.1 * 150) / 250.0, 1e-9);
+  const nlohmann::json json = to_json(table);
+  EXPECT_NEAR(json.at("gpus").at(2).at("default").at("expected_time_change").get<double>(), 0.1, 1e-9);
+
+  const OptimumLookup found = look_up_optimum(table, "NVIDIA H200", "resnet50-train-bf16-b32");
+  EXPECT_EQ(found.applied_tag, "resnet50-train-bf16-b32");
+  EXPECT_EQ(found.expected, resnet);
+  const OptimumLookup fallback = look_up_optimum(table, "Tesla V100-SXM2-16GB", "");
+  EXPECT_EQ(fallback.applied_tag, "default");
+  EXPECT_EQ(fallback.expected, v100.default_expected);
+}
+
+TEST(OptimumTable, AVersion1TableWithoutExpectationsStillReads) {
+  nlohmann::json json = to_json(optimum_table(fleet_analysis()));
+  json["version"] = 1;
+  for (auto& gpu : json["gpus"]) {
+    if (gpu["default"].is_object()) {
+      gpu["default"].erase("expected_energy_saving");
+      gpu["default"].erase("expected_time_change");
+    }
+    for (auto& [tag, entry] : gpu["workloads"].items()) {
+      entry.erase("expected_energy_saving");
+      entry.erase("expected_time_change");
+    }
+  }
+  const OptimumTable table = optimum_table_from_json(json, "old.json");
+  const GpuOptima& h200 = entry_for(table, "NVIDIA H200");
+  EXPECT_EQ(h200.by_tag.at("resnet50-train-bf16-b32"), (Setting{1200, 2201, 400}));
+  EXPECT_TRUE(h200.expected_by_tag.empty());
+  EXPECT_EQ(look_up_optimum(table, "NVIDIA H200", "resnet50-train-bf16-b32").expected, ExpectedEffect{});
 }
 
 TEST(OptimumTable, TheAnalysisWriterPrintsTheTableAsJson) {
@@ -158,7 +202,16 @@ TEST(OptimumTableFile, AMissingUnreadableOrMalformedTableIsOneConfigErrorNamingI
     return config_error([&] { read_optimum_table(write("damaged.json", damaged.dump())); });
   };
   EXPECT_NE(error_after([](auto& j) { j["format"] = "other"; }).find("'format' must be"), std::string::npos);
-  EXPECT_NE(error_after([](auto& j) { j["version"] = 2; }).find("version 2"), std::string::npos);
+  EXPECT_NE(error_after([](auto& j) { j["version"] = 3; }).find("version 3"), std::string::npos);
+  EXPECT_NE(error_after([](auto& j) { j["version"] = 0; }).find("version 0"), std::string::npos);
+  EXPECT_NE(error_after([](auto& j) {
+              j["gpus"][1]["default"]["expected_energy_saving"] = 15.8;
+            }).find("expected_energy_saving must be a fraction"),
+            std::string::npos);
+  EXPECT_NE(error_after([](auto& j) {
+              j["gpus"][1]["default"]["expected_time_change"] = "5%";
+            }).find("expected_time_change must be a fraction"),
+            std::string::npos);
   EXPECT_NE(error_after([](auto& j) { j.erase("gpus"); }).find("'gpus' is missing"), std::string::npos);
   EXPECT_NE(error_after([](auto& j) {
               j["gpus"][1]["default"]["sm_mhz_max"] = 1200;
