@@ -2,6 +2,10 @@
 # included as SYSTEM so their warnings stay theirs.
 add_library(dvfslab_warnings INTERFACE)
 target_compile_options(dvfslab_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+# A Setting is an aggregate of optional knobs: code names the knobs it sets
+# (Setting{sm, mem, pl}) and every knob left out is absent by design, which
+# -Wextra's missing-field-initializers would flag each time a knob is added.
+target_compile_options(dvfslab_warnings INTERFACE -Wno-missing-field-initializers)
 
 # CI builds with warnings as errors (scripts/test.sh); a local build only warns.
 option(DVFSLAB_WERROR "Treat compiler warnings as errors" OFF)

@@ -5,7 +5,11 @@
 # Debian 12 machine with:
 #   mkdir -p .devdeps && cd .devdeps && apt-get download libcli11-dev nlohmann-json3-dev \
 #     libtoml11-dev libsqlite3-dev libsqlite3-0 libeigen3-dev libfmt-dev libfmt9 \
-#     libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian Then configures and builds
+#     libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian prometheus-cpp-dev \
+#     libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libprometheus-cpp-push1.0 libcivetweb-dev \
+#     libcivetweb1 civetweb libcurl4-openssl-dev libcurl4 zlib1g-dev
+# (prometheus-cpp for `dvfslab exporter`; its CMake package asks for civetweb, zlib
+# and curl). Then configures and builds
 # build/device against the LibTorch inside the machine's PyTorch (incrementally).
 # Usage: source bench/device/prepare.sh   (exports DVFSLAB and DVFSLAB_DEVICE_PREFIX)
 export DVFSLAB_READ_ONLY=1

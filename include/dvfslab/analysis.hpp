@@ -135,6 +135,19 @@ enum class BaselineKind {
 };
 std::string_view to_string(BaselineKind kind);
 
+// One workload power profile measured in a case (docs/profiles.md), against the
+// case's baseline and against its tuned optimum: the best setting of the other
+// knobs (clocks, power limit), which a profile is an alternative to.
+struct ProfileComparison {
+  std::size_t point = 0;  // index into CaseAnalysis::points
+  double energy_saving_pct = 0.0;  // against the baseline; positive = less energy
+  double time_change_pct = 0.0;    // against the baseline; positive = slower
+  // The tuned optimum's energy per item against this profile's: positive = the
+  // tuned setting uses that much less. Absent when the case has no tuned optimum.
+  std::optional<double> tuned_energy_saving_pct;
+  std::optional<double> tuned_time_change_pct;
+};
+
 struct CaseAnalysis {
   CaseKey key;
   std::string item_unit;             // "images", "tokens"; "" when unknown
@@ -149,6 +162,10 @@ struct CaseAnalysis {
   std::optional<double> time_change_pct;
   std::optional<double> power_change_pct;
   std::vector<std::size_t> pareto;  // (time, energy) frontier, by time ascending
+  // The objective's best among the settings without a workload profile; absent
+  // when none meets it.
+  std::optional<std::size_t> tuned_optimum;
+  std::vector<ProfileComparison> profiles;  // by profile id; empty when none was measured
   // Database runs that each measured the same setting and repetition of this case,
   // ascending: separate experiments averaged as one (see pooling_warnings).
   std::vector<std::int64_t> overlapping_runs;
@@ -221,6 +238,10 @@ std::optional<double> objective_value(const Objective& objective, const PointSum
 // objective value go to the shorter time, then to the earlier setting in setting
 // order.
 void choose_optimum(CaseAnalysis& analysis, const Objective& objective);
+
+// Sets tuned_optimum and compares each workload power profile of a case whose
+// baseline is chosen (choose_optimum first).
+void compare_profiles(CaseAnalysis& analysis, const Objective& objective);
 
 // Indices of the (time per iteration, energy per iteration) Pareto frontier of
 // `points`: no other point is at least as fast and at least as frugal with one of

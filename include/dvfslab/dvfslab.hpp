@@ -16,6 +16,7 @@
 #include "dvfslab/results.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "dvfslab/types.hpp"
+#include "dvfslab/workload_profile_names.hpp"
 #include "dvfslab/writer_registry.hpp"
 // model
 #include "dvfslab/model.hpp"

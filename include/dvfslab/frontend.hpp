@@ -75,8 +75,10 @@ struct SearchKnobs {
   bool sm = false;
   bool mem = false;
   bool power = false;
+  bool profile = false;  // every workload power profile, each measured on its own
 };
-// "sm,mem,pl" in any order; throws UsageError for an unknown, repeated or missing knob.
+// "sm,mem,pl" in any order, or "profile" alone; throws UsageError for an unknown,
+// repeated or missing knob, and for profile beside another knob.
 SearchKnobs parse_search_knobs(const std::string& text);
 
 struct SearchCase {

@@ -33,10 +33,21 @@ struct KnobSpec {
   std::string where;                  // "file:line:column" of the value, for errors
 };
 
+// Which workload power profiles to measure (docs/profiles.md): each adds one
+// setting that requests that profile alone with every other knob as found; they
+// are not crossed with the clock knobs.
+struct ProfileKnobSpec {
+  bool all = false;         // every profile the GPU supports
+  std::vector<int> ids;     // these (by name in the plan), ascending
+  std::string where;        // "file:line:column" of the value, for errors
+  bool unset() const { return !all && ids.empty(); }
+};
+
 struct Knobs {
   KnobSpec sm_mhz;
   KnobSpec mem_mhz;
   KnobSpec power_limit_w;
+  ProfileKnobSpec workload_profile;
 };
 
 // A workload given as a program that reports progress markers (docs/measure.md).
@@ -122,6 +133,12 @@ void check_plan_programs(const Plan& plan);
 // nearest supported ones) or a power limit outside its range.
 std::vector<Setting> expand_settings(const Knobs& knobs, const ClockTable& clocks, const PowerLimits& limits,
                                      const std::string& gpu_name);
+// The settings the workload_profile knob names on `gpu` (one per profile, every
+// other knob absent), ascending by id. NotSupportedError when the GPU has no
+// profiles, ConfigError for a profile it does not support (naming those it does).
+std::vector<Setting> expand_profile_settings(const ProfileKnobSpec& spec, Gpu& gpu);
+// Every setting of the plan's knobs on `gpu`: the clock grid, then the profiles.
+std::vector<Setting> plan_settings(const Knobs& knobs, Gpu& gpu);
 
 // Shard `index` of `count` (0-based): a deterministic partition of the plan's
 // (case, setting) pairs, so that the shards together hold every pair exactly once.

@@ -32,7 +32,8 @@
 namespace dvfslab {
 
 // The knobs a tuner may turn.
-enum class TuneKnob { sm, mem, pl };
+// profile (workload power profiles, docs/profiles.md) is tuned on its own.
+enum class TuneKnob { sm, mem, pl, profile };
 std::string_view to_string(TuneKnob knob);
 // Reads "sm", "sm,mem,pl", ...: no repeats, at least one; ConfigError otherwise.
 std::vector<TuneKnob> parse_tune_knobs(std::string_view text);

@@ -14,15 +14,20 @@ struct Setting {
   std::optional<int> sm_mhz;
   std::optional<int> mem_mhz;
   std::optional<int> power_limit_w;
+  // A workload power profile requested alone (its vendor id, e.g. NVML's
+  // nvmlPowerProfileType_t); absent = the requested profiles as found.
+  std::optional<int> workload_profile;
 
-  bool is_default() const { return !sm_mhz && !mem_mhz && !power_limit_w; }
+  bool is_default() const { return !sm_mhz && !mem_mhz && !power_limit_w && !workload_profile; }
   bool operator==(const Setting&) const = default;
   auto operator<=>(const Setting&) const = default;
 };
-std::string to_string(const Setting& setting);  // "sm=1380 mem=877 pl=default"
+// "sm=1380 mem=877 pl=default", with " profile=max-q" when a profile is requested.
+std::string to_string(const Setting& setting);
 // Ranks settings for the baseline when no default is marked: higher SM clock
 // first, then higher memory clock, then higher power limit; an absent knob (left
-// at the GPU's default, the top for data-centre GPUs) ranks above any value.
+// at the GPU's default, the top for data-centre GPUs) ranks above any value; a
+// setting without a workload profile comes before the same clocks with one.
 // Returns true when `a` comes before `b`. Analysis and replay both rank by it.
 bool setting_order_before(const Setting& a, const Setting& b);
 

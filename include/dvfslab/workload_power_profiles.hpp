@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/workload_profile_names.hpp"
 
 namespace dvfslab {
 
@@ -29,12 +30,6 @@ struct WorkloadPowerProfiles {
   std::vector<int> enforced;
   bool operator==(const WorkloadPowerProfiles&) const = default;
 };
-
-// dvfslab's name of profile `id`: NVML's NVML_POWER_PROFILE_* name in lower case
-// with dashes ("max-q"); "profile-20" for one it has no name for.
-std::string workload_power_profile_name(int id);
-// The id a name stands for (the inverse of workload_power_profile_name), or nullopt.
-std::optional<int> workload_power_profile_id(std::string_view name);
 
 // What a backend with workload power profiles implements beside Gpu (NvmlGpu).
 class WorkloadPowerProfileControl {

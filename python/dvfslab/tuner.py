@@ -176,10 +176,11 @@ class Tuner:
     @property
     def current_setting(self) -> Dict[str, Any]:
         """The setting the GPU is at now: {"sm_mhz", "mem_mhz", "power_limit_w",
-        "label"}, None for a knob left as found (all None after finish())."""
+        "workload_profile", "label"}, None for a knob left as found (all None after
+        finish())."""
         with self._one_thread:
             if self._native is None:
-                return {"sm_mhz": None, "mem_mhz": None, "power_limit_w": None,
+                return {"sm_mhz": None, "mem_mhz": None, "power_limit_w": None, "workload_profile": None,
                         "label": "sm=default mem=default pl=default"}
             return self._native.current_setting()
 

@@ -18,6 +18,7 @@
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/frontend.hpp"
+#include "dvfslab/json_optional.hpp"
 #include "dvfslab/tuner.hpp"
 
 namespace dvfslab::python {
@@ -62,6 +63,7 @@ nlohmann::json setting_json(const Setting& setting) {
   return {{"sm_mhz", knob(setting.sm_mhz)},
           {"mem_mhz", knob(setting.mem_mhz)},
           {"power_limit_w", knob(setting.power_limit_w)},
+          {"workload_profile", profile_or_null(setting.workload_profile)},
           {"label", to_string(setting)}};
 }
 
@@ -76,17 +78,17 @@ WindowFigures figures_from(const py::handle& value) {
 }
 
 // A window crosses as (sm_mhz, mem_mhz, power_limit_w, role, iterations, phase,
-// settle_iterations), None for a knob left as found: plain values every rank can
-// receive in a broadcast.
+// settle_iterations, workload_profile), None for a knob left as found: plain values
+// every rank can receive in a broadcast.
 py::tuple window_tuple(const TuneWindow& window) {
   return py::make_tuple(window.setting.sm_mhz, window.setting.mem_mhz, window.setting.power_limit_w,
                         static_cast<int>(window.role), window.iterations, window.phase,
-                        window.settle_iterations);
+                        window.settle_iterations, window.setting.workload_profile);
 }
 
 TuneWindow window_from(const py::handle& value) {
   const auto t = value.cast<std::tuple<std::optional<int>, std::optional<int>, std::optional<int>, int,
-                                       std::int64_t, int, std::int64_t>>();
+                                       std::int64_t, int, std::int64_t, std::optional<int>>>();
   TuneWindow window;
   window.setting.sm_mhz = std::get<0>(t);
   window.setting.mem_mhz = std::get<1>(t);
@@ -95,6 +97,7 @@ TuneWindow window_from(const py::handle& value) {
   window.iterations = std::get<4>(t);
   window.phase = std::get<5>(t);
   window.settle_iterations = std::get<6>(t);
+  window.setting.workload_profile = std::get<7>(t);
   return window;
 }
 

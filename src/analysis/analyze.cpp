@@ -15,6 +15,7 @@ Analysis analyze(const std::vector<ResultRow>& rows, const Objective& objective)
   analysis.cases = summarize_points(rows);
   for (CaseAnalysis& c : analysis.cases) {
     choose_optimum(c, objective);
+    compare_profiles(c, objective);
     c.pareto = pareto_frontier(c.points);
   }
   aggregate(analysis);

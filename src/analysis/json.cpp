@@ -13,7 +13,8 @@ using nlohmann::json;
 json setting_json(const Setting& setting) {
   return {{"sm_mhz", or_null(setting.sm_mhz)},
           {"mem_mhz", or_null(setting.mem_mhz)},
-          {"power_limit_w", or_null(setting.power_limit_w)}};
+          {"power_limit_w", or_null(setting.power_limit_w)},
+          {"workload_profile", profile_or_null(setting.workload_profile)}};
 }
 
 json estimate_json(const Estimate& value) {
@@ -65,6 +66,19 @@ json case_json(const CaseAnalysis& c, bool include_points) {
   json pareto = json::array();
   for (std::size_t i : c.pareto) pareto.push_back(brief_json(c.points[i]));
   out["pareto"] = std::move(pareto);
+  if (!c.profiles.empty()) {
+    json profiles = json::array();
+    for (const ProfileComparison& p : c.profiles) {
+      json entry = brief_json(c.points[p.point]);
+      entry["energy_saving_pct"] = p.energy_saving_pct;
+      entry["time_change_pct"] = p.time_change_pct;
+      entry["tuned_energy_saving_pct"] = or_null(p.tuned_energy_saving_pct);
+      entry["tuned_time_change_pct"] = or_null(p.tuned_time_change_pct);
+      profiles.push_back(std::move(entry));
+    }
+    out["profiles"] = std::move(profiles);
+    out["tuned_optimum"] = c.tuned_optimum ? brief_json(c.points[*c.tuned_optimum]) : json(nullptr);
+  }
   if (include_points) {
     json points = json::array();
     for (const PointSummary& point : c.points) points.push_back(point_json(point));

@@ -1,10 +1,34 @@
 // The baseline of a case, its optimal setting for an objective, and the change
 // between them.
+#include <algorithm>
 #include <tuple>
 
+#include "analysis/best_point.hpp"
 #include "dvfslab/analysis.hpp"
 
 namespace dvfslab {
+namespace analysis_detail {
+
+std::optional<std::size_t> best_point(const std::vector<PointSummary>& points, const PointSummary& baseline,
+                                      const Objective& objective,
+                                      const std::function<bool(const PointSummary&)>& eligible) {
+  // Strict comparison in setting order keeps the earliest setting among exact ties.
+  std::optional<std::tuple<double, double>> best;
+  std::optional<std::size_t> index;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!eligible(points[i])) continue;
+    const auto value = objective_value(objective, points[i], baseline);
+    if (!value) continue;
+    const std::tuple<double, double> candidate{*value, points[i].time_per_iteration_s.mean};
+    if (!best || candidate < *best) {
+      best = candidate;
+      index = i;
+    }
+  }
+  return index;
+}
+
+}  // namespace analysis_detail
 
 std::string_view to_string(BaselineKind kind) {
   return kind == BaselineKind::vendor_default ? "vendor-default" : "highest-setting";
@@ -18,10 +42,16 @@ void choose_optimum(CaseAnalysis& analysis, const Objective& objective) {
   analysis.power_change_pct.reset();
   if (points.empty()) return;
 
-  // Points are in setting order, so the first default (or the first point) is the
-  // highest-ranked candidate.
+  // Points are in setting order, so the first default (or the first point that
+  // requests no workload profile, else the first point) is the highest-ranked
+  // candidate.
   analysis.baseline = 0;
   analysis.baseline_kind = BaselineKind::highest_setting;
+  const auto first_without_profile = std::find_if(
+      points.begin(), points.end(), [](const PointSummary& point) { return !point.setting.workload_profile; });
+  if (first_without_profile != points.end()) {
+    analysis.baseline = static_cast<std::size_t>(first_without_profile - points.begin());
+  }
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (points[i].is_default) {
       analysis.baseline = i;
@@ -30,18 +60,8 @@ void choose_optimum(CaseAnalysis& analysis, const Objective& objective) {
     }
   }
   const PointSummary& baseline = points[analysis.baseline];
-
-  // Strict comparison in setting order keeps the earliest setting among exact ties.
-  std::optional<std::tuple<double, double>> best;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto value = objective_value(objective, points[i], baseline);
-    if (!value) continue;
-    const std::tuple<double, double> candidate{*value, points[i].time_per_iteration_s.mean};
-    if (!best || candidate < *best) {
-      best = candidate;
-      analysis.optimum = i;
-    }
-  }
+  analysis.optimum =
+      analysis_detail::best_point(points, baseline, objective, [](const PointSummary&) { return true; });
   if (!analysis.optimum) return;
 
   const PointSummary& optimum = points[*analysis.optimum];

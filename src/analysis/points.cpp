@@ -61,13 +61,14 @@ struct SortEntry {
   std::int64_t sm;
   std::int64_t mem;
   std::int64_t power_limit;
+  std::int64_t profile;  // -1 without one: before any profile, as in setting_order_before
   int repetition;
   std::uint32_t row;
 
-  auto tie() const { return std::tie(case_rank, sm, mem, power_limit, repetition, row); }
+  auto tie() const { return std::tie(case_rank, sm, mem, power_limit, profile, repetition, row); }
   bool same_point(const SortEntry& other) const {
     return case_rank == other.case_rank && sm == other.sm && mem == other.mem &&
-           power_limit == other.power_limit;
+           power_limit == other.power_limit && profile == other.profile;
   }
 };
 
@@ -203,8 +204,13 @@ std::vector<CaseAnalysis> summarize_points(const std::vector<ResultRow>& rows) {
   std::vector<SortEntry> entries(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Setting& s = rows[i].setting;
-    entries[i] = {rank_of_id[case_of_row[i]],   order_value(s.sm_mhz), order_value(s.mem_mhz),
-                  order_value(s.power_limit_w), rows[i].repetition,    static_cast<std::uint32_t>(i)};
+    entries[i] = {rank_of_id[case_of_row[i]],
+                  order_value(s.sm_mhz),
+                  order_value(s.mem_mhz),
+                  order_value(s.power_limit_w),
+                  s.workload_profile ? *s.workload_profile : -1,
+                  rows[i].repetition,
+                  static_cast<std::uint32_t>(i)};
   }
   std::sort(entries.begin(), entries.end(),
             [](const SortEntry& a, const SortEntry& b) { return a.tie() < b.tie(); });

@@ -146,9 +146,15 @@ void check_per_gpu_job(const SearchArguments& args, std::size_t job_size) {
 void run(SearchArguments args) {
   check_budget(args);
   check_per_gpu_options(args);
-  frontend::parse_search_knobs(args.knobs);
+  const bool profiles = frontend::parse_search_knobs(args.knobs).profile;
   const Objective objective = parse_objective(args.objective);
-  if (args.strategy.empty()) args.strategy = default_strategy_name();
+  // Profiles are a handful of categories, not a line to bisect: each is measured.
+  if (args.strategy.empty()) args.strategy = profiles ? "grid" : default_strategy_name();
+  if (profiles && args.strategy != "grid") {
+    throw UsageError(fmt::format("--knobs profile measures every workload power profile: --strategy {} "
+                                 "searches a line of values; leave --strategy out (grid)",
+                                 args.strategy));
+  }
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
 
   const std::vector<std::unique_ptr<Gpu>> gpus = open_job_gpus(args.device);
@@ -247,7 +253,8 @@ void add_search_command(CLI::App& app) {
       ->add_option(
           "--knobs", args->knobs,
           "The knobs to search, comma-separated: sm (core clock), mem (memory clock), pl (power limit); "
-          "pl by default on a table that varies only the power limit")
+          "pl by default on a table that varies only the power limit. profile, on its own, measures each "
+          "workload power profile the GPU supports (docs/profiles.md)")
       ->capture_default_str();
   command->add_option("--objective", args->objective, objective_help())->capture_default_str();
   command->add_option("--strategy", args->strategy,

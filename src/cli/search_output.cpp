@@ -58,6 +58,7 @@ nlohmann::json setting_json(const SearchOutcome& outcome, const Setting& setting
   return {{"sm_mhz", or_null(knobs.sm_mhz)},
           {"mem_mhz", or_null(knobs.mem_mhz)},
           {"power_limit_w", or_null(knobs.power_limit_w)},
+          {"workload_profile", profile_or_null(setting.workload_profile)},
           {"is_default", setting.is_default()}};
 }
 
@@ -71,6 +72,11 @@ std::string setting_text(const SearchOutcome& outcome, const Setting& setting) {
   if (outcome.knobs.sm) add("sm", knobs.sm_mhz, "MHz");
   if (outcome.knobs.mem) add("mem", knobs.mem_mhz, "MHz");
   if (outcome.knobs.power) add("pl", knobs.power_limit_w, "W");
+  if (outcome.knobs.profile) {
+    text += fmt::format("{}profile {}", text.empty() ? "" : ", ",
+                        setting.workload_profile ? workload_power_profile_name(*setting.workload_profile)
+                                                 : std::string("as found"));
+  }
   return setting.is_default() ? fmt::format("default as found ({})", text) : text;
 }
 

@@ -63,6 +63,9 @@ TunerOptions tuner_options(const TuneArguments& args) {
   options.warmup_iterations = args.warmup_iterations;
   options.settle_iterations = args.settle_iterations;
   options.strategy = args.strategy;
+  // A handful of profiles are categories, not a valley to bisect: online measures each.
+  const bool profiles_only = options.knobs == std::vector<TuneKnob>{TuneKnob::profile};
+  if (profiles_only && options.strategy == "online") options.strategy = "grid";
   options.max_retunes = args.max_retunes;
   options.allow_above_found_power_limit = args.allow_above_found_power_limit;
   options.state_dir = state_dir(args.state_dir);
@@ -224,7 +227,9 @@ void add_tune_command(CLI::App& app) {
       "Examples: dvfslab tune --knobs sm,pl -- python3 train.py\n"
       "          dvfslab tune --device sim:v100 --sim-job resnet50/train/b64:3000,resnet50/infer/b256:3000");
   add_device_option(*tune, args->device)->capture_default_str();
-  tune->add_option("--knobs", args->knobs, "What to tune: a comma-separated list of sm, mem, pl")
+  tune->add_option("--knobs", args->knobs,
+                   "What to tune: a comma-separated list of sm, mem, pl; or profile alone, which measures each "
+                   "workload power profile the GPU supports and holds the best (docs/profiles.md)")
       ->capture_default_str();
   tune->add_option("--objective", args->objective, objective_help())->capture_default_str();
   tune->add_option(

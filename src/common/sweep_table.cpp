@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -12,12 +13,15 @@
 #include "dvfslab/csv.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/input_file.hpp"
+#include "dvfslab/workload_profile_names.hpp"
 
 namespace dvfslab {
 namespace {
 
-constexpr const char* columns[] = {"source",        "gpu",    "workload", "core_mhz", "mem_mhz",
-                                   "power_limit_w", "time_s", "power_w",  "default"};
+// workload_profile is optional and last: tables without profiles keep the
+// published format's nine columns.
+constexpr const char* columns[] = {"source",  "gpu",     "workload", "core_mhz", "mem_mhz",         "power_limit_w",
+                                   "time_s",  "power_w", "default",  "workload_profile"};
 enum Column {
   source,
   gpu,
@@ -28,6 +32,7 @@ enum Column {
   time_s,
   power_w,
   is_default,
+  workload_profile,
   column_count
 };
 
@@ -115,6 +120,16 @@ class RowParser {
     return static_cast<int>(*number);
   }
 
+  // A workload power profile by name (docs/profiles.md); blank = none requested.
+  std::optional<int> profile(Column column) const {
+    const std::string_view value = trim(field(column));
+    if (value.empty()) return std::nullopt;
+    if (const auto id = workload_power_profile_id(value)) return id;
+    fail(column, fmt::format("'{}' is not a workload power profile name (max-q, compute, memory-bound, ...; "
+                             "blank when none was requested)",
+                             escape_control_characters(value)));
+  }
+
   double positive(Column column) const {
     const std::string_view value = trim(field(column));
     const auto number = parse_double(value);
@@ -146,6 +161,7 @@ class RowParser {
 enum class Content { measurements, settings };
 
 bool required(Column column, Content content) {
+  if (column == workload_profile) return false;
   if (content == Content::measurements) return true;
   return column == gpu || column == workload || column == core_mhz || column == mem_mhz ||
          column == power_limit_w;
@@ -209,7 +225,10 @@ std::vector<ResultRow> read_table(std::istream& in, const std::string& name, Con
     if (has(source)) row.source = parse.text(source);
     row.gpu = parse.text(gpu);
     row.workload_case = Case{parse.text(workload), 0, Mode::train, Precision::fp32};
-    row.setting = Setting{parse.knob(core_mhz), parse.knob(mem_mhz), parse.knob(power_limit_w)};
+    row.setting.sm_mhz = parse.knob(core_mhz);
+    row.setting.mem_mhz = parse.knob(mem_mhz);
+    row.setting.power_limit_w = parse.knob(power_limit_w);
+    if (has(workload_profile)) row.setting.workload_profile = parse.profile(workload_profile);
     if (content == Content::measurements) {
       row.time_per_iteration_s = parse.positive(time_s);
       row.mean_power_w = parse.positive(power_w);
@@ -253,10 +272,14 @@ std::string sweep_table_workload_key(const ResultRow& row) {
 }
 
 void write_sweep_table(const std::vector<ResultRow>& rows, std::ostream& out) {
-  out << csv_line(std::vector<std::string>(std::begin(columns), std::end(columns)));
+  const bool profiles = std::any_of(rows.begin(), rows.end(),
+                                    [](const ResultRow& row) { return row.setting.workload_profile.has_value(); });
+  std::vector<std::string> header(std::begin(columns), std::end(columns));
+  if (!profiles) header.pop_back();
+  out << csv_line(header);
   for (const ResultRow& row : rows) {
     const bool label = row.simulated && row.source.find("SIMULATED") == std::string::npos;
-    out << csv_line({
+    std::vector<std::string> fields({
         label ? row.source + " (SIMULATED)" : row.source,
         row.gpu,
         sweep_table_workload_key(row),
@@ -267,6 +290,11 @@ void write_sweep_table(const std::vector<ResultRow>& rows, std::ostream& out) {
         number_text(row.mean_power_w),
         row.is_default ? "1" : "0",
     });
+    if (profiles) {
+      fields.push_back(row.setting.workload_profile ? workload_power_profile_name(*row.setting.workload_profile)
+                                                    : std::string());
+    }
+    out << csv_line(fields);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/workload_profile_names.hpp"
 
 namespace dvfslab {
 namespace {
@@ -24,13 +25,17 @@ std::int64_t order_value(const std::optional<int>& knob) {
 }  // namespace
 
 bool setting_order_before(const Setting& a, const Setting& b) {
-  return std::tuple(order_value(a.sm_mhz), order_value(a.mem_mhz), order_value(a.power_limit_w)) <
-         std::tuple(order_value(b.sm_mhz), order_value(b.mem_mhz), order_value(b.power_limit_w));
+  return std::tuple(order_value(a.sm_mhz), order_value(a.mem_mhz), order_value(a.power_limit_w),
+                    a.workload_profile.has_value(), a.workload_profile.value_or(0)) <
+         std::tuple(order_value(b.sm_mhz), order_value(b.mem_mhz), order_value(b.power_limit_w),
+                    b.workload_profile.has_value(), b.workload_profile.value_or(0));
 }
 
 std::string to_string(const Setting& setting) {
-  return fmt::format("sm={} mem={} pl={}", knob_text(setting.sm_mhz), knob_text(setting.mem_mhz),
-                     knob_text(setting.power_limit_w));
+  std::string text = fmt::format("sm={} mem={} pl={}", knob_text(setting.sm_mhz), knob_text(setting.mem_mhz),
+                                 knob_text(setting.power_limit_w));
+  if (setting.workload_profile) text += " profile=" + workload_power_profile_name(*setting.workload_profile);
+  return text;
 }
 
 std::string_view to_string(Mode mode) { return mode == Mode::train ? "train" : "infer"; }

@@ -10,6 +10,7 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/search.hpp"
+#include "dvfslab/workload_power_profiles.hpp"
 
 namespace dvfslab::frontend {
 namespace {
@@ -44,14 +45,16 @@ SearchKnobs parse_search_knobs(const std::string& text) {
   std::string name;
   int count = 0;
   while (std::getline(names, name, ',')) {
-    bool* knob = name == "sm"    ? &knobs.sm
-                 : name == "mem" ? &knobs.mem
-                 : name == "pl"  ? &knobs.power
-                                 : nullptr;
+    bool* knob = name == "sm"        ? &knobs.sm
+                 : name == "mem"     ? &knobs.mem
+                 : name == "pl"      ? &knobs.power
+                 : name == "profile" ? &knobs.profile
+                                     : nullptr;
     if (!knob) {
       throw UsageError(
           fmt::format("--knobs '{}': unknown knob '{}'; give a comma-separated list of sm (core "
-                      "clock), mem (memory clock) and pl (power limit)",
+                      "clock), mem (memory clock) and pl (power limit), or profile (workload power "
+                      "profiles) alone",
                       text, name));
     }
     if (*knob) throw UsageError(fmt::format("--knobs '{}': '{}' is named twice", text, name));
@@ -59,6 +62,12 @@ SearchKnobs parse_search_knobs(const std::string& text) {
     ++count;
   }
   if (count == 0) throw UsageError("--knobs is empty: give sm, mem, pl or a comma-separated list of them");
+  if (knobs.profile && count > 1) {
+    throw UsageError(
+        fmt::format("--knobs '{}': profile is searched on its own (a workload power profile is measured with "
+                    "the clocks and power limit as found, not crossed with them): give --knobs profile",
+                    text));
+  }
   return knobs;
 }
 
@@ -74,10 +83,19 @@ std::string search_plan_text(Gpu& gpu, const SearchCase& search_case, const Sear
   };
   if (knobs.sm && clocks.all_graphics_mhz().size() < 2) refuse_fixed("sm", "SM clock");
   if (knobs.mem && clocks.memory_mhz.size() < 2) refuse_fixed("mem", "memory clock");
+  if (knobs.profile) {
+    const auto profiles = workload_power_profiles(gpu);
+    if (!profiles || profiles->supported.empty()) {
+      throw NotSupportedError(fmt::format("--knobs profile: {} has no workload power profiles (its backend, driver "
+                                          "or the GPU itself; `dvfslab info` says which)",
+                                          gpu.identity().name));
+    }
+  }
   std::string text =
       fmt::format("[plan]\nname = {}\n\n[knobs]\n", toml_string("search " + search_case.workload));
   if (knobs.sm) text += "sm_mhz = \"all\"\n";
   if (knobs.mem) text += "mem_mhz = \"all\"\n";
+  if (knobs.profile) text += "workload_profile = \"all\"\n";
   if (knobs.power) text += fmt::format("power_limit_w = {}\n", power_knob(gpu, search_case.workload));
   text += "\n[[cases]]\n";
   if (search_case.command.empty()) {

@@ -4,7 +4,10 @@
 #include <string_view>
 
 #include "dvfslab/error.hpp"
+#include "dvfslab/workload_power_profiles.hpp"
 #include "gpu/clock_knob_control.hpp"
+#include "gpu/control_set.hpp"
+#include "gpu/workload_profile_knob.hpp"
 
 namespace dvfslab {
 namespace {
@@ -91,6 +94,12 @@ void Gpu::restore(const ControlState& state) {
   if (state.power_limit_w) do_set_power_limit(*state.power_limit_w);
 }
 
-std::unique_ptr<GpuControl> Gpu::control() { return std::make_unique<ClockKnobControl>(*this); }
+std::unique_ptr<GpuControl> Gpu::control() {
+  if (dynamic_cast<WorkloadPowerProfileControl*>(this) == nullptr) return std::make_unique<ClockKnobControl>(*this);
+  std::vector<std::unique_ptr<GpuControl>> members;
+  members.push_back(std::make_unique<ClockKnobControl>(*this));
+  members.push_back(std::make_unique<WorkloadProfileKnob>(*this));
+  return std::make_unique<ControlSet>(std::move(members));
+}
 
 }  // namespace dvfslab

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "dvfslab/report.hpp"
+#include "dvfslab/workload_profile_names.hpp"
 
 namespace dvfslab {
 namespace {
@@ -52,8 +53,10 @@ class TextTable {
 std::string knob_text(const std::optional<int>& value) { return value ? std::to_string(*value) : "-"; }
 
 std::string setting_text(const Setting& setting) {
-  return fmt::format("{}/{}/{}", knob_text(setting.sm_mhz), knob_text(setting.mem_mhz),
-                     knob_text(setting.power_limit_w));
+  std::string text = fmt::format("{}/{}/{}", knob_text(setting.sm_mhz), knob_text(setting.mem_mhz),
+                                 knob_text(setting.power_limit_w));
+  if (setting.workload_profile) text += " profile " + workload_power_profile_name(*setting.workload_profile);
+  return text;
 }
 
 std::string percent_text(const std::optional<double>& value) {
@@ -62,6 +65,31 @@ std::string percent_text(const std::optional<double>& value) {
 
 std::string gpu_text(const std::string& gpu, bool simulated) {
   return simulated ? gpu + " [SIMULATED]" : gpu;
+}
+
+// Each measured workload power profile against the baseline and the tuned
+// optimum; empty when no case measured one.
+std::string profile_table(const Analysis& analysis) {
+  TextTable profiles({"GPU", "Workload", "Batch", "Mode", "Profile", "Energy saving", "Time change",
+                      "Tuned optimum", "Tuned vs profile: energy", "time"});
+  bool any = false;
+  for (const CaseAnalysis& c : analysis.cases) {
+    const Case& wc = c.key.workload_case;
+    for (const ProfileComparison& p : c.profiles) {
+      any = true;
+      profiles.add({gpu_text(c.key.gpu, c.key.simulated), wc.workload,
+                    wc.batch > 0 ? std::to_string(wc.batch) : "-",
+                    fmt::format("{} {}", to_string(wc.mode), to_string(wc.precision)),
+                    workload_power_profile_name(*c.points[p.point].setting.workload_profile),
+                    percent_text(p.energy_saving_pct), percent_text(p.time_change_pct),
+                    c.tuned_optimum ? setting_text(c.points[*c.tuned_optimum].setting) : "none meets the objective",
+                    percent_text(p.tuned_energy_saving_pct), percent_text(p.tuned_time_change_pct)});
+    }
+  }
+  if (!any) return {};
+  return "\nWorkload power profiles: against the baseline, and the tuned optimum (best setting without a "
+         "profile) against each profile (positive energy = the tuned setting uses less)\n" +
+         profiles.render();
 }
 
 }  // namespace
@@ -90,6 +118,7 @@ std::string format_analysis_tables(const Analysis& analysis) {
          percent_text(c.power_change_pct)});
   }
   out += "\nPer case: optimum against baseline\n" + cases.render();
+  out += profile_table(analysis);
 
   TextTable networks({"GPU", "Workload", "Mode", "Batches", "Energy saving", "Time change", "Power change"});
   for (const WorkloadAggregate& w : analysis.workloads) {

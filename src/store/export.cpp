@@ -60,13 +60,17 @@ json run_json(const RunInfo& run) {
   };
 }
 
-// The text of {"mem_mhz", "power_limit_w", "sm_mhz"} nested `depth` levels deep.
+// The text of {"mem_mhz", "power_limit_w", "sm_mhz", "workload_profile"} nested
+// `depth` levels deep.
 std::string setting_text(const Setting& setting, int depth) {
   std::string text;
   store_detail::PrettyObject object(text, depth);
   object.value("mem_mhz", setting.mem_mhz)
       .value("power_limit_w", setting.power_limit_w)
       .value("sm_mhz", setting.sm_mhz)
+      .value("workload_profile", setting.workload_profile
+                                     ? std::optional(workload_power_profile_name(*setting.workload_profile))
+                                     : std::nullopt)
       .close();
   return text;
 }
@@ -217,6 +221,7 @@ void write_csv(Store& store, std::ostream& out) {
                                      "sm_mhz",
                                      "mem_mhz",
                                      "power_limit_w",
+                                     "workload_profile",
                                      "repetition",
                                      "role",
                                      "order_index",
@@ -261,6 +266,9 @@ void write_csv(Store& store, std::ostream& out) {
                                        or_blank(p.point.setting.sm_mhz),
                                        or_blank(p.point.setting.mem_mhz),
                                        or_blank(p.point.setting.power_limit_w),
+                                       p.point.setting.workload_profile
+                                           ? workload_power_profile_name(*p.point.setting.workload_profile)
+                                           : std::string(),
                                        std::to_string(p.point.repetition),
                                        std::string(to_string(p.role)),
                                        std::to_string(p.order_index),

@@ -63,7 +63,7 @@ std::vector<ResultRow> Store::result_rows_where(std::optional<std::int64_t> run_
       *connection_,
       "SELECT p.run_id AS run_id, p.workload AS workload, p.batch AS batch, p.mode AS mode, p.precision AS "
       "precision, p.sm_mhz AS sm_mhz, p.mem_mhz AS mem_mhz, "
-      "p.power_limit_w AS power_limit_w, p.repetition AS repetition, p.is_default AS is_default, p.item_unit "
+      "p.power_limit_w AS power_limit_w, p.workload_profile AS workload_profile, p.repetition AS repetition, p.is_default AS is_default, p.item_unit "
       "AS item_unit, m.duration_s AS duration_s, "
       "m.iterations AS iterations, m.items AS items, m.energy_j AS energy_j, m.energy_integrated_j AS "
       "energy_integrated_j, m.mean_power_w AS mean_power_w, "

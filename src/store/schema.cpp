@@ -139,10 +139,22 @@ CREATE TABLE measurement_gpus(
   PRIMARY KEY(measurement_id, position)) WITHOUT ROWID;
 )sql";
 
+// Version 4: a point may request a workload power profile (Setting::workload_profile);
+// a point is still measured once per run, now per profile too.
+constexpr const char* schema_v4 = R"sql(
+ALTER TABLE points ADD COLUMN workload_profile INTEGER;
+DROP INDEX points_once_per_run;
+CREATE UNIQUE INDEX points_once_per_run ON points(
+  run_id, workload, batch, mode, precision,
+  ifnull(sm_mhz, -1), ifnull(mem_mhz, -1), ifnull(power_limit_w, -1), ifnull(workload_profile, -1), repetition)
+  WHERE role = 'grid';
+)sql";
+
 constexpr Migration migrations[] = {
     {1, "0.1.0", schema_v1},
     {2, "0.1.0", schema_v2},
     {3, "0.1.0", schema_v3},
+    {4, "0.1.0", schema_v4},
 };
 
 std::string meta_value(Connection& connection, const char* key) {

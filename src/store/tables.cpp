@@ -21,7 +21,8 @@ void bind_case_and_setting(Statement& statement, int first, const Point& point) 
       .bind(first + 4, point.setting.sm_mhz)
       .bind(first + 5, point.setting.mem_mhz)
       .bind(first + 6, point.setting.power_limit_w)
-      .bind(first + 7, point.repetition);
+      .bind(first + 7, point.setting.workload_profile)
+      .bind(first + 8, point.repetition);
 }
 
 // Compares the knobs as the unique index points_once_per_run writes them, so that
@@ -30,13 +31,13 @@ constexpr const char* point_recorded_sql =
     "SELECT 1 FROM points WHERE run_id = ?1 AND role = 'grid' AND workload = ?2 AND batch = ?3 "
     "AND mode = ?4 AND precision = ?5 AND ifnull(sm_mhz, -1) = ifnull(?6, -1) "
     "AND ifnull(mem_mhz, -1) = ifnull(?7, -1) AND ifnull(power_limit_w, -1) = ifnull(?8, -1) "
-    "AND repetition = ?9";
+    "AND ifnull(workload_profile, -1) = ifnull(?9, -1) AND repetition = ?10";
 
 constexpr const char* insert_point_sql =
     "INSERT INTO points(run_id, workload, batch, mode, precision, sm_mhz, mem_mhz, power_limit_w, "
-    "repetition, "
+    "workload_profile, repetition, "
     "order_index, role, is_default, item_unit, effective_sm_mhz, effective_mem_mhz) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 // The figures of a window, the columns `measurements` and `measurement_gpus` share,
 // in the order bind_figures() binds them.
@@ -149,6 +150,7 @@ PointColumns::PointColumns(const Statement& query)
       sm_mhz(query.column("sm_mhz")),
       mem_mhz(query.column("mem_mhz")),
       power_limit_w(query.column("power_limit_w")),
+      workload_profile(query.column("workload_profile")),
       repetition(query.column("repetition")) {}
 
 Point point_from(const Statement& row, const PointColumns& at) {
@@ -160,6 +162,7 @@ Point point_from(const Statement& row, const PointColumns& at) {
   point.setting.sm_mhz = row.optional_int(at.sm_mhz);
   point.setting.mem_mhz = row.optional_int(at.mem_mhz);
   point.setting.power_limit_w = row.optional_int(at.power_limit_w);
+  point.setting.workload_profile = row.optional_int(at.workload_profile);
   point.repetition = row.integer(at.repetition);
   return point;
 }
@@ -196,12 +199,12 @@ std::int64_t MeasurementInserter::insert(std::int64_t run_id, const std::string&
   }
   insert_point_.bind(1, run_id);
   bind_case_and_setting(insert_point_, 2, record.point);
-  insert_point_.bind(10, record.order_index)
-      .bind(11, to_string(record.role))
-      .bind(12, record.is_default)
-      .bind(13, record.item_unit)
-      .bind(14, record.effective_sm_mhz)
-      .bind(15, record.effective_mem_mhz)
+  insert_point_.bind(11, record.order_index)
+      .bind(12, to_string(record.role))
+      .bind(13, record.is_default)
+      .bind(14, record.item_unit)
+      .bind(15, record.effective_sm_mhz)
+      .bind(16, record.effective_mem_mhz)
       .run();
   const std::int64_t point_id = connection_.last_insert_id();
 
@@ -282,8 +285,8 @@ MeasurementCursor::MeasurementCursor(Connection& connection)
     : query_(connection,
              "SELECT m.id AS id, p.run_id AS run_id, m.recorded_at AS recorded_at, "
              "p.workload AS workload, p.batch AS batch, p.mode AS mode, p.precision AS precision, p.sm_mhz "
-             "AS sm_mhz, p.mem_mhz AS mem_mhz, p.power_limit_w AS power_limit_w, p.repetition AS repetition, "
-             "p.role AS role, p.order_index AS order_index, p.is_default AS is_default, p.item_unit AS "
+             "AS sm_mhz, p.mem_mhz AS mem_mhz, p.power_limit_w AS power_limit_w, "
+             "p.workload_profile AS workload_profile, p.repetition AS repetition, p.role AS role, p.order_index AS order_index, p.is_default AS is_default, p.item_unit AS "
              "item_unit, p.effective_sm_mhz AS effective_sm_mhz, p.effective_mem_mhz AS effective_mem_mhz, "
              "m.name AS name, m.duration_s AS duration_s, m.energy_j AS energy_j, m.energy_integrated_j AS "
              "energy_integrated_j, m.mean_power_w AS mean_power_w, m.peak_power_w AS peak_power_w, "
@@ -381,7 +384,7 @@ std::set<Point> select_plan_points(Connection& connection, std::int64_t run_id) 
   Statement query(connection,
                   "SELECT p.workload AS workload, p.batch AS batch, p.mode AS mode, p.precision AS "
                   "precision, p.sm_mhz AS sm_mhz, p.mem_mhz AS mem_mhz, p.power_limit_w AS power_limit_w, "
-                  "p.repetition AS repetition FROM points p JOIN measurements m ON m.point_id = p.id "
+                  "p.workload_profile AS workload_profile, p.repetition AS repetition FROM points p JOIN measurements m ON m.point_id = p.id "
                   "WHERE p.run_id = ? AND p.role = 'grid'");
   query.bind(1, run_id);
   std::set<Point> points;

@@ -53,7 +53,7 @@ class MeasurementInserter {
 // by name so that rows are decoded by name however the SELECT lists them.
 struct PointColumns {
   explicit PointColumns(const Statement& query);
-  int workload, batch, mode, precision, sm_mhz, mem_mhz, power_limit_w, repetition;
+  int workload, batch, mode, precision, sm_mhz, mem_mhz, power_limit_w, workload_profile, repetition;
 };
 Point point_from(const Statement& row, const PointColumns& at);
 

@@ -6,15 +6,18 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <string_view>
 #include <toml.hpp>
 
 #include "dvfslab/checked_narrow.hpp"
+#include "dvfslab/control_characters.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/input_file.hpp"
 #include "dvfslab/plan.hpp"
+#include "dvfslab/workload_profile_names.hpp"
 #include "dvfslab/strategy.hpp"
 #include "sweep/plan_limits.hpp"
 #include "sweep/toml_text_checks.hpp"
@@ -229,14 +232,40 @@ KnobSpec parse_knob(const toml::value& value, std::string_view key, bool continu
   return spec;
 }
 
+int profile_id(const toml::value& value, std::string_view key) {
+  const std::string name = to_string_value(value, key);
+  if (const auto id = workload_power_profile_id(name)) return *id;
+  fail(value, fmt::format("'{}': unknown workload power profile '{}': give names as `dvfslab info` lists them "
+                          "(max-q, compute, memory-bound, llm-inference, ...) or \"all\"",
+                          key, escape_control_characters(name)));
+}
+
+ProfileKnobSpec parse_profile_knob(const toml::value& value) {
+  ProfileKnobSpec spec;
+  spec.where = where(value);
+  if (value.is_string() && value.as_string().str == "all") {
+    spec.all = true;
+    return spec;
+  }
+  std::set<int> ids;
+  for (int id : one_or_many(value, "workload_profile", profile_id)) {
+    if (!ids.insert(id).second) {
+      fail(value, fmt::format("'workload_profile' names {} twice", workload_power_profile_name(id)));
+    }
+  }
+  spec.ids.assign(ids.begin(), ids.end());
+  return spec;
+}
+
 Knobs parse_knobs(const toml::value& table) {
   as_table(table, "knobs");
-  check_keys(table, "knobs", {"sm_mhz", "mem_mhz", "power_limit_w"});
+  check_keys(table, "knobs", {"sm_mhz", "mem_mhz", "power_limit_w", "workload_profile"});
   Knobs knobs;
   if (const auto* v = member(table, "sm_mhz")) knobs.sm_mhz = parse_knob(*v, "sm_mhz", false);
   if (const auto* v = member(table, "mem_mhz")) knobs.mem_mhz = parse_knob(*v, "mem_mhz", false);
   if (const auto* v = member(table, "power_limit_w"))
     knobs.power_limit_w = parse_knob(*v, "power_limit_w", true);
+  if (const auto* v = member(table, "workload_profile")) knobs.workload_profile = parse_profile_knob(*v);
   return knobs;
 }
 

@@ -6,6 +6,7 @@
 
 #include "dvfslab/plan.hpp"
 #include "dvfslab/strategy.hpp"
+#include "dvfslab/workload_profile_names.hpp"
 
 namespace dvfslab {
 namespace {
@@ -53,6 +54,13 @@ std::string knobs_table(const Knobs& knobs) {
   knob("sm_mhz", knobs.sm_mhz);
   knob("mem_mhz", knobs.mem_mhz);
   knob("power_limit_w", knobs.power_limit_w);
+  if (knobs.workload_profile.all) {
+    text += "workload_profile = \"all\"\n";
+  } else if (!knobs.workload_profile.unset()) {
+    text += fmt::format("workload_profile = {}\n", toml_array(knobs.workload_profile.ids, [](int id) {
+                          return toml_string(workload_power_profile_name(id));
+                        }));
+  }
   return text.empty() ? text : "\n[knobs]\n" + text;
 }
 

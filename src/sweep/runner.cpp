@@ -64,7 +64,7 @@ PointOutcome stored_outcome(const ScheduledPoint& point, const StoredWindows& st
 SearchSpace search_space(Gpu& gpu, const Plan& plan, const SweepOptions& options) {
   SearchSpace space;
   space.cases = expand_cases(plan);
-  space.settings = expand_settings(plan.knobs, gpu.clock_table(), gpu.power_limits(), gpu.identity().name);
+  space.settings = plan_settings(plan.knobs, gpu);
   space.policy = plan.measure;
   space.shard = options.shard;
   return space;
@@ -87,7 +87,7 @@ Schedule prepare_sweep(Gpu& gpu, const Plan& plan, const WorkloadRegistry& regis
   const auto& identity = gpu.identity();
   const auto clocks = gpu.clock_table();
   const auto limits = gpu.power_limits();
-  const auto settings = expand_settings(plan.knobs, clocks, limits, identity.name);
+  const auto settings = plan_settings(plan.knobs, gpu);
   Schedule schedule = make_schedule(plan, settings, options.shard);
   for (const auto& setting : settings) validate_setting(identity.name, clocks, limits, setting);
 

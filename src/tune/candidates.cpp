@@ -7,6 +7,7 @@
 
 #include "dvfslab/error.hpp"
 #include "dvfslab/tuner.hpp"
+#include "dvfslab/workload_power_profiles.hpp"
 
 namespace dvfslab {
 namespace {
@@ -68,6 +69,24 @@ std::vector<std::optional<int>> power_values(const PowerLimits& limits, bool all
   return {watts.begin(), watts.end()};
 }
 
+// One setting per workload power profile the GPU supports, each requested alone.
+std::vector<Setting> profile_settings(Gpu& gpu) {
+  const auto profiles = workload_power_profiles(gpu);
+  if (!profiles || profiles->supported.empty()) {
+    throw NotSupportedError(fmt::format("{} has no workload power profiles (its backend, driver or the GPU itself; "
+                                        "`dvfslab info` says which), so there is no profile to tune",
+                                        gpu.identity().name));
+  }
+  std::vector<Setting> settings;
+  for (const WorkloadPowerProfile& profile : profiles->supported) {
+    Setting setting;
+    setting.workload_profile = profile.id;
+    settings.push_back(setting);
+  }
+  std::sort(settings.begin(), settings.end());
+  return settings;
+}
+
 }  // namespace
 
 std::string_view to_string(TuneKnob knob) {
@@ -75,6 +94,7 @@ std::string_view to_string(TuneKnob knob) {
     case TuneKnob::sm: return "sm";
     case TuneKnob::mem: return "mem";
     case TuneKnob::pl: return "pl";
+    case TuneKnob::profile: return "profile";
   }
   return "?";
 }
@@ -92,13 +112,20 @@ std::vector<TuneKnob> parse_tune_knobs(std::string_view text) {
       knob = TuneKnob::mem;
     else if (name == "pl")
       knob = TuneKnob::pl;
+    else if (name == "profile")
+      knob = TuneKnob::profile;
     else
-      throw ConfigError(
-          fmt::format("unknown knob '{}' in '{}'; give a comma-separated list of sm, mem, pl", name, text));
+      throw ConfigError(fmt::format(
+          "unknown knob '{}' in '{}'; give a comma-separated list of sm, mem, pl, or profile alone", name, text));
     if (std::find(knobs.begin(), knobs.end(), knob) != knobs.end())
       throw ConfigError(fmt::format("knob '{}' is given twice in '{}'", name, text));
     knobs.push_back(knob);
     start = comma + 1;
+  }
+  if (knobs.size() > 1 && std::find(knobs.begin(), knobs.end(), TuneKnob::profile) != knobs.end()) {
+    throw ConfigError(fmt::format("'{}': profile is tuned on its own (a workload power profile runs with the "
+                                  "clocks and power limit as found, not crossed with them): give profile",
+                                  text));
   }
   return knobs;
 }
@@ -106,6 +133,7 @@ std::vector<TuneKnob> parse_tune_knobs(std::string_view text) {
 std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs,
                                      bool allow_above_found_power_limit) {
   const auto has = [&](TuneKnob knob) { return std::find(knobs.begin(), knobs.end(), knob) != knobs.end(); };
+  if (has(TuneKnob::profile)) return profile_settings(gpu);
   const ClockTable table = gpu.clock_table();
   // Each knob's values with "left as found" (absent), so that every knob can stay at its default.
   std::vector<std::optional<int>> sm{std::nullopt};

@@ -1,6 +1,7 @@
 // The `dvfslab tune --json` document.
 #include <nlohmann/json.hpp>
 
+#include "dvfslab/json_optional.hpp"
 #include "dvfslab/tuner.hpp"
 
 namespace dvfslab {
@@ -14,6 +15,7 @@ nlohmann::json setting_json(const Setting& setting) {
   return {{"sm_mhz", knob(setting.sm_mhz)},
           {"mem_mhz", knob(setting.mem_mhz)},
           {"power_limit_w", knob(setting.power_limit_w)},
+          {"workload_profile", profile_or_null(setting.workload_profile)},
           {"label", to_string(setting)}};
 }
 

@@ -104,6 +104,12 @@ std::vector<PlanText> number_plans() {
   plans.push_back(
       {"batch_2_pow_31", plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [2147483648]\n"});
   plans.push_back({"batch_zero", plan_head + "[[cases]]\nworkloads = [\"resnet50\"]\nbatch_sizes = [0]\n"});
+  // A profile id where a name belongs, a mask's worth of ids, and a name beyond the 255-bit mask.
+  plans.push_back({"workload_profile_as_number", plan_with("workload_profile = [1]", ""), true, true});
+  plans.push_back({"workload_profile_id_beyond_mask", plan_with("workload_profile = [\"profile-4294967297\"]", ""),
+                   true, true});
+  plans.push_back({"workload_profile_control_character", plan_with("workload_profile = [\"max-q\\n\"]", ""),
+                   true, true});
   return plans;
 }
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "dvfslab/workload_power_profiles.hpp"
+#include "dvfslab/workload_profile_names.hpp"
 
 namespace dvfslab {
 namespace {
