@@ -14,31 +14,34 @@
 #include "fake_state.hpp"
 #include "gpu/nvml/nvml_profile_mask.hpp"
 
-using dvfslab::fake_nvml::FakeDevice;
-using dvfslab::fake_nvml::state;
-using dvfslab::fake_nvml::with_device;
 namespace nvml = dvfslab::nvml;
 namespace fake = dvfslab::fake_nvml;
 
 namespace {
+
+// Whether `given` is a structure of version 1, as NVML answers before it looks at
+// the device: INVALID_ARGUMENT for none, ARGUMENT_VERSION_MISMATCH for another version.
+template <class Struct>
+nvml::Return check_version_1(const Struct* given) {
+  if (given == nullptr) return nvml::error_invalid_argument;
+  if (given->version != nvml::struct_version_1<Struct>) return nvml::error_argument_version_mismatch;
+  return nvml::success;
+}
 
 // A workload-power-profile setter: logged first, like every setter, then checked
 // as NVML does (the struct's version, permission) and handed to the simulated GPU.
 template <class Change>
 nvml::Return profile_setter(nvml::Device handle, std::string_view function,
                             const nvml::WorkloadPowerRequestedProfiles* request, Change&& change) {
-  return with_device(handle, [&](FakeDevice& device) {
+  return fake::with_device(handle, [&](fake::FakeDevice& device) {
     const std::vector<int> ids =
         request ? nvml::ids_in(request->requested_profiles_mask) : std::vector<int>{};
     std::string names;
     for (int id : ids) names += (names.empty() ? "" : ",") + dvfslab::workload_power_profile_name(id);
     fake::log_setter_call(fmt::format("{} device={} profiles={}", function, device.index, names));
-    if (request == nullptr) return nvml::error_invalid_argument;
-    if (request->version != nvml::struct_version_1<nvml::WorkloadPowerRequestedProfiles>) {
-      return nvml::error_argument_version_mismatch;
-    }
+    if (const nvml::Return code = check_version_1(request); code != nvml::success) return code;
     if (device.profiles_hidden) return nvml::error_not_supported;
-    if (fake::refuses_setters(state()->faults, device.index)) return nvml::error_no_permission;
+    if (fake::refuses_setters(fake::state()->faults, device.index)) return nvml::error_no_permission;
     // The simulated GPU refuses a profile it does not offer (INVALID_ARGUMENT) and
     // a request on a model without profiles (NOT_SUPPORTED).
     change(*device.gpu, ids);
@@ -51,11 +54,8 @@ nvml::Return profile_setter(nvml::Device handle, std::string_view function,
 
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileGetProfilesInfo(
     nvml::Device handle, nvml::WorkloadPowerProfilesInfo* info) {
-  return with_device(handle, [&](FakeDevice& device) {
-    if (info == nullptr) return nvml::error_invalid_argument;
-    if (info->version != nvml::struct_version_1<nvml::WorkloadPowerProfilesInfo>) {
-      return nvml::error_argument_version_mismatch;
-    }
+  return fake::with_device(handle, [&](fake::FakeDevice& device) {
+    if (const nvml::Return code = check_version_1(info); code != nvml::success) return code;
     if (device.profiles_hidden || device.gpu->spec().workload_profiles.empty())
       return nvml::error_not_supported;
     fake::fill_profiles_info(device.gpu->spec(), *info);
@@ -64,11 +64,8 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileGetProfilesInfo(
 }
 FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(
     nvml::Device handle, nvml::WorkloadPowerCurrentProfiles* current) {
-  return with_device(handle, [&](FakeDevice& device) {
-    if (current == nullptr) return nvml::error_invalid_argument;
-    if (current->version != nvml::struct_version_1<nvml::WorkloadPowerCurrentProfiles>) {
-      return nvml::error_argument_version_mismatch;
-    }
+  return fake::with_device(handle, [&](fake::FakeDevice& device) {
+    if (const nvml::Return code = check_version_1(current); code != nvml::success) return code;
     const auto profiles = device.gpu->read_workload_power_profiles();
     if (device.profiles_hidden || !profiles) return nvml::error_not_supported;
     std::vector<int> offered;
