@@ -1,7 +1,8 @@
-// The NVML entry points the fake exports, under NVML's own names and C linkage.
-// Built twice: libnvidia-ml.so.1 of a current driver, and (with
-// DVFSLAB_FAKE_NVML_OLD_DRIVER) one of an older driver that lacks the newer
-// symbols, which is how tests meet a missing entry point.
+// The NVML entry points the fake exports, under NVML's own names and C linkage;
+// the workload-power-profile ones are in fake_profile_exports.cpp. Built twice:
+// libnvidia-ml.so.1 of a current driver, and (with DVFSLAB_FAKE_NVML_OLD_DRIVER)
+// one of an older driver that lacks the newer symbols, which is how tests meet a
+// missing entry point.
 #include <fmt/format.h>
 
 #include <algorithm>
