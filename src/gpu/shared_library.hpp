@@ -3,6 +3,8 @@
 // needs no vendor package, and a machine without the driver gets one clear error.
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,5 +18,22 @@ namespace dvfslab {
 std::pair<void*, std::string> open_vendor_library(
     const std::filesystem::path& configured, std::span<const std::string_view> default_names,
     const std::function<std::string(const std::string& reasons)>& not_found_message);
+
+// The instance of `Library` every caller shares while any holds it, made by `load`
+// when none is alive. A vendor library is initialised once per process however
+// many GPUs are open, and shut down when the last is closed. `load` runs under a
+// lock, so two threads opening GPUs at once cannot initialise it twice; what it
+// throws reaches the caller and leaves no instance behind. `load` is a
+// std::function so that the instance is one per `Library`, not one per caller.
+template <class Library>
+std::shared_ptr<Library> shared_vendor_library(const std::function<std::shared_ptr<Library>()>& load) {
+  static std::mutex mutex;
+  static std::weak_ptr<Library> shared;
+  std::lock_guard lock(mutex);
+  if (auto existing = shared.lock()) return existing;
+  std::shared_ptr<Library> library = load();
+  shared = library;
+  return library;
+}
 
 }  // namespace dvfslab

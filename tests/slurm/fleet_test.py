@@ -23,6 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Failure, check, run  # noqa: E402
 from private_cluster import PrivateCluster  # noqa: E402
 
 SHARDS = 4
@@ -49,22 +50,6 @@ drift_check = false
 # shard differ between a sharded and an unsharded sweep by design.
 KEY = ["gpu", "workload", "batch", "mode", "precision", "sm_mhz", "mem_mhz", "power_limit_w", "repetition", "role"]
 IGNORED = {"run_id", "recorded_at", "order_index"}
-
-
-class Failure(Exception):
-    pass
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
-
-
-def run(args, env=None, expect=0):
-    result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
-    if expect is not None and result.returncode != expect:
-        raise Failure(f"{' '.join(args)} exited {result.returncode}, expected {expect}:\n{result.stdout}{result.stderr}")
-    return result
 
 
 def export_rows(dvfslab, database):

@@ -22,7 +22,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fleet_test import PLAN, Failure, check, fleet_status, run, wait_for  # noqa: E402
+from checks import Failure, check, run  # noqa: E402
+from fleet_test import PLAN, fleet_status, wait_for  # noqa: E402
 from private_cluster import PrivateCluster  # noqa: E402
 
 SHELL_PAYLOAD = "x $(touch pwned-subst) `touch pwned-tick` 'q' \"dq\" %j %% #1 ;touch pwned-semi"

@@ -29,31 +29,15 @@ import os
 import shutil
 import signal
 import stat
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Failure, check, run  # noqa: E402
 from private_cluster import PrivateCluster  # noqa: E402
 
 WAIT_LIMIT_S = 60
 APPLICATION_CLOCK_CALLS = ("nvmlDeviceSetApplicationsClocks", "nvmlDeviceResetApplicationsClocks")
-
-
-class Failure(Exception):
-    pass
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
-
-
-def run(args, env=None, expect=0):
-    result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
-    if expect is not None and result.returncode != expect:
-        raise Failure(f"{' '.join(args)} exited {result.returncode}, expected {expect}:\n{result.stdout}{result.stderr}")
-    return result
 
 
 def wait_for(description, predicate):

@@ -1,7 +1,8 @@
-// The NVML entry points the fake exports, under NVML's own names and C linkage.
-// Built twice: libnvidia-ml.so.1 of a current driver, and (with
-// DVFSLAB_FAKE_NVML_OLD_DRIVER) one of an older driver that lacks the newer
-// symbols, which is how tests meet a missing entry point.
+// The NVML entry points the fake exports, under NVML's own names and C linkage;
+// the workload-power-profile ones are in fake_profile_exports.cpp. Built twice:
+// libnvidia-ml.so.1 of a current driver, and (with DVFSLAB_FAKE_NVML_OLD_DRIVER)
+// one of an older driver that lacks the newer symbols, which is how tests meet a
+// missing entry point.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,21 +13,18 @@
 #include <string_view>
 #include <vector>
 
-#include "dvfslab/workload_power_profiles.hpp"
 #include "export_checks.hpp"
-#include "fake_busy.hpp"
-#include "fake_profiles.hpp"
+#include "fake_calls.hpp"
 #include "fake_state.hpp"
-#include "gpu/nvml/nvml_profile_mask.hpp"
 #include "gpu/nvml/nvml_throttle.hpp"
 
 using dvfslab::fake_nvml::FakeDevice;
 using dvfslab::fake_nvml::state;
 using dvfslab::fake_nvml::state_mutex;
+using dvfslab::fake_nvml::with_device;
+using dvfslab::fake_nvml::with_state;
 namespace nvml = dvfslab::nvml;
 namespace fake = dvfslab::fake_nvml;
-
-#define FAKE_NVML_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
@@ -44,28 +42,6 @@ nvml::Return copy_clocks(const std::vector<int>& clocks, unsigned* count, unsign
   if (capacity < clocks.size() || buffer == nullptr) return nvml::error_insufficient_size;
   std::copy(clocks.begin(), clocks.end(), buffer);
   return nvml::success;
-}
-
-template <class Body>
-nvml::Return with_state(Body&& body) {
-  std::lock_guard lock(state_mutex());
-  if (state() == nullptr) return nvml::error_uninitialized;
-  try {
-    return body(*state());
-  } catch (...) {
-    return fake::code_for_current_exception();
-  }
-}
-
-template <class Body>
-nvml::Return with_device(nvml::Device handle, Body&& body) {
-  return with_state([&](fake::State&) {
-    FakeDevice* device = fake::device_of(handle);
-    if (device == nullptr) return nvml::error_invalid_argument;
-    if (const nvml::Return lost = fake::count_device_call(); lost != nvml::success) return lost;
-    fake::follow_busy_file(*state(), *device);
-    return body(*device);
-  });
 }
 
 // A setter: logged first (the log proves what reached the "driver"), then refused
@@ -133,31 +109,6 @@ nvml::Return fake_clock_reasons(nvml::Device handle, unsigned long long* reasons
 }
 
 #ifndef DVFSLAB_FAKE_NVML_OLD_DRIVER
-// A workload-power-profile setter: logged first, like every setter, then checked
-// as NVML does (the struct's version, permission) and handed to the simulated GPU.
-template <class Change>
-nvml::Return profile_setter(nvml::Device handle, std::string_view function,
-                            const nvml::WorkloadPowerRequestedProfiles* request, Change&& change) {
-  return with_device(handle, [&](FakeDevice& device) {
-    const std::vector<int> ids =
-        request ? nvml::ids_in(request->requested_profiles_mask) : std::vector<int>{};
-    std::string names;
-    for (int id : ids) names += (names.empty() ? "" : ",") + dvfslab::workload_power_profile_name(id);
-    fake::log_setter_call(fmt::format("{} device={} profiles={}", function, device.index, names));
-    if (request == nullptr) return nvml::error_invalid_argument;
-    if (request->version != nvml::struct_version_1<nvml::WorkloadPowerRequestedProfiles>) {
-      return nvml::error_argument_version_mismatch;
-    }
-    if (device.profiles_hidden) return nvml::error_not_supported;
-    if (fake::refuses_setters(state()->faults, device.index)) return nvml::error_no_permission;
-    // The simulated GPU refuses a profile it does not offer (INVALID_ARGUMENT) and
-    // a request on a model without profiles (NOT_SUPPORTED).
-    change(*device.gpu, ids);
-    fake::save_control_state();
-    return nvml::success;
-  });
-}
-
 // As NVML: INSUFFICIENT_SIZE with the count needed when the buffer is too small.
 nvml::Return fake_compute_processes(nvml::Device handle, unsigned* count, nvml::ProcessInfo* processes) {
   return with_device(handle, [&](FakeDevice& device) {
@@ -439,50 +390,6 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v2(nvml::Devi
                                                                       nvml::ProcessInfo* processes) {
   return fake_compute_processes(handle, count, processes);
 }
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileGetProfilesInfo(
-    nvml::Device handle, nvml::WorkloadPowerProfilesInfo* info) {
-  return with_device(handle, [&](FakeDevice& device) {
-    if (info == nullptr) return nvml::error_invalid_argument;
-    if (info->version != nvml::struct_version_1<nvml::WorkloadPowerProfilesInfo>) {
-      return nvml::error_argument_version_mismatch;
-    }
-    if (device.profiles_hidden || device.gpu->spec().workload_profiles.empty())
-      return nvml::error_not_supported;
-    fake::fill_profiles_info(device.gpu->spec(), *info);
-    return nvml::success;
-  });
-}
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(
-    nvml::Device handle, nvml::WorkloadPowerCurrentProfiles* current) {
-  return with_device(handle, [&](FakeDevice& device) {
-    if (current == nullptr) return nvml::error_invalid_argument;
-    if (current->version != nvml::struct_version_1<nvml::WorkloadPowerCurrentProfiles>) {
-      return nvml::error_argument_version_mismatch;
-    }
-    const auto profiles = device.gpu->read_workload_power_profiles();
-    if (device.profiles_hidden || !profiles) return nvml::error_not_supported;
-    std::vector<int> offered;
-    for (const dvfslab::WorkloadPowerProfile& profile : profiles->supported) offered.push_back(profile.id);
-    current->perf_profiles_mask = nvml::mask_of(offered);
-    current->requested_profiles_mask = nvml::mask_of(profiles->requested);
-    current->enforced_profiles_mask = nvml::mask_of(profiles->enforced);
-    return nvml::success;
-  });
-}
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(
-    nvml::Device handle, nvml::WorkloadPowerRequestedProfiles* request) {
-  return profile_setter(handle, "nvmlDeviceWorkloadPowerProfileSetRequestedProfiles", request,
-                        [](dvfslab::SimGpu& gpu, const std::vector<int>& ids) {
-                          gpu.add_requested_workload_power_profiles(ids);
-                        });
-}
-FAKE_NVML_EXPORT nvml::Return nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(
-    nvml::Device handle, nvml::WorkloadPowerRequestedProfiles* request) {
-  return profile_setter(handle, "nvmlDeviceWorkloadPowerProfileClearRequestedProfiles", request,
-                        [](dvfslab::SimGpu& gpu, const std::vector<int>& ids) {
-                          gpu.remove_requested_workload_power_profiles(ids);
-                        });
-}
 #endif
 
 // Every export matches its entry of the list (export_checks.hpp); the current
@@ -535,15 +442,8 @@ FAKE_NVML_CHECK_EXPORT(device_set_power_management_limit, nvmlDeviceSetPowerMana
 FAKE_NVML_CHECK_EXPORT(device_get_mig_mode, nvmlDeviceGetMigMode);
 FAKE_NVML_CHECK_EXPORT(device_get_compute_running_processes, nvmlDeviceGetComputeRunningProcesses_v3);
 FAKE_NVML_CHECK_EXPORT(device_get_compute_running_processes, nvmlDeviceGetComputeRunningProcesses_v2);
-FAKE_NVML_CHECK_EXPORT(device_workload_power_profile_get_profiles_info,
-                       nvmlDeviceWorkloadPowerProfileGetProfilesInfo);
-FAKE_NVML_CHECK_EXPORT(device_workload_power_profile_get_current_profiles,
-                       nvmlDeviceWorkloadPowerProfileGetCurrentProfiles);
-FAKE_NVML_CHECK_EXPORT(device_workload_power_profile_set_requested_profiles,
-                       nvmlDeviceWorkloadPowerProfileSetRequestedProfiles);
-FAKE_NVML_CHECK_EXPORT(device_workload_power_profile_clear_requested_profiles,
-                       nvmlDeviceWorkloadPowerProfileClearRequestedProfiles);
-// 44 = the checks above: a name added to the list needs an export and a check.
+// 44 = the 40 checks above and the 4 of fake_profile_exports.cpp: a name added to
+// the list needs an export and a check.
 static_assert(dvfslab::fake_nvml::checks::symbol_count == 44,
               "nvml_api.hpp lists a symbol name the fake does not export and check here");
 #endif

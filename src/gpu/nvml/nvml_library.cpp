@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <span>
 #include <utility>
 #include <vector>
@@ -51,11 +50,10 @@ std::pair<void*, std::string> open_library(const std::filesystem::path& configur
 }  // namespace
 
 std::shared_ptr<Library> Library::acquire(const std::filesystem::path& path) {
-  static std::mutex mutex;
-  static std::weak_ptr<Library> shared;
-  std::lock_guard lock(mutex);
-  if (auto existing = shared.lock()) return existing;
+  return shared_vendor_library<Library>([&] { return load(path); });
+}
 
+std::shared_ptr<Library> Library::load(const std::filesystem::path& path) {
   auto [handle, loaded] = open_library(path);
   std::shared_ptr<Library> library(new Library(handle, loaded));
   auto* init = library->find<Entry::init>();
@@ -79,7 +77,6 @@ std::shared_ptr<Library> Library::acquire(const std::filesystem::path& path) {
     }
     throw_error(code, Failure{"NVML", "initialise the NVIDIA Management Library", function, text, {}});
   }
-  shared = library;
   return library;
 }
 

@@ -72,6 +72,8 @@ class Library {
 
  private:
   Library(void* handle, std::string path);
+  // A new instance, loaded and initialised; acquire() shares it.
+  static std::shared_ptr<Library> load(const std::filesystem::path& path);
   void* resolve(Entry entry);
   [[noreturn]] void throw_missing(Entry entry, std::string_view action);
 

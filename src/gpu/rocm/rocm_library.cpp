@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <mutex>
 #include <span>
 #include <utility>
 #include <vector>
@@ -90,11 +89,10 @@ class CapturedStderr {
 }  // namespace
 
 std::shared_ptr<Library> Library::acquire(const std::filesystem::path& path) {
-  static std::mutex mutex;
-  static std::weak_ptr<Library> shared;
-  std::lock_guard lock(mutex);
-  if (auto existing = shared.lock()) return existing;
+  return shared_vendor_library<Library>([&] { return load(path); });
+}
 
+std::shared_ptr<Library> Library::load(const std::filesystem::path& path) {
   auto [handle, loaded] = open_library(path);
   std::shared_ptr<Library> library(new Library(handle, loaded));
   auto* init = library->find<Entry::init>();
@@ -121,7 +119,6 @@ std::shared_ptr<Library> Library::acquire(const std::filesystem::path& path) {
     throw DriverNotFoundError(
         fmt::format("no AMD GPU found: ROCm SMI ({}) sees no GPU; {}", loaded, no_amd_gpu_advice));
   }
-  shared = library;
   return library;
 }
 
