@@ -244,7 +244,13 @@ def run_jobs(cluster, fake, initial, log, journals, tag_a, v100_sm, env, dvfslab
     job = submit(cluster, ["--gres=gpu:1", f"--comment=dvfslab={tag_a}", "--wrap=sleep 300"])
     wait_for(f"job {job} running", lambda: job_state(cluster, job) == "RUNNING" and fake.controls() != initial)
     check(os.listdir(journals), f"job {job}: the prolog's journal is there while it runs")
-    records = [name for name in os.listdir(journals) if name.startswith("applied-")]
+
+    def applied_records():
+        return [name for name in os.listdir(journals) if name.startswith("applied-")]
+
+    # The prolog writes its record once the setting is applied: the GPU may read changed a moment before.
+    wait_for(f"job {job}: the prolog's applied record", lambda: applied_records())
+    records = applied_records()
     check(len(records) == 1, f"job {job}: the prolog's applied record is beside the journal: {os.listdir(journals)}")
     with open(os.path.join(journals, records[0])) as record_file:
         record = json.load(record_file)
