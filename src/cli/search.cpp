@@ -38,7 +38,7 @@ struct SearchArguments {
   frontend::SearchCase search_case;
   std::string device = "auto";
   std::string knobs = "sm";
-  bool knobs_given = false;  // else a table that varies only the power limit searches pl
+  bool knobs_given = false;  // else a table that does not vary the SM clock searches the knob it varies
   std::string objective = "energy";
   std::string strategy;
   std::optional<int> budget_points;
@@ -143,6 +143,18 @@ void check_per_gpu_job(const SearchArguments& args, std::size_t job_size) {
   }
 }
 
+// A table that does not vary the SM clock (a memory-clock or power-limit sweep) has
+// no SM clock to search: its default knob is the one it varies. One that varies
+// nothing keeps sm, which the plan then refuses naming the one SM clock.
+std::string first_knob_the_table_varies(Gpu& gpu) {
+  const ClockTable clocks = gpu.clock_table();
+  if (clocks.all_graphics_mhz().size() >= 2) return "sm";
+  if (clocks.memory_mhz.size() >= 2) return "mem";
+  const PowerLimits limits = gpu.power_limits();
+  if (limits.min_w && limits.max_w && *limits.min_w < *limits.max_w) return "pl";
+  return "sm";
+}
+
 void run(SearchArguments args) {
   check_budget(args);
   check_per_gpu_options(args);
@@ -161,11 +173,7 @@ void run(SearchArguments args) {
   check_per_gpu_job(args, gpus.size());
   const std::unique_ptr<Gpu>& gpu = gpus.front();
   const auto table = frontend::table_gpu(*gpu);
-  // A power-limit sweep table has no SM clock to search: its only knob is the default.
-  if (table && !args.knobs_given && gpu->clock_table().all_graphics_mhz().size() < 2) {
-    const PowerLimits limits = gpu->power_limits();
-    if (limits.min_w && limits.max_w && *limits.min_w < *limits.max_w) args.knobs = "pl";
-  }
+  if (table && !args.knobs_given) args.knobs = first_knob_the_table_varies(*gpu);
   if (table && args.search_case.command.empty()) {
     frontend::check_table_workload(*gpu, *table, args.search_case.workload);
     if (is_replay_gpu(*gpu)) {
@@ -253,8 +261,8 @@ void add_search_command(CLI::App& app) {
       ->add_option(
           "--knobs", args->knobs,
           "The knobs to search, comma-separated: sm (core clock), mem (memory clock), pl (power limit); "
-          "pl by default on a table that varies only the power limit. profile, on its own, measures each "
-          "workload power profile the GPU supports (docs/profiles.md)")
+          "on a table that does not vary the SM clock, the knob it varies (mem, else pl) by default. profile, "
+          "on its own, measures each workload power profile the GPU supports (docs/profiles.md)")
       ->capture_default_str();
   command->add_option("--objective", args->objective, objective_help())->capture_default_str();
   command->add_option("--strategy", args->strategy,

@@ -184,6 +184,23 @@ TEST(ModelCli, L10_AModelFittedToPowerLimitsOnlyPredictsAndMakesATwin) {
   EXPECT_EQ(run_dvfslab({"info", "--device", "twin:" + model_file.string()}).exit_code, 0);
 }
 
+// A fit of memory clocks only (blank core_mhz) made a twin that listed no memory
+// clock, so neither a search nor a sweep of it could vary the one knob it models.
+TEST(ModelCli, AModelFittedToMemoryClocksOnlyMakesATwinWhoseMemoryClockIsSearched) {
+  testing::ScratchDir scratch;
+  const auto table = scratch / "memory.csv";
+  std::ofstream(table) << "source,gpu,workload,core_mhz,mem_mhz,power_limit_w,time_s,power_w,default\n"
+                       << "x,G,w,,3500,,0.5,260,1\nx,G,w,,3000,,0.55,200,0\nx,G,w,,2500,,0.7,150,0\n"
+                       << "x,G,w,,2000,,0.9,140,0\n";
+  const auto model_file = scratch / "m.json";
+  ASSERT_EQ(run_dvfslab({"model", "fit", table.string(), "-o", model_file.string()}).exit_code, 0);
+  const auto search = run_dvfslab({"search", "--device", "twin:" + model_file.string(), "--workload", "w",
+                                   "--db", (scratch / "s.sqlite").string(), "--json"});
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  const auto optimum = nlohmann::json::parse(search.out).at("optimum");
+  EXPECT_TRUE(optimum.at("mem_mhz").is_number()) << optimum.dump();
+}
+
 // --at once needed a whole sweep table, dummy times and powers included.
 TEST(ModelCli, L10_PredictAtATableOfSettingsOnlyAndSaysWhichColumnIsMissing) {
   testing::ScratchDir scratch;

@@ -3,6 +3,7 @@
 // and workloads measured only at other settings than the GPU's default.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -106,6 +107,10 @@ const TableShape table_shapes[] = {
     {"power limit only",
      "x,G,w,,,250,0.5,240,1\nx,G,w,,,200,0.55,190,0\nx,G,w,,,150,0.7,140,0\nx,G,w,,,100,1.2,95,0\n",
      "power_limit_w", 150},
+    // Memory clocks only (blank core_mhz): the memory clock is searched; 0.7 × 150 W = 105 J.
+    {"memory clock only",
+     "x,G,w,,3500,,0.5,260,1\nx,G,w,,3000,,0.55,200,0\nx,G,w,,2500,,0.7,150,0\nx,G,w,,2000,,0.9,140,0\n",
+     "mem_mhz", 2500},
     // No row marked default: the highest setting is the baseline.
     {"no default row",
      "x,G,w,1500,,,0.5,260,0\nx,G,w,1200,,,0.6,180,0\nx,G,w,900,,,0.9,100,0\nx,G,w,600,,,1.6,70,0\n",
@@ -146,6 +151,26 @@ TEST_F(ReplayTablesCli, ASearchSaysWhichBaselineItUsesWhereTheTableMarksNoDefaul
                                    (dir_ / "m.sqlite").string()});
   ASSERT_EQ(marked.exit_code, 0) << marked.err;
   EXPECT_EQ(marked.err.find("baseline is"), std::string::npos) << marked.err;
+}
+
+// A knob set in some rows and blank in others was read as controlled or not from the
+// table's first setting: the rows that disagreed were never replayed, and a search
+// chose among the others without a word (here 1200 MHz, though 900 MHz costs 90 J).
+TEST_F(ReplayTablesCli, ATableThatSetsAKnobInSomeRowsOnlyIsRefusedNamingTheColumn) {
+  const fs::path table = dir_ / "mixed.csv";
+  std::ofstream(table) << table_header
+                       << "x,G,w,1500,877,,0.5,260,1\nx,G,w,1200,877,,0.6,180,0\nx,G,w,900,,,0.9,100,0\n";
+  for (const std::string backend : {"replay:", "twin:"}) {
+    SCOPED_TRACE(backend);
+    const auto run = run_dvfslab({"search", "--device", backend + table.string(), "--workload", "w", "--db",
+                                  (dir_ / "x.sqlite").string()});
+    EXPECT_EQ(run.exit_code, 3) << run.out;
+    EXPECT_NE(run.err.find(table.string() + ": G sets mem_mhz in some rows and leaves it blank in others "
+                                            "(w at sm=900 mem=default pl=default)"),
+              std::string::npos)
+        << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
 }
 
 TEST_F(ReplayTablesCli, RepeatedRowsOfOneSettingAreAveragedNotOneOfThemKept) {

@@ -1,7 +1,9 @@
 #include "gpu/replay/replay_table.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -10,6 +12,24 @@
 #include "gpu/uncontrolled_memory.hpp"
 
 namespace dvfslab::replay {
+namespace {
+
+// find() reads which knobs the table controls from one setting, so a knob set in
+// some rows of a GPU and blank in others would leave those rows never replayed; and
+// such a blank is ambiguous (the GPU's own choice, or a value not recorded).
+void check_knob_columns_agree(const std::filesystem::path& path, const ResultRow& first, const ResultRow& row) {
+  const std::pair<const char*, std::optional<int> Setting::*> knob_columns[] = {
+      {"core_mhz", &Setting::sm_mhz}, {"mem_mhz", &Setting::mem_mhz}, {"power_limit_w", &Setting::power_limit_w}};
+  for (const auto& [column, knob] : knob_columns) {
+    if ((first.setting.*knob).has_value() == (row.setting.*knob).has_value()) continue;
+    throw ConfigError(fmt::format(
+        "{}: {} sets {} in some rows and leaves it blank in others ({} at {}): fill it in every row of "
+        "the GPU or in none",
+        path.string(), row.gpu, column, row.workload_case.workload, to_string(row.setting)));
+  }
+}
+
+}  // namespace
 
 ReplayTable::ReplayTable(const std::filesystem::path& path, const std::string& gpu_name) : path_(path) {
   const std::vector<ResultRow> rows = read_sweep_table(path);
@@ -39,8 +59,11 @@ ReplayTable::ReplayTable(const std::filesystem::path& path, const std::string& g
   std::set<Setting> settings;
   std::optional<Setting> marked_default;
   std::map<std::string, Setting> marked_by_workload;
+  const ResultRow* first_row = nullptr;
   for (const ResultRow& row : rows) {
     if (row.gpu != gpu_name_) continue;
+    if (!first_row) first_row = &row;
+    check_knob_columns_agree(path, *first_row, row);
     if (source_.empty()) source_ = row.source;
     const std::string& workload = row.workload_case.workload;
     if (std::find(workloads_.begin(), workloads_.end(), workload) == workloads_.end())

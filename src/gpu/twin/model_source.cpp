@@ -50,6 +50,7 @@ std::vector<Setting> settings_to_check(const ClockTable& clocks, const PowerLimi
     if (clocks.memory_mhz.empty())
       settings.push_back(Setting{default_setting.sm_mhz, default_setting.mem_mhz, limit});
     for (const auto& [memory, graphics] : clocks.graphics_mhz) {
+      if (graphics.empty()) settings.push_back(Setting{std::nullopt, memory, limit});
       for (int clock : graphics) settings.push_back(Setting{clock, memory, limit});
     }
   }
@@ -96,18 +97,23 @@ ModelSource::ModelSource(const std::filesystem::path& path, const std::string& g
     }
   }
   const bool sm_controlled = all.sm_low_mhz < all.sm_high_mhz || all.default_sm_mhz.has_value();
-  if (sm_controlled) {
-    const int top = whole_mhz(all.sm_high_mhz);
-    const int bottom = whole_mhz(all.sm_low_mhz);
+  // A fit of memory clocks alone (a table with a blank core_mhz) lists its memory
+  // clocks with no SM clock beside them, as the replayed table does.
+  const bool memory_only = !sm_controlled && (all.mem_low_mhz < all.mem_high_mhz || all.default_mem_mhz);
+  if (sm_controlled || memory_only) {
     std::vector<int> graphics;
-    for (int mhz = top; mhz > bottom; mhz -= graphics_step_mhz) graphics.push_back(mhz);
-    graphics.push_back(bottom);
+    if (sm_controlled) {
+      const int top = whole_mhz(all.sm_high_mhz);
+      const int bottom = whole_mhz(all.sm_low_mhz);
+      for (int mhz = top; mhz > bottom; mhz -= graphics_step_mhz) graphics.push_back(mhz);
+      graphics.push_back(bottom);
+      default_setting_.sm_mhz = whole_mhz(all.default_sm_mhz.value_or(all.sm_high_mhz));
+    }
     std::set<int, std::greater<>> memory = {whole_mhz(all.mem_high_mhz), whole_mhz(all.mem_low_mhz)};
     for (int mhz : memory) {
       clock_table_.memory_mhz.push_back(mhz);
       clock_table_.graphics_mhz[mhz] = graphics;
     }
-    default_setting_.sm_mhz = whole_mhz(all.default_sm_mhz.value_or(all.sm_high_mhz));
     default_setting_.mem_mhz = whole_mhz(all.default_mem_mhz.value_or(all.mem_high_mhz));
     clock_table_.default_graphics_mhz = default_setting_.sm_mhz;
     clock_table_.default_memory_mhz = default_setting_.mem_mhz;
