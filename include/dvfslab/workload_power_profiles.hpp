@@ -15,6 +15,10 @@
 
 namespace dvfslab {
 
+// The name of the knob a GPU's control has when it can request profiles
+// (GpuControl::knobs()).
+inline constexpr const char* workload_profile_knob = "workload_profile";
+
 struct WorkloadPowerProfile {
   int id = 0;        // the vendor's profile number (NVML's nvmlPowerProfileType_t)
   std::string name;  // dvfslab's spelling: "max-q", "memory-bound", "llm-training"

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "dvfslab/error.hpp"
-#include "dvfslab/workload_profile_names.hpp"
 
 namespace dvfslab::daemon {
 namespace {
@@ -61,12 +60,6 @@ void DaemonGpu::apply_through_daemon(const Setting& setting) {
         fmt::format("read-only mode (DVFSLAB_READ_ONLY): no change is sent to the dvfslab "
                     "daemon for {}",
                     identity().name));
-  if (setting.workload_profile) {
-    throw NotSupportedError(
-        fmt::format("the dvfslab daemon does not change workload power profiles: requesting {} on {} needs "
-                    "root (docs/daemon.md)",
-                    workload_power_profile_name(*setting.workload_profile), identity().name));
-  }
   if (!leased_) {
     connection().request({{"op", "lease"}, {"gpus", {identity().uuid}}});
     leased_ = true;

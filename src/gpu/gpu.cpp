@@ -95,7 +95,9 @@ void Gpu::restore(const ControlState& state) {
 }
 
 std::unique_ptr<GpuControl> Gpu::control() {
-  if (dynamic_cast<WorkloadPowerProfileControl*>(this) == nullptr) return std::make_unique<ClockKnobControl>(*this);
+  // The profile knob only where profiles exist: a GPU or driver without them keeps
+  // the clock control alone, and its journals no profile state.
+  if (!workload_power_profiles(*this)) return std::make_unique<ClockKnobControl>(*this);
   std::vector<std::unique_ptr<GpuControl>> members;
   members.push_back(std::make_unique<ClockKnobControl>(*this));
   members.push_back(std::make_unique<WorkloadProfileKnob>(*this));

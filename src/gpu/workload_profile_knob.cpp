@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* knob_name = "workload_profile";
+constexpr const char* knob_name = workload_profile_knob;
 // null where the GPU had no profiles when the state was saved.
 constexpr const char* saved_key = "requested_workload_profiles";
 // NVML's profile masks are 255 bits wide.
@@ -69,12 +69,11 @@ json WorkloadProfileKnob::save() {
   return {{saved_key, profiles ? json(profiles->requested) : json(nullptr)}};
 }
 
-void WorkloadProfileKnob::request_exactly(const std::vector<int>& wanted) {
-  const auto profiles = workload_power_profiles(gpu_);
-  if (!profiles) {
-    // Through the free function: read-only mode and "no profiles" say so in one line.
+WorkloadPowerProfiles WorkloadProfileKnob::requestable(const std::vector<int>& wanted) {
+  auto profiles = workload_power_profiles(gpu_);
+  if (!profiles || gpu_.read_only()) {
+    // The free function says why in one line: read-only mode, or no profiles.
     request_workload_power_profiles(gpu_, wanted);
-    return;
   }
   if (const std::vector<int> unknown = unsupported(*profiles, wanted); !unknown.empty()) {
     std::vector<int> offered;
@@ -83,10 +82,15 @@ void WorkloadProfileKnob::request_exactly(const std::vector<int>& wanted) {
                                         gpu_.identity().index, gpu_.identity().name, names_of(unknown),
                                         offered.empty() ? std::string("none") : names_of(offered)));
   }
+  return *profiles;
+}
+
+void WorkloadProfileKnob::request_exactly(const std::vector<int>& wanted) {
+  const WorkloadPowerProfiles profiles = requestable(wanted);
   std::vector<int> to_remove, to_add;
-  std::set_difference(profiles->requested.begin(), profiles->requested.end(), wanted.begin(), wanted.end(),
+  std::set_difference(profiles.requested.begin(), profiles.requested.end(), wanted.begin(), wanted.end(),
                       std::back_inserter(to_remove));
-  std::set_difference(wanted.begin(), wanted.end(), profiles->requested.begin(), profiles->requested.end(),
+  std::set_difference(wanted.begin(), wanted.end(), profiles.requested.begin(), profiles.requested.end(),
                       std::back_inserter(to_add));
   if (!to_remove.empty()) clear_workload_power_profiles(gpu_, to_remove);
   if (!to_add.empty()) request_workload_power_profiles(gpu_, to_add);
@@ -98,6 +102,7 @@ void WorkloadProfileKnob::apply(const Setting& setting, const json& /*saved*/, C
     changes.restore(knob_name);
   } else {
     const std::vector<int> wanted{*setting.workload_profile};
+    requestable(wanted);  // refused before the knob is journaled
     changes.change(knob_name, [&] { request_exactly(wanted); });
   }
   applied_ = setting.workload_profile;

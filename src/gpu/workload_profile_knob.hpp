@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dvfslab/gpu.hpp"
+#include "dvfslab/workload_power_profiles.hpp"
 
 namespace dvfslab {
 
@@ -25,6 +26,9 @@ class WorkloadProfileKnob final : public GpuControl {
                                          const std::vector<std::string>& touched) override;
 
  private:
+  // The GPU's profiles when it may be asked for `wanted`; PermissionError in
+  // read-only mode, NotSupportedError without profiles or for one it lacks.
+  WorkloadPowerProfiles requestable(const std::vector<int>& wanted);
   // Makes `wanted` (ascending ids) the GPU's whole request: removes what else is
   // requested, then adds what is missing; no call for what is already so.
   void request_exactly(const std::vector<int>& wanted);

@@ -15,6 +15,7 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/guarded_elsewhere.hpp"
+#include "dvfslab/workload_power_profiles.hpp"
 #include "guard/journal.hpp"
 #include "guard/recovery.hpp"
 #include "guard/restore_knobs.hpp"
@@ -128,6 +129,18 @@ struct ClockGuard::Impl : GpuControl::Changes {
                : std::string("the simulated or replayed GPU keeps the setting until the process ends");
   }
 
+  // A knob the control cannot change would otherwise be left as found in silence.
+  void refuse_knobs_the_control_lacks(const Setting& setting) const {
+    const std::vector<std::string> knobs = control->knobs();
+    if (setting.workload_profile &&
+        std::find(knobs.begin(), knobs.end(), workload_profile_knob) == knobs.end()) {
+      throw NotSupportedError(fmt::format(
+          "cannot request the workload power profile {} on {}: its backend, driver or the GPU has no workload "
+          "power profiles, or its control goes through the dvfslab daemon, which does not change them",
+          workload_power_profile_name(*setting.workload_profile), gpu.identity().name));
+    }
+  }
+
   EffectiveSetting apply(const Setting& setting) {
     std::lock_guard hold(mutex);
     if (closed_by_signal) throw InterruptedError("interrupted: the GPU was restored and dvfslab is stopping");
@@ -137,6 +150,7 @@ struct ClockGuard::Impl : GpuControl::Changes {
       if (!table) table = gpu.clock_table();
       if (!limits) limits = gpu.power_limits();
       validate_setting(gpu.identity().name, *table, *limits, setting);
+      refuse_knobs_the_control_lacks(setting);
       start_journal();
     }
     if (journal) control->apply(setting, journal->original, *this);

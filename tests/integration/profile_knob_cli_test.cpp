@@ -43,7 +43,7 @@ class ProfileKnobCli : public ::testing::Test {
     std::filesystem::create_directories(dir_ / "state");
     {
       testing::ScopedEnvironment scoped(environment());
-      auto gpu = open_gpu("0", open_options_from_environment());
+      auto gpu = open_gpu("0", testing::open_options_from_environment());
       request_workload_power_profiles(*gpu, {memory_bound});
     }
     std::filesystem::remove(log_path());
@@ -192,7 +192,7 @@ TEST_F(ProfileKnobCli, TuneProbesEachProfileDuringTheJobAndRestoresTheRequestAtI
 
 TEST_F(ProfileKnobCli, RefusalsComeInOneLineBeforeAnySetterCall) {
   const auto unknown = sweep(write("bad.toml", plan("workload_profile = [\"hpc\"]")));
-  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
   EXPECT_NE(unknown.err.find("does not support the workload power profile hpc"), std::string::npos) << unknown.err;
 
   const auto without = sweep(write("plan.toml", plan("workload_profile = \"all\"")),
@@ -234,7 +234,7 @@ TEST(ProfileKnobOnSimulatedGpus, TheSimulatedH200SearchesSweepsAndTunesItsProfil
   const auto tune = testing::run_dvfslab({"tune", "--device", "sim:h200", "--db", db, "--knobs", "profile",
                                           "--sim-job", "resnet50", "--json"});
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
-  EXPECT_EQ(nlohmann::json::parse(tune.out).at("phases").at(0).at("chosen").at("workload_profile"), "max-q")
+  EXPECT_EQ(nlohmann::json::parse(tune.out).at("phases").at(0).at("best").at("workload_profile"), "max-q")
       << tune.out;
 
   std::ofstream(scratch / "plan.toml")
@@ -246,7 +246,8 @@ TEST(ProfileKnobOnSimulatedGpus, TheSimulatedH200SearchesSweepsAndTunesItsProfil
   const auto analysis = testing::run_dvfslab({"analyze", db, "--json"});
   ASSERT_EQ(analysis.exit_code, 0) << analysis.err;
   std::size_t profiles_compared = 0;
-  for (const auto& c : nlohmann::json::parse(analysis.out).at("cases")) {
+  const auto analysed = nlohmann::json::parse(analysis.out);
+  for (const auto& c : analysed.at("cases")) {
     if (c.contains("profiles")) profiles_compared += c.at("profiles").size();
   }
   EXPECT_GE(profiles_compared, 6u) << "each of the six profiles of the sweep, at least: " << analysis.out;

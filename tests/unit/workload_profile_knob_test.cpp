@@ -88,6 +88,7 @@ TEST_F(WorkloadProfileKnob, AGpuWithoutProfilesRefusesAProfileSettingInOneLine) 
   SimGpu v100{sim_gpu_spec("v100"), SimTimeMode::virtual_time};
   ClockGuard guard(v100, options);
   EXPECT_THROW(guard.apply(profile(max_q)), NotSupportedError);
+  EXPECT_FALSE(guard.has_changes()) << "refused before anything was journaled";
   EXPECT_EQ(v100.control()->knobs(),
             (std::vector<std::string>{"sm_lock", "memory_lock", "application_clocks", "power_limit"}));
 }
