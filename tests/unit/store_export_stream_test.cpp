@@ -27,7 +27,8 @@ std::string file_text(const std::filesystem::path& path) {
 
 std::string expected_export(const std::string& name) {
   std::string text = file_text(std::filesystem::path(DVFSLAB_TEST_DATA_DIR) / "export" / name);
-  // The files were written at schema version 1; a later schema changes only this line.
+  // The files were written at schema version 1 (with version 4's workload_profile added);
+  // a later schema changes only this line.
   const std::string version_line = "\"schema_version\": 1\n";
   if (const auto at = text.find(version_line); at != std::string::npos) {
     text.replace(at, version_line.size(), fmt::format("\"schema_version\": {}\n", store_schema_version()));

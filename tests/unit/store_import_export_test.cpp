@@ -158,7 +158,7 @@ TEST(StoreExport, CsvHasOneRowPerMeasurementAndAColumnPerThrottleReason) {
   EXPECT_TRUE(header.ends_with(",flags,throttle_sw_power_cap,throttle_sw_thermal_slowdown")) << header;
   EXPECT_TRUE(first.ends_with(",power_throttle,0.25,0")) << first;
   EXPECT_TRUE(second.ends_with(",power_throttle,0,0.5")) << second;
-  EXPECT_NE(first.find(",resnet50,64,train,fp32,1005,,,0,grid,0,0,images,1005,,"), std::string::npos)
+  EXPECT_NE(first.find(",resnet50,64,train,fp32,1005,,,,0,grid,0,0,images,1005,,"), std::string::npos)
       << first;
 }
 

@@ -234,7 +234,7 @@ TEST(StoreMultiGpu, AVersionTwoDatabaseGainsTheGpuTableWhenWritten) {
   EXPECT_TRUE(has_gpu_table(database));
   Connection connection(database, false);
   EXPECT_EQ(store_detail::schema_version(connection), store_schema_version());
-  EXPECT_EQ(store_schema_version(), 3);
+  EXPECT_EQ(store_schema_version(), 4);
   Store reopened = Store::open_existing(database);
   expect_same_measurement(reopened.measurements().at(0).measurement, three_gpu_measurement(1380));
 }
