@@ -6,6 +6,7 @@
 
 #include "dvfslab/control_characters.hpp"
 #include "dvfslab/slurm.hpp"
+#include "dvfslab/workload_profile_names.hpp"
 
 namespace dvfslab::slurm {
 namespace {
@@ -24,11 +25,18 @@ std::string case_heading(const CaseAnalysis& analysis) {
   return heading + "\n";
 }
 
+// A profile is no clock and no power limit: neither text below can set it.
+std::string profile_note(const Setting& optimum) {
+  if (!optimum.workload_profile) return {};
+  return fmt::format(
+      "# note: the optimum is the workload power profile {}, which these commands cannot request; the "
+      "Slurm prolog applies it from the optimum table (analyze --emit optimum-table, docs/profiles.md)\n",
+      workload_power_profile_name(*optimum.workload_profile));
+}
+
 std::string slurm_lines(const Setting& optimum) {
-  if (!optimum.sm_mhz && !optimum.mem_mhz && !optimum.power_limit_w) {
-    return "# the default setting is the optimum: no --gpu-freq needed\n";
-  }
-  std::string lines;
+  if (optimum.is_default()) return "# the default setting is the optimum: no --gpu-freq needed\n";
+  std::string lines = profile_note(optimum);
   if (optimum.sm_mhz || optimum.mem_mhz) {
     std::string value = optimum.sm_mhz ? std::to_string(*optimum.sm_mhz) : std::string();
     if (optimum.mem_mhz) value += fmt::format("{}memory={}", value.empty() ? "" : ",", *optimum.mem_mhz);
@@ -45,10 +53,8 @@ std::string slurm_lines(const Setting& optimum) {
 }
 
 std::string nvidia_smi_lines(const Setting& optimum) {
-  if (!optimum.sm_mhz && !optimum.mem_mhz && !optimum.power_limit_w) {
-    return "# the default setting is the optimum: nothing to change\n";
-  }
-  std::string lines, undo;
+  if (optimum.is_default()) return "# the default setting is the optimum: nothing to change\n";
+  std::string lines = profile_note(optimum), undo;
   if (optimum.sm_mhz) {
     lines += fmt::format("nvidia-smi -i \"$GPU\" -lgc {0},{0}\n", *optimum.sm_mhz);
     undo += " -rgc";

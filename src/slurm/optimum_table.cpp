@@ -26,6 +26,8 @@ json entry_json(const Setting& setting, const ExpectedEffect& expected) {
   json entry = {{"sm_mhz", or_null(setting.sm_mhz)},
                 {"mem_mhz", or_null(setting.mem_mhz)},
                 {"power_limit_w", or_null(setting.power_limit_w)}};
+  // Written only when the optimum is a profile, so tables without one read as before.
+  if (setting.workload_profile) entry["workload_profile"] = profile_or_null(setting.workload_profile);
   if (expected.energy_saving) entry["expected_energy_saving"] = *expected.energy_saving;
   if (expected.time_change) entry["expected_time_change"] = *expected.time_change;
   return entry;
@@ -69,6 +71,18 @@ std::optional<int> knob_from_json(const json& object, const char* key, const std
   return value.get<int>();
 }
 
+std::optional<int> profile_from_json(const json& object, const std::string& where) {
+  if (!object.contains("workload_profile") || object.at("workload_profile").is_null()) return std::nullopt;
+  const json& value = object.at("workload_profile");
+  const auto id = value.is_string() ? workload_power_profile_id(value.get<std::string>()) : std::nullopt;
+  if (!id) {
+    throw ConfigError(where, fmt::format("workload_profile {} is not a workload power profile name (max-q, "
+                                         "compute, memory-bound, ...) or null",
+                                         escape_control_characters(value.dump())));
+  }
+  return id;
+}
+
 // An expected fraction. A saving above 1 (less than no energy) or a time change
 // below -1 (less than no time) is no measurement, so such a value is refused.
 enum class FractionKind { saving, change };
@@ -91,10 +105,11 @@ struct TableEntry {
 
 TableEntry entry_from_json(const json& object, const std::string& where) {
   require_only_keys(object,
-                    {"sm_mhz", "mem_mhz", "power_limit_w", "expected_energy_saving", "expected_time_change"},
+                    {"sm_mhz", "mem_mhz", "power_limit_w", "workload_profile", "expected_energy_saving",
+                     "expected_time_change"},
                     where);
   return {Setting{knob_from_json(object, "sm_mhz", where), knob_from_json(object, "mem_mhz", where),
-                  knob_from_json(object, "power_limit_w", where)},
+                  knob_from_json(object, "power_limit_w", where), profile_from_json(object, where)},
           ExpectedEffect{fraction_from_json(object, "expected_energy_saving", FractionKind::saving, where),
                          fraction_from_json(object, "expected_time_change", FractionKind::change, where)}};
 }

@@ -28,7 +28,7 @@ ResultRow row(const std::string& gpu, const std::string& workload, Setting setti
   result.simulated = simulated;
   result.workload_case = Case{workload, 32, Mode::train, Precision::bf16};
   result.setting = setting;
-  result.is_default = !setting.sm_mhz && !setting.mem_mhz && !setting.power_limit_w;
+  result.is_default = setting.is_default();
   result.time_per_iteration_s = time_s;
   result.mean_power_w = power_w;
   result.energy_per_iteration_j = time_s * power_w;
@@ -88,6 +88,25 @@ TEST(OptimumTable, TheWrittenJsonReadsBackAsTheSameTable) {
     EXPECT_EQ(back.gpus[i].by_tag, table.gpus[i].by_tag);
     EXPECT_EQ(back.gpus[i].default_expected, table.gpus[i].default_expected);
     EXPECT_EQ(back.gpus[i].expected_by_tag, table.gpus[i].expected_by_tag);
+  }
+}
+
+TEST(OptimumTable, AProfileOptimumIsWrittenByNameAndReadBackAndAWrongOneRefused) {
+  Setting max_q;
+  max_q.workload_profile = 1;
+  const OptimumTable table = optimum_table(analyze(
+      {row("NVIDIA H200", "llama", {}, 1.0, 600), row("NVIDIA H200", "llama", max_q, 1.1, 400)}, Objective{}));
+  const nlohmann::json json = to_json(table);
+  const nlohmann::json& entry = json.at("gpus").at(0).at("default");
+  EXPECT_EQ(entry.at("workload_profile"), "max-q") << json.dump();
+  EXPECT_EQ(optimum_table_from_json(json, "table.json").gpus.at(0).default_setting, max_q);
+  EXPECT_EQ(to_json(optimum_table(fleet_analysis())).dump().find("workload_profile"), std::string::npos)
+      << "tables without a profile keep their keys";
+
+  for (const nlohmann::json& wrong : {nlohmann::json(1), nlohmann::json("turbo")}) {
+    nlohmann::json bad = json;
+    bad["gpus"][0]["default"]["workload_profile"] = wrong;
+    EXPECT_THROW(optimum_table_from_json(bad, "bad.json"), ConfigError) << wrong.dump();
   }
 }
 

@@ -382,6 +382,18 @@ TEST(SlurmOptimumCommands, H4_NamesStayInsideTheirCommentLine) {
   }
 }
 
+TEST(SlurmOptimumCommands, AProfileOptimumIsANoteNeitherTextCanApplyAndNeverTheDefault) {
+  Setting profile;
+  profile.workload_profile = 1;
+  for (const OptimumCommands kind : {OptimumCommands::slurm, OptimumCommands::nvidia_smi}) {
+    const std::string text = format_optimum_commands(analysis_with_optimum(profile), kind);
+    EXPECT_NE(text.find("# note: the optimum is the workload power profile max-q"), std::string::npos) << text;
+    EXPECT_EQ(text.find("the default setting is the optimum"), std::string::npos) << text;
+    EXPECT_EQ(text.find("--gpu-freq="), std::string::npos) << text;
+    EXPECT_EQ(text.find("nvidia-smi -i"), std::string::npos) << text;
+  }
+}
+
 TEST(SlurmOptimumCommands, DefaultOptimumNeedsNoOption) {
   const std::string text = format_optimum_commands(analysis_with_optimum(Setting{}), OptimumCommands::slurm);
   EXPECT_EQ(text.find("--gpu-freq="), std::string::npos) << text;
