@@ -55,7 +55,8 @@ def _wrap(value: Any) -> Any:
 _CASE_COLUMNS = ("source", "gpu", "simulated", "workload", "batch", "mode", "precision", "item_unit")
 _ESTIMATES = ("time_per_iteration_s", "throughput_items_per_s", "mean_power_w", "energy_per_iteration_j",
               "energy_per_item_j", "edp_j_s", "ed2p_j_s2")
-_KNOBS = ("sm_mhz", "mem_mhz", "power_limit_w")
+# The knobs that tell one setting from another (workload_profile: a profile requested alone).
+_KNOBS = ("sm_mhz", "mem_mhz", "power_limit_w", "workload_profile")
 
 
 def _knobs(brief: Optional[Dict[str, Any]]) -> Optional[tuple]:

@@ -58,3 +58,19 @@ def test_to_pandas_has_one_row_per_setting(database):
 def test_a_published_sweep_table_reads_like_a_database(dvfslab_binary, source_dir):
     table = f"{source_dir}/data/published/v100-dnn-power-limit.csv"
     assert dvfslab.results(table).to_dict() == analyze_json(dvfslab_binary, table)
+
+
+def test_a_profile_point_is_its_own_setting_not_the_baseline(dvfslab_binary, tmp_path):
+    plan = tmp_path / "profiles.toml"
+    plan.write_text('[knobs]\nworkload_profile = ["max-q", "compute"]\n[[cases]]\nworkloads = ["resnet50"]\n'
+                    'batch_sizes = [32]\n[measure]\nrepetitions = 1\n')
+    database = tmp_path / "profiles.sqlite"
+    sweep = subprocess.run([dvfslab_binary, "sweep", str(plan), "--device", "sim:h200", "--db", str(database)],
+                           capture_output=True, text=True, timeout=120)
+    assert sweep.returncode == 0, sweep.stderr
+    rows = dvfslab.results(database).rows()
+    assert sorted(str(row["workload_profile"]) for row in rows) == ["None", "compute", "max-q"]
+    assert [row["workload_profile"] for row in rows if row["baseline"]] == [None]
+    assert [row["workload_profile"] for row in rows if row["optimum"]] == ["max-q"]
+    case = dvfslab.results(database).rows("cases")[0]
+    assert case["optimum_workload_profile"] == "max-q" and case["baseline_workload_profile"] is None
