@@ -335,7 +335,10 @@ void run_workload(RunWorkloadArgs args) {
   }
   std::vector<std::string> how;
   if (info.cuda_graph) how.push_back("CUDA graph");
-  if (info.fused_layers > 0) how.push_back(fmt::format("{} fused convolution units", info.fused_layers));
+  if (info.fused_layers > 0) {
+    const bool images = workload->item_unit() == "images";
+    how.push_back(fmt::format("{} fused {}", info.fused_layers, images ? "convolution units" : "decoder blocks"));
+  }
   fmt::print("{} on {}{}: {} iterations in {:.3f} s\n", to_string(workload_case), info.device,
              how.empty() ? "" : fmt::format(" ({})", fmt::join(how, ", ")), args.iterations, seconds);
   fmt::print("  {:.3f} ms per iteration, {:.1f} {}/s", per_iteration_s * 1e3, items_per_s,

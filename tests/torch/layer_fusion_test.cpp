@@ -133,6 +133,48 @@ TEST(LayerFusion, WorkloadsReportTheirFusedUnits) {
   EXPECT_EQ(layer_by_layer->run_info().fused_layers, 0);
 }
 
+std::unique_ptr<ModelWorkload> gpt2_inference(const std::string& device, Precision precision, bool fused) {
+  WorkloadOptions options;
+  options.torch_device = device;
+  options.sequence_length = 32;
+  options.cuda_graph = false;
+  options.fused_layers = fused;
+  auto workload = create_torch_workload(Case{"gpt2_small", 2, Mode::infer, precision}, options);
+  return std::unique_ptr<ModelWorkload>(dynamic_cast<ModelWorkload*>(workload.release()));
+}
+
+TEST(LayerFusion, FrozenGpt2BlocksGiveTheLayerByLayerLogits) {
+  auto frozen = gpt2_inference("cpu", Precision::fp32, true);
+  auto reference = gpt2_inference("cpu", Precision::fp32, false);
+  EXPECT_EQ(frozen->run_info().fused_layers, 12) << "one per decoder block";
+  EXPECT_EQ(reference->run_info().fused_layers, 0);
+  frozen->run_iterations(1);
+  reference->run_iterations(1);
+  ASSERT_EQ(frozen->last_output().sizes(), (std::vector<std::int64_t>{2, 32, 50257}));
+  EXPECT_LT(relative_difference(frozen->last_output(), reference->last_output()), 1e-5);
+}
+
+TEST(LayerFusion, GeluInTheGemmIsTheTanhGeluOnCuda) {
+  if (!cuda_usable()) GTEST_SKIP() << "needs a CUDA GPU and a LibTorch with CUDA";
+  torch::manual_seed(5);
+  torch::NoGradGuard no_grad;
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  const auto input = torch::randn({2, 16, 64}, cuda);
+  const auto weight = (torch::randn({256, 64}, cuda) * 0.2).to(torch::kBFloat16);
+  const auto bias = (torch::randn({256}, cuda) * 0.2).to(torch::kBFloat16);
+  const auto fused = linear_tanh_gelu(input, weight, bias).to(torch::kFloat);
+  const auto product = torch::linear(input, weight.to(torch::kFloat), bias.to(torch::kFloat));
+  ASSERT_EQ(fused.sizes(), (std::vector<std::int64_t>{2, 16, 256}));
+  EXPECT_LT(relative_difference(fused, torch::gelu(product, "tanh")), 2e-2);
+  EXPECT_GT(relative_difference(fused, product), 0.2) << "the epilogue must apply the GELU";
+
+  auto gpu_frozen = gpt2_inference("cuda", Precision::bf16, true);
+  auto gpu_reference = gpt2_inference("cuda", Precision::bf16, false);
+  gpu_frozen->run_iterations(1);
+  gpu_reference->run_iterations(1);
+  EXPECT_LT(relative_difference(gpu_frozen->last_output(), gpu_reference->last_output()), 0.05);
+}
+
 std::unique_ptr<ModelWorkload> cuda_workload(const std::string& name, Mode mode, Precision precision,
                                              bool fused) {
   WorkloadOptions options;

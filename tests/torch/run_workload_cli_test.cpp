@@ -17,6 +17,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct CommandResult {
   int exit_code = -1;
@@ -119,6 +120,15 @@ TEST(RunWorkloadCli, FusionIsReportedAndCanBeTurnedOff) {
   const auto text = run_dvfslab(inference, false);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("on cpu (57 fused convolution units)"));
+
+  const std::string gpt2 =
+      "run-workload gpt2_small --mode infer --batch 1 --seq-len 4 --iters 1 --warmup 0 --torch-device cpu";
+  const auto blocks = run_dvfslab(gpt2, false);
+  ASSERT_EQ(blocks.exit_code, 0) << blocks.err;
+  EXPECT_THAT(blocks.out, HasSubstr("on cpu (12 fused decoder blocks)"));
+  const auto plain = run_dvfslab(gpt2 + " --no-fusion", false);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_THAT(plain.out, Not(HasSubstr("fused")));
 }
 
 TEST(RunWorkloadCli, ListShowsEveryWorkload) {

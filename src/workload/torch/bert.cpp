@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "workload/torch/network.hpp"
+#include "workload/torch/tied_head.hpp"
 #include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
@@ -82,7 +83,7 @@ class BertBase : public Network {
   }
 
   torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& targets) override {
-    auto logits = torch::linear(encode(tokens), word_embeddings_->weight);
+    auto logits = tied_head_logits(encode(tokens), word_embeddings_->weight);
     return torch::nn::functional::cross_entropy(logits.reshape({-1, bert_vocabulary}), targets.reshape({-1}));
   }
 

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "workload/torch/fused_conv.hpp"
+#include "workload/torch/layer_fusion.hpp"
 
 namespace dvfslab::torch_backend {
 
@@ -27,7 +28,7 @@ struct ConvUnitOptions {
   bool relu = true;
 };
 
-class ConvUnit : public torch::nn::Module {
+class ConvUnit : public torch::nn::Module, public FreezableBlock {
  public:
   // Registers "conv" and, with batch norm, "bn" (parameters drawn in that order).
   explicit ConvUnit(const ConvUnitOptions& options);
@@ -43,7 +44,7 @@ class ConvUnit : public torch::nn::Module {
   // Folds batch norm into the convolution (computed in FP32, stored in `dtype`)
   // and runs fused kernels from then on. Inference only: a frozen unit refuses to
   // run in training mode.
-  void freeze(torch::ScalarType dtype);
+  void freeze(torch::ScalarType dtype) override;
 
  private:
   torch::Tensor convolve(const torch::Tensor& input);

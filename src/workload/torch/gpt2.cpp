@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "workload/torch/layer_fusion.hpp"
 #include "workload/torch/network.hpp"
+#include "workload/torch/tied_head.hpp"
 #include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
@@ -23,7 +25,7 @@ constexpr double norm_epsilon = 1e-5;
 
 nn::LayerNorm layer_norm() { return nn::LayerNorm(nn::LayerNormOptions({hidden_width}).eps(norm_epsilon)); }
 
-class DecoderBlock : public nn::Module {
+class DecoderBlock : public nn::Module, public FreezableBlock {
  public:
   DecoderBlock() {
     attention_norm_ = register_module("ln_1", layer_norm());
@@ -43,11 +45,17 @@ class DecoderBlock : public nn::Module {
     auto context = attention(qkv[0], qkv[1], qkv[2], /*causal=*/true, dropout);
     context = context.transpose(1, 2).reshape({batch, tokens, hidden_width});
     auto y = x + torch::dropout(dense(attention_projection_, context), dropout, is_training());
-    auto mlp = dense(mlp_out_, torch::gelu(dense(mlp_in_, mlp_norm_->forward(y)), "tanh"));
+    const auto mlp_input = mlp_norm_->forward(y);
+    auto mlp = dense(mlp_out_, gelu_in_gemm_ ? linear_tanh_gelu(mlp_input, mlp_in_->weight, mlp_in_->bias)
+                                             : torch::gelu(dense(mlp_in_, mlp_input), "tanh"));
     return y + torch::dropout(mlp, dropout, is_training());
   }
 
+  // The linear layers are stored in the computing dtype by now (freeze_for_inference).
+  void freeze(torch::ScalarType /*dtype*/) override { gelu_in_gemm_ = true; }
+
  private:
+  bool gelu_in_gemm_ = false;
   nn::LayerNorm attention_norm_{nullptr}, mlp_norm_{nullptr};
   nn::Linear qkv_{nullptr}, attention_projection_{nullptr}, mlp_in_{nullptr}, mlp_out_{nullptr};
 };
@@ -72,7 +80,7 @@ class Gpt2Small : public Network {
                             dropout_rate, is_training());
     for (auto& block : blocks_) x = block->forward(x);
     // The head shares the token-embedding matrix, so it adds no parameters.
-    return torch::linear(final_norm_->forward(x), token_embeddings_->weight);
+    return tied_head_logits(final_norm_->forward(x), token_embeddings_->weight);
   }
 
   torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& next_tokens) override {

@@ -19,8 +19,8 @@ int freeze_for_inference(torch::nn::Module& network, torch::ScalarType dtype) {
   if (network.is_training()) throw Error("freeze_for_inference needs a network in eval mode");
   int frozen = 0;
   for (const auto& module : network.modules()) {
-    if (auto* unit = module->as<ConvUnit>()) {
-      unit->freeze(dtype);
+    if (auto* block = dynamic_cast<FreezableBlock*>(module.get())) {
+      block->freeze(dtype);
       ++frozen;
     } else if (auto* linear = module->as<torch::nn::Linear>()) {
       linear->to(dtype);

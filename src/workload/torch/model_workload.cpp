@@ -108,10 +108,10 @@ ModelWorkload::ModelWorkload(const ModelSpec& spec, const Case& workload_case, c
     }
   }
   network_->train(case_.mode == Mode::train);
-  if (images && options.fused_layers) {
+  if (options.fused_layers) {
     if (case_.mode == Mode::infer) {
       info_.fused_layers = freeze_for_inference(*network_, autocast_dtype_.value_or(torch::kFloat));
-    } else if (device_.is_cuda()) {
+    } else if (images && device_.is_cuda()) {
       info_.fused_layers = fuse_for_training(*network_);
     }
   }

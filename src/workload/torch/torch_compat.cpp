@@ -118,6 +118,19 @@ torch::Tensor attention(const torch::Tensor& query, const torch::Tensor& key, co
 #endif
 }
 
+torch::Tensor linear_tanh_gelu(const torch::Tensor& input, const torch::Tensor& weight, const torch::Tensor& bias) {
+#if TORCH_VERSION_MAJOR >= 2
+  if (input.is_cuda() && !torch::GradMode::is_enabled()) {
+    auto sizes = input.sizes().vec();
+    sizes.back() = weight.size(0);
+    const auto rows = input.reshape({-1, input.size(-1)}).to(weight.scalar_type());
+    return at::_addmm_activation(bias.to(weight.scalar_type()), rows, weight.t(), 1, 1, /*use_gelu=*/true)
+        .view(sizes);
+  }
+#endif
+  return torch::gelu(torch::linear(input, weight, bias), "tanh");
+}
+
 #if DVFSLAB_CUDA_GRAPHS
 
 struct StepGraph::Impl {

@@ -44,6 +44,11 @@ std::optional<torch::ScalarType> active_autocast_dtype(torch::DeviceType device_
 torch::Tensor attention(const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
                         bool causal, double dropout);
 
+// gelu_tanh(input · weightᵀ + bias) in the weight's dtype. On CUDA with gradients
+// off, one cuBLASLt GEMM with the GELU in its epilogue (LibTorch 2.x); elsewhere
+// the linear layer and the GELU as two kernels.
+torch::Tensor linear_tanh_gelu(const torch::Tensor& input, const torch::Tensor& weight, const torch::Tensor& bias);
+
 // A whole step captured once and replayed; only on CUDA builds.
 class StepGraph {
  public:
