@@ -7,9 +7,9 @@
 #     libtoml11-dev libsqlite3-dev libsqlite3-0 libeigen3-dev libfmt-dev libfmt9 \
 #     libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian prometheus-cpp-dev \
 #     libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libprometheus-cpp-push1.0 libcivetweb-dev \
-#     libcivetweb1 civetweb libcurl4-openssl-dev libcurl4 zlib1g-dev
+#     libcivetweb1 civetweb libcurl4-openssl-dev libcurl4 zlib1g-dev libcpp-httplib-dev
 # (prometheus-cpp for `dvfslab exporter`; its CMake package asks for civetweb, zlib
-# and curl). Then configures and builds
+# and curl; cpp-httplib's header for configuring the tests). Then configures and builds
 # build/device against the LibTorch inside the machine's PyTorch (incrementally).
 # Usage: source bench/device/prepare.sh   (exports DVFSLAB and DVFSLAB_DEVICE_PREFIX)
 export DVFSLAB_READ_ONLY=1
@@ -29,6 +29,15 @@ targets=(--target dvfslab)
 if [[ -n "${DVFSLAB_TORCH_TESTS:-}" ]]; then
   with_tests=ON
   targets+=(dvfslab_torch_tests)
+fi
+if [[ $with_tests == ON ]]; then
+  # The test configuration asks pkg-config for cpp-httplib, whose Debian .pc file
+  # names /usr and OpenSSL/Brotli packages this machine lacks. Only the exporter's
+  # tests use it and they are not built here, so a .pc naming the header suffices.
+  mkdir -p "$prefix/pkgconfig"
+  printf 'Name: cpp-httplib\nDescription: header only\nVersion: 0.11.4\nCflags: -I%s/usr/include\n' \
+    "$prefix" > "$prefix/pkgconfig/cpp-httplib.pc"
+  export PKG_CONFIG_PATH="$prefix/pkgconfig"
 fi
 if [[ ! -f "$repo_root/build/device/build.ninja" ]]; then
   cmake -S "$repo_root" -B "$repo_root/build/device" -G Ninja -DCMAKE_BUILD_TYPE=Release \

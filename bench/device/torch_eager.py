@@ -2,11 +2,12 @@
 """Times dvfslab's LibTorch workloads against the same models in PyTorch eager.
 
 For every configuration it first runs the PyTorch eager model (torchvision CNNs;
-BERT-base and GPT-2 small defined below, layer for layer as dvfslab builds them)
-and then `dvfslab run-workload ... --json` with the same batch, precision,
-channels-last setting, optimizer and synthetic batch (same seed, same generator
-calls), and reads the GPU's energy counter through NVML around each measured
-window. NVML is only queried (read-only): nothing on the GPU is changed.
+BERT-base, GPT-2 small and the Llama decoder at its 125m preset defined below,
+layer for layer as dvfslab builds them) and then `dvfslab run-workload ... --json`
+with the same batch, precision, channels-last setting, optimizer and synthetic
+batch (same seed, same generator calls), and reads the GPU's energy counter
+through NVML around each measured window. NVML is only queried (read-only):
+nothing on the GPU is changed.
 
 With --compile every row also times torch.compile (default mode) of the same eager
 model: the model's forward (inference) or forward + loss (training) is compiled,
@@ -151,6 +152,80 @@ class Gpt2Small(nn.Module):
         return F.cross_entropy(self.infer(tokens).reshape(-1, self.vocabulary), targets.reshape(-1))
 
 
+class LlamaBlock(nn.Module):
+    """dvfslab's Llama block (src/workload/torch/llama.cpp): RMSNorm, rotary
+    positions, grouped-query attention, SwiGLU; no biases."""
+
+    def __init__(self, width, heads, kv_heads, mlp_hidden):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, width // heads
+        self.input_layernorm = nn.Parameter(torch.ones(width))
+        self.q_proj = nn.Linear(width, width, bias=False)
+        self.k_proj = nn.Linear(width, kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(width, kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(width, width, bias=False)
+        self.post_attention_layernorm = nn.Parameter(torch.ones(width))
+        self.gate_proj = nn.Linear(width, mlp_hidden, bias=False)
+        self.up_proj = nn.Linear(width, mlp_hidden, bias=False)
+        self.down_proj = nn.Linear(mlp_hidden, width, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, t, w = x.shape
+        split = lambda y, n: y.view(b, t, n, self.head_dim).transpose(1, 2)
+        h = rms_norm(x, self.input_layernorm)
+        query = rotate(split(self.q_proj(h), self.heads), cos, sin)
+        key = rotate(split(self.k_proj(h), self.kv_heads), cos, sin)
+        value = split(self.v_proj(h), self.kv_heads)
+        groups = self.heads // self.kv_heads
+        context = F.scaled_dot_product_attention(query, key.repeat_interleave(groups, 1),
+                                                 value.repeat_interleave(groups, 1), is_causal=True)
+        y = x + self.o_proj(context.transpose(1, 2).reshape(b, t, w))
+        m = rms_norm(y, self.post_attention_layernorm)
+        return y + self.down_proj(F.silu(self.gate_proj(m)) * self.up_proj(m))
+
+
+def rms_norm(x, gain, epsilon=1e-5):
+    wide = x.float()
+    return (wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + epsilon)).to(x.dtype) * gain
+
+
+def rotate(x, cos, sin):
+    half = x.shape[-1] // 2
+    rotated_half = torch.cat((-x[..., half:], x[..., :half]), -1)
+    return x * cos.to(x.dtype) + rotated_half * sin.to(x.dtype)
+
+
+class Llama125m(nn.Module):
+    """dvfslab's `llama` at its default preset 125m: 12 layers of width 768, 12
+    heads, 4 KV heads, MLP 2048, 32,000-token vocabulary, untied head."""
+    vocabulary = 32000
+
+    def __init__(self, layers=12, width=768, heads=12, kv_heads=4, mlp_hidden=2048, max_positions=4096):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(self.vocabulary, width)
+        self.layers = nn.ModuleList(LlamaBlock(width, heads, kv_heads, mlp_hidden) for _ in range(layers))
+        self.norm = nn.Parameter(torch.ones(width))
+        self.lm_head = nn.Linear(width, self.vocabulary, bias=False)
+        dim = width // heads
+        inverse_frequencies = torch.pow(10000.0, -torch.arange(0, dim, 2, dtype=torch.double) / dim).float()
+        angles = torch.outer(torch.arange(max_positions, dtype=torch.float), inverse_frequencies)
+        both_halves = torch.cat((angles, angles), -1)
+        self.register_buffer("rotary_cos", both_halves.cos())
+        self.register_buffer("rotary_sin", both_halves.sin())
+        init_transformer(self)
+
+    def infer(self, tokens):
+        count = tokens.shape[1]
+        cos, sin = self.rotary_cos[:count], self.rotary_sin[:count]
+        x = self.embed_tokens(tokens)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.lm_head(rms_norm(x, self.norm))
+
+    def loss(self, tokens, targets):
+        return F.cross_entropy(self.infer(tokens).reshape(-1, self.vocabulary), targets.reshape(-1))
+
+
 def init_transformer(module):
     with torch.no_grad():
         for name, parameter in module.named_parameters():
@@ -181,7 +256,7 @@ def build_model(name):
         else:
             net = getattr(torchvision.models, name)(weights=None)
         return ImageClassifier(net)
-    return BertBase() if name == "bert_base" else Gpt2Small()
+    return {"bert_base": BertBase, "gpt2_small": Gpt2Small, "llama": Llama125m}[name]()
 
 
 def synthetic_batch(name, batch, size, device, channels_last):
@@ -193,8 +268,9 @@ def synthetic_batch(name, batch, size, device, channels_last):
         if channels_last:
             images = images.contiguous(memory_format=torch.channels_last)
         return images, labels
-    if name == "gpt2_small":
-        sequence = torch.randint(Gpt2Small.vocabulary, (batch, size + 1), generator=generator)
+    if name in ("gpt2_small", "llama"):
+        vocabulary = Gpt2Small.vocabulary if name == "gpt2_small" else Llama125m.vocabulary
+        sequence = torch.randint(vocabulary, (batch, size + 1), generator=generator)
         return sequence[:, :-1].contiguous().to(device), sequence[:, 1:].contiguous().to(device)
     tokens = torch.randint(BertBase.vocabulary, (batch, size), generator=generator).to(device)
     targets = torch.randint(BertBase.vocabulary, (batch, size), generator=generator).to(device)
@@ -343,7 +419,7 @@ def default_configs():
     for model in IMAGE_MODELS:
         configs.append(dict(model=model, mode="train", precision="bf16", batch=128, size=224))
         configs.append(dict(model=model, mode="infer", precision="bf16", batch=256, size=224))
-    transformers = (("bert_base", 32, 128), ("gpt2_small", 8, 1024))
+    transformers = (("bert_base", 32, 128), ("gpt2_small", 8, 1024), ("llama", 8, 1024))
     for model, batch, size in transformers:
         configs.append(dict(model=model, mode="train", precision="bf16", batch=batch, size=size))
         configs.append(dict(model=model, mode="infer", precision="bf16", batch=batch, size=size))
@@ -412,7 +488,7 @@ def warm_compile_cache(args):
     began = time.perf_counter()
     pending = sorted(selected_configs(args),
                      key=lambda c: (c["mode"] != "train", {"googlenet": 0, "resnet50": 1, "gpt2_small": 2,
-                                                           "bert_base": 3, "vgg16": 4}.get(c["model"], 5)))
+                                                           "llama": 3, "bert_base": 4, "vgg16": 5}.get(c["model"], 6)))
     # Each worker's Inductor compile pool gets its share of the cores (this
     # setting is left out of Inductor's cache key, so the timed run still hits).
     threads = max(1, (os.cpu_count() or 1) // max(1, args.jobs))
