@@ -17,24 +17,13 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_eager  # noqa: E402  (the models of the comparison)
-
-
-def time_cuda(function, repeats=20):
-    for _ in range(3):
-        function()
-    torch.cuda.synchronize()
-    begin = time.perf_counter()
-    for _ in range(repeats):
-        function()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - begin) / repeats
+from kernel_profile import kernel_table, time_cuda  # noqa: E402
 
 
 def head_timings(tokens):
@@ -52,27 +41,6 @@ def head_timings(tokens):
                      "grad_weight_ms": grad_weight_s * 1e3,
                      "forward_tflops": flop / forward_s / 1e12})
     return rows
-
-
-def kernel_table(step, steps=3):
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    activities = [torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities) as profile:
-        for _ in range(steps):
-            step()
-        torch.cuda.synchronize()
-    kernels = []
-    for event in profile.key_averages():
-        cuda_us = getattr(event, "device_time_total", None)
-        if cuda_us is None:
-            cuda_us = event.cuda_time_total
-        if cuda_us > 0:
-            kernels.append({"name": event.key[:160], "calls_per_step": event.count / steps,
-                            "ms_per_step": cuda_us / steps / 1e3})
-    kernels.sort(key=lambda k: -k["ms_per_step"])
-    return {"total_ms_per_step": sum(k["ms_per_step"] for k in kernels), "top": kernels[:12]}
 
 
 def main():

@@ -13,6 +13,7 @@
 #include "dvfslab/torch_workloads.hpp"
 #include "workload/torch/llama.hpp"
 #include "workload/torch/llama_generation.hpp"
+#include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
 namespace {
@@ -111,6 +112,41 @@ TEST(Llama, LogitsMatchThePlainReference) {
   const auto expected = ReferenceLlama(*model).logits(tokens);
   EXPECT_TRUE(torch::allclose(logits, expected, 1e-4, 1e-4))
       << "largest difference " << (logits - expected).abs().max().item<double>();
+}
+
+// The CUDA forms of the parts (a fused RMSNorm, grouped-query attention reading
+// the shared key/value heads in place, from LibTorch 2.4/2.5 on) against the same
+// weights on the CPU, forward and backward, and in bf16 against the reference.
+TEST(Llama, CudaLogitsAndGradientsMatchTheCpu) {
+  if (!cuda_usable()) GTEST_SKIP() << "needs a CUDA GPU and a LibTorch with CUDA";
+  set_tf32(false);
+  torch::manual_seed(11);
+  auto cpu_model = make_llama(find_llama_preset("tiny"));
+  auto gpu_model = make_llama(find_llama_preset("tiny"));
+  {
+    torch::NoGradGuard no_grad;
+    const auto source = cpu_model->named_parameters();
+    for (auto& parameter : gpu_model->named_parameters()) parameter.value().copy_(source[parameter.key()]);
+  }
+  gpu_model->to(torch::kCUDA);
+  const auto tokens = torch::randint(256, {2, 12}, torch::kLong);
+  const auto next = torch::randint(256, {2, 12}, torch::kLong);
+  cpu_model->loss(tokens, next).backward();
+  gpu_model->loss(tokens.cuda(), next.cuda()).backward();
+  const auto gpu_gradients = gpu_model->named_parameters();
+  for (const auto& parameter : cpu_model->named_parameters()) {
+    const auto gpu_gradient = gpu_gradients[parameter.key()].grad().cpu();
+    EXPECT_TRUE(torch::allclose(gpu_gradient, parameter.value().grad(), 1e-3, 1e-5))
+        << parameter.key() << ": largest difference "
+        << (gpu_gradient - parameter.value().grad()).abs().max().item<double>();
+  }
+
+  torch::NoGradGuard no_grad;
+  const auto expected = ReferenceLlama(*cpu_model).logits(tokens);
+  EXPECT_TRUE(torch::allclose(gpu_model->infer(tokens.cuda()).cpu(), expected, 1e-4, 1e-4));
+  AutocastScope bf16(torch::kCUDA, torch::kBFloat16);
+  const auto low_precision = gpu_model->infer(tokens.cuda()).to(torch::kFloat).cpu();
+  EXPECT_LT((low_precision - expected).abs().max().item<double>(), 0.05 * expected.abs().max().item<double>());
 }
 
 TEST(Llama, CachedGenerationEqualsRecomputingEverySequence) {

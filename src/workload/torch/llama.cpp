@@ -15,24 +15,13 @@ namespace nn = torch::nn;
 constexpr double norm_epsilon = 1e-5;
 constexpr double rotary_base = 10000.0;
 
-// x / rms(x) · gain, with the mean of squares taken in FP32 as Llama does under bf16.
-torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& gain) {
-  const auto wide = x.to(torch::kFloat);
-  const auto normalised = wide * torch::rsqrt(wide.pow(2).mean(-1, /*keepdim=*/true) + norm_epsilon);
-  return normalised.to(x.scalar_type()) * gain;
-}
-
 // Rotates each half-pair of features of x [batch, heads, tokens, head_dim] by its
-// position's angles; cos and sin are [tokens, head_dim].
-torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  const auto half = x.size(-1) / 2;
-  const auto rotated_half = torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * cos.to(x.scalar_type()) + rotated_half * sin.to(x.scalar_type());
-}
-
-// Each key/value head serves `groups` consecutive query heads.
-torch::Tensor share_heads(const torch::Tensor& x, std::int64_t groups) {
-  return groups == 1 ? x : x.repeat_interleave(groups, /*dim=*/1);
+// position's angles: x·cos + [−x₂, x₁]·sin, written as x·cos + roll(x)·[−sin, sin]
+// so the rotated half costs one copy instead of a negation and a concatenation.
+// cos and signed_sin are [tokens, head_dim].
+torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& signed_sin) {
+  const auto dtype = x.scalar_type();
+  return torch::addcmul(x * cos.to(dtype), torch::roll(x, x.size(-1) / 2, -1), signed_sin.to(dtype));
 }
 
 nn::Linear projection(int in, int out) { return nn::Linear(nn::LinearOptions(in, out).bias(false)); }
@@ -84,16 +73,16 @@ class Llama::Block : public nn::Module {
 
   // `cached_keys`/`cached_values` are this layer's cache (undefined without one),
   // of which the first `start` positions are filled.
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& signed_sin,
                         const torch::Tensor& cached_keys, const torch::Tensor& cached_values,
                         std::int64_t start) {
     const auto batch = x.size(0), tokens = x.size(1);
     const auto split = [&](const torch::Tensor& y, int heads) {
       return y.view({batch, tokens, heads, config_.head_dim()}).transpose(1, 2);
     };
-    const auto h = rms_norm(x, attention_norm_gain_);
-    const auto query = rotate(split(torch::linear(h, query_->weight), config_.heads), cos, sin);
-    auto key = rotate(split(torch::linear(h, key_->weight), config_.kv_heads), cos, sin);
+    const auto h = rms_norm(x, attention_norm_gain_, norm_epsilon);
+    const auto query = rotate(split(torch::linear(h, query_->weight), config_.heads), cos, signed_sin);
+    auto key = rotate(split(torch::linear(h, key_->weight), config_.kv_heads), cos, signed_sin);
     auto value = split(torch::linear(h, value_->weight), config_.kv_heads);
     if (cached_keys.defined()) {
       cached_keys.narrow(2, start, tokens).copy_(key);
@@ -103,12 +92,10 @@ class Llama::Block : public nn::Module {
     }
     // Without earlier positions the queries and keys are the same tokens, where
     // the causal mask applies; a single new token may see every cached one.
-    const auto groups = config_.heads / config_.kv_heads;
-    auto context = attention(query, share_heads(key, groups), share_heads(value, groups),
-                             /*causal=*/start == 0, /*dropout=*/0.0);
+    auto context = attention(query, key, value, /*causal=*/start == 0, /*dropout=*/0.0);
     context = context.transpose(1, 2).reshape({batch, tokens, config_.hidden});
     const auto y = x + torch::linear(context, output_->weight);
-    const auto m = rms_norm(y, mlp_norm_gain_);
+    const auto m = rms_norm(y, mlp_norm_gain_, norm_epsilon);
     const auto gated = torch::silu(torch::linear(m, gate_->weight)) * torch::linear(m, up_->weight);
     return y + torch::linear(gated, down_->weight);
   }
@@ -131,9 +118,8 @@ Llama::Llama(const LlamaConfig& config) : config_(config) {
   const auto inverse_frequencies =
       torch::pow(rotary_base, -torch::arange(0, dim, 2, torch::kDouble) / dim).to(torch::kFloat);
   const auto angles = torch::outer(torch::arange(config.max_positions, torch::kFloat), inverse_frequencies);
-  const auto both_halves = torch::cat({angles, angles}, -1);
-  rotary_cos_ = register_buffer("rotary_cos", both_halves.cos());
-  rotary_sin_ = register_buffer("rotary_sin", both_halves.sin());
+  rotary_cos_ = register_buffer("rotary_cos", torch::cat({angles.cos(), angles.cos()}, -1));
+  rotary_signed_sin_ = register_buffer("rotary_signed_sin", torch::cat({-angles.sin(), angles.sin()}, -1));
   init_transformer_weights(*this);
 }
 
@@ -145,16 +131,18 @@ torch::Tensor Llama::forward(const torch::Tensor& tokens, KvCache* cache) {
     throw ConfigError("llama " + config_.preset + " takes at most " + std::to_string(config_.max_positions) +
                       " positions");
   }
-  const auto cos = rotary_cos_.narrow(0, start, count);
-  const auto sin = rotary_sin_.narrow(0, start, count);
+  // In the dtype the projections compute in, cast once rather than in every block.
+  const auto dtype = active_autocast_dtype(tokens.device().type()).value_or(rotary_cos_.scalar_type());
+  const auto cos = rotary_cos_.narrow(0, start, count).to(dtype);
+  const auto signed_sin = rotary_signed_sin_.narrow(0, start, count).to(dtype);
   auto x = embeddings_->forward(tokens);
   for (std::size_t i = 0; i < blocks_.size(); ++i) {
     const torch::Tensor none;
-    x = blocks_[i]->forward(x, cos, sin, cache != nullptr ? cache->keys[i] : none,
+    x = blocks_[i]->forward(x, cos, signed_sin, cache != nullptr ? cache->keys[i] : none,
                             cache != nullptr ? cache->values[i] : none, start);
   }
   if (cache != nullptr) cache->length += count;
-  return torch::linear(rms_norm(x, final_norm_gain_), head_->weight);
+  return torch::linear(rms_norm(x, final_norm_gain_, norm_epsilon), head_->weight);
 }
 
 KvCache Llama::make_cache(std::int64_t batch, std::int64_t capacity, torch::ScalarType dtype) const {

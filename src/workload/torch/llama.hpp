@@ -64,7 +64,8 @@ class Llama : public Network {
   std::vector<std::shared_ptr<Block>> blocks_;
   torch::Tensor final_norm_gain_;
   torch::nn::Linear head_{nullptr};
-  torch::Tensor rotary_cos_, rotary_sin_;  // [max_positions, head_dim]
+  // [max_positions, head_dim]: cos of each angle, and its sin negated on the first half.
+  torch::Tensor rotary_cos_, rotary_signed_sin_;
 };
 
 std::shared_ptr<Llama> make_llama(const LlamaConfig& config);

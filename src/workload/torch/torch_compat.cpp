@@ -24,6 +24,11 @@
 #define DVFSLAB_DEVICE_TYPED_AUTOCAST \
   (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 
+// scaled_dot_product_attention's enable_gqa came with LibTorch 2.5, rms_norm with 2.4.
+#define DVFSLAB_GROUPED_QUERY_ATTENTION \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5))
+#define DVFSLAB_FUSED_RMS_NORM (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+
 namespace dvfslab::torch_backend {
 
 bool cuda_usable() {
@@ -101,8 +106,15 @@ AutocastScope::~AutocastScope() {
   at::autocast::set_autocast_cache_enabled(previous_cache_);
 }
 
-torch::Tensor attention(const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
-                        bool causal, double dropout) {
+torch::Tensor attention(const torch::Tensor& query, const torch::Tensor& shared_key,
+                        const torch::Tensor& shared_value, bool causal, double dropout) {
+  const auto groups = query.size(1) / shared_key.size(1);
+#if DVFSLAB_GROUPED_QUERY_ATTENTION
+  return at::scaled_dot_product_attention(query, shared_key, shared_value, {}, dropout, causal, std::nullopt,
+                                          /*enable_gqa=*/groups > 1);
+#else
+  const auto key = groups == 1 ? shared_key : shared_key.repeat_interleave(groups, /*dim=*/1);
+  const auto value = groups == 1 ? shared_value : shared_value.repeat_interleave(groups, /*dim=*/1);
 #if TORCH_VERSION_MAJOR >= 2
   return at::scaled_dot_product_attention(query, key, value, {}, dropout, causal);
 #else
@@ -116,6 +128,16 @@ torch::Tensor attention(const torch::Tensor& query, const torch::Tensor& key, co
   if (dropout > 0.0) weights = torch::dropout(weights, dropout, /*train=*/true);
   return torch::matmul(weights.to(value.scalar_type()), value);
 #endif
+#endif
+}
+
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& gain, double epsilon) {
+#if DVFSLAB_FUSED_RMS_NORM
+  if (x.scalar_type() == gain.scalar_type()) return at::rms_norm(x, {x.size(-1)}, gain, epsilon);
+#endif
+  const auto wide = x.to(torch::kFloat);
+  const auto normalised = wide * torch::rsqrt(wide.pow(2).mean(-1, /*keepdim=*/true) + epsilon);
+  return normalised.to(x.scalar_type()) * gain;
 }
 
 torch::Tensor linear_tanh_gelu(const torch::Tensor& input, const torch::Tensor& weight, const torch::Tensor& bias) {

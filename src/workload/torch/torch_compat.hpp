@@ -40,9 +40,17 @@ class AutocastScope {
 std::optional<torch::ScalarType> active_autocast_dtype(torch::DeviceType device_type);
 
 // softmax(q kᵀ / √d) v over [batch, heads, tokens, head_dim]; a fused kernel
-// where the LibTorch version has one.
+// where the LibTorch version has one. `key` and `value` may have fewer heads than
+// `query` (grouped-query attention): each then serves that many consecutive query
+// heads, read in place from LibTorch 2.5 on and copied per query head before it.
 torch::Tensor attention(const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
                         bool causal, double dropout);
+
+// x / rms(x) · gain over the last dimension, the mean of squares taken in FP32.
+// One fused kernel forward and backward where LibTorch has it (2.4 on) and x and
+// gain share a dtype; elsewhere written out, rounding the normalised x to x's dtype
+// before the gain as Llama's reference code does.
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& gain, double epsilon);
 
 // gelu_tanh(input · weightᵀ + bias) in the weight's dtype. On CUDA with gradients
 // off, one cuBLASLt GEMM with the GELU in its epilogue (LibTorch 2.x); elsewhere
