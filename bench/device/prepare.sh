@@ -40,6 +40,9 @@ if [[ $with_tests == ON ]]; then
   export PKG_CONFIG_PATH="$prefix/pkgconfig"
 fi
 if [[ ! -f "$repo_root/build/device/build.ninja" ]]; then
+  # A configure that failed (say, run without .devdeps) leaves a cache naming the
+  # system's packages; configuring over it would mix those with the prefix's.
+  rm -f "$repo_root/build/device/CMakeCache.txt"
   cmake -S "$repo_root" -B "$repo_root/build/device" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$prefix/usr;$libdir/cmake;$torch_prefix" \
     -DSQLite3_INCLUDE_DIR="$prefix/usr/include" -DSQLite3_LIBRARY="$libdir/libsqlite3.so" \
