@@ -39,6 +39,10 @@ if [[ $with_tests == ON ]]; then
     "$prefix" > "$prefix/pkgconfig/cpp-httplib.pc"
   export PKG_CONFIG_PATH="$prefix/pkgconfig"
 fi
+# The binary's run path is written as DT_RPATH (--disable-new-dtags), which the
+# loader also searches for the prefix libraries' own dependencies (prometheus-cpp's
+# pull library needs its core library), so build/device/src/dvfslab runs without
+# LD_LIBRARY_PATH, from scripts that did not source this one.
 if [[ ! -f "$repo_root/build/device/build.ninja" ]]; then
   # A configure that failed (say, run without .devdeps) leaves a cache naming the
   # system's packages; configuring over it would mix those with the prefix's.
@@ -47,7 +51,7 @@ if [[ ! -f "$repo_root/build/device/build.ninja" ]]; then
     -DCMAKE_PREFIX_PATH="$prefix/usr;$libdir/cmake;$torch_prefix" \
     -DSQLite3_INCLUDE_DIR="$prefix/usr/include" -DSQLite3_LIBRARY="$libdir/libsqlite3.so" \
     -DDVFSLAB_WITH_TORCH=ON -DDVFSLAB_BUILD_TESTS=$with_tests -DDVFSLAB_BUILD_BENCH=OFF \
-    -DCMAKE_CUDA_ARCHITECTURES=90 ${DVFSLAB_CMAKE_ARGS:-}
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags ${DVFSLAB_CMAKE_ARGS:-}
 fi
 # Incremental: a warm machine rebuilds only what changed in the copied tree.
 cmake --build "$repo_root/build/device" -j "$(nproc)" "${targets[@]}"
