@@ -29,6 +29,25 @@ class TorchWorkload : public Workload {
   virtual double last_loss() = 0;
 };
 
+// Where a workload's iterations spend their time, by LibTorch's profiler: on a GPU
+// the kernels (and copies) it ran, which do not nest, so their times add up to the
+// device's busy time; on the CPU the ATen operators with their self time (nested
+// operators' time taken out). One entry per distinct name, most time first.
+struct KernelTime {
+  std::string name;
+  std::int64_t calls = 0;
+  double total_ms = 0;
+};
+struct KernelProfile {
+  bool gpu_kernels = false;  // false: CPU operators
+  std::int64_t iterations = 0;
+  std::vector<KernelTime> entries;
+};
+// Runs `iterations` more iterations of `workload` (prepared, as after a timed run)
+// under the profiler. Throws NotSupportedError when the profiler recorded none of
+// what it was asked for (a LibTorch built without CUPTI sees no GPU kernels).
+KernelProfile profile_kernels(TorchWorkload& workload, std::int64_t iterations);
+
 // name, default batch, unit ("images" or "tokens") and a description of each.
 std::vector<WorkloadInfo> torch_workload_infos();
 

@@ -19,6 +19,7 @@
 
 #include "cli/commands.hpp"
 #include "dvfslab/error.hpp"
+#include "dvfslab/output_file.hpp"
 #include "dvfslab/torch_workloads.hpp"
 
 namespace dvfslab::cli {
@@ -42,6 +43,8 @@ struct RunWorkloadArgs {
   bool no_cudnn_benchmark = false;
   bool no_fusion = false;
   bool json = false;
+  std::optional<std::string> kernel_profile;  // path of the profile's JSON
+  std::int64_t profile_iterations = 5;
 };
 
 // Writes marker lines to the descriptor named by DVFSLAB_MARK_FD, when set.
@@ -137,6 +140,44 @@ void run_marked(TorchWorkload& workload, std::int64_t count, std::int64_t mark_e
     markers.write_line(fmt::format("dvfslab:iter {} items {}", chunk,
                                    static_cast<double>(chunk) * workload.items_per_iteration()));
     if (progress != nullptr) progress->advance(chunk);
+  }
+}
+
+// Profiles more iterations after the timed ones (the profiler slows what it
+// watches, so the timed figures stay without it) and writes the table as JSON.
+void write_kernel_profile(TorchWorkload& workload, const RunWorkloadArgs& args, const Case& workload_case) {
+  OutputFile file(*args.kernel_profile);
+  const auto profile = profile_kernels(workload, args.profile_iterations);
+  const auto iterations = static_cast<double>(profile.iterations);
+  double total_ms = 0;
+  for (const auto& entry : profile.entries) total_ms += entry.total_ms;
+  auto entries = nlohmann::json::array();
+  for (const auto& entry : profile.entries) {
+    entries.push_back({{"name", entry.name},
+                       {"calls_per_iteration", static_cast<double>(entry.calls) / iterations},
+                       {"ms_per_iteration", entry.total_ms / iterations},
+                       {"share", entry.total_ms / total_ms}});
+  }
+  const auto info = workload.run_info();
+  const nlohmann::json out = {
+      {"workload", workload_case.workload},
+      {"mode", std::string(to_string(workload_case.mode))},
+      {"precision", std::string(to_string(workload_case.precision))},
+      {"batch", workload_case.batch},
+      {"device", info.device},
+      {"cuda_graph", info.cuda_graph},
+      {"fused_layers", info.fused_layers},
+      {"iterations", profile.iterations},
+      {"entries_are", profile.gpu_kernels ? "GPU kernels and copies" : "CPU operators, self time"},
+      {"total_ms_per_iteration", total_ms / iterations},
+      {"entries", entries}};
+  file.stream() << out.dump(2) << "\n";
+  file.commit();
+  if (!args.json) {
+    const auto& top = profile.entries.front();
+    fmt::print("  kernel profile of {} more iterations in {}: {:.3f} ms per iteration, the most in {} ({:.1f} %)\n",
+               profile.iterations, *args.kernel_profile, total_ms / iterations, top.name.substr(0, 80),
+               100.0 * top.total_ms / total_ms);
   }
 }
 
@@ -253,6 +294,7 @@ void run_workload(RunWorkloadArgs args) {
   if (args.iterations < 1) throw ConfigError("--iters must be at least 1");
   if (args.warmup < 0) throw ConfigError("--warmup must be 0 or more");
   if (args.mark_every < 1) throw ConfigError("--mark-every must be at least 1");
+  if (args.profile_iterations < 1) throw ConfigError("--profile-iters must be at least 1");
 
   const bool generate = args.mode == "generate";
   if (!generate && (args.prompt_length != 0 || args.generated_length != 0)) {
@@ -273,10 +315,13 @@ void run_workload(RunWorkloadArgs args) {
   args.options.cudnn_benchmark = !args.no_cudnn_benchmark;
   args.options.fused_layers = !args.no_fusion;
   if (generate) {
+    if (args.kernel_profile) throw ConfigError("--kernel-profile is for --mode train and infer");
     run_generation(args, workload_case);
     return;
   }
 
+  // Refuses a bad profile path before the run rather than after it.
+  if (args.kernel_profile) OutputFile check(*args.kernel_profile);
   MarkerChannel markers;
   auto workload = create_torch_workload(workload_case, args.options, args.preset);
   const auto setup_start = std::chrono::steady_clock::now();
@@ -330,6 +375,10 @@ void run_workload(RunWorkloadArgs args) {
                           {"notices", info.notices}};
     if (!info.preset.empty()) out["preset"] = info.preset;
     out["loss"] = loss ? nlohmann::json(*loss) : nlohmann::json(nullptr);
+    if (args.kernel_profile) {
+      write_kernel_profile(*workload, args, workload_case);
+      out["kernel_profile"] = *args.kernel_profile;
+    }
     fmt::print("{}\n", out.dump(2));
     return;
   }
@@ -345,6 +394,7 @@ void run_workload(RunWorkloadArgs args) {
              workload->item_unit());
   if (loss) fmt::print(", final loss {:.4f}", *loss);
   fmt::print("\n");
+  if (args.kernel_profile) write_kernel_profile(*workload, args, workload_case);
 }
 
 }  // namespace
@@ -402,6 +452,12 @@ void add_run_workload_command(CLI::App& app) {
       ->add_option("--mark-every", args->mark_every,
                    "With DVFSLAB_MARK_FD set: iterations per marker; each marker waits for the device, "
                    "so raise it when iterations take well under a millisecond")
+      ->capture_default_str();
+  command->add_option("--kernel-profile", args->kernel_profile,
+                      "After the timed iterations, run --profile-iters more under LibTorch's profiler and write "
+                      "where they spent their time to this JSON file: GPU kernels on a GPU, ATen operators' self "
+                      "time on the CPU (the timed figures are taken without the profiler)");
+  command->add_option("--profile-iters", args->profile_iterations, "Iterations profiled by --kernel-profile")
       ->capture_default_str();
   command->add_flag("--json", args->json, "Print the result (or the list) as JSON on stdout");
   command->callback([args] { run_workload(*args); });

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <cstdio>
@@ -129,6 +130,75 @@ TEST(RunWorkloadCli, FusionIsReportedAndCanBeTurnedOff) {
   const auto plain = run_dvfslab(gpt2 + " --no-fusion", false);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_THAT(plain.out, Not(HasSubstr("fused")));
+}
+
+// The profile is taken after the timed run and written as JSON: here on the CPU,
+// where it lists ATen operators by self time (nested operators taken out, so the
+// entries add up to no more than the profiled iterations' wall time).
+TEST(RunWorkloadCli, KernelProfileListsWhereTheIterationsWent) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dvfslab_profile_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "profile.json";
+  const auto result = run_dvfslab("run-workload alexnet --mode infer --batch 2 --image-size 64 --iters 1 "
+                                  "--warmup 0 --torch-device cpu --profile-iters 2 --json --kernel-profile " +
+                                      path.string(),
+                                  false);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(nlohmann::json::parse(result.out)["kernel_profile"], path.string());
+  const auto profile = nlohmann::json::parse(read_file(path));
+  EXPECT_EQ(profile["workload"], "alexnet");
+  EXPECT_EQ(profile["iterations"], 2);
+  EXPECT_EQ(profile["entries_are"], "CPU operators, self time");
+  const auto& entries = profile["entries"];
+  ASSERT_FALSE(entries.empty());
+  double shares = 0, total_ms = 0, previous_ms = entries[0]["ms_per_iteration"].get<double>();
+  bool convolution = false;
+  for (const auto& entry : entries) {
+    const double ms = entry["ms_per_iteration"].get<double>();
+    EXPECT_LE(ms, previous_ms) << "entries are sorted, most time first";
+    EXPECT_GE(ms, 0.0);
+    EXPECT_GT(entry["calls_per_iteration"].get<double>(), 0.0);
+    previous_ms = ms;
+    shares += entry["share"].get<double>();
+    total_ms += ms;
+    convolution = convolution || entry["name"].get<std::string>().find("conv") != std::string::npos;
+  }
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+  EXPECT_NEAR(total_ms, profile["total_ms_per_iteration"].get<double>(), 1e-6);
+  EXPECT_TRUE(convolution) << profile.dump(1);
+
+  const auto text = run_dvfslab("run-workload alexnet --mode infer --batch 1 --image-size 64 --iters 1 "
+                                "--warmup 0 --torch-device cpu --kernel-profile " + path.string(),
+                                false);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("kernel profile of 5 more iterations in " + path.string()));
+  std::filesystem::remove(path);
+  std::filesystem::remove(dir);
+}
+
+// A path that cannot be written is refused before the run, in one line; a write
+// that fails is an error; generation has no profile.
+TEST(RunWorkloadCli, KernelProfileBadPathsAreOneLineErrors) {
+  const std::string run = "run-workload alexnet --mode infer --batch 1 --image-size 64 --iters 1 --warmup 0 "
+                          "--torch-device cpu --kernel-profile ";
+  for (const std::string path : {"''", "/nonexistent-dir/p.json", "/tmp"}) {
+    const auto refused = run_dvfslab(run + path, false);
+    EXPECT_EQ(refused.exit_code, 3) << path;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_TRUE(refused.out.empty()) << path << ": refused before the run";
+  }
+  const auto full = run_dvfslab(run + "/dev/full", false);
+  EXPECT_EQ(full.exit_code, 1);
+  EXPECT_THAT(full.err, HasSubstr("/dev/full"));
+  const auto iterations = run_dvfslab(run + "/tmp/p.json --profile-iters 0", false);
+  EXPECT_EQ(iterations.exit_code, 3);
+  EXPECT_THAT(iterations.err, HasSubstr("--profile-iters"));
+  const auto generate = run_dvfslab(
+      "run-workload llama --preset tiny --mode generate --prompt-len 4 --gen-len 2 --batch 1 "
+      "--torch-device cpu --kernel-profile /tmp/p.json",
+      false);
+  EXPECT_EQ(generate.exit_code, 3);
+  EXPECT_THAT(generate.err, HasSubstr("--kernel-profile is for --mode train and infer"));
 }
 
 TEST(RunWorkloadCli, ListShowsEveryWorkload) {
