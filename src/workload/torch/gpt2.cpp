@@ -52,7 +52,10 @@ class DecoderBlock : public nn::Module, public FreezableBlock {
   }
 
   // The linear layers are stored in the computing dtype by now (freeze_for_inference).
-  void freeze(torch::ScalarType /*dtype*/) override { gelu_in_gemm_ = true; }
+  int freeze(torch::ScalarType /*dtype*/) override {
+    gelu_in_gemm_ = true;
+    return 1;
+  }
 
  private:
   bool gelu_in_gemm_ = false;

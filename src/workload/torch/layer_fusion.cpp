@@ -20,8 +20,7 @@ int freeze_for_inference(torch::nn::Module& network, torch::ScalarType dtype) {
   int frozen = 0;
   for (const auto& module : network.modules()) {
     if (auto* block = dynamic_cast<FreezableBlock*>(module.get())) {
-      block->freeze(dtype);
-      ++frozen;
+      frozen += block->freeze(dtype);
     } else if (auto* linear = module->as<torch::nn::Linear>()) {
       linear->to(dtype);
     }
