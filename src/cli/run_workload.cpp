@@ -143,6 +143,17 @@ void run_marked(TorchWorkload& workload, std::int64_t count, std::int64_t mark_e
   }
 }
 
+// What ran and how: the keys a run's JSON and its kernel profile share.
+nlohmann::json run_description(const Case& workload_case, const TorchRunInfo& info) {
+  return {{"workload", workload_case.workload},
+          {"mode", std::string(to_string(workload_case.mode))},
+          {"precision", std::string(to_string(workload_case.precision))},
+          {"batch", workload_case.batch},
+          {"device", info.device},
+          {"cuda_graph", info.cuda_graph},
+          {"fused_layers", info.fused_layers}};
+}
+
 // Profiles more iterations after the timed ones (the profiler slows what it
 // watches, so the timed figures stay without it) and writes the table as JSON.
 void write_kernel_profile(TorchWorkload& workload, const RunWorkloadArgs& args, const Case& workload_case) {
@@ -158,19 +169,12 @@ void write_kernel_profile(TorchWorkload& workload, const RunWorkloadArgs& args, 
                        {"ms_per_iteration", entry.total_ms / iterations},
                        {"share", entry.total_ms / total_ms}});
   }
-  const auto info = workload.run_info();
-  const nlohmann::json out = {
-      {"workload", workload_case.workload},
-      {"mode", std::string(to_string(workload_case.mode))},
-      {"precision", std::string(to_string(workload_case.precision))},
-      {"batch", workload_case.batch},
-      {"device", info.device},
-      {"cuda_graph", info.cuda_graph},
-      {"fused_layers", info.fused_layers},
+  auto out = run_description(workload_case, workload.run_info());
+  out.update(nlohmann::json{
       {"iterations", profile.iterations},
       {"entries_are", profile.gpu_kernels ? "GPU kernels and copies" : "CPU operators, self time"},
       {"total_ms_per_iteration", total_ms / iterations},
-      {"entries", entries}};
+      {"entries", entries}});
   file.stream() << out.dump(2) << "\n";
   file.commit();
   if (!args.json) {
@@ -354,25 +358,19 @@ void run_workload(RunWorkloadArgs args) {
   if (workload_case.mode == Mode::train) loss = workload->last_loss();
 
   if (args.json) {
-    nlohmann::json out = {{"workload", workload_case.workload},
-                          {"mode", std::string(to_string(workload_case.mode))},
-                          {"precision", std::string(to_string(workload_case.precision))},
-                          {"batch", workload_case.batch},
-                          {"device", info.device},
-                          {"cuda_graph", info.cuda_graph},
-                          {"fused_layers", info.fused_layers},
-                          {"channels_last", args.options.channels_last},
-                          {"image_size", info.image_size},
-                          {"sequence_length", info.sequence_length},
-                          {"warmup_iterations", args.warmup},
-                          {"iterations", args.iterations},
-                          {"seconds", seconds},
-                          {"setup_s", setup_s},
-                          {"time_per_iteration_s", per_iteration_s},
-                          {"item_unit", workload->item_unit()},
-                          {"items_per_iteration", workload->items_per_iteration()},
-                          {"items_per_s", items_per_s},
-                          {"notices", info.notices}};
+    auto out = run_description(workload_case, info);
+    out.update(nlohmann::json{{"channels_last", args.options.channels_last},
+                              {"image_size", info.image_size},
+                              {"sequence_length", info.sequence_length},
+                              {"warmup_iterations", args.warmup},
+                              {"iterations", args.iterations},
+                              {"seconds", seconds},
+                              {"setup_s", setup_s},
+                              {"time_per_iteration_s", per_iteration_s},
+                              {"item_unit", workload->item_unit()},
+                              {"items_per_iteration", workload->items_per_iteration()},
+                              {"items_per_s", items_per_s},
+                              {"notices", info.notices}});
     if (!info.preset.empty()) out["preset"] = info.preset;
     out["loss"] = loss ? nlohmann::json(*loss) : nlohmann::json(nullptr);
     if (args.kernel_profile) {
