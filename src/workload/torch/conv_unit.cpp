@@ -64,7 +64,7 @@ bool ConvUnit::fuse_for_training() {
   return fused_training_;
 }
 
-int ConvUnit::freeze(torch::ScalarType dtype) {
+void ConvUnit::freeze(torch::ScalarType dtype) {
   torch::NoGradGuard no_grad;
   auto weight = conv_->weight.to(torch::kFloat);
   auto bias = conv_->options.bias() ? conv_->bias.to(torch::kFloat)
@@ -81,7 +81,6 @@ int ConvUnit::freeze(torch::ScalarType dtype) {
   frozen_weight_ = weight.to(dtype, /*non_blocking=*/false, /*copy=*/true)
                        .contiguous(conv_->weight.suggest_memory_format());
   frozen_bias_ = bias.to(dtype, /*non_blocking=*/false, /*copy=*/true);
-  return 1;
 }
 
 }  // namespace dvfslab::torch_backend

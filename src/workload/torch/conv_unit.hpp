@@ -44,7 +44,7 @@ class ConvUnit : public torch::nn::Module, public FreezableBlock {
   // Folds batch norm into the convolution (computed in FP32, stored in `dtype`)
   // and runs fused kernels from then on. Inference only: a frozen unit refuses to
   // run in training mode.
-  int freeze(torch::ScalarType dtype) override;
+  void freeze(torch::ScalarType dtype) override;
 
  private:
   torch::Tensor convolve(const torch::Tensor& input);

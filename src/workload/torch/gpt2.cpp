@@ -52,10 +52,7 @@ class DecoderBlock : public nn::Module, public FreezableBlock {
   }
 
   // The linear layers are stored in the computing dtype by now (freeze_for_inference).
-  int freeze(torch::ScalarType /*dtype*/) override {
-    gelu_in_gemm_ = true;
-    return 1;
-  }
+  void freeze(torch::ScalarType /*dtype*/) override { gelu_in_gemm_ = true; }
 
  private:
   bool gelu_in_gemm_ = false;

@@ -20,7 +20,8 @@ int freeze_for_inference(torch::nn::Module& network, torch::ScalarType dtype) {
   int frozen = 0;
   for (const auto& module : network.modules()) {
     if (auto* block = dynamic_cast<FreezableBlock*>(module.get())) {
-      frozen += block->freeze(dtype);
+      block->freeze(dtype);
+      ++frozen;
     } else if (auto* linear = module->as<torch::nn::Linear>()) {
       linear->to(dtype);
     }

@@ -5,14 +5,11 @@
 namespace dvfslab::torch_backend {
 
 // A block with a faster inference form once its weights are stored in one dtype
-// and no gradient will be asked of it: a convolution unit, a GPT-2 decoder block,
-// a max pool. freeze() returns how many fused layers (convolution units or decoder
-// blocks, what run-workload reports) it now runs: a pool writes no indices but
-// fuses nothing.
+// and no gradient will be asked of it: a convolution unit, a GPT-2 decoder block.
 class FreezableBlock {
  public:
   virtual ~FreezableBlock() = default;
-  virtual int freeze(torch::ScalarType dtype) = 0;
+  virtual void freeze(torch::ScalarType dtype) = 0;
 };
 
 // Training on CUDA: every convolution unit without batch norm runs its
@@ -20,10 +17,9 @@ class FreezableBlock {
 int fuse_for_training(torch::nn::Module& network);
 
 // Inference: freezes every FreezableBlock (a convolution unit folds its batch norm
-// and runs fused kernels; a decoder block puts its MLP's GELU into the GEMM; a max
-// pool stops writing indices) and stores the linear layers' parameters in `dtype`,
-// so no step casts a weight. The network must be in eval mode and stay there.
-// Returns how many fused layers the blocks report.
+// and runs fused kernels; a decoder block puts its MLP's GELU into the GEMM) and
+// stores the linear layers' parameters in `dtype`, so no step casts a weight. The
+// network must be in eval mode and stay there. Returns how many blocks were frozen.
 int freeze_for_inference(torch::nn::Module& network, torch::ScalarType dtype);
 
 }  // namespace dvfslab::torch_backend
