@@ -1,12 +1,11 @@
 #include "workload/torch/fused_steps.hpp"
 
 #include <ATen/ATen.h>
-#include <torch/version.h>
 
 #include "dvfslab/error.hpp"
+#include "workload/torch/torch_version.hpp"
 
-#define DVFSLAB_FUSED_STEPS \
-  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2))
+#define DVFSLAB_FUSED_STEPS DVFSLAB_TORCH_AT_LEAST(2, 2)
 
 namespace dvfslab::torch_backend {
 

@@ -2,12 +2,12 @@
 
 #include <ATen/autocast_mode.h>
 #include <torch/cuda.h>
-#include <torch/version.h>
 
 #include <cmath>
 #include <limits>
 
 #include "dvfslab/error.hpp"
+#include "workload/torch/torch_version.hpp"
 
 // CMake defines DVFSLAB_TORCH_CUDA when the LibTorch found was built with CUDA;
 // Debian's package ships the CUDA headers of ATen but no CUDA runtime to use them.
@@ -21,13 +21,11 @@
 #endif
 
 // LibTorch 2.4 made autocast state per device type; 1.x had one function per backend.
-#define DVFSLAB_DEVICE_TYPED_AUTOCAST \
-  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+#define DVFSLAB_DEVICE_TYPED_AUTOCAST DVFSLAB_TORCH_AT_LEAST(2, 4)
 
 // scaled_dot_product_attention's enable_gqa came with LibTorch 2.5, rms_norm with 2.4.
-#define DVFSLAB_GROUPED_QUERY_ATTENTION \
-  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5))
-#define DVFSLAB_FUSED_RMS_NORM (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+#define DVFSLAB_GROUPED_QUERY_ATTENTION DVFSLAB_TORCH_AT_LEAST(2, 5)
+#define DVFSLAB_FUSED_RMS_NORM DVFSLAB_TORCH_AT_LEAST(2, 4)
 
 namespace dvfslab::torch_backend {
 
@@ -115,7 +113,7 @@ torch::Tensor attention(const torch::Tensor& query, const torch::Tensor& shared_
 #else
   const auto key = groups == 1 ? shared_key : shared_key.repeat_interleave(groups, /*dim=*/1);
   const auto value = groups == 1 ? shared_value : shared_value.repeat_interleave(groups, /*dim=*/1);
-#if TORCH_VERSION_MAJOR >= 2
+#if DVFSLAB_TORCH_AT_LEAST(2, 0)
   return at::scaled_dot_product_attention(query, key, value, {}, dropout, causal);
 #else
   auto scores = torch::matmul(query, key.transpose(-2, -1)) / std::sqrt(static_cast<double>(query.size(-1)));
@@ -141,7 +139,7 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& gain, double
 }
 
 torch::Tensor linear_tanh_gelu(const torch::Tensor& input, const torch::Tensor& weight, const torch::Tensor& bias) {
-#if TORCH_VERSION_MAJOR >= 2
+#if DVFSLAB_TORCH_AT_LEAST(2, 0)
   if (input.is_cuda() && !torch::GradMode::is_enabled()) {
     auto sizes = input.sizes().vec();
     sizes.back() = weight.size(0);
