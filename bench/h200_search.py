@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Issue 27's H200-sized search problems on the simulated H200 (sim:h200: 110 SM
+clocks, power limits 200-700 W): for every built-in workload in training and
+inference, `dvfslab sweep --strategy auto` against the exhaustive sweep of the same
+plan (`--strategy grid`, one window per setting, the plan's default), on one knob
+(every SM clock; every power limit in 5 W steps, 101) and on SM clock x power
+limit (11,110 settings).
+
+Scores the setting each strategy chose by the exhaustive run's energy per item at
+that setting against the exhaustive run's least (regret), and its probes (distinct
+settings), windows and simulated GPU seconds against the exhaustive run's. On one
+knob it also scores the choice against the exhaustive line's expected energy
+(expected_curve.py, a local quadratic over 7 settings on each side): the least of
+110 single windows is partly the luckiest window. About 2 minutes per strategy on
+2 cores.
+Deterministic: the simulator's noise is seeded.
+
+Usage: python3 bench/h200_search.py build/release/src/dvfslab [--out rows.json] [--strategies auto model ...]
+"""
+import argparse
+import json
+import os
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from expected_curve import local_quadratic
+
+# The simulated H200's workloads; the Llama decoder's two generation phases are
+# inference only.
+CASES = [(w, m) for w in ("alexnet", "vgg16", "googlenet", "resnet50", "bert_base", "gpt2_small")
+         for m in ("train", "infer")] + [("llama_prefill", "infer"), ("llama_decode", "infer")]
+KNOBS = {
+    "sm": 'sm_mhz = "all"',
+    "pl": 'power_limit_w = "200:700:5"',
+    "sm,pl": 'sm_mhz = "all"\npower_limit_w = "200:700:5"',
+}
+EXPECTED_SPAN = 7
+SUMMARY = re.compile(r"(\d+) points measured \((\d+) windows, ([\d.]+) s of simulated GPU time\)")
+
+
+def plan_text(knob, workload, mode):
+    return (f'[plan]\nname = "h200 {knob} {workload} {mode}"\n\n[knobs]\n{KNOBS[knob]}\n\n'
+            f'[[cases]]\nworkloads = ["{workload}"]\nbatch_sizes = [16]\nmodes = ["{mode}"]\n')
+
+
+def energy_by_setting(db):
+    """(sm_mhz, power_limit_w) -> mean energy per item over that setting's windows."""
+    rows = sqlite3.connect(db).execute(
+        "select p.sm_mhz, p.power_limit_w, m.energy_j / m.items from points p "
+        "join measurements m on m.point_id = p.id where m.items > 0").fetchall()
+    by_setting = {}
+    for sm, pl, energy in rows:
+        by_setting.setdefault((sm, pl), []).append(energy)
+    return {setting: statistics.fmean(values) for setting, values in by_setting.items()}
+
+
+def expected_regret_pct(energies, knob, chosen):
+    """The chosen setting's regret on the smoothed one-knob line (the default row, the
+    knob's top value on the simulated H200, is scored as the top)."""
+    index = 0 if knob == "sm" else 1
+    line = sorted((setting[index], energy) for setting, energy in energies.items() if setting[index] is not None)
+    smoothed = local_quadratic([energy for _, energy in line], EXPECTED_SPAN)
+    values = [value for value, _ in line]
+    position = values.index(chosen[index]) if chosen[index] is not None else len(values) - 1
+    return 100 * (smoothed[position] / min(smoothed) - 1)
+
+
+def run(binary, workdir, knob, workload, mode, strategy):
+    plan = os.path.join(workdir, "plan.toml")
+    with open(plan, "w") as f:
+        f.write(plan_text(knob, workload, mode))
+    db = os.path.join(workdir, f"{strategy}-{knob}-{workload}-{mode}.sqlite".replace(",", "x"))
+    if os.path.exists(db):
+        os.remove(db)
+    done = subprocess.run([binary, "sweep", plan, "--device", "sim:h200", "--strategy", strategy, "--db", db],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"h200_search: {strategy} on {knob} {workload} {mode} failed: {done.stderr.strip()}")
+    match = SUMMARY.search(done.stdout)
+    analysis = json.loads(subprocess.run([binary, "analyze", db, "--json"], capture_output=True, text=True,
+                                         check=True).stdout)
+    optimum = analysis["cases"][0]["optimum"]
+    energies = energy_by_setting(db)
+    os.remove(db)
+    return {"windows": int(match.group(2)), "gpu_s": float(match.group(3)), "probes": len(energies),
+            "chosen": (optimum["sm_mhz"], optimum["power_limit_w"]), "energies": energies}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("binary")
+    parser.add_argument("--out", help="write the per-case rows as JSON here")
+    parser.add_argument("--strategies", nargs="+", default=["auto"], help="search strategies to score (auto)")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for knob in KNOBS:
+            for workload, mode in CASES:
+                grid = run(args.binary, workdir, knob, workload, mode, "grid")
+                least = min(grid["energies"].values())
+                for strategy in args.strategies:
+                    found = run(args.binary, workdir, knob, workload, mode, strategy)
+                    row = {"knobs": knob, "workload": workload, "mode": mode, "strategy": strategy,
+                           "probes": found["probes"], "windows": found["windows"], "gpu_s": found["gpu_s"],
+                           "choice": found["chosen"], "grid_settings": grid["probes"],
+                           "grid_windows": grid["windows"], "grid_gpu_s": grid["gpu_s"],
+                           "gpu_time_share": found["gpu_s"] / grid["gpu_s"],
+                           "regret_pct": 100 * (grid["energies"][tuple(found["chosen"])] / least - 1)}
+                    if knob != "sm,pl":
+                        row["expected_regret_pct"] = expected_regret_pct(grid["energies"], knob, found["chosen"])
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(rows, f, indent=1)
+    print("knobs  strategy  cases  within 1 %  regret max  within 1 % of expected  probes med/max  "
+          "windows med/max  GPU time vs exhaustive med/max")
+    for knob in KNOBS:
+        for strategy in args.strategies:
+            group = [r for r in rows if r["knobs"] == knob and r["strategy"] == strategy]
+            probes = [r["probes"] for r in group]
+            windows = [r["windows"] for r in group]
+            shares = [100 * r["gpu_time_share"] for r in group]
+            expected = [r["expected_regret_pct"] for r in group if "expected_regret_pct" in r]
+            expected_text = f"{sum(e <= 1 for e in expected)}/{len(expected)}" if expected else "-"
+            print(f"{knob:6} {strategy:9} {len(group):5}  {sum(r['regret_pct'] <= 1 for r in group):>5}/{len(group):<4}"
+                  f"  {max(r['regret_pct'] for r in group):8.2f} %  {expected_text:>22}  {statistics.median(probes):6.0f} / {max(probes):<5}"
+                  f"  {statistics.median(windows):7.0f} / {max(windows):<5}  "
+                  f"{statistics.median(shares):.1f} / {max(shares):.1f} %")
+
+if __name__ == "__main__":
+    main()
