@@ -11,9 +11,8 @@ that setting against the exhaustive run's least (regret), and its probes (distin
 settings), windows and simulated GPU seconds against the exhaustive run's. On one
 knob it also scores the choice against the exhaustive line's expected energy
 (expected_curve.py, a local quadratic over 7 settings on each side): the least of
-110 single windows is partly the luckiest window. About 2 minutes per strategy on
-2 cores.
-Deterministic: the simulator's noise is seeded.
+110 single windows is partly the luckiest window. Deterministic (the simulator's
+noise is seeded); about 6 minutes for four strategies on 2 cores.
 
 Usage: python3 bench/h200_search.py build/release/src/dvfslab [--out rows.json] [--strategies auto model ...]
 """
@@ -131,6 +130,7 @@ def main():
                   f"  {max(r['regret_pct'] for r in group):8.2f} %  {expected_text:>22}  {statistics.median(probes):6.0f} / {max(probes):<5}"
                   f"  {statistics.median(windows):7.0f} / {max(windows):<5}  "
                   f"{statistics.median(shares):.1f} / {max(shares):.1f} %")
+
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,51 @@
+"""bench/h200_search.py: its scoring, and one real case through the dvfslab it is given."""
+import os
+import sqlite3
+
+import numpy as np
+import pytest
+
+from h200_search import energy_by_setting, expected_regret_pct, run
+
+
+def test_a_choice_at_the_smooth_minimum_has_no_expected_regret_and_one_beside_it_has_the_lines():
+    clocks = range(345, 1995, 15)
+    energies = {(mhz, None): 1.0 + 1e-6 * (mhz - 1290) ** 2 for mhz in clocks}
+    energies[(None, None)] = energies[(1980, None)]
+    assert expected_regret_pct(energies, "sm", (1290, None)) == pytest.approx(0, abs=1e-9)
+    assert expected_regret_pct(energies, "sm", (1590, None)) == pytest.approx(100 * 0.09, rel=1e-6)
+    # The default row is scored as the top of the line.
+    assert expected_regret_pct(energies, "sm", (None, None)) == pytest.approx(100 * 1e-6 * 690 ** 2, rel=1e-6)
+
+
+def test_one_lucky_window_does_not_move_the_expected_minimum():
+    watts = range(200, 705, 5)
+    rng = np.random.default_rng(4)
+    energies = {(None, w): (1.0 + 4e-6 * (w - 400) ** 2) * (1 + 0.002 * rng.standard_normal()) for w in watts}
+    energies[(None, 300)] *= 0.97
+    assert expected_regret_pct(energies, "pl", (None, 400)) < 0.2
+    assert expected_regret_pct(energies, "pl", (None, 300)) > 3
+
+
+def test_energy_per_item_is_averaged_over_a_settings_windows(tmp_path):
+    db = tmp_path / "runs.sqlite"
+    connection = sqlite3.connect(db)
+    connection.execute("create table points (id, sm_mhz, power_limit_w)")
+    connection.execute("create table measurements (point_id, energy_j, items)")
+    connection.executemany("insert into points values (?, ?, ?)", [(1, 1290, None), (2, None, None)])
+    connection.executemany("insert into measurements values (?, ?, ?)",
+                           [(1, 10.0, 100), (1, 12.0, 100), (2, 30.0, 100), (2, 5.0, 0)])
+    connection.commit()
+    assert energy_by_setting(str(db)) == {(1290, None): pytest.approx(0.11), (None, None): pytest.approx(0.3)}
+
+
+@pytest.mark.skipif(not os.environ.get("DVFSLAB_BINARY"), reason="needs DVFSLAB_BINARY (the CMake test sets it)")
+def test_a_real_search_and_sweep_are_read_back(tmp_path):
+    binary = os.environ["DVFSLAB_BINARY"]
+    grid = run(binary, str(tmp_path), "sm", "alexnet", "infer", "grid")
+    auto = run(binary, str(tmp_path), "sm", "alexnet", "infer", "auto")
+    assert grid["probes"] == 111 and grid["windows"] >= 111
+    assert 3 <= auto["probes"] < 40 and auto["windows"] >= auto["probes"]
+    assert 0 < auto["gpu_s"] < grid["gpu_s"]
+    assert tuple(auto["chosen"]) in grid["energies"]
+    assert list(tmp_path.iterdir()) == [tmp_path / "plan.toml"]
