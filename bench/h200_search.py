@@ -4,7 +4,8 @@ clocks, power limits 200-700 W): for every built-in workload in training and
 inference, `dvfslab sweep --strategy auto` against the exhaustive sweep of the same
 plan (`--strategy grid`, one window per setting, the plan's default), on one knob
 (every SM clock; every power limit in 5 W steps, 101) and on SM clock x power
-limit (11,110 settings).
+limit (11,110 settings); and on the 16 power limits spread over the range that
+`dvfslab search --knobs pl` plans ("pl16", scored on the 5 W line).
 
 Scores the setting each strategy chose by the exhaustive run's energy per item at
 that setting against the exhaustive run's least (regret), and its probes (distinct
@@ -26,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
 from expected_curve import local_quadratic
 
 # The simulated H200's workloads; the Llama decoder's two generation phases are
@@ -37,12 +40,16 @@ KNOBS = {
     "pl": 'power_limit_w = "200:700:5"',
     "sm,pl": 'sm_mhz = "all"\npower_limit_w = "200:700:5"',
 }
+# What `dvfslab search --knobs pl` plans on a GPU: 16 limits spread over the range,
+# searched by auto and scored on the 5 W line's expected energy.
+SPREAD_POWER_LIMITS = "power_limit_w = { count = 16 }"
 EXPECTED_SPAN = 7
 SUMMARY = re.compile(r"(\d+) points measured \((\d+) windows, ([\d.]+) s of simulated GPU time\)")
 
 
 def plan_text(knob, workload, mode):
-    return (f'[plan]\nname = "h200 {knob} {workload} {mode}"\n\n[knobs]\n{KNOBS[knob]}\n\n'
+    knob_lines = SPREAD_POWER_LIMITS if knob == "pl16" else KNOBS[knob]
+    return (f'[plan]\nname = "h200 {knob} {workload} {mode}"\n\n[knobs]\n{knob_lines}\n\n'
             f'[[cases]]\nworkloads = ["{workload}"]\nbatch_sizes = [16]\nmodes = ["{mode}"]\n')
 
 
@@ -59,13 +66,14 @@ def energy_by_setting(db):
 
 def expected_regret_pct(energies, knob, chosen):
     """The chosen setting's regret on the smoothed one-knob line (the default row, the
-    knob's top value on the simulated H200, is scored as the top)."""
+    knob's top value on the simulated H200, is scored as the top; a value between the
+    line's settings by linear interpolation)."""
     index = 0 if knob == "sm" else 1
     line = sorted((setting[index], energy) for setting, energy in energies.items() if setting[index] is not None)
     smoothed = local_quadratic([energy for _, energy in line], EXPECTED_SPAN)
     values = [value for value, _ in line]
-    position = values.index(chosen[index]) if chosen[index] is not None else len(values) - 1
-    return 100 * (smoothed[position] / min(smoothed) - 1)
+    value = chosen[index] if chosen[index] is not None else values[-1]
+    return 100 * (np.interp(value, values, smoothed) / min(smoothed) - 1)
 
 
 def run(binary, workdir, knob, workload, mode, strategy):
@@ -113,21 +121,32 @@ def main():
                         row["expected_regret_pct"] = expected_regret_pct(grid["energies"], knob, found["chosen"])
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr, flush=True)
+                if knob == "pl":
+                    found = run(args.binary, workdir, "pl16", workload, mode, "auto")
+                    row = {"knobs": "pl16", "workload": workload, "mode": mode, "strategy": "auto",
+                           "probes": found["probes"], "windows": found["windows"], "gpu_s": found["gpu_s"],
+                           "choice": found["chosen"], "gpu_time_share": found["gpu_s"] / grid["gpu_s"],
+                           "expected_regret_pct": expected_regret_pct(grid["energies"], "pl", found["chosen"])}
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)
     print("knobs  strategy  cases  within 1 %  regret max  within 1 % of expected  probes med/max  "
           "windows med/max  GPU time vs exhaustive med/max")
-    for knob in KNOBS:
-        for strategy in args.strategies:
+    for knob in [*KNOBS, "pl16"]:
+        for strategy in args.strategies if knob != "pl16" else ["auto"]:
             group = [r for r in rows if r["knobs"] == knob and r["strategy"] == strategy]
             probes = [r["probes"] for r in group]
             windows = [r["windows"] for r in group]
             shares = [100 * r["gpu_time_share"] for r in group]
             expected = [r["expected_regret_pct"] for r in group if "expected_regret_pct" in r]
             expected_text = f"{sum(e <= 1 for e in expected)}/{len(expected)}" if expected else "-"
-            print(f"{knob:6} {strategy:9} {len(group):5}  {sum(r['regret_pct'] <= 1 for r in group):>5}/{len(group):<4}"
-                  f"  {max(r['regret_pct'] for r in group):8.2f} %  {expected_text:>22}  {statistics.median(probes):6.0f} / {max(probes):<5}"
+            regrets = [r["regret_pct"] for r in group if "regret_pct" in r]
+            within = f"{sum(r <= 1 for r in regrets)}/{len(regrets)}" if regrets else "-"
+            worst = f"{max(regrets):8.2f} %" if regrets else "         -"
+            print(f"{knob:6} {strategy:9} {len(group):5}  {within:>10}"
+                  f"  {worst}  {expected_text:>22}  {statistics.median(probes):6.0f} / {max(probes):<5}"
                   f"  {statistics.median(windows):7.0f} / {max(windows):<5}  "
                   f"{statistics.median(shares):.1f} / {max(shares):.1f} %")
 

@@ -49,3 +49,9 @@ def test_a_real_search_and_sweep_are_read_back(tmp_path):
     assert 0 < auto["gpu_s"] < grid["gpu_s"]
     assert tuple(auto["chosen"]) in grid["energies"]
     assert list(tmp_path.iterdir()) == [tmp_path / "plan.toml"]
+
+
+def test_a_limit_between_the_lines_settings_is_scored_by_interpolation():
+    energies = {(None, w): 1.0 + 1e-5 * (w - 400) ** 2 for w in range(200, 705, 5)}
+    between = expected_regret_pct(energies, "pl", (None, 433))
+    assert expected_regret_pct(energies, "pl", (None, 430)) < between < expected_regret_pct(energies, "pl", (None, 435))
