@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-SUMMARY = re.compile(r"(\d+) points measured \((\d+) windows, ([\d.]+) s of simulated GPU time\)")
+from h200_search import SUMMARY
+
 SM_KNOB = re.compile(r"^sm_mhz = .*$", re.MULTILINE)
 
 
