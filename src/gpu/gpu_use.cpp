@@ -4,7 +4,6 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <string_view>
@@ -12,10 +11,14 @@
 namespace dvfslab {
 namespace {
 
-// The parent of process `pid` from /proc/PID/stat, or nullopt when it is gone.
-std::optional<int> parent_of(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+// The parent of process `pid` from PROC/PID/stat, or nullopt when it is gone.
+// std::getline, not an istreambuf_iterator: a process that ends between the open
+// and the read makes read() fail (ESRCH), which libstdc++'s filebuf throws as
+// std::ios_base::failure through an iterator but turns into badbit in getline.
+std::optional<int> parent_of(const std::filesystem::path& proc, int pid) {
+  std::ifstream stat(proc / std::to_string(pid) / "stat");
+  std::string text;
+  if (!std::getline(stat, text)) return std::nullopt;
   // "PID (COMMAND) STATE PPID ...": the command may hold spaces and parentheses,
   // so the fields are counted from the last ')'.
   const std::size_t close = text.rfind(')');
@@ -36,14 +39,14 @@ std::optional<int> as_pid(std::string_view name) {
 
 }  // namespace
 
-std::vector<int> process_tree(int root) {
+std::vector<int> process_tree(int root, const std::filesystem::path& proc) {
   std::multimap<int, int> children;  // parent -> child
   bool root_found = false;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+  for (const auto& entry : std::filesystem::directory_iterator(proc, error)) {
     const auto pid = as_pid(entry.path().filename().string());
     if (!pid) continue;
-    const auto parent = parent_of(*pid);
+    const auto parent = parent_of(proc, *pid);
     if (!parent) continue;  // ended while the list was read
     root_found = root_found || *pid == root;
     children.emplace(*parent, *pid);
