@@ -64,7 +64,8 @@ class ExporterCli : public ::testing::Test {
     std::string word;
     int gpu = 0;
     long long millijoules = 0;
-    while (in >> word >> gpu >> millijoules)
+    double read_at_s = 0;
+    while (in >> word >> gpu >> millijoules >> read_at_s)
       if (gpu == index) values.insert(static_cast<double>(millijoules) / 1000.0);
     return values;
   }

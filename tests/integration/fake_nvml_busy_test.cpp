@@ -53,20 +53,37 @@ TEST(FakeNvmlBusy, TheEnergyLogHoldsEveryCounterValueAnsweredInOrder) {
   std::string word;
   int index = 0;
   unsigned long long millijoules = 0;
+  double read_at_s = 0;
+  unsigned long long first[2] = {0, 0};
   unsigned long long last[2] = {0, 0};
+  double first_read_s[2] = {0, 0};
+  double last_read_s[2] = {0, 0};
   int lines[2] = {0, 0};
-  while (log >> word >> index >> millijoules) {
+  while (log >> word >> index >> millijoules >> read_at_s) {
     ASSERT_EQ(word, "energy");
     ASSERT_TRUE(index == 0 || index == 1) << index;
     EXPECT_GE(millijoules, last[index]) << "a counter never runs backwards";
+    EXPECT_GE(read_at_s, last_read_s[index]) << "nor does the GPU's clock";
+    if (lines[index] == 0) {
+      first[index] = millijoules;
+      first_read_s[index] = read_at_s;
+    }
     last[index] = millijoules;
+    last_read_s[index] = read_at_s;
     ++lines[index];
   }
-  EXPECT_TRUE(log.eof()) << "every line is 'energy INDEX MILLIJOULES'";
+  EXPECT_TRUE(log.eof()) << "every line is 'energy INDEX MILLIJOULES SECONDS'";
   // Several readings in 0.6 s of a 0.1 s sensor, and the counter moved.
   EXPECT_GE(lines[0], 3);
   EXPECT_GE(lines[1], 3);
   EXPECT_GT(last[0], 0u);
+  // The times are the GPU's: the counter's rate between the first and the last
+  // reading is the idle GPU's power, within the sensor's 0.1 s steps.
+  const double idle_w = sim_gpu_spec("h200").idle_power_w;
+  const double span_s = last_read_s[0] - first_read_s[0];
+  ASSERT_GT(span_s, 0.3);
+  const double rate_w = static_cast<double>(last[0] - first[0]) / 1000.0 / span_s;
+  EXPECT_NEAR(rate_w, idle_w, idle_w * 0.1 / span_s + 0.05 * idle_w) << span_s << " s";
 }
 
 }  // namespace

@@ -88,7 +88,8 @@ std::map<int, std::pair<double, double>> counter_span_j(const std::filesystem::p
   std::string word;
   int index = 0;
   unsigned long long millijoules = 0;
-  while (file >> word >> index >> millijoules) {
+  double read_at_s = 0;
+  while (file >> word >> index >> millijoules >> read_at_s) {
     const double joules = static_cast<double>(millijoules) / 1000.0;
     auto [entry, first] = span.try_emplace(index, joules, joules);
     if (!first) entry->second.second = joules;

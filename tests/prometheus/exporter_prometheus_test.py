@@ -11,10 +11,12 @@ and power and checks them against the fake's own values:
 - energy: the value Prometheus holds is one the fake answered (its energy log,
   DVFSLAB_FAKE_NVML_ENERGY_LOG), to the millijoule;
 - power: the fake's load is constant, so Prometheus's power equals the fake's own
-  counter rate over the sample period after that reading (the next answer in its
-  log) within 10 % (the period is the interval plus the pass and the scheduler's
-  delay, a few per cent on a loaded machine); the busy GPU reads several times
-  the idle one.
+  counter rate within 10 %: the counter's rise over the RATE_SPAN_S (or more)
+  before the next answer in its log, divided by the time between the two answers
+  on the fake GPU's clock (the log holds it). Not by the nominal sample period: a
+  loaded machine stretches the exporter's interval by 20 % and more. The counter
+  steps every 0.1 s, so the span is long enough for a step to be 3 % of it. The
+  busy GPU reads several times the idle one.
 Last, every query of the Grafana dashboard (packaging/grafana/dvfslab-exporter.json)
 runs through Prometheus without error, and those that do not depend on a change
 or a throttle reason return a series for each GPU. GPU 0 carries what a Slurm
@@ -40,6 +42,7 @@ import urllib.request
 
 SAMPLE_PERIOD_S = 0.5
 SCRAPE_INTERVAL_S = 1
+RATE_SPAN_S = 3.0
 WAIT_LIMIT_S = 60
 
 
@@ -86,14 +89,14 @@ def query(prometheus_url, expression):
 
 
 def energy_log(path):
-    """The fake's answers per GPU index, in order, in joules."""
+    """The fake's answers per GPU index, in order: (joules, seconds on the GPU's clock)."""
     answers = {}
     with open(path) as log:
         for line in log:
             # The exporter is still appending: the last line may be half written.
             fields = line.split()
-            if line.endswith("\n") and len(fields) == 3 and fields[0] == "energy":
-                answers.setdefault(int(fields[1]), []).append(int(fields[2]) / 1000.0)
+            if line.endswith("\n") and len(fields) == 4 and fields[0] == "energy":
+                answers.setdefault(int(fields[1]), []).append((int(fields[2]) / 1000.0, float(fields[3])))
     return answers
 
 
@@ -160,7 +163,16 @@ def by_uuid(results):
     return {result["metric"]["uuid"]: result for result in results}
 
 
+def log_spans(energy_log_path, seconds, gpus):
+    """True once the fake's log holds more than `seconds` of answers for each GPU."""
+    answers = energy_log(energy_log_path)
+    return all(len(answers.get(index, [])) > 1 and answers[index][-1][1] - answers[index][0][1] > seconds
+               for index in range(gpus))
+
+
 def check_prometheus_agrees_with_the_fake(prometheus_url, energy_log_path, uuids):
+    wait_for(f"{RATE_SPAN_S + 1} s of the fake's answers",
+             lambda: log_spans(energy_log_path, RATE_SPAN_S + 1, len(uuids)))
     energies = wait_for("both GPUs' energy in Prometheus",
                         lambda: (lambda r: r if r and len(r) == 2 else None)(
                             query(prometheus_url, "dvfslab_gpu_energy_joules_total")))
@@ -171,21 +183,25 @@ def check_prometheus_agrees_with_the_fake(prometheus_url, energy_log_path, uuids
         check(uuid in energies and uuid in powers, f"GPU {index} ({uuid}) missing: {energies} {powers}")
         scraped_at, energy = energies[uuid]["value"][0], float(energies[uuid]["value"][1])
         fake = energy_log(energy_log_path).get(index, [])
-        matches = [i for i, value in enumerate(fake) if abs(value - energy) < 5e-4]
+        matches = [i for i, (value, _) in enumerate(fake) if abs(value - energy) < 5e-4]
         check(matches, f"GPU {index}: Prometheus holds {energy} J, which the fake never answered")
         i = matches[-1]
         # The value may be the exporter's latest reading: wait for its next one.
         fake = wait_for(f"GPU {index}'s next reading in the fake's log",
                         lambda: (lambda f: f if len(f) > i + 1 else None)(energy_log(energy_log_path).get(index, [])))
-        # The exporter read the GPU once per sample period: the next answer is the
-        # fake's counter one period later, its difference the fake's own power.
-        fake_power = (fake[i + 1] - energy) / SAMPLE_PERIOD_S
+        # The exporter has read the GPU every sample period since it started, so
+        # the log reaches back further than RATE_SPAN_S (or the check says so).
+        end_j, end_s = fake[i + 1]
+        earlier = [(j, s) for j, s in fake[:i + 1] if s <= end_s - RATE_SPAN_S]
+        check(earlier, f"GPU {index}: the fake's log spans less than {RATE_SPAN_S} s: {fake[0]} to {fake[i + 1]}")
+        start_j, start_s = earlier[-1]
+        fake_power = (end_j - start_j) / (end_s - start_s)
         power = float(powers[uuid]["value"][1])
         check(abs(power - fake_power) <= 0.10 * fake_power,
               f"GPU {index}: Prometheus power {power} W, the fake's counter rate {fake_power:.1f} W")
         measured[index] = power
         print(f"exporter_prometheus_test: GPU {index} {uuid}: {energy:.3f} J (answered by the fake), "
-              f"{power:.1f} W (the fake's counter rate {fake_power:.1f} W), scraped at {scraped_at}")
+              f"{power:.1f} W (the fake's counter rate {fake_power:.1f} W over {end_s - start_s:.2f} s), scraped at {scraped_at}")
     check(measured[1] > 3 * measured[0], f"the busy GPU 1 reads {measured[1]} W, the idle GPU 0 {measured[0]} W")
 
 

@@ -266,10 +266,10 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetTotalEnergyConsumption(nvml::Device h
                                                                   unsigned long long* millijoules) {
   return with_device(handle, [&](FakeDevice& device) {
     if (state()->faults.energy_not_supported) return nvml::error_not_supported;
-    const auto energy = device.gpu->read_telemetry().energy_j;
+    const auto telemetry = device.gpu->read_telemetry();
     const nvml::Return code =
-        store(millijoules, energy ? std::optional<double>(*energy * 1000.0) : std::nullopt);
-    if (code == nvml::success) fake::log_energy_reading(device, *millijoules);
+        store(millijoules, telemetry.energy_j ? std::optional<double>(*telemetry.energy_j * 1000.0) : std::nullopt);
+    if (code == nvml::success) fake::log_energy_reading(device, *millijoules, telemetry.time_s);
     return code;
   });
 }

@@ -282,10 +282,10 @@ void log_setter_call(const std::string& line) {
   }
 }
 
-void log_energy_reading(const FakeDevice& device, unsigned long long millijoules) {
+void log_energy_reading(const FakeDevice& device, unsigned long long millijoules, double time_s) {
   if (current_state->energy_log_path.empty()) return;
   if (std::FILE* file = std::fopen(current_state->energy_log_path.c_str(), "a")) {
-    std::fputs(fmt::format("energy {} {}\n", device.index, millijoules).c_str(), file);
+    std::fputs(fmt::format("energy {} {} {:.6f}\n", device.index, millijoules, time_s).c_str(), file);
     std::fclose(file);
   }
 }

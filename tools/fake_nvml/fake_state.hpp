@@ -71,7 +71,7 @@ nvml::Return count_device_call();
 std::vector<unsigned> compute_pids_now(const State& state, const FakeDevice& device);
 // Appends "energy INDEX MILLIJOULES" to the energy log: the counter values the fake
 // answered, against which tests check what dvfslab reports per GPU.
-void log_energy_reading(const FakeDevice& device, unsigned long long millijoules);
+void log_energy_reading(const FakeDevice& device, unsigned long long millijoules, double time_s);
 // Appends "function arguments" as one line to the setter log.
 void log_setter_call(const std::string& line);
 // With DVFSLAB_FAKE_NVML_STATE: writes every device's control state to that file
