@@ -12,13 +12,12 @@ import argparse
 import json
 import os
 import re
-import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 
-from h200_search import SUMMARY
+from sweep_runs import analyzed_cases, mean_energy_per_item, sweep
 
 SM_KNOB = re.compile(r"^sm_mhz = .*$", re.MULTILINE)
 
@@ -34,23 +33,18 @@ def dense_plan(built_in):
 def energy_by_case(db):
     """(workload, mode, batch) -> {(sm_mhz, mem_mhz): mean energy per item over its
     windows}, the default setting under (None, None)."""
-    rows = sqlite3.connect(db).execute(
-        "select p.workload, p.mode, p.batch, p.sm_mhz, p.mem_mhz, m.energy_j / m.items from points p "
-        "join measurements m on m.point_id = p.id where p.role = 'grid' and m.items > 0").fetchall()
-    windows = {}
-    for workload, mode, batch, sm, mem, energy in rows:
-        windows.setdefault((workload, mode, batch), {}).setdefault((sm, mem), []).append(energy)
-    return {case: {setting: statistics.fmean(values) for setting, values in by_setting.items()}
-            for case, by_setting in windows.items()}
+    by_case = {}
+    means = mean_energy_per_item(db, ("workload", "mode", "batch", "sm_mhz", "mem_mhz"), "p.role = 'grid'")
+    for (workload, mode, batch, sm, mem), energy in means.items():
+        by_case.setdefault((workload, mode, batch), {})[(sm, mem)] = energy
+    return by_case
 
 
 def optimum_by_case(binary, db):
     """(workload, mode, batch) -> the (SM, memory clock) `dvfslab analyze` reports as
     optimal ((None, None): the default setting)."""
-    analysis = json.loads(subprocess.run([binary, "analyze", db, "--json"], capture_output=True, text=True,
-                                         check=True).stdout)
     return {(case["workload"], case["mode"], case["batch"]): (case["optimum"]["sm_mhz"], case["optimum"]["mem_mhz"])
-            for case in analysis["cases"]}
+            for case in analyzed_cases(binary, db)}
 
 
 def regret_pct(energies, chosen):
@@ -61,15 +55,6 @@ def regret_pct(energies, chosen):
 def mhz(setting):
     """An (SM, memory clock) as the analysis prints it, '-' for a knob not set."""
     return "/".join("-" if value is None else str(value) for value in setting)
-
-
-def sweep(binary, plan, device, strategy, db):
-    done = subprocess.run([binary, "sweep", plan, "--device", device, "--strategy", strategy, "--db", db],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"dense_study: the {strategy} sweep failed: {done.stderr.strip()}")
-    points, windows, gpu_s = SUMMARY.search(done.stdout).groups()
-    return {"points": int(points), "windows": int(windows), "gpu_s": float(gpu_s)}
 
 
 def main():
@@ -90,7 +75,7 @@ def main():
         runs, optima = {}, {}
         for strategy in ("grid", "auto"):
             db = os.path.join(workdir, f"{strategy}.sqlite")
-            runs[strategy] = sweep(args.binary, plan, args.device, strategy, db)
+            runs[strategy] = sweep(args.binary, plan, args.device, strategy, db, "dense_study")
             optima[strategy] = optimum_by_case(args.binary, db)
             if strategy == "grid":
                 energies = energy_by_case(db)

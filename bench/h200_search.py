@@ -20,16 +20,14 @@ Usage: python3 bench/h200_search.py build/release/src/dvfslab [--out rows.json] 
 import argparse
 import json
 import os
-import re
-import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 from expected_curve import local_quadratic
+from sweep_runs import analyzed_cases, mean_energy_per_item, sweep
 
 # The simulated H200's workloads; the Llama decoder's two generation phases are
 # inference only.
@@ -44,7 +42,6 @@ KNOBS = {
 # searched by auto and scored on the 5 W line's expected energy.
 SPREAD_POWER_LIMITS = "power_limit_w = { count = 16 }"
 EXPECTED_SPAN = 7
-SUMMARY = re.compile(r"(\d+) points measured \((\d+) windows, ([\d.]+) s of simulated GPU time\)")
 
 
 def plan_text(knob, workload, mode):
@@ -55,13 +52,7 @@ def plan_text(knob, workload, mode):
 
 def energy_by_setting(db):
     """(sm_mhz, power_limit_w) -> mean energy per item over that setting's windows."""
-    rows = sqlite3.connect(db).execute(
-        "select p.sm_mhz, p.power_limit_w, m.energy_j / m.items from points p "
-        "join measurements m on m.point_id = p.id where m.items > 0").fetchall()
-    by_setting = {}
-    for sm, pl, energy in rows:
-        by_setting.setdefault((sm, pl), []).append(energy)
-    return {setting: statistics.fmean(values) for setting, values in by_setting.items()}
+    return mean_energy_per_item(db, ("sm_mhz", "power_limit_w"))
 
 
 def expected_regret_pct(energies, knob, chosen):
@@ -83,17 +74,11 @@ def run(binary, workdir, knob, workload, mode, strategy):
     db = os.path.join(workdir, f"{strategy}-{knob}-{workload}-{mode}.sqlite".replace(",", "x"))
     if os.path.exists(db):
         os.remove(db)
-    done = subprocess.run([binary, "sweep", plan, "--device", "sim:h200", "--strategy", strategy, "--db", db],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"h200_search: {strategy} on {knob} {workload} {mode} failed: {done.stderr.strip()}")
-    match = SUMMARY.search(done.stdout)
-    analysis = json.loads(subprocess.run([binary, "analyze", db, "--json"], capture_output=True, text=True,
-                                         check=True).stdout)
-    optimum = analysis["cases"][0]["optimum"]
+    totals = sweep(binary, plan, "sim:h200", strategy, db, f"h200_search ({knob} {workload} {mode})")
+    optimum = analyzed_cases(binary, db)[0]["optimum"]
     energies = energy_by_setting(db)
     os.remove(db)
-    return {"windows": int(match.group(2)), "gpu_s": float(match.group(3)), "probes": len(energies),
+    return {"windows": totals["windows"], "gpu_s": totals["gpu_s"], "probes": len(energies),
             "chosen": (optimum["sm_mhz"], optimum["power_limit_w"]), "energies": energies}
 
 

@@ -5,7 +5,8 @@ import subprocess
 
 import pytest
 
-from dense_study import dense_plan, energy_by_case, mhz, optimum_by_case, regret_pct, sweep
+from dense_study import dense_plan, energy_by_case, mhz, optimum_by_case, regret_pct
+from sweep_runs import sweep
 
 
 def test_the_study_plans_sm_line_becomes_every_clock_and_a_plan_without_one_is_refused():
@@ -29,7 +30,7 @@ def test_a_small_real_sweep_is_read_back_per_case(tmp_path):
     plan.write_text('[plan]\nname = "dense study test"\n\n[knobs]\nsm_mhz = { count = 4, min = 600 }\n\n'
                     '[[cases]]\nworkloads = ["alexnet", "vgg16"]\nbatch_sizes = [16]\nmodes = ["infer"]\n')
     db = str(tmp_path / "grid.sqlite")
-    run = sweep(binary, str(plan), "sim:v100", "grid", db)
+    run = sweep(binary, str(plan), "sim:v100", "grid", db, "test")
     assert run["points"] >= 10 and run["windows"] >= run["points"] and run["gpu_s"] > 0
     energies = energy_by_case(db)
     assert sorted(energies) == [("alexnet", "infer", 16), ("vgg16", "infer", 16)]
