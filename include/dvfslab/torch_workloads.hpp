@@ -3,6 +3,7 @@
 // ResNet-50, BERT-base, GPT-2 small and a Llama-style decoder, in training or inference, on CUDA or the
 // CPU. Only built when dvfslab is configured with LibTorch (DVFSLAB_HAVE_TORCH).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,6 +86,11 @@ std::unique_ptr<TorchGenerator> create_torch_generator(const Case& workload_case
                                                        const WorkloadOptions& options,
                                                        const std::string& preset, int prompt_length,
                                                        int generated_length);
+
+// Runs `body`; an error LibTorch throws becomes a dvfslab::Error of one line (its
+// message without LibTorch's C++ backtrace), and a failed allocation, CPU or GPU,
+// says to ask for a smaller batch.
+void explain_torch_errors(const std::function<void()>& body);
 
 // Registers every LibTorch workload for real GPUs (identity().simulated == false).
 void add_torch_workloads(WorkloadRegistry& registry);

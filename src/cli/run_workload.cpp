@@ -458,7 +458,7 @@ void add_run_workload_command(CLI::App& app) {
   command->add_option("--profile-iters", args->profile_iterations, "Iterations profiled by --kernel-profile")
       ->capture_default_str();
   command->add_flag("--json", args->json, "Print the result (or the list) as JSON on stdout");
-  command->callback([args] { run_workload(*args); });
+  command->callback([args] { explain_torch_errors([&] { run_workload(*args); }); });
 }
 
 }  // namespace dvfslab::cli

@@ -43,5 +43,26 @@ TEST(TorchWorkloadRegistry, ServesRealGpusOnly) {
                ConfigError);
 }
 
+TEST(TorchWorkloadRegistry, AWorkloadTooLargeForMemoryFailsInOneLine) {
+  WorkloadRegistry registry;
+  add_torch_workloads(registry);
+  IdentityOnlyGpu real(false);
+  WorkloadOptions options;
+  options.torch_device = "cpu";
+  options.image_size = 64;
+  try {
+    auto workload = registry.create(Case{"alexnet", 2'000'000'000, Mode::infer, Precision::fp32}, real, options);
+    workload->prepare();
+    workload->run_iterations(1);
+    FAIL() << "a batch of 2e9 images of 64 x 64 ran";
+  } catch (const ConfigError& error) {
+    FAIL() << error.what();
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind("LibTorch ran out of memory: ", 0), 0U) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace dvfslab

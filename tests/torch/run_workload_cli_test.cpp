@@ -201,6 +201,18 @@ TEST(RunWorkloadCli, KernelProfileBadPathsAreOneLineErrors) {
   EXPECT_THAT(generate.err, HasSubstr("--kernel-profile is for --mode train and infer"));
 }
 
+TEST(RunWorkloadCli, ABatchTooLargeForMemoryIsOneLineThatSaysWhatToDo) {
+  const auto result = run_dvfslab(
+      "run-workload alexnet --mode infer --batch 2000000000 --image-size 64 --iters 1 --warmup 0 "
+      "--torch-device cpu",
+      false);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("dvfslab: error: LibTorch ran out of memory: "));
+  EXPECT_THAT(result.err, HasSubstr("choose a smaller --batch"));
+  EXPECT_THAT(result.err, Not(HasSubstr("frame #")));
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+}
+
 TEST(RunWorkloadCli, ListShowsEveryWorkload) {
   const auto result = run_dvfslab("run-workload --list --json", false);
   ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -8,6 +8,7 @@
 #include "dvfslab/torch_workloads.hpp"
 #include "workload/torch/llama.hpp"
 #include "workload/torch/model_workload.hpp"
+#include "workload/torch/torch_errors.hpp"
 
 namespace dvfslab::torch_backend {
 
@@ -115,7 +116,9 @@ void add_torch_workloads(WorkloadRegistry& registry) {
     registry.add(
         info, [](const Gpu& gpu) { return !gpu.identity().simulated; },
         [](const Case& workload_case, Gpu&, const WorkloadOptions& options) -> std::unique_ptr<Workload> {
-          return create_torch_workload(workload_case, options);
+          std::unique_ptr<TorchWorkload> workload;
+          explain_torch_errors([&] { workload = create_torch_workload(workload_case, options); });
+          return with_explained_errors(std::move(workload));
         });
   }
 }
