@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "cli/environment.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
@@ -109,7 +110,7 @@ void add_hold_command(CLI::App& app) {
       ->add_option("--seconds", options->seconds,
                    "hold for this long, then restore and exit 0 "
                    "(default: until Ctrl-C or SIGTERM, exit 130 or 143)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   command->add_flag("--allow-clock-changes", options->allow_clock_changes,
                     "allow changing clocks and power limit (needed for any of --sm, --mem, --power-limit)");
   command->add_option("--state-dir", options->state_dir,

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/output_file.hpp"
 #include "dvfslab/torch_workloads.hpp"
@@ -407,7 +408,7 @@ void add_run_workload_command(CLI::App& app) {
   command->add_option("name", args->name, "Workload name (see --list)");
   command->add_flag("--list", args->list, "List the workloads with their default batch and unit, then exit");
   command->add_option("--batch,-b", args->batch, "Batch size (default: the workload's, see --list)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_whole_number());
   command
       ->add_option("--mode", args->mode,
                    "train (forward, loss, backward, optimizer step), infer (forward only) or, for llama, "
@@ -420,19 +421,24 @@ void add_run_workload_command(CLI::App& app) {
   command->add_option("--iters,-n", args->iterations, "Measured iterations")->capture_default_str();
   command->add_option("--warmup", args->warmup, "Iterations run before measuring (after graph capture)")
       ->capture_default_str();
-  command->add_option("--image-size", args->options.image_size,
-                      "Image side in pixels for the CNNs (default 224)");
-  command->add_option("--seq-len", args->options.sequence_length,
-                      "Sequence length in tokens for bert_base (default 128) and gpt2_small (default 1024)");
+  // 0 stands for the model's own size in WorkloadOptions: typed by a user it would
+  // silently mean the default, so the command line takes positive sizes only.
+  command
+      ->add_option("--image-size", args->options.image_size, "Image side in pixels for the CNNs (default 224)")
+      ->check(positive_whole_number());
+  command
+      ->add_option("--seq-len", args->options.sequence_length,
+                   "Sequence length in tokens for bert_base (default 128) and gpt2_small (default 1024)")
+      ->check(positive_whole_number());
   command->add_option("--preset", args->preset, "Size of llama: tiny, 125m (default), 1b or 7b");
   command
       ->add_option("--prompt-len", args->prompt_length,
                    "--mode generate: prompt tokens per sequence (default 128)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_whole_number());
   command
       ->add_option("--gen-len", args->generated_length,
                    "--mode generate: tokens decoded per sequence (default 128)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_whole_number());
   command->add_flag("--no-channels-last", args->no_channels_last,
                     "Keep CNN images and weights in NCHW instead of channels-last (NHWC)");
   command->add_flag("--no-cuda-graph", args->no_cuda_graph,

@@ -407,6 +407,11 @@ TEST_P(GuardCli, BadSettingsAndMissingPermissionChangeNothing) {
   EXPECT_EQ(not_allowed.exit_code, 5);
   EXPECT_NE(not_allowed.err.find("--allow-clock-changes"), std::string::npos) << not_allowed.err;
 
+  const ProcessResult negative = run_dvfslab(
+      {"hold", "--device", backend.device, "--sm", "1200", "--allow-clock-changes", "--seconds", "-5"}, environment);
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("--seconds: must be 0 or more, not -5"), std::string::npos) << negative.err;
+
   EnvironmentChanges read_only = environment;
   read_only["DVFSLAB_READ_ONLY"] = "1";
   const ProcessResult refused = run_dvfslab(

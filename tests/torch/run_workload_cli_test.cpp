@@ -213,6 +213,16 @@ TEST(RunWorkloadCli, ABatchTooLargeForMemoryIsOneLineThatSaysWhatToDo) {
   EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
 }
 
+TEST(RunWorkloadCli, AZeroSizeIsRefusedNotTakenAsTheDefault) {
+  for (const std::string option : {"--image-size 0", "--seq-len 0", "--batch 0"}) {
+    const auto result = run_dvfslab("run-workload alexnet --mode infer --iters 1 --torch-device cpu " + option, false);
+    EXPECT_EQ(result.exit_code, 2) << option << ": " << result.err;
+    EXPECT_THAT(result.err, HasSubstr(option.substr(0, option.find(' ')) + ": must be 1 or more, not 0"));
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+    EXPECT_TRUE(result.out.empty()) << option;
+  }
+}
+
 TEST(RunWorkloadCli, ListShowsEveryWorkload) {
   const auto result = run_dvfslab("run-workload --list --json", false);
   ASSERT_EQ(result.exit_code, 0) << result.err;
