@@ -8,6 +8,7 @@
 
 #include "cli/daemon_command.hpp"
 #include "cli/environment.hpp"
+#include "cli/number_checks.hpp"
 #include "dvfslab/daemon.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
@@ -61,13 +62,13 @@ void add_daemon_command(CLI::App& app) {
                    "Close a connection whose request has not fully arrived within this time (the first "
                    "one counted from connecting)")
       ->capture_default_str()
-      ->check(CLI::Range(10, 600000));
+      ->check(number_from(10, 600000));
   command
       ->add_option("--max-connections", options->max_connections,
                    "Connections served at once, over all users (each user also has the policy's "
                    "max_connections_per_user)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(number_from(1, 100000));
   command->callback([options, state, timeout_ms] {
     options->state_dir = state_dir(*state);
     options->open_options = open_options();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "cli/environment.hpp"
 #include "dvfslab/exporter.hpp"
 #include "dvfslab/gpu.hpp"
@@ -98,7 +99,7 @@ void add_exporter_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--interval", options->interval_s, "seconds between two readings of the GPUs")
       ->capture_default_str()
-      ->check(CLI::Range(0.05, 3600.0));
+      ->check(number_from(0.05, 3600.0));
   command->add_option(
       "--state-dir", options->state_dir,
       "directory of the restore journals that say which settings dvfslab changed (default: see "

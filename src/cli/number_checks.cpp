@@ -1,5 +1,7 @@
 #include "cli/number_checks.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -34,6 +36,16 @@ CLI::Validator non_negative_number() {
         return "must be 0 or more, not " + text;
       },
       "NONNEGATIVE");
+}
+
+CLI::Validator number_from(double low, double high) {
+  return CLI::Validator(
+      [low, high](const std::string& text) -> std::string {
+        double value = 0;
+        if (!parse_number(text, value) || (value >= low && value <= high)) return "";
+        return fmt::format("must be from {} to {}, not {}", low, high, text);
+      },
+      fmt::format("{} to {}", low, high));
 }
 
 }  // namespace dvfslab::cli

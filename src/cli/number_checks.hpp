@@ -1,6 +1,7 @@
 #pragma once
 // Checks of numeric options whose failure reads as a sentence: CLI11's own
-// PositiveNumber prints its range as "0.000000 to 1.797...e308" in full.
+// PositiveNumber prints its range as "0.000000 to 1.797...e308" in full, and its
+// Range lets "nan" through (every comparison with NaN is false).
 #include <CLI/CLI.hpp>
 
 namespace dvfslab::cli {
@@ -10,5 +11,7 @@ namespace dvfslab::cli {
 CLI::Validator positive_whole_number();
 // A number of 0 or more (seconds, ...).
 CLI::Validator non_negative_number();
+// A number from `low` to `high`, both included.
+CLI::Validator number_from(double low, double high);
 
 }  // namespace dvfslab::cli

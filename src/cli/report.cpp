@@ -11,6 +11,7 @@
 
 #include "cli/analysis_formats.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "cli/model_predictions.hpp"
 #include "cli/result_input.hpp"
 #include "dvfslab/analysis.hpp"
@@ -178,7 +179,7 @@ void add_report_command(CLI::App& app) {
           fmt::format("also show the first N measured rows as they are, in a table and in the page's "
                       "data (at most {}; `dvfslab export` writes them all)",
                       max_report_raw_rows))
-      ->check(CLI::Range(std::size_t{0}, max_report_raw_rows))
+      ->check(number_from(0, static_cast<double>(max_report_raw_rows)))
       ->capture_default_str();
   command->add_option(
       "--model", options->model,

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "cli/environment.hpp"
 #include "cli/job_gpus.hpp"
 #include "cli/progress.hpp"
@@ -279,21 +280,21 @@ void add_search_command(CLI::App& app) {
   command
       ->add_option("--duration", args->measure.duration_s,
                    "Seconds per measured window (default: at least max(2 s, 20 sensor periods))")
-      ->check(CLI::Range(0.001, 3600.0));
+      ->check(number_from(0.001, 3600.0));
   command->add_option("--repetitions", args->measure.repetitions, "Windows per probe at least")
-      ->check(CLI::Range(1, 1000))
+      ->check(number_from(1, 1000))
       ->capture_default_str();
   command
       ->add_option("--max-repetitions", args->measure.max_repetitions,
                    "Windows per probe at most, while the 95 % interval of energy per item is wider than "
                    "--ci-target")
-      ->check(CLI::Range(1, 1000))
+      ->check(number_from(1, 1000))
       ->capture_default_str();
   command->add_option("--ci-target", args->measure.ci_target_pct, "Target 95 % half-width, % of the mean")
-      ->check(CLI::Range(0.001, 100.0))
+      ->check(number_from(0.001, 100.0))
       ->capture_default_str();
   command->add_option("--settle", args->measure.settle_s, "Seconds to wait after a clock change")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(number_from(0.0, 3600.0))
       ->capture_default_str();
   command->add_option("--db", args->db, "SQLite database to write (created if missing)")
       ->capture_default_str();

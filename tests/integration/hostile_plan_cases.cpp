@@ -310,6 +310,16 @@ std::vector<HostileCase> hostile_option_cases() {
                   {"sweep", "{in}/plan.toml", "--device", "0", "--shard", "1/4294967297", "--dry-run"}),
       option_case("sweep_shard_zero",
                   {"sweep", "{in}/plan.toml", "--device", "0", "--shard", "0/0", "--dry-run"}),
+      // CLI11's Range lets NaN through: every comparison with it is false.
+      option_case("exporter_interval_nan", {"exporter", "--device", "0", "--listen", "127.0.0.1:0", "--interval", "nan"}),
+      option_case("search_duration_nan", {"search", "--device", "0", "--workload", "alexnet", "--duration", "nan",
+                                          "--db", "{out}/db.sqlite"}),
+      option_case("search_settle_nan", {"search", "--device", "0", "--workload", "alexnet", "--settle", "nan",
+                                        "--db", "{out}/db.sqlite"}),
+      option_case("hold_seconds_nan",
+                  {"hold", "--device", "0", "--sm", "1980", "--allow-clock-changes", "--seconds", "nan"}),
+      option_case("hold_seconds_negative",
+                  {"hold", "--device", "0", "--sm", "1980", "--allow-clock-changes", "--seconds", "-1"}),
       option_case("unknown_option", {"sweep", "{in}/plan.toml", "--no-such-option"}),
       option_case("missing_argument", {"sweep"}),
   };

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -152,6 +153,19 @@ TEST_F(SearchCliTest, AnUnknownWorkloadKeyOfAReplayedTableIsOneLineWithExit3) {
   EXPECT_NE(result.err.find("no/such/key"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("v100-dnn-power-limit.csv"), std::string::npos) << result.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "db.sqlite"));
+}
+
+TEST_F(SearchCliTest, AMeasureOptionOutOfItsRangeOrNotANumberIsNamedWithItsRange) {
+  for (const auto& [option, value, range] : {std::tuple{"--duration", "nan", "from 0.001 to 3600"},
+                                             std::tuple{"--settle", "-1", "from 0 to 3600"},
+                                             std::tuple{"--ci-target", "nan", "from 0.001 to 100"},
+                                             std::tuple{"--repetitions", "0", "from 1 to 1000"}}) {
+    const auto result = search({"--device", "sim:v100", "--workload", "alexnet", option, value});
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_EQ(result.err, std::string("dvfslab: error: ") + option + ": must be " + range + ", not " + value +
+                              " (see dvfslab --help)\n");
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "db.sqlite"));
+  }
 }
 
 TEST_F(SearchCliTest, AKnobTheReplayedTableDoesNotVaryIsOneLineWithExit3) {
