@@ -36,6 +36,12 @@ void refuse_special_database_name(const std::filesystem::path& path) {
 
 Store::Store(const std::filesystem::path& path, bool read_only) : path_(path), read_only_(read_only) {
   refuse_special_database_name(path);
+  // SQLite opens a directory and fails at its first read as an I/O error, whose
+  // message would send the user to check the disk.
+  if (std::error_code error; std::filesystem::is_directory(path, error)) {
+    throw StoreError(fmt::format("{} is a directory: give the path of a database file in it (e.g. {})",
+                                 path.string(), (path / "results.sqlite").string()));
+  }
   if (read_only) {
     if (!std::filesystem::exists(path)) {
       throw StoreError(

@@ -88,7 +88,16 @@ void validate(const TunerOptions& options) {
     throw ConfigError("the minimum phase shift must be above 0 and at most 1000 %");
   if (options.min_window_s && !(*options.min_window_s >= 0 && *options.min_window_s <= 3600))
     throw ConfigError("the least window length must be from 0 to 3600 s");
-  if (options.strategy != "online") make_strategy(options.strategy, {});  // names the choices
+  const auto strategies = search_strategies();
+  const bool known = options.strategy == "online" ||
+                     std::any_of(strategies.begin(), strategies.end(), [&](const StrategyDefinition& strategy) {
+                       return strategy.name == options.strategy;
+                     });
+  if (!known) {
+    std::string choices = "online (the default)";
+    for (const StrategyDefinition& strategy : strategies) choices += ", " + strategy.name;
+    throw ConfigError(fmt::format("unknown strategy '{}'; choose one of: {}", options.strategy, choices));
+  }
 }
 
 struct TuneController::State {

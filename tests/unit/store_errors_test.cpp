@@ -39,6 +39,24 @@ TEST(StoreErrors, AFullDatabaseSaysSoAndKeepsWhatWasRecorded) {
   EXPECT_EQ(store.measurements().size(), static_cast<std::size_t>(recorded));
 }
 
+TEST(StoreErrors, ADirectoryIsNamedAsOneForReadingAndWriting) {
+  ScratchDir dir;
+  for (const bool read_only : {true, false}) {
+    try {
+      if (read_only) {
+        Store::open_existing(dir.path());
+      } else {
+        Store store(dir.path());
+      }
+      ADD_FAILURE() << "a directory opened as a database";
+    } catch (const StoreError& error) {
+      EXPECT_EQ(std::string(error.what()), dir.path().string() + " is a directory: give the path of a database "
+                                                                 "file in it (e.g. " +
+                                               (dir.path() / "results.sqlite").string() + ")");
+    }
+  }
+}
+
 TEST(StoreErrors, AWriteLockHeldByAnotherConnectionIsReportedAsLocked) {
   ScratchDir dir;
   Store store(dir / "db.sqlite");
