@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -21,6 +22,19 @@
 
 namespace dvfslab::cli {
 namespace {
+
+// std::this_thread::sleep_for counts in 64-bit nanoseconds: beyond about 292 years
+// (--seconds 1e308) the count overflows and it returns at once, so a long hold
+// sleeps a day at a time until the time has passed.
+void sleep_seconds(double seconds) {
+  constexpr double day_s = 86400;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const double left = seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (left <= 0) return;
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(left, day_s)));
+  }
+}
 
 struct HoldOptions {
   std::string device = "auto";
@@ -74,7 +88,7 @@ void run_hold(const HoldOptions& options) {
   std::fflush(stdout);
 
   if (options.seconds) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(*options.seconds));
+    sleep_seconds(*options.seconds);
   } else {
     fmt::print(stderr, "dvfslab: press Ctrl-C or send SIGTERM to restore {} and stop\n",
                fmt::join(labels, ", "));

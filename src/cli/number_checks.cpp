@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -32,8 +33,8 @@ CLI::Validator non_negative_number() {
   return CLI::Validator(
       [](const std::string& text) -> std::string {
         double value = 0;
-        if (!parse_number(text, value) || value >= 0) return "";
-        return "must be 0 or more, not " + text;
+        if (!parse_number(text, value) || (value >= 0 && std::isfinite(value))) return "";
+        return "must be a finite number of 0 or more, not " + text;
       },
       "NONNEGATIVE");
 }

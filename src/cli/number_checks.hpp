@@ -9,7 +9,7 @@ namespace dvfslab::cli {
 // A whole number of 1 or more. A value that is not a number passes on to the
 // option's own conversion, which says so.
 CLI::Validator positive_whole_number();
-// A number of 0 or more (seconds, ...).
+// A finite number of 0 or more (seconds, ...).
 CLI::Validator non_negative_number();
 // A number from `low` to `high`, both included.
 CLI::Validator number_from(double low, double high);

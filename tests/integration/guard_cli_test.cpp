@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "background_process.hpp"
 #include "fake_backend.hpp"
@@ -104,6 +106,21 @@ INSTANTIATE_TEST_SUITE_P(Backends, GuardCli, ::testing::ValuesIn(fake_backends()
 // The cases about NVML's journal, run on the fake NVML only.
 class NvmlGuardCli : public GuardCli {};
 INSTANTIATE_TEST_SUITE_P(Nvml, NvmlGuardCli, ::testing::Values(nvml_fake_backend()), backend_test_name);
+
+TEST_P(GuardCli, AHoldForLongerThanAClockCanCountHoldsUntilASignal) {
+  const nlohmann::json found = found_state();
+  std::vector<std::string> arguments = hold_arguments();
+  arguments.insert(arguments.end(), {"--seconds", "1e308"});
+  BackgroundProcess hold(DVFSLAB_BINARY, arguments, environment, (dir / "hold.err").string());
+  ASSERT_TRUE(hold.wait_for_line("holding")) << stderr_of("hold.err");
+  // 1e308 s overflowed sleep_for's nanoseconds, and the hold restored and exited 0
+  // at once: half a second later it must still hold, and end by the signal.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  expect_held_setting();
+  hold.send(SIGTERM);
+  EXPECT_EQ(hold.wait(), 128 + SIGTERM);
+  EXPECT_EQ(controls(), found);
+}
 
 TEST_P(GuardCli, RestoreAfterSigkillPutsEveryClockAndThePowerLimitBack) {
   const nlohmann::json found = found_state();
@@ -410,7 +427,7 @@ TEST_P(GuardCli, BadSettingsAndMissingPermissionChangeNothing) {
   const ProcessResult negative = run_dvfslab(
       {"hold", "--device", backend.device, "--sm", "1200", "--allow-clock-changes", "--seconds", "-5"}, environment);
   EXPECT_EQ(negative.exit_code, 2);
-  EXPECT_NE(negative.err.find("--seconds: must be 0 or more, not -5"), std::string::npos) << negative.err;
+  EXPECT_NE(negative.err.find("--seconds: must be a finite number of 0 or more, not -5"), std::string::npos) << negative.err;
 
   EnvironmentChanges read_only = environment;
   read_only["DVFSLAB_READ_ONLY"] = "1";
