@@ -147,7 +147,15 @@ void ModelWorkload::make_synthetic_batch(std::uint64_t seed) {
   auto generator = at::detail::createCPUGenerator(seed);
   const auto batch = static_cast<std::int64_t>(case_.batch);
   if (spec_.input == InputKind::images) {
-    input_ = torch::randn({batch, 3, size_, size_}, generator, torch::kFloat).to(device_);
+    if (device_.is_cuda()) {
+      // The device's copy first: a batch too large for the GPU then fails as
+      // LibTorch's out-of-memory error before the host draws it. On a host that
+      // overcommits memory, drawing it first got the process killed instead.
+      input_ = torch::empty({batch, 3, size_, size_}, torch::TensorOptions(torch::kFloat).device(device_));
+      input_.copy_(torch::randn({batch, 3, size_, size_}, generator, torch::kFloat));
+    } else {
+      input_ = torch::randn({batch, 3, size_, size_}, generator, torch::kFloat);
+    }
     target_ = torch::randint(imagenet_classes, {batch}, generator, torch::kLong).to(device_);
   } else if (spec_.name == "gpt2_small" || spec_.name == "llama") {
     // Targets are the inputs shifted by one token: next-token prediction.

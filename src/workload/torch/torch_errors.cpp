@@ -1,8 +1,8 @@
 // LibTorch reports its failures as c10::Error, whose what() carries a C++ backtrace
 // of LibTorch's own frames: a user of the command line needs its first line, and
-// for an allocation that failed, what to ask for instead.
+// for an allocation that failed, what to ask for instead. No fmt here: a PyTorch
+// wheel's include directories carry their own fmt, which the project's does not link.
 #include <c10/util/Exception.h>
-#include <fmt/format.h>
 
 #include <string>
 #include <string_view>
@@ -46,10 +46,9 @@ void explain_torch_errors(const std::function<void()>& body) {
   } catch (const c10::Error& error) {
     const std::string message = first_line(error.what_without_backtrace());
     if (dynamic_cast<const c10::OutOfMemoryError*>(&error) != nullptr || is_allocation_failure(message)) {
-      throw Error(fmt::format("LibTorch ran out of memory: {}; choose a smaller --batch (or a shorter sequence)",
-                              message));
+      throw Error("LibTorch ran out of memory: " + message + "; choose a smaller --batch (or a shorter sequence)");
     }
-    throw Error(fmt::format("LibTorch failed: {}", message));
+    throw Error("LibTorch failed: " + message);
   }
 }
 
