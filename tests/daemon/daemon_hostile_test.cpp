@@ -77,12 +77,19 @@ class DaemonHostileTest : public DaemonTest {
                           {"--request-timeout-ms", std::to_string(timeout_ms)});
   }
 
-  // A well-behaved client changes a GPU and gets it back, quickly.
+  // A well-behaved client changes a GPU and gets it back, quickly: within 2 s, or
+  // 6 s under AddressSanitizer, which slows every step (its fork as another user
+  // included) two to three times; on 2 loaded cores 2 s was missed by 56 ms.
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr std::chrono::milliseconds served_within{6000};
+#else
+  static constexpr std::chrono::milliseconds served_within{2000};
+#endif
   void expect_a_good_client_is_served() {
     const std::filesystem::path socket = daemon->socket();
     const auto start = std::chrono::steady_clock::now();
     const ChildResult good = run_as(user, [&](std::string& report) {
-      DaemonConnection connection(socket, 2000ms);
+      DaemonConnection connection(socket, served_within);
       connection.request(lease_request({"0"}));
       connection.request(apply_request("0", 1200, std::nullopt, std::nullopt));
       connection.request({{"op", "release"}});
@@ -90,7 +97,7 @@ class DaemonHostileTest : public DaemonTest {
       return 0;
     });
     EXPECT_EQ(good.report, "served") << daemon->error();
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, served_within);
     EXPECT_TRUE(wait_for_controls(0, controls_an_administrator_left(), 1000ms));
   }
 
