@@ -4,49 +4,40 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 namespace dvfslab::cli {
 namespace {
 
-// The value as a number, or nothing to say when it is not one.
-bool parse_number(const std::string& text, double& value) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  value = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size();
+// A check that passes text that is not a number on to the option's own conversion
+// (which says so), and refuses a number `accepts` rejects with "must be
+// `requirement`, not TEXT".
+CLI::Validator number_check(std::function<bool(double)> accepts, std::string requirement, std::string name) {
+  return CLI::Validator(
+      [accepts = std::move(accepts), requirement = std::move(requirement)](const std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || accepts(value)) return "";
+        return "must be " + requirement + ", not " + text;
+      },
+      std::move(name));
 }
 
 }  // namespace
 
 CLI::Validator positive_whole_number() {
-  return CLI::Validator(
-      [](const std::string& text) -> std::string {
-        double value = 0;
-        if (!parse_number(text, value) || value >= 1) return "";
-        return "must be 1 or more, not " + text;
-      },
-      "POSITIVE");
+  return number_check([](double value) { return value >= 1; }, "1 or more", "POSITIVE");
 }
 
 CLI::Validator non_negative_number() {
-  return CLI::Validator(
-      [](const std::string& text) -> std::string {
-        double value = 0;
-        if (!parse_number(text, value) || (value >= 0 && std::isfinite(value))) return "";
-        return "must be a finite number of 0 or more, not " + text;
-      },
-      "NONNEGATIVE");
+  return number_check([](double value) { return value >= 0 && std::isfinite(value); },
+                      "a finite number of 0 or more", "NONNEGATIVE");
 }
 
 CLI::Validator number_from(double low, double high) {
-  return CLI::Validator(
-      [low, high](const std::string& text) -> std::string {
-        double value = 0;
-        if (!parse_number(text, value) || (value >= low && value <= high)) return "";
-        return fmt::format("must be from {} to {}, not {}", low, high, text);
-      },
-      fmt::format("{} to {}", low, high));
+  return number_check([low, high](double value) { return value >= low && value <= high; },
+                      fmt::format("from {} to {}", low, high), fmt::format("{} to {}", low, high));
 }
 
 }  // namespace dvfslab::cli
