@@ -37,3 +37,18 @@ if(NOT DVFSLAB_WITH_TORCH STREQUAL "OFF")
   endif()
 endif()
 message(STATUS "dvfslab: LibTorch workloads ${DVFSLAB_HAVE_TORCH}")
+
+# dvfslab's own CUDA kernels (src/workload/torch/kernels/) need a CUDA compiler and a
+# LibTorch built with CUDA; without either, the workloads run ATen's kernels there.
+# Enabled here, at the top level, because every target that links them needs the
+# CUDA language's runtime.
+set(DVFSLAB_OWN_KERNELS OFF)
+if(DVFSLAB_HAVE_TORCH AND (TARGET torch_cuda OR TORCH_CUDA_LIBRARIES))
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    set(DVFSLAB_OWN_KERNELS ON)
+  endif()
+endif()
+message(STATUS "dvfslab: own CUDA kernels ${DVFSLAB_OWN_KERNELS}")

@@ -43,6 +43,10 @@ fi
 # loader also searches for the prefix libraries' own dependencies (prometheus-cpp's
 # pull library needs its core library), so build/device/src/dvfslab runs without
 # LD_LIBRARY_PATH, from scripts that did not source this one.
+# dvfslab's own CUDA kernels need nvcc: CMake looks on PATH and in CUDACXX.
+if ! command -v nvcc >/dev/null && [[ -z "${CUDACXX:-}" && -x /usr/local/cuda/bin/nvcc ]]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+fi
 if [[ ! -f "$repo_root/build/device/build.ninja" ]]; then
   # A configure that failed (say, run without .devdeps) leaves a cache naming the
   # system's packages; configuring over it would mix those with the prefix's.

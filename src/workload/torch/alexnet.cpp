@@ -3,6 +3,7 @@
 #include <torch/nn.h>
 
 #include "workload/torch/conv_unit.hpp"
+#include "workload/torch/max_pool.hpp"
 #include "workload/torch/pooled_classifier.hpp"
 
 namespace dvfslab::torch_backend {
@@ -10,11 +11,12 @@ namespace {
 
 namespace nn = torch::nn;
 
+std::shared_ptr<MaxPool> pool() { return std::make_shared<MaxPool>(MaxPoolOptions{3, 2}); }
+
 nn::Sequential features() {
-  return nn::Sequential(conv_relu(3, 64, 11, 4, 2), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
-                        conv_relu(64, 192, 5, 1, 2), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
+  return nn::Sequential(conv_relu(3, 64, 11, 4, 2), pool(), conv_relu(64, 192, 5, 1, 2), pool(),
                         conv_relu(192, 384, 3, 1, 1), conv_relu(384, 256, 3, 1, 1),
-                        conv_relu(256, 256, 3, 1, 1), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)));
+                        conv_relu(256, 256, 3, 1, 1), pool());
 }
 
 nn::Sequential classifier() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "workload/torch/conv_unit.hpp"
+#include "workload/torch/max_pool.hpp"
 #include "workload/torch/network.hpp"
 
 namespace dvfslab::torch_backend {
@@ -36,8 +37,7 @@ class Inception : public nn::Module {
     branch2_ = register_module("branch2", conv_bn_relu(w.reduce3x3, w.branch3x3, 3, 1, 1));
     branch3_reduce_ = register_module("branch3_reduce", conv_bn_relu(w.in, w.reduce5x5, 1));
     branch3_ = register_module("branch3", conv_bn_relu(w.reduce5x5, w.branch5x5, 3, 1, 1));
-    branch4_pool_ = register_module(
-        "branch4_pool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(1).padding(1).ceil_mode(true)));
+    branch4_pool_ = register_module("branch4_pool", std::make_shared<MaxPool>(MaxPoolOptions{3, 1, 1, true}));
     branch4_ = register_module("branch4", conv_bn_relu(w.in, w.pool_projection, 1));
   }
 
@@ -50,11 +50,11 @@ class Inception : public nn::Module {
 
  private:
   std::shared_ptr<ConvUnit> branch1_, branch2_reduce_, branch2_, branch3_reduce_, branch3_, branch4_;
-  nn::MaxPool2d branch4_pool_{nullptr};
+  std::shared_ptr<MaxPool> branch4_pool_;
 };
 
-nn::MaxPool2d stem_pool(int kernel) {
-  return nn::MaxPool2d(nn::MaxPool2dOptions(kernel).stride(2).ceil_mode(true));
+std::shared_ptr<MaxPool> stem_pool(int kernel) {
+  return std::make_shared<MaxPool>(MaxPoolOptions{kernel, 2, 0, true});
 }
 
 class GoogLeNet : public Network {
@@ -101,7 +101,7 @@ class GoogLeNet : public Network {
   }
 
   std::shared_ptr<ConvUnit> conv1_, conv2_, conv3_;
-  nn::MaxPool2d pool1_{nullptr}, pool2_{nullptr}, pool3_{nullptr}, pool4_{nullptr};
+  std::shared_ptr<MaxPool> pool1_, pool2_, pool3_, pool4_;
   std::vector<std::shared_ptr<Inception>> inceptions_;
   nn::Dropout dropout_{nullptr};
   nn::Linear fc_{nullptr};

@@ -4,6 +4,7 @@
 
 #include "dvfslab/error.hpp"
 #include "workload/torch/conv_unit.hpp"
+#include "workload/torch/max_pool.hpp"
 
 namespace dvfslab::torch_backend {
 
@@ -11,6 +12,7 @@ int fuse_for_training(torch::nn::Module& network) {
   int fused = 0;
   for (const auto& module : network.modules()) {
     if (auto* unit = module->as<ConvUnit>(); unit != nullptr && unit->fuse_for_training()) ++fused;
+    if (auto* pool = module->as<MaxPool>()) pool->use_own_kernel();
   }
   return fused;
 }
@@ -24,6 +26,8 @@ int freeze_for_inference(torch::nn::Module& network, torch::ScalarType dtype) {
       ++frozen;
     } else if (auto* linear = module->as<torch::nn::Linear>()) {
       linear->to(dtype);
+    } else if (auto* pool = module->as<MaxPool>()) {
+      pool->use_own_kernel();
     }
   }
   return frozen;

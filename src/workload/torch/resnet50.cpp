@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "workload/torch/conv_unit.hpp"
+#include "workload/torch/max_pool.hpp"
 #include "workload/torch/network.hpp"
 
 namespace dvfslab::torch_backend {
@@ -50,6 +51,7 @@ class ResNet50 : public Network {
  public:
   ResNet50() {
     stem_ = register_module("conv1", conv_bn(3, 64, 7, 2, 3, true));
+    stem_pool_ = register_module("maxpool", std::make_shared<MaxPool>(MaxPoolOptions{3, 2, 1}));
     constexpr std::array<int, 4> blocks_per_stage = {3, 4, 6, 3};
     constexpr std::array<int, 4> stage_widths = {64, 128, 256, 512};
     int channels = 64;
@@ -66,7 +68,7 @@ class ResNet50 : public Network {
   }
 
   torch::Tensor infer(const torch::Tensor& images) override {
-    auto x = torch::max_pool2d(stem_->forward(images), 3, 2, 1);
+    auto x = stem_pool_->forward(stem_->forward(images));
     for (auto& block : blocks_) x = block->forward(x);
     return fc_->forward(torch::flatten(torch::adaptive_avg_pool2d(x, {1, 1}), 1));
   }
@@ -77,6 +79,7 @@ class ResNet50 : public Network {
 
  private:
   std::shared_ptr<ConvUnit> stem_;
+  std::shared_ptr<MaxPool> stem_pool_;
   std::vector<std::shared_ptr<Bottleneck>> blocks_;
   nn::Linear fc_{nullptr};
 };

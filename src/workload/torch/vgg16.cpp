@@ -5,6 +5,7 @@
 #include <array>
 
 #include "workload/torch/conv_unit.hpp"
+#include "workload/torch/max_pool.hpp"
 #include "workload/torch/pooled_classifier.hpp"
 
 namespace dvfslab::torch_backend {
@@ -21,7 +22,7 @@ nn::Sequential features() {
   int channels = 3;
   for (const int width : stage_layout) {
     if (width == 0) {
-      features->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2).stride(2)));
+      features->push_back(std::make_shared<MaxPool>(MaxPoolOptions{2, 2}));
     } else {
       features->push_back(conv_relu(channels, width, 3, 1, 1));
       channels = width;
