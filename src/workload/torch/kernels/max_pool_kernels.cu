@@ -36,19 +36,32 @@ struct alignas(sizeof(T) * lanes) Pack {
   T value[lanes];
 };
 
+// One thread's place in an n × rows × columns × channel-groups tensor, groups fastest.
+struct Place {
+  std::int64_t n, row, column, group;
+};
+
+__device__ Place place_of(std::int64_t index, std::int64_t groups, std::int64_t rows, std::int64_t columns) {
+  const std::int64_t group = index % groups;
+  index /= groups;
+  const std::int64_t column = index % columns;
+  index /= columns;
+  return {index / rows, index % rows, column, group};
+}
+
+// The first index of this thread in a grid-stride loop, and the stride.
+__device__ std::int64_t first_index() {
+  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+}
+__device__ std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
+
 template <typename T, int lanes>
 __global__ void forward_kernel(PoolShape s, const T* __restrict__ input, T* __restrict__ output,
                                std::uint8_t* __restrict__ argmax) {
   const std::int64_t groups = s.c / lanes;
   const std::int64_t total = s.n * s.out_h * s.out_w * groups;
-  for (std::int64_t index = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; index < total;
-       index += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t group = index % groups;
-    std::int64_t rest = index / groups;
-    const std::int64_t ow = rest % s.out_w;
-    rest /= s.out_w;
-    const std::int64_t oh = rest % s.out_h;
-    const std::int64_t n = rest / s.out_h;
+  for (std::int64_t index = first_index(); index < total; index += grid_stride()) {
+    const auto [n, oh, ow, group] = place_of(index, groups, s.out_h, s.out_w);
     const std::int64_t top = oh * s.stride_h - s.pad_h;
     const std::int64_t left = ow * s.stride_w - s.pad_w;
     // As ATen: the first element inside the input holds the position until a larger
@@ -101,14 +114,8 @@ __global__ void backward_kernel(PoolShape s, const T* __restrict__ grad_output,
                                 const std::uint8_t* __restrict__ argmax, T* __restrict__ grad_input) {
   const std::int64_t groups = s.c / lanes;
   const std::int64_t total = s.n * s.h * s.w * groups;
-  for (std::int64_t index = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; index < total;
-       index += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t group = index % groups;
-    std::int64_t rest = index / groups;
-    const std::int64_t x = rest % s.w;
-    rest /= s.w;
-    const std::int64_t y = rest % s.h;
-    const std::int64_t n = rest / s.h;
+  for (std::int64_t index = first_index(); index < total; index += grid_stride()) {
+    const auto [n, y, x, group] = place_of(index, groups, s.h, s.w);
     std::int64_t first_row, last_row, first_column, last_column;
     covering_windows(y, s.kernel_h, s.stride_h, s.pad_h, s.out_h, first_row, last_row);
     covering_windows(x, s.kernel_w, s.stride_w, s.pad_w, s.out_w, first_column, last_column);
