@@ -17,6 +17,7 @@ struct TorchRunInfo {
   std::string device;                // "cuda:0", "cpu"
   bool cuda_graph = false;           // the step is replayed from a captured graph
   int fused_layers = 0;              // CNN convolution units running fused kernels
+  int own_kernel_pools = 0;          // CNN max pools running dvfslab's own CUDA kernels
   int image_size = 0;                // CNNs; 0 for the transformers
   int sequence_length = 0;           // transformers; 0 for the CNNs
   std::string preset;                // size preset (llama); "" for models without presets

@@ -152,7 +152,8 @@ nlohmann::json run_description(const Case& workload_case, const TorchRunInfo& in
           {"batch", workload_case.batch},
           {"device", info.device},
           {"cuda_graph", info.cuda_graph},
-          {"fused_layers", info.fused_layers}};
+          {"fused_layers", info.fused_layers},
+          {"own_kernel_pools", info.own_kernel_pools}};
 }
 
 // Profiles more iterations after the timed ones (the profiler slows what it
@@ -387,6 +388,7 @@ void run_workload(RunWorkloadArgs args) {
     const bool images = workload->item_unit() == "images";
     how.push_back(fmt::format("{} fused {}", info.fused_layers, images ? "convolution units" : "decoder blocks"));
   }
+  if (info.own_kernel_pools > 0) how.push_back(fmt::format("{} max pools by own kernels", info.own_kernel_pools));
   fmt::print("{} on {}{}: {} iterations in {:.3f} s\n", to_string(workload_case), info.device,
              how.empty() ? "" : fmt::format(" ({})", fmt::join(how, ", ")), args.iterations, seconds);
   fmt::print("  {:.3f} ms per iteration, {:.1f} {}/s", per_iteration_s * 1e3, items_per_s,

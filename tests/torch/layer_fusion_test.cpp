@@ -131,6 +131,16 @@ TEST(LayerFusion, WorkloadsReportTheirFusedUnits) {
   options.fused_layers = false;
   auto layer_by_layer = create_torch_workload(Case{"resnet50", 1, Mode::infer, Precision::fp32}, options);
   EXPECT_EQ(layer_by_layer->run_info().fused_layers, 0);
+  EXPECT_EQ(frozen->run_info().own_kernel_pools, 0) << "the own pooling kernels run on CUDA only";
+}
+
+TEST(LayerFusion, EveryMaxPoolOfTheCnnsCanRunTheOwnKernels) {
+  const std::map<std::string, int> max_pools = {
+      {"alexnet", 3}, {"vgg16", 5}, {"googlenet", 13}, {"resnet50", 1}};
+  for (const auto& [name, count] : max_pools) {
+    auto network = find_model(name).build();
+    EXPECT_EQ(use_own_pool_kernels(*network), count) << name;
+  }
 }
 
 std::unique_ptr<ModelWorkload> gpt2_inference(const std::string& device, Precision precision, bool fused) {

@@ -115,6 +115,7 @@ TEST(RunWorkloadCli, FusionIsReportedAndCanBeTurnedOff) {
   const auto fused = run_dvfslab(inference + " --json", false);
   ASSERT_EQ(fused.exit_code, 0) << fused.err;
   EXPECT_EQ(nlohmann::json::parse(fused.out)["fused_layers"], 57);
+  EXPECT_EQ(nlohmann::json::parse(fused.out)["own_kernel_pools"], 0) << "they run on CUDA only";
   const auto layer_by_layer = run_dvfslab(inference + " --json --no-fusion", false);
   ASSERT_EQ(layer_by_layer.exit_code, 0) << layer_by_layer.err;
   EXPECT_EQ(nlohmann::json::parse(layer_by_layer.out)["fused_layers"], 0);

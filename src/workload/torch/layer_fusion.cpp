@@ -12,9 +12,19 @@ int fuse_for_training(torch::nn::Module& network) {
   int fused = 0;
   for (const auto& module : network.modules()) {
     if (auto* unit = module->as<ConvUnit>(); unit != nullptr && unit->fuse_for_training()) ++fused;
-    if (auto* pool = module->as<MaxPool>()) pool->use_own_kernel();
   }
   return fused;
+}
+
+int use_own_pool_kernels(torch::nn::Module& network) {
+  int switched = 0;
+  for (const auto& module : network.modules()) {
+    if (auto* pool = module->as<MaxPool>()) {
+      pool->use_own_kernel();
+      ++switched;
+    }
+  }
+  return switched;
 }
 
 int freeze_for_inference(torch::nn::Module& network, torch::ScalarType dtype) {
@@ -26,8 +36,6 @@ int freeze_for_inference(torch::nn::Module& network, torch::ScalarType dtype) {
       ++frozen;
     } else if (auto* linear = module->as<torch::nn::Linear>()) {
       linear->to(dtype);
-    } else if (auto* pool = module->as<MaxPool>()) {
-      pool->use_own_kernel();
     }
   }
   return frozen;

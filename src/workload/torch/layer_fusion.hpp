@@ -13,15 +13,17 @@ class FreezableBlock {
 };
 
 // Training on CUDA: every convolution unit without batch norm runs its
-// convolution + bias + ReLU forward as one call, and every max pool runs
-// dvfslab's own kernels (max_pool.hpp). Returns how many convolution units fused.
+// convolution + bias + ReLU forward as one call. Returns how many units do.
 int fuse_for_training(torch::nn::Module& network);
 
 // Inference: freezes every FreezableBlock (a convolution unit folds its batch norm
-// and runs fused kernels; a decoder block puts its MLP's GELU into the GEMM), runs
-// every max pool with dvfslab's own kernels (max_pool.hpp) and
+// and runs fused kernels; a decoder block puts its MLP's GELU into the GEMM) and
 // stores the linear layers' parameters in `dtype`, so no step casts a weight. The
 // network must be in eval mode and stay there. Returns how many blocks were frozen.
 int freeze_for_inference(torch::nn::Module& network, torch::ScalarType dtype);
+
+// Every max pool runs dvfslab's own kernels where they apply (max_pool.hpp), in
+// training and inference. Returns how many pools were switched.
+int use_own_pool_kernels(torch::nn::Module& network);
 
 }  // namespace dvfslab::torch_backend

@@ -127,6 +127,14 @@ class OwnMaxPool : public torch::autograd::Function<OwnMaxPool> {
 }  // namespace
 #endif
 
+bool own_max_pool_built() {
+#if defined(DVFSLAB_OWN_KERNELS)
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool own_max_pool_applies(const torch::Tensor& input, const MaxPoolOptions& options) {
 #if defined(DVFSLAB_OWN_KERNELS)
   const auto type = input.scalar_type();
