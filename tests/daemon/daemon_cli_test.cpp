@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <memory>
 
 #include "daemon/daemon_test_support.hpp"
 
@@ -265,15 +266,22 @@ TEST_F(DaemonTest, UnderSocketActivationItServesTheSocketSystemdPasses) {
                    {DVFSLAB_BINARY, "daemon", "--policy", (dir / "policy.toml").string(), "--state-dir",
                     (dir / "state").string(), "--audit-log", (dir / "audit.log").string()});
   BackgroundProcess activator(activate.string(), arguments, environment(), (dir / "daemon.err").string());
+  // The socket's file appears at bind(), a moment before listen(): wait for a
+  // connection that succeeds, not for the file (a connect in between is refused).
+  std::unique_ptr<DaemonConnection> connection;
   const auto start = std::chrono::steady_clock::now();
-  while (!std::filesystem::exists(socket) && std::chrono::steady_clock::now() - start < 10s)
-    std::this_thread::sleep_for(10ms);
-  {
-    DaemonConnection connection(socket);
-    connection.request(lease_request({"0"}));
-    connection.request(apply_request("0", 1200, std::nullopt, 500));
-    EXPECT_EQ(fake_gpu_controls(state_file(), 0).at("power_limit_w"), 500.0);
+  while (!connection) {
+    try {
+      connection = std::make_unique<DaemonConnection>(socket);
+    } catch (const Error&) {
+      if (std::chrono::steady_clock::now() - start > 10s) throw;
+      std::this_thread::sleep_for(10ms);
+    }
   }
+  connection->request(lease_request({"0"}));
+  connection->request(apply_request("0", 1200, std::nullopt, 500));
+  EXPECT_EQ(fake_gpu_controls(state_file(), 0).at("power_limit_w"), 500.0);
+  connection.reset();
   EXPECT_TRUE(activator.wait_for_line("listening on the socket systemd passed (file descriptor 3)"))
       << file_text(dir / "daemon.err");
   EXPECT_TRUE(wait_for_controls(0, controls_an_administrator_left(), 1000ms))
