@@ -1,7 +1,6 @@
 #include "workload/torch/max_pool.hpp"
 
 #include <torch/autograd.h>
-#include <torch/nn/functional/pooling.h>
 
 #include <string>
 
@@ -29,9 +28,16 @@ std::int64_t pooled_length(std::int64_t length, const MaxPoolOptions& options) {
   return pooled;
 }
 
+namespace {
+
+torch::Tensor aten_max_pool(const torch::Tensor& input, const MaxPoolOptions& options) {
+  return torch::max_pool2d(input, options.kernel, options.stride, options.padding, 1, options.ceil_mode);
+}
+
+}  // namespace
+
 torch::Tensor MaxPool::forward(const torch::Tensor& input) {
-  if (own_kernel_) return max_pool(input, options_);
-  return torch::max_pool2d(input, options_.kernel, options_.stride, options_.padding, 1, options_.ceil_mode);
+  return own_kernel_ ? max_pool(input, options_) : aten_max_pool(input, options_);
 }
 
 #if defined(DVFSLAB_OWN_KERNELS)
@@ -157,7 +163,7 @@ torch::Tensor max_pool(const torch::Tensor& input, const MaxPoolOptions& options
     return pool_forward(input, options, false).first;
   }
 #endif
-  return torch::max_pool2d(input, options.kernel, options.stride, options.padding, 1, options.ceil_mode);
+  return aten_max_pool(input, options);
 }
 
 }  // namespace dvfslab::torch_backend
