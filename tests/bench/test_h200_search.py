@@ -55,3 +55,26 @@ def test_a_limit_between_the_lines_settings_is_scored_by_interpolation():
     energies = {(None, w): 1.0 + 1e-5 * (w - 400) ** 2 for w in range(200, 705, 5)}
     between = expected_regret_pct(energies, "pl", (None, 433))
     assert expected_regret_pct(energies, "pl", (None, 430)) < between < expected_regret_pct(energies, "pl", (None, 435))
+
+
+def bowl(sm, pl):
+    return 1.0 + 1e-6 * (sm - 1290) ** 2 + 4e-6 * (pl - 400) ** 2
+
+
+def test_on_the_sm_by_power_limit_surface_the_smooth_minimum_has_no_expected_regret():
+    energies = {(sm, pl): bowl(sm, pl) for sm in range(345, 1995, 15) for pl in range(200, 705, 5)}
+    energies[(None, None)] = energies[(1980, 700)]
+    assert expected_regret_pct(energies, "sm,pl", (1290, 400)) == pytest.approx(0, abs=1e-9)
+    assert expected_regret_pct(energies, "sm,pl", (1590, 450)) == pytest.approx(100 * (0.09 + 0.01), rel=1e-6)
+    # The default row is scored as the top of both knobs.
+    assert expected_regret_pct(energies, "sm,pl", (None, None)) == pytest.approx(
+        100 * (bowl(1980, 700) - 1), rel=1e-6)
+
+
+def test_the_luckiest_window_of_a_noisy_surface_is_not_its_expected_minimum():
+    rng = np.random.default_rng(5)
+    energies = {(sm, pl): bowl(sm, pl) * (1 + 0.005 * rng.standard_normal())
+                for sm in range(345, 1995, 15) for pl in range(200, 705, 5)}
+    energies[(1500, 600)] = min(energies.values()) * 0.99
+    assert expected_regret_pct(energies, "sm,pl", (1290, 400)) < 0.2
+    assert expected_regret_pct(energies, "sm,pl", (1500, 600)) > 4
