@@ -1,8 +1,8 @@
 // The daemon's life: checks, then recovery of what a crashed daemon left, then
 // listening; at a signal every lease is restored before it returns.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,17 +38,34 @@ void recover_journals(daemon::DaemonContext& context) {
   }
 }
 
-// SIGTERM, SIGINT and SIGHUP arrive through a file descriptor the loop polls, so
-// a lease is never restored from inside a signal handler or another thread.
-int block_stop_signals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (int signal_number : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, signal_number);
-  if (::sigprocmask(SIG_BLOCK, &signals, nullptr) != 0)
-    throw Error(fmt::format("cannot block signals: {}", std::strerror(errno)));
-  const int fd = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (fd < 0) throw Error(fmt::format("cannot create a signalfd: {}", std::strerror(errno)));
-  return fd;
+// SIGTERM, SIGINT and SIGHUP write their number to a pipe the loop polls, so a
+// lease is never restored from inside a signal handler or another thread. A
+// handler rather than a blocked mask read through a signalfd: a library may start
+// threads before main (OpenBLAS does, loaded with LibTorch), and a signal sent to
+// the process goes to any thread that does not block it, whose default action
+// would end the daemon with every lease unrestored.
+int stop_signal_pipe[2] = {-1, -1};
+
+extern "C" void write_stop_signal(int signal_number) {
+  const int saved_errno = errno;
+  const auto number = static_cast<unsigned char>(signal_number);
+  // A full pipe already holds a signal the loop will read.
+  [[maybe_unused]] const ssize_t written = ::write(stop_signal_pipe[1], &number, 1);
+  errno = saved_errno;
+}
+
+int catch_stop_signals() {
+  if (::pipe2(stop_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw Error(fmt::format("cannot create a pipe for signals: {}", std::strerror(errno)));
+  struct sigaction action {};
+  action.sa_handler = write_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP}) {
+    if (::sigaction(signal_number, &action, nullptr) != 0)
+      throw Error(fmt::format("cannot catch signal {}: {}", signal_number, std::strerror(errno)));
+  }
+  return stop_signal_pipe[0];
 }
 
 }  // namespace
@@ -65,7 +82,7 @@ void run_daemon(const DaemonOptions& options) {
   daemon::AuditLog audit(options.audit_log);
   context.audit = &audit;
   context.gpus = open_gpus(options.device, options.open_options);
-  const int signal_fd = block_stop_signals();
+  const int signal_fd = catch_stop_signals();
   recover_journals(context);
   const auto listener =
       options.inherited_socket_fd >= 0
@@ -82,7 +99,6 @@ void run_daemon(const DaemonOptions& options) {
       {.request_timeout = options.request_timeout,
        .max_connections = options.max_connections,
        .max_connections_per_user = static_cast<std::size_t>(context.policy.max_connections_per_user)});
-  ::close(signal_fd);
   fmt::print("stopped by signal {}: every leased GPU restored\n", signal_number);
   std::fflush(stdout);
 }

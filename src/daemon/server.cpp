@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <poll.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -75,9 +74,8 @@ class Server {
       const int ready = ::poll(polled.data(), polled.size(), poll_timeout_ms());
       if (ready < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", std::strerror(errno)));
       if (ready > 0 && (polled[0].revents & POLLIN) != 0) {
-        signalfd_siginfo info{};
-        if (::read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
-          return static_cast<int>(info.ssi_signo);
+        unsigned char signal_number = 0;
+        if (::read(signal_fd, &signal_number, 1) == 1) return signal_number;
       }
       for (std::size_t i = 0; i < order.size(); ++i) serve_events(*order[i], polled[i + 2].revents);
       if (ready > 0 && (polled[1].revents & POLLIN) != 0) accept_new();

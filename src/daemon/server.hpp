@@ -19,8 +19,8 @@ struct ServerLimits {
   std::size_t max_unread_output_bytes = 1 << 20;
 };
 
-// Serves `listen_fd` until a signal arrives on `signal_fd` (a signalfd); returns
-// its number after every lease was restored.
+// Serves `listen_fd` until a signal's number arrives on `signal_fd` (a pipe its
+// handler writes one byte to); returns that number after every lease was restored.
 int serve(int listen_fd, int signal_fd, DaemonContext& context, const ServerLimits& limits);
 
 }  // namespace dvfslab::daemon

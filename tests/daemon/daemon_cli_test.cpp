@@ -2,6 +2,7 @@
 // by the test: what the policy allows works, everything else is refused with a clear
 // message before any setter call, and every GPU of a lease is restored when its
 // client goes, however it goes — and after a kill -9 of the daemon, at its next start.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -249,6 +250,41 @@ TEST_F(DaemonTest, ALeaseEndsAfterThePolicysMaxLeaseSecondsAndItsGpuIsRestored) 
   const std::string setters = read_setter_log(setter_log());
   EXPECT_EQ(setters.find("limit_mw=360000"), std::string::npos) << setters;
   EXPECT_TRUE(wait_for_controls(0, controls_an_administrator_left(), 1000ms));
+}
+
+// A library may start threads before main (OpenBLAS does, loaded with LibTorch).
+// A signal sent to the process goes to any thread that does not block it; the
+// daemon must still catch it and restore every lease.
+TEST_F(DaemonTest, SigtermRestoresEveryLeaseWhenALibraryStartedAThreadBeforeMain) {
+  EnvironmentChanges preloaded = environment();
+  preloaded["LD_PRELOAD"] = DVFSLAB_THREAD_AT_LOAD;
+  // AddressSanitizer would refuse a preloaded library ahead of its runtime.
+  preloaded["ASAN_OPTIONS"] = "verify_asan_link_order=0";
+  auto daemon = std::make_unique<DaemonUnderTest>(dir.path(), policy_for("gpus = \"all\"\n"), preloaded,
+                                                  std::vector<std::string>{});
+  ASSERT_TRUE(daemon->start()) << daemon->error();
+  const std::filesystem::path socket = daemon->socket();
+  UserChild client(user, [&](const auto& ready) {
+    DaemonConnection connection(socket);
+    connection.request(lease_request({"0"}));
+    connection.request(apply_request("0", std::nullopt, std::nullopt, 350));
+    ready("applied");
+  });
+  ASSERT_EQ(client.wait_until_ready(), "applied");
+  EXPECT_EQ(daemon->stop(SIGTERM), 0) << daemon->error();
+  EXPECT_EQ(fake_gpu_controls(state_file(), 0), controls_an_administrator_left());
+  EXPECT_NE(daemon->audit().find("request=shutdown restore"), std::string::npos) << daemon->audit();
+}
+
+TEST(ThreadAtLoad, LoadingTheLibraryStartsOneThread) {
+  const auto threads = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                         std::filesystem::directory_iterator{});
+  };
+  const auto before = threads();
+  void* library = ::dlopen(DVFSLAB_THREAD_AT_LOAD, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << ::dlerror();
+  EXPECT_EQ(threads(), before + 1);
 }
 
 TEST_F(DaemonTest, UnderSocketActivationItServesTheSocketSystemdPasses) {
