@@ -2,6 +2,7 @@
 // in Prometheus's text format, from the sampler's latest snapshot only.
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <link.h>
 #include <netinet/in.h>
 #include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +66,43 @@ void check_can_bind(const ListenAddress& address, const std::string& where) {
   }
 }
 
+// civetweb starts its threads with a fixed stack (USE_STACK_SIZE, 100 KB in
+// Debian's build), and glibc refuses a thread whose stack cannot hold every loaded
+// library's thread-local storage and 16 KB more. OpenBLAS, loaded with LibTorch,
+// brings 60 KB of it; civetweb then says only "null context", so the error names
+// the storage where it is too much for such a stack.
+constexpr std::size_t civetweb_thread_stack_bytes = 102400;
+constexpr std::size_t glibc_least_rest_of_stack_bytes = 16384;
+
+std::string thread_storage_note() {
+  struct Storage {
+    std::size_t total = 0, largest = 0;
+    std::string largest_name;
+  } storage;
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto& found = *static_cast<Storage*>(data);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          if (info->dlpi_phdr[i].p_type != PT_TLS) continue;
+          const std::size_t size = info->dlpi_phdr[i].p_memsz;
+          found.total += size;
+          if (size > found.largest) {
+            found.largest = size;
+            found.largest_name = info->dlpi_name[0] != '\0'
+                                     ? std::filesystem::path(info->dlpi_name).filename().string()
+                                     : "the dvfslab binary";
+          }
+        }
+        return 0;
+      },
+      &storage);
+  if (storage.total + glibc_least_rest_of_stack_bytes <= civetweb_thread_stack_bytes) return "";
+  return fmt::format(
+      " Its threads cannot start: each thread of this process holds {} KB of thread-local storage ({} KB of "
+      "it for {}), too much for civetweb's 100 KB thread stacks (docs/fleet.md#troubleshooting)",
+      (storage.total + 1023) / 1024, (storage.largest + 1023) / 1024, storage.largest_name);
+}
+
 }  // namespace
 
 MetricsServer::MetricsServer(const ListenAddress& address, const GpuSampler& sampler)
@@ -74,7 +113,8 @@ MetricsServer::MetricsServer(const ListenAddress& address, const GpuSampler& sam
     // Two threads: a scrape and a health check may come at once; scrapes are cheap.
     exposer_ = std::make_unique<prometheus::Exposer>(where, 2);
   } catch (const std::exception& e) {
-    throw ConfigError(fmt::format("cannot listen on {}: {}", where, escape_control_characters(e.what())));
+    throw ConfigError(fmt::format("cannot listen on {}: {}{}", where, escape_control_characters(e.what()),
+                                  thread_storage_note()));
   }
   exposer_->RegisterCollectable(collectable_);
 }

@@ -246,6 +246,25 @@ TEST_F(ExporterCli, ABadListenAddressIsOneLineAndExitCode3) {
   }
 }
 
+// A library whose thread-local storage outgrows civetweb's thread stacks (as
+// OpenBLAS's does, loaded with LibTorch) stops the server's threads; the error
+// names the storage and the library holding the most, not only civetweb's guess.
+TEST_F(ExporterCli, ThreadStorageTooBigForTheServersThreadsIsNamedInTheError) {
+  EnvironmentChanges preloaded = environment;
+  preloaded["LD_PRELOAD"] = DVFSLAB_BIG_THREAD_STORAGE;
+  // AddressSanitizer would refuse a preloaded library ahead of its runtime.
+  preloaded["ASAN_OPTIONS"] = "verify_asan_link_order=0";
+  const ProcessResult result = run_dvfslab({"exporter", "--listen", "127.0.0.1:0"}, preloaded);
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  EXPECT_TRUE(result.err.starts_with("dvfslab: error: cannot listen on 127.0.0.1:0: ")) << result.err;
+  EXPECT_NE(
+      result.err.find("KB of thread-local storage (96 KB of it for libbig_thread_storage.so), too much for "
+                      "civetweb's 100 KB thread stacks"),
+      std::string::npos)
+      << result.err;
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+}
+
 TEST_F(ExporterCli, APortInUseIsOneLineNamingTheAddress) {
   const int taken = ::socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(taken, 0);

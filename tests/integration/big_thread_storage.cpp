@@ -1,0 +1,10 @@
+// A test double for a library with a large thread-local storage block, as
+// OpenBLAS has (60 KB): preloaded into `dvfslab exporter`, it leaves no room in
+// the 100 KB stacks civetweb starts its threads with.
+extern "C" char* big_thread_storage();
+
+namespace {
+thread_local char storage_of_every_thread[96 * 1024];
+}  // namespace
+
+extern "C" char* big_thread_storage() { return storage_of_every_thread; }
