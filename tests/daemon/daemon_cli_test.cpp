@@ -198,82 +198,41 @@ TEST_F(DaemonTest, KillNineOfTheDaemonThenItsRestartRestoresBeforeAcceptingClien
   EXPECT_NE(daemon->audit().find("request=recover journal of process"), std::string::npos) << daemon->audit();
 }
 
-TEST_F(DaemonTest, SigtermRestoresEveryLeaseAndStops) {
+// A client leases GPU 0 and sets 350 W; SIGTERM must restore it and stop the daemon.
+class DaemonSigtermTest : public DaemonTest {
+ protected:
+  void expect_sigterm_restores_a_lease(DaemonUnderTest& daemon) {
+    const std::filesystem::path socket = daemon.socket();
+    UserChild client(user, [&](const auto& ready) {
+      DaemonConnection connection(socket);
+      connection.request(lease_request({"0"}));
+      connection.request(apply_request("0", std::nullopt, std::nullopt, 350));
+      ready("applied");
+    });
+    ASSERT_EQ(client.wait_until_ready(), "applied");
+    EXPECT_EQ(daemon.stop(SIGTERM), 0) << daemon.error();
+    EXPECT_EQ(fake_gpu_controls(state_file(), 0), controls_an_administrator_left());
+    EXPECT_FALSE(std::filesystem::exists(socket));
+    EXPECT_NE(daemon.audit().find("request=shutdown restore"), std::string::npos) << daemon.audit();
+  }
+};
+
+TEST_F(DaemonSigtermTest, SigtermRestoresEveryLeaseAndStops) {
   auto daemon = start_daemon(policy_for("gpus = \"all\"\n"));
-  const std::filesystem::path socket = daemon->socket();
-  UserChild client(user, [&](const auto& ready) {
-    DaemonConnection connection(socket);
-    connection.request(lease_request({"0"}));
-    connection.request(apply_request("0", std::nullopt, std::nullopt, 350));
-    ready("applied");
-  });
-  ASSERT_EQ(client.wait_until_ready(), "applied");
-  EXPECT_EQ(daemon->stop(SIGTERM), 0) << daemon->error();
-  EXPECT_EQ(fake_gpu_controls(state_file(), 0), controls_an_administrator_left());
-  EXPECT_FALSE(std::filesystem::exists(socket));
-  EXPECT_NE(daemon->audit().find("request=shutdown restore"), std::string::npos) << daemon->audit();
-}
-
-TEST_F(DaemonTest, ReadOnlyUsersMayAskButNotLease) {
-  auto daemon = start_daemon(policy_for("gpus = \"all\"\nread_only = true\n"));
-  const std::filesystem::path socket = daemon->socket();
-  const ChildResult client = run_as(user, [&](std::string& report) {
-    DaemonConnection connection(socket);
-    report += connection.request({{"op", "hello"}}).dump() + "\n";
-    report += outcome(connection, lease_request({"0"})) + "\n";
-    return 0;
-  });
-  EXPECT_NE(client.report.find("\"access\":\"read\""), std::string::npos) << client.report;
-  EXPECT_NE(client.report.find("(read only, rule at "), std::string::npos) << client.report;
-  EXPECT_EQ(read_setter_log(setter_log()), "");
-}
-
-TEST_F(DaemonTest, ALeaseEndsAfterThePolicysMaxLeaseSecondsAndItsGpuIsRestored) {
-  auto daemon = start_daemon(policy_for("gpus = \"all\"\nmax_lease_seconds = 1\n"));
-  const std::filesystem::path socket = daemon->socket();
-  const ChildResult client = run_as(user, [&](std::string& report) {
-    DaemonConnection connection(socket);
-    report += connection.request(lease_request({"0"})).dump() + "\n";
-    connection.request(apply_request("0", std::nullopt, std::nullopt, 350));
-    std::this_thread::sleep_for(1500ms);
-    report += outcome(connection, apply_request("0", std::nullopt, std::nullopt, 360)) + "\n";
-    report += outcome(connection, lease_request({"0"})) + "\n";
-    return 0;
-  });
-  EXPECT_NE(client.report.find("\"max_lease_seconds\":1"), std::string::npos) << client.report;
-  EXPECT_NE(
-      client.report.find("your lease reached the policy's max_lease_seconds and its GPUs were restored; "
-                         "take a new lease\nok\n"),
-      std::string::npos)
-      << client.report;
-  EXPECT_NE(daemon->audit().find("request=expired restore"), std::string::npos) << daemon->audit();
-  const std::string setters = read_setter_log(setter_log());
-  EXPECT_EQ(setters.find("limit_mw=360000"), std::string::npos) << setters;
-  EXPECT_TRUE(wait_for_controls(0, controls_an_administrator_left(), 1000ms));
+  expect_sigterm_restores_a_lease(*daemon);
 }
 
 // A library may start threads before main (OpenBLAS does, loaded with LibTorch).
 // A signal sent to the process goes to any thread that does not block it; the
 // daemon must still catch it and restore every lease.
-TEST_F(DaemonTest, SigtermRestoresEveryLeaseWhenALibraryStartedAThreadBeforeMain) {
+TEST_F(DaemonSigtermTest, SigtermRestoresEveryLeaseWhenALibraryStartedAThreadBeforeMain) {
   EnvironmentChanges preloaded = environment();
   preloaded["LD_PRELOAD"] = DVFSLAB_THREAD_AT_LOAD;
   // AddressSanitizer would refuse a preloaded library ahead of its runtime.
   preloaded["ASAN_OPTIONS"] = "verify_asan_link_order=0";
-  auto daemon = std::make_unique<DaemonUnderTest>(dir.path(), policy_for("gpus = \"all\"\n"), preloaded,
-                                                  std::vector<std::string>{});
-  ASSERT_TRUE(daemon->start()) << daemon->error();
-  const std::filesystem::path socket = daemon->socket();
-  UserChild client(user, [&](const auto& ready) {
-    DaemonConnection connection(socket);
-    connection.request(lease_request({"0"}));
-    connection.request(apply_request("0", std::nullopt, std::nullopt, 350));
-    ready("applied");
-  });
-  ASSERT_EQ(client.wait_until_ready(), "applied");
-  EXPECT_EQ(daemon->stop(SIGTERM), 0) << daemon->error();
-  EXPECT_EQ(fake_gpu_controls(state_file(), 0), controls_an_administrator_left());
-  EXPECT_NE(daemon->audit().find("request=shutdown restore"), std::string::npos) << daemon->audit();
+  DaemonUnderTest daemon(dir.path(), policy_for("gpus = \"all\"\n"), preloaded, {});
+  ASSERT_TRUE(daemon.start()) << daemon.error();
+  expect_sigterm_restores_a_lease(daemon);
 }
 
 TEST(ThreadAtLoad, LoadingTheLibraryStartsOneThread) {
