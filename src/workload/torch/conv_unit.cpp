@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "dvfslab/error.hpp"
+#include "workload/torch/batch_norm_act.hpp"
 #include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
@@ -45,6 +46,8 @@ torch::Tensor ConvUnit::forward(const torch::Tensor& input) {
     return trainable_conv_bias_relu(input.to(dtype), conv_->weight.to(dtype), conv_->bias.to(dtype),
                                     geometry_);
   }
+  if (own_norm_training_ && is_training())
+    return train_batch_norm_act(conv_->forward(input), *batch_norm_, {}, relu_);
   // In place, as torchvision's ReLUs are: no backward needs the value they overwrite.
   auto output = convolve(input);
   return relu_ ? output.relu_() : output;
@@ -56,12 +59,15 @@ torch::Tensor ConvUnit::forward_add_relu(const torch::Tensor& input, const torch
     return conv_bias_add_relu(input.to(weight.scalar_type()), weight, frozen_bias_,
                               residual.to(weight.scalar_type()), geometry_);
   }
+  if (own_norm_training_ && is_training())
+    return train_batch_norm_act(conv_->forward(input), *batch_norm_, residual, true);
   return convolve(input).add_(residual).relu_();
 }
 
 bool ConvUnit::fuse_for_training() {
   fused_training_ = !batch_norm_ && relu_;
-  return fused_training_;
+  own_norm_training_ = batch_norm_ && own_batch_norm_built();
+  return fused_training_ || own_norm_training_;
 }
 
 void ConvUnit::freeze(torch::ScalarType dtype) {

@@ -3,7 +3,9 @@
 // CNNs are made of. By default it runs layer by layer, as the reference models do.
 // Two switches make it run fused kernels (fused_conv.hpp) instead:
 //  - fuse_for_training(): a unit without batch norm runs convolution + bias + ReLU
-//    forward as one call, with a hand-written backward;
+//    forward as one call, with a hand-written backward; a unit with batch norm runs
+//    batch norm + ReLU (+ residual) by dvfslab's own kernels (batch_norm_act.hpp)
+//    when the build has them;
 //  - freeze(): for inference, batch norm is folded into the convolution's weight
 //    and bias, which are then stored once in the compute precision.
 #include <torch/nn/module.h>
@@ -39,7 +41,8 @@ class ConvUnit : public torch::nn::Module, public FreezableBlock {
   torch::Tensor forward_add_relu(const torch::Tensor& input, const torch::Tensor& residual);
 
   // On CUDA, runs the training forward of convolution + bias + ReLU as one fused
-  // call. Applies to units without batch norm that end in ReLU; says whether it did.
+  // call (units without batch norm that end in ReLU), or batch norm and what follows
+  // it by the own kernels (units with batch norm, when built); says whether it did.
   bool fuse_for_training();
   // Folds batch norm into the convolution (computed in FP32, stored in `dtype`)
   // and runs fused kernels from then on. Inference only: a frozen unit refuses to
@@ -55,6 +58,7 @@ class ConvUnit : public torch::nn::Module, public FreezableBlock {
   ConvGeometry geometry_;
   bool relu_;
   bool fused_training_ = false;
+  bool own_norm_training_ = false;
   torch::Tensor frozen_weight_, frozen_bias_;
 };
 

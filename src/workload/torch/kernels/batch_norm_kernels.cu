@@ -1,0 +1,316 @@
+// The training batch-norm kernels (see batch_norm_kernels.hpp). Each pass moves 8
+// channels (16 bytes) per thread; the reductions give each block a strided share
+// of the rows and every channel tile its own blocks, write one partial sum per
+// block and channel, and add the partials in a fixed order in a per-channel pass.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "batch_norm_kernels.hpp"
+
+namespace dvfslab::torch_backend::kernels {
+namespace {
+
+constexpr int lanes = 8;
+constexpr int threads_per_block = 256;
+// Blocks a reduction aims at: a few per multiprocessor on the GPUs of today.
+constexpr std::int64_t reduction_blocks = 512;
+
+__device__ float widen(__half x) { return __half2float(x); }
+__device__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T>
+__device__ T narrow(float x);
+template <>
+__device__ __half narrow<__half>(float x) {
+  return __float2half(x);
+}
+template <>
+__device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
+  return __float2bfloat16(x);
+}
+
+template <typename T>
+struct alignas(16) Pack {
+  T value[lanes];
+};
+
+template <typename T>
+__device__ void load(const void* base, std::int64_t element, float (&out)[lanes]) {
+  const auto pack = *reinterpret_cast<const Pack<T>*>(static_cast<const T*>(base) + element);
+  for (int lane = 0; lane < lanes; ++lane) out[lane] = widen(pack.value[lane]);
+}
+
+template <typename T>
+__device__ void store(void* base, std::int64_t element, const float (&in)[lanes]) {
+  Pack<T> pack;
+  for (int lane = 0; lane < lanes; ++lane) pack.value[lane] = narrow<T>(in[lane]);
+  *reinterpret_cast<Pack<T>*>(static_cast<T*>(base) + element) = pack;
+}
+
+// How a reduction's blocks cover the tensor: `tile` channel groups of 8 across x,
+// `row_lanes` rows across y, `channel_tiles` × `row_blocks` blocks.
+struct ReductionGrid {
+  int tile, row_lanes;
+  std::int64_t channel_tiles, row_blocks;
+};
+
+ReductionGrid reduction_grid(const NormShape& shape) {
+  const std::int64_t groups = shape.channels / lanes;
+  const int tile = static_cast<int>(groups < 32 ? groups : 32);
+  const int row_lanes = threads_per_block / tile;
+  const std::int64_t channel_tiles = (groups + tile - 1) / tile;
+  const std::int64_t wanted = reduction_blocks / channel_tiles;
+  const std::int64_t most = (shape.rows + row_lanes - 1) / row_lanes;
+  const std::int64_t row_blocks = wanted < 1 ? 1 : (wanted > most ? most : wanted);
+  return {tile, row_lanes, channel_tiles, row_blocks};
+}
+
+// Where the per-channel coefficients of the apply passes start in the workspace.
+std::int64_t coefficients_at(const NormShape& shape) {
+  return 2 * reduction_grid(shape).row_blocks * shape.channels;
+}
+
+// Per block and channel: the sums of `first` and `second` over the block's rows,
+// written to partial[block][channel] and partial[row_blocks + block][channel].
+// Mode::statistics sums x and x²; Mode::gradients sums g and g·x̂, where g is the
+// output gradient masked by the ReLU and x̂ the normalised input.
+enum class Mode { statistics, gradients };
+
+template <typename T, Mode mode>
+__global__ void reduce_kernel(NormShape shape, const void* input, const void* grad_output, const void* output,
+                              const float* mean, const float* inverse_std, bool relu, float* partial) {
+  __shared__ float share[threads_per_block * 2 * lanes];
+  const std::int64_t groups = shape.channels / lanes;
+  const std::int64_t group = blockIdx.y * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  float first[lanes] = {}, second[lanes] = {};
+  if (group < groups) {
+    const std::int64_t column = group * lanes;
+    float centre[lanes] = {}, scale[lanes] = {};
+    if (mode == Mode::gradients) {
+      for (int lane = 0; lane < lanes; ++lane) {
+        centre[lane] = mean[column + lane];
+        scale[lane] = inverse_std[column + lane];
+      }
+    }
+    for (std::int64_t row = blockIdx.x * static_cast<std::int64_t>(blockDim.y) + threadIdx.y;
+         row < shape.rows; row += static_cast<std::int64_t>(gridDim.x) * blockDim.y) {
+      const std::int64_t element = row * shape.channels + column;
+      float x[lanes];
+      load<T>(input, element, x);
+      if (mode == Mode::statistics) {
+        for (int lane = 0; lane < lanes; ++lane) {
+          first[lane] += x[lane];
+          second[lane] += x[lane] * x[lane];
+        }
+      } else {
+        float g[lanes], y[lanes];
+        load<T>(grad_output, element, g);
+        if (relu) load<T>(output, element, y);
+        for (int lane = 0; lane < lanes; ++lane) {
+          const float masked = (!relu || y[lane] > 0.f) ? g[lane] : 0.f;
+          first[lane] += masked;
+          second[lane] += masked * (x[lane] - centre[lane]) * scale[lane];
+        }
+      }
+    }
+  }
+  float* mine = share + (threadIdx.y * blockDim.x + threadIdx.x) * 2 * lanes;
+  for (int lane = 0; lane < lanes; ++lane) {
+    mine[lane] = first[lane];
+    mine[lanes + lane] = second[lane];
+  }
+  __syncthreads();
+  if (threadIdx.y != 0 || group >= groups) return;
+  for (unsigned y = 1; y < blockDim.y; ++y) {
+    const float* theirs = share + (y * blockDim.x + threadIdx.x) * 2 * lanes;
+    for (int lane = 0; lane < lanes; ++lane) {
+      first[lane] += theirs[lane];
+      second[lane] += theirs[lanes + lane];
+    }
+  }
+  const std::int64_t rows_of_partials = static_cast<std::int64_t>(gridDim.x) * shape.channels;
+  for (int lane = 0; lane < lanes; ++lane) {
+    const std::int64_t at = blockIdx.x * shape.channels + group * lanes + lane;
+    partial[at] = first[lane];
+    partial[rows_of_partials + at] = second[lane];
+  }
+}
+
+// The two per-channel sums over every block, in double: each lane of a warp adds
+// every 32nd block, then the lanes' sums meet in a fixed tree, so the order never
+// depends on scheduling. Every lane returns the totals.
+__device__ void channel_sums(const float* partial, std::int64_t row_blocks, std::int64_t channels,
+                             std::int64_t channel, double& first, double& second) {
+  const unsigned lane = threadIdx.x % 32;
+  first = 0;
+  second = 0;
+  for (std::int64_t block = lane; block < row_blocks; block += 32) {
+    first += partial[block * channels + channel];
+    second += partial[(row_blocks + block) * channels + channel];
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    first += __shfl_xor_sync(0xffffffffu, first, offset);
+    second += __shfl_xor_sync(0xffffffffu, second, offset);
+  }
+}
+
+// One warp per channel in the two per-channel passes.
+constexpr int warp = 32;
+__device__ std::int64_t warp_channel() {
+  return (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / warp;
+}
+
+// Statistics → mean, 1/σ, running statistics, and each channel's scale and shift.
+__global__ void finish_statistics_kernel(NormShape shape, std::int64_t row_blocks, NormForward args) {
+  const std::int64_t channel = warp_channel();
+  if (channel >= shape.channels) return;  // whole warps: a warp holds one channel
+  double sum, squares;
+  channel_sums(args.workspace, row_blocks, shape.channels, channel, sum, squares);
+  if (threadIdx.x % warp != 0) return;
+  const double count = static_cast<double>(shape.rows);
+  const double mean = sum / count;
+  double variance = squares / count - mean * mean;
+  if (variance < 0) variance = 0;
+  const double inverse_std = 1.0 / sqrt(variance + args.eps);
+  args.saved_mean[channel] = static_cast<float>(mean);
+  args.saved_inverse_std[channel] = static_cast<float>(inverse_std);
+  if (args.running_mean != nullptr) {
+    const double unbiased = shape.rows > 1 ? variance * count / (count - 1) : variance;
+    args.running_mean[channel] =
+        static_cast<float>((1 - args.momentum) * args.running_mean[channel] + args.momentum * mean);
+    args.running_var[channel] =
+        static_cast<float>((1 - args.momentum) * args.running_var[channel] + args.momentum * unbiased);
+  }
+  const double scale = args.weight[channel] * inverse_std;
+  float* coefficients = args.workspace + 2 * row_blocks * shape.channels;
+  coefficients[channel] = static_cast<float>(scale);
+  coefficients[shape.channels + channel] = static_cast<float>(args.bias[channel] - mean * scale);
+}
+
+template <typename T>
+__global__ void apply_forward_kernel(NormShape shape, const float* coefficients, NormForward args) {
+  const std::int64_t groups = shape.channels / lanes;
+  const std::int64_t total = shape.rows * groups;
+  for (std::int64_t index = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; index < total;
+       index += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t column = (index % groups) * lanes;
+    const std::int64_t element = (index / groups) * shape.channels + column;
+    float x[lanes], residual[lanes] = {};
+    load<T>(args.input, element, x);
+    if (args.residual != nullptr) load<T>(args.residual, element, residual);
+    float y[lanes];
+    for (int lane = 0; lane < lanes; ++lane) {
+      const float value = x[lane] * coefficients[column + lane] +
+                          coefficients[shape.channels + column + lane] + residual[lane];
+      y[lane] = args.relu && !(value > 0.f) ? 0.f : value;
+    }
+    store<T>(args.output, element, y);
+  }
+}
+
+// Gradient sums → γ's and β's gradients and the coefficients of
+// dx = k·g + c₀ + c₁·x (the batch-norm backward written per channel).
+__global__ void finish_gradients_kernel(NormShape shape, std::int64_t row_blocks, NormBackward args) {
+  const std::int64_t channel = warp_channel();
+  if (channel >= shape.channels) return;  // whole warps: a warp holds one channel
+  double grad_sum, grad_dot;
+  channel_sums(args.workspace, row_blocks, shape.channels, channel, grad_sum, grad_dot);
+  if (threadIdx.x % warp != 0) return;
+  args.grad_bias[channel] = static_cast<float>(grad_sum);
+  args.grad_weight[channel] = static_cast<float>(grad_dot);
+  const double count = static_cast<double>(shape.rows);
+  const double inverse_std = args.saved_inverse_std[channel];
+  const double k = args.weight[channel] * inverse_std;
+  const double slope = -k * grad_dot / count * inverse_std;
+  float* coefficients = args.workspace + 2 * row_blocks * shape.channels;
+  coefficients[channel] = static_cast<float>(k);
+  coefficients[shape.channels + channel] =
+      static_cast<float>(-k * grad_sum / count - slope * args.saved_mean[channel]);
+  coefficients[2 * shape.channels + channel] = static_cast<float>(slope);
+}
+
+template <typename T>
+__global__ void apply_backward_kernel(NormShape shape, const float* coefficients, NormBackward args) {
+  const std::int64_t groups = shape.channels / lanes;
+  const std::int64_t total = shape.rows * groups;
+  for (std::int64_t index = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; index < total;
+       index += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t column = (index % groups) * lanes;
+    const std::int64_t element = (index / groups) * shape.channels + column;
+    float g[lanes], x[lanes], y[lanes];
+    load<T>(args.grad_output, element, g);
+    load<T>(args.input, element, x);
+    if (args.relu) {
+      load<T>(args.output, element, y);
+      for (int lane = 0; lane < lanes; ++lane) g[lane] = y[lane] > 0.f ? g[lane] : 0.f;
+    }
+    float dx[lanes];
+    for (int lane = 0; lane < lanes; ++lane) {
+      const std::int64_t c = column + lane;
+      dx[lane] = coefficients[c] * g[lane] + coefficients[shape.channels + c] +
+                 coefficients[2 * shape.channels + c] * x[lane];
+    }
+    store<T>(args.grad_input, element, dx);
+    if (args.grad_residual != nullptr) store<T>(args.grad_residual, element, g);
+  }
+}
+
+unsigned elementwise_blocks(const NormShape& shape) {
+  constexpr std::int64_t most_blocks = 65535;
+  const std::int64_t work = shape.rows * (shape.channels / lanes);
+  const std::int64_t wanted = (work + threads_per_block - 1) / threads_per_block;
+  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted > most_blocks ? most_blocks : wanted));
+}
+
+unsigned channel_blocks(const NormShape& shape) {
+  const std::int64_t channels_per_block = threads_per_block / warp;
+  return static_cast<unsigned>((shape.channels + channels_per_block - 1) / channels_per_block);
+}
+
+template <typename T>
+cudaError_t forward_as(const NormShape& shape, const NormForward& args, cudaStream_t stream) {
+  const ReductionGrid grid = reduction_grid(shape);
+  const dim3 blocks(static_cast<unsigned>(grid.row_blocks), static_cast<unsigned>(grid.channel_tiles));
+  const dim3 threads(static_cast<unsigned>(grid.tile), static_cast<unsigned>(grid.row_lanes));
+  reduce_kernel<T, Mode::statistics><<<blocks, threads, 0, stream>>>(shape, args.input, nullptr, nullptr,
+                                                                     nullptr, nullptr, false, args.workspace);
+  finish_statistics_kernel<<<channel_blocks(shape), threads_per_block, 0, stream>>>(shape, grid.row_blocks,
+                                                                                    args);
+  apply_forward_kernel<T><<<elementwise_blocks(shape), threads_per_block, 0, stream>>>(
+      shape, args.workspace + coefficients_at(shape), args);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t backward_as(const NormShape& shape, const NormBackward& args, cudaStream_t stream) {
+  const ReductionGrid grid = reduction_grid(shape);
+  const dim3 blocks(static_cast<unsigned>(grid.row_blocks), static_cast<unsigned>(grid.channel_tiles));
+  const dim3 threads(static_cast<unsigned>(grid.tile), static_cast<unsigned>(grid.row_lanes));
+  reduce_kernel<T, Mode::gradients>
+      <<<blocks, threads, 0, stream>>>(shape, args.input, args.grad_output, args.output, args.saved_mean,
+                                       args.saved_inverse_std, args.relu, args.workspace);
+  finish_gradients_kernel<<<channel_blocks(shape), threads_per_block, 0, stream>>>(shape, grid.row_blocks,
+                                                                                   args);
+  apply_backward_kernel<T><<<elementwise_blocks(shape), threads_per_block, 0, stream>>>(
+      shape, args.workspace + coefficients_at(shape), args);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+std::int64_t NormWorkspace::floats(const NormShape& shape) {
+  return coefficients_at(shape) + 3 * shape.channels;
+}
+
+cudaError_t batch_norm_act_forward(HalfType type, const NormShape& shape, const NormForward& args,
+                                   cudaStream_t stream) {
+  return type == HalfType::bfloat16 ? forward_as<__nv_bfloat16>(shape, args, stream)
+                                    : forward_as<__half>(shape, args, stream);
+}
+
+cudaError_t batch_norm_act_backward(HalfType type, const NormShape& shape, const NormBackward& args,
+                                    cudaStream_t stream) {
+  return type == HalfType::bfloat16 ? backward_as<__nv_bfloat16>(shape, args, stream)
+                                    : backward_as<__half>(shape, args, stream);
+}
+
+}  // namespace dvfslab::torch_backend::kernels
