@@ -40,15 +40,22 @@ class ReferenceLlama {
         return weights_.at("layers" + std::to_string(layer) + "." + name);
       };
       const auto h = norm(x, weight("input_layernorm"));
-      const auto query = rotate(h.matmul(weight("q_proj.weight").t()), config_.heads);
-      const auto key = rotate(h.matmul(weight("k_proj.weight").t()), config_.kv_heads);
-      const auto value = h.matmul(weight("v_proj.weight").t());
+      // qkv_proj holds the query, key and value rows in that order; gate_up_proj
+      // the gate's rows, then up's.
+      const int kv_width = config_.kv_heads * config_.head_dim();
+      const auto query_key_value = weight("qkv_proj.weight");
+      const auto query = rotate(h.matmul(query_key_value.narrow(0, 0, config_.hidden).t()), config_.heads);
+      const auto key =
+          rotate(h.matmul(query_key_value.narrow(0, config_.hidden, kv_width).t()), config_.kv_heads);
+      const auto value = h.matmul(query_key_value.narrow(0, config_.hidden + kv_width, kv_width).t());
       const auto mixed = attend(query, key, value);
       x = x + mixed.matmul(weight("o_proj.weight").t());
       const auto m = norm(x, weight("post_attention_layernorm"));
-      const auto gate = m.matmul(weight("gate_proj.weight").t());
+      const auto gate_up = weight("gate_up_proj.weight");
+      const auto gate = m.matmul(gate_up.narrow(0, 0, config_.mlp_hidden).t());
       const auto swish = gate / (1 + torch::exp(-gate));
-      x = x + (swish * m.matmul(weight("up_proj.weight").t())).matmul(weight("down_proj.weight").t());
+      x = x + (swish * m.matmul(gate_up.narrow(0, config_.mlp_hidden, config_.mlp_hidden).t()))
+                  .matmul(weight("down_proj.weight").t());
     }
     return norm(x, weights_.at("norm")).matmul(weights_.at("lm_head.weight").t());
   }
@@ -146,7 +153,8 @@ TEST(Llama, CudaLogitsAndGradientsMatchTheCpu) {
   EXPECT_TRUE(torch::allclose(gpu_model->infer(tokens.cuda()).cpu(), expected, 1e-4, 1e-4));
   AutocastScope bf16(torch::kCUDA, torch::kBFloat16);
   const auto low_precision = gpu_model->infer(tokens.cuda()).to(torch::kFloat).cpu();
-  EXPECT_LT((low_precision - expected).abs().max().item<double>(), 0.05 * expected.abs().max().item<double>());
+  EXPECT_LT((low_precision - expected).abs().max().item<double>(),
+            0.05 * expected.abs().max().item<double>());
 }
 
 TEST(Llama, CachedGenerationEqualsRecomputingEverySequence) {

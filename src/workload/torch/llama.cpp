@@ -61,13 +61,13 @@ class Llama::Block : public nn::Module {
   explicit Block(const LlamaConfig& config) : config_(config) {
     const int kv_width = config.kv_heads * config.head_dim();
     attention_norm_gain_ = register_parameter("input_layernorm", torch::ones({config.hidden}));
-    query_ = register_module("q_proj", projection(config.hidden, config.hidden));
-    key_ = register_module("k_proj", projection(config.hidden, kv_width));
-    value_ = register_module("v_proj", projection(config.hidden, kv_width));
+    // The projections that read the same normalised input are one weight each (rows:
+    // queries, keys, values; gate, up), as Phi-3's qkv_proj and gate_up_proj: one
+    // GEMM instead of three and two, and one autocast cast of its input.
+    query_key_value_ = register_module("qkv_proj", projection(config.hidden, config.hidden + 2 * kv_width));
     output_ = register_module("o_proj", projection(config.hidden, config.hidden));
     mlp_norm_gain_ = register_parameter("post_attention_layernorm", torch::ones({config.hidden}));
-    gate_ = register_module("gate_proj", projection(config.hidden, config.mlp_hidden));
-    up_ = register_module("up_proj", projection(config.hidden, config.mlp_hidden));
+    gate_up_ = register_module("gate_up_proj", projection(config.hidden, 2 * config.mlp_hidden));
     down_ = register_module("down_proj", projection(config.mlp_hidden, config.hidden));
   }
 
@@ -80,10 +80,13 @@ class Llama::Block : public nn::Module {
     const auto split = [&](const torch::Tensor& y, int heads) {
       return y.view({batch, tokens, heads, config_.head_dim()}).transpose(1, 2);
     };
-    const auto h = rms_norm(x, attention_norm_gain_, norm_epsilon);
-    const auto query = rotate(split(torch::linear(h, query_->weight), config_.heads), cos, signed_sin);
-    auto key = rotate(split(torch::linear(h, key_->weight), config_.kv_heads), cos, signed_sin);
-    auto value = split(torch::linear(h, value_->weight), config_.kv_heads);
+    const std::int64_t kv_width = static_cast<std::int64_t>(config_.kv_heads) * config_.head_dim();
+    const auto projected =
+        torch::linear(rms_norm(x, attention_norm_gain_, norm_epsilon), query_key_value_->weight)
+            .split_with_sizes({config_.hidden, kv_width, kv_width}, -1);
+    const auto query = rotate(split(projected[0], config_.heads), cos, signed_sin);
+    auto key = rotate(split(projected[1], config_.kv_heads), cos, signed_sin);
+    auto value = split(projected[2], config_.kv_heads);
     if (cached_keys.defined()) {
       cached_keys.narrow(2, start, tokens).copy_(key);
       cached_values.narrow(2, start, tokens).copy_(value);
@@ -95,16 +98,17 @@ class Llama::Block : public nn::Module {
     auto context = attention(query, key, value, /*causal=*/start == 0, /*dropout=*/0.0);
     context = context.transpose(1, 2).reshape({batch, tokens, config_.hidden});
     const auto y = x + torch::linear(context, output_->weight);
-    const auto m = rms_norm(y, mlp_norm_gain_, norm_epsilon);
-    const auto gated = torch::silu(torch::linear(m, gate_->weight)) * torch::linear(m, up_->weight);
+    const auto gate_and_up =
+        torch::linear(rms_norm(y, mlp_norm_gain_, norm_epsilon), gate_up_->weight).chunk(2, -1);
+    const auto gated = torch::silu(gate_and_up[0]) * gate_and_up[1];
     return y + torch::linear(gated, down_->weight);
   }
 
  private:
   LlamaConfig config_;
   torch::Tensor attention_norm_gain_, mlp_norm_gain_;
-  nn::Linear query_{nullptr}, key_{nullptr}, value_{nullptr}, output_{nullptr};
-  nn::Linear gate_{nullptr}, up_{nullptr}, down_{nullptr};
+  nn::Linear query_key_value_{nullptr}, output_{nullptr};
+  nn::Linear gate_up_{nullptr}, down_{nullptr};
 };
 
 Llama::Llama(const LlamaConfig& config) : config_(config) {
