@@ -10,15 +10,15 @@ else()
   set(DVFSLAB_SQLITE_TARGET SQLite::SQLite3)
 endif()
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
-# `dvfslab exporter`: the Prometheus exposition format and its HTTP server (civetweb).
+# `dvfslab exporter`: the Prometheus exposition format (prometheus-cpp's core).
 # Debian ships its CMake package without a version file, so no version is asked.
 find_package(prometheus-cpp CONFIG REQUIRED)
-# The exporter's tests and benchmark scrape it over HTTP; Debian's cpp-httplib has
-# only a pkg-config file.
-if(DVFSLAB_BUILD_TESTS OR DVFSLAB_BUILD_BENCH)
-  find_package(PkgConfig REQUIRED)
-  pkg_check_modules(CPP_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
-endif()
+# The exporter's HTTP server, which its tests and benchmark also scrape it with.
+# Not prometheus-cpp's own server (civetweb): its threads' fixed 100 KB stacks
+# cannot start in a process that loads OpenBLAS with LibTorch (docs/fleet.md).
+# Debian's cpp-httplib has only a pkg-config file.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(CPP_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 # Debian ships toml11 as headers only, without a CMake package.
 find_path(TOML11_INCLUDE_DIR toml.hpp REQUIRED)

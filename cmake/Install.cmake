@@ -9,7 +9,7 @@ get_property(dvfslab_module_targets GLOBAL PROPERTY DVFSLAB_MODULE_TARGETS)
 # The LibTorch workloads stay out of the package: a consumer of dvfslab::core
 # should not need LibTorch. So does the front end of the command and the Python
 # extension, which reads the environment (docs/architecture.md#layers), and the
-# Prometheus exporter, which would make consumers need prometheus-cpp.
+# Prometheus exporter, which would make consumers need prometheus-cpp and cpp-httplib.
 list(REMOVE_ITEM dvfslab_module_targets dvfslab_torch dvfslab_frontend dvfslab_exporter)
 # Public headers only: a module's INTERNAL_HEADERS stay in the build (the test
 # package_consumer_installs_no_internal_header checks the prefix).

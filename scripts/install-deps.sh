@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config git
           libcli11-dev nlohmann-json3-dev libtoml11-dev libsqlite3-dev libeigen3-dev libfmt-dev
-          prometheus-cpp-dev  # `dvfslab exporter`: the exposition format and its HTTP server
+          prometheus-cpp-dev  # `dvfslab exporter`: the exposition format
+          libcpp-httplib-dev  # `dvfslab exporter`: its HTTP server (its tests scrape it with it too)
           python3 python3-dev pybind11-dev
           nodejs npm
           librsvg2-bin fonts-dejavu-core  # `report --figures`: rsvg-convert makes the PDFs, in DejaVu Sans
@@ -16,7 +17,7 @@ if [[ "${1:-}" == "--tests" ]]; then
              python3-pytest python3-pandas python3-matplotlib python3-numpy
              poppler-utils  # pdffonts: the figure test checks that the PDFs embed their fonts
              librocm-smi-dev  # AMD's header checks the ROCm SMI declarations; its library, that `info` says "no AMD GPU"
-             libcpp-httplib-dev prometheus)  # the exporter's tests scrape it, and so does a real Prometheus
+             prometheus)  # a real Prometheus scrapes the exporter
 fi
 
 missing=()

@@ -7,9 +7,12 @@
 #     libtoml11-dev libsqlite3-dev libsqlite3-0 libeigen3-dev libfmt-dev libfmt9 \
 #     libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian prometheus-cpp-dev \
 #     libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libprometheus-cpp-push1.0 libcivetweb-dev \
-#     libcivetweb1 civetweb libcurl4-openssl-dev libcurl4 zlib1g-dev libcpp-httplib-dev
-# (prometheus-cpp for `dvfslab exporter`; its CMake package asks for civetweb, zlib
-# and curl; cpp-httplib's header for configuring the tests). Then configures and builds
+#     libcivetweb1 civetweb libcurl4-openssl-dev libcurl4 zlib1g-dev libcpp-httplib-dev \
+#     libcpp-httplib0.11 libssl-dev libssl3 libbrotli-dev libbrotli1
+# (prometheus-cpp for `dvfslab exporter`'s exposition format; its CMake package asks
+# for civetweb, zlib and curl, though dvfslab links none of them; cpp-httplib for the
+# exporter's HTTP server, with the OpenSSL and Brotli headers its header includes and
+# the libraries its library needs). Then configures and builds
 # build/device against the LibTorch inside the machine's PyTorch (incrementally).
 # Usage: source bench/device/prepare.sh   (exports DVFSLAB and DVFSLAB_DEVICE_PREFIX)
 export DVFSLAB_READ_ONLY=1
@@ -30,18 +33,18 @@ if [[ -n "${DVFSLAB_TORCH_TESTS:-}" ]]; then
   with_tests=ON
   targets+=(dvfslab_torch_tests)
 fi
-if [[ $with_tests == ON ]]; then
-  # The test configuration asks pkg-config for cpp-httplib, whose Debian .pc file
-  # names /usr and OpenSSL/Brotli packages this machine lacks. Only the exporter's
-  # tests use it and they are not built here, so a .pc naming the header suffices.
-  mkdir -p "$prefix/pkgconfig"
-  printf 'Name: cpp-httplib\nDescription: header only\nVersion: 0.11.4\nCflags: -I%s/usr/include\n' \
-    "$prefix" > "$prefix/pkgconfig/cpp-httplib.pc"
-  export PKG_CONFIG_PATH="$prefix/pkgconfig"
-fi
+# The exporter asks pkg-config for cpp-httplib, whose Debian .pc file names /usr and
+# the OpenSSL/Brotli .pc files of packages this machine lacks. This .pc names the
+# prefix's header and library instead, with the features Debian's library was built
+# with: they change the layout of its types.
+mkdir -p "$prefix/pkgconfig"
+printf '%s\n' 'Name: cpp-httplib' 'Description: Debian'"'"'s, unpacked into the prefix' 'Version: 0.11.4' \
+  "Cflags: -I$prefix/usr/include -I$prefix/usr/include/x86_64-linux-gnu -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT" \
+  "Libs: -L$libdir -lcpp-httplib" > "$prefix/pkgconfig/cpp-httplib.pc"
+export PKG_CONFIG_PATH="$prefix/pkgconfig"
 # The binary's run path is written as DT_RPATH (--disable-new-dtags), which the
-# loader also searches for the prefix libraries' own dependencies (prometheus-cpp's
-# pull library needs its core library), so build/device/src/dvfslab runs without
+# loader also searches for the prefix libraries' own dependencies (cpp-httplib's
+# library needs Brotli's), so build/device/src/dvfslab runs without
 # LD_LIBRARY_PATH, from scripts that did not source this one.
 # dvfslab's own CUDA kernels need nvcc: CMake looks on PATH and in CUDACXX.
 if ! command -v nvcc >/dev/null && [[ -z "${CUDACXX:-}" && -x /usr/local/cuda/bin/nvcc ]]; then

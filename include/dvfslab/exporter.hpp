@@ -1,8 +1,8 @@
 #pragma once
 // The Prometheus exporter (`dvfslab exporter`, docs/fleet.md): a background
 // sampler reads every GPU at a fixed interval and publishes its latest readings;
-// an HTTP server (prometheus-cpp's civetweb Exposer) answers /metrics from those
-// readings alone, so a scrape never waits for the GPU driver.
+// an HTTP server (cpp-httplib) answers /metrics from those readings alone, so a
+// scrape never waits for the GPU driver.
 //
 // Typical use:
 //   GpuSampler sampler(open_gpus("all", options), {.interval = 1s, .state_dir = dir});
@@ -22,9 +22,11 @@
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/types.hpp"
 
+namespace httplib {
+class Server;
+}  // namespace httplib
+
 namespace prometheus {
-class Collectable;
-class Exposer;
 struct MetricFamily;
 }  // namespace prometheus
 
@@ -140,13 +142,13 @@ struct ListenAddress {
 // saying what is wrong and what is expected.
 ListenAddress parse_listen_address(const std::string& text);
 
-// Serves /metrics from `sampler`'s latest snapshot until destroyed. Throws
-// ConfigError with the server's reason ("Address already in use") when it cannot
-// listen.
+// Serves /metrics from `sampler`'s latest snapshot until destroyed, on a thread of
+// its own and two worker threads. Throws ConfigError with the kernel's reason
+// ("Address already in use") when it cannot listen.
 class MetricsServer {
  public:
   MetricsServer(const ListenAddress& address, const GpuSampler& sampler);
-  ~MetricsServer();
+  ~MetricsServer();  // stops the server and joins its threads
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
@@ -154,8 +156,9 @@ class MetricsServer {
   int port() const;
 
  private:
-  std::shared_ptr<prometheus::Collectable> collectable_;  // the exposer holds it weakly
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<httplib::Server> server_;
+  int port_ = 0;
+  std::thread thread_;  // listens, and hands each connection to the server's workers
 };
 
 }  // namespace dvfslab

@@ -1,54 +1,50 @@
-// The exporter's HTTP side: prometheus-cpp's Exposer (civetweb) serving /metrics
-// in Prometheus's text format, from the sampler's latest snapshot only.
+// The exporter's HTTP side: cpp-httplib serving /metrics in Prometheus's text
+// format (prometheus-cpp's TextSerializer), from the sampler's latest snapshot only.
+// httplib's threads are std::threads with the system's default stack; the fixed
+// 100 KB stacks of civetweb (prometheus-cpp's Exposer), used before, could not hold
+// the thread-local storage of a process that loads OpenBLAS with LibTorch.
 #include <arpa/inet.h>
 #include <fmt/format.h>
-#include <link.h>
+#include <httplib.h>
 #include <netinet/in.h>
-#include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
-#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <exception>
-#include <filesystem>
 #include <memory>
 #include <string>
-#include <vector>
+#include <thread>
 
-#include "dvfslab/control_characters.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/exporter.hpp"
 
 namespace dvfslab {
 namespace {
 
-// What a scrape collects: the latest snapshot, turned into families on the
-// server's thread. It takes no lock that a GPU call is made under.
-class SnapshotCollectable : public prometheus::Collectable {
- public:
-  explicit SnapshotCollectable(const GpuSampler& sampler) : sampler_(sampler) {}
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    return gpu_metric_families(*sampler_.latest());
-  }
+// What Prometheus asks for and expects (the text exposition format, 0.0.4).
+constexpr const char* exposition_content_type = "text/plain; version=0.0.4; charset=utf-8";
 
- private:
-  const GpuSampler& sampler_;
-};
+// httplib's own default adds SO_REUSEPORT, which would let a second exporter listen
+// on the same port and take half of its scrapes; SO_REUSEADDR alone only lets a
+// restarted exporter take its port back at once.
+void reuse_address_only(int socket) {
+  const int on = 1;
+  ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+}
 
-// civetweb says only "Possible problem binding to port" when it cannot listen, so
-// the address is tried first with a socket of our own, bound as civetweb binds
-// (SO_REUSEADDR) and closed before it binds, to tell the user the kernel's reason
-// ("Address already in use", "Cannot assign requested address").
+// httplib's bind fails without saying why, so the address is tried first with a
+// socket of our own, bound as the server binds (SO_REUSEADDR) and closed before it
+// binds, to tell the user the kernel's reason ("Address already in use", "Cannot
+// assign requested address").
 void check_can_bind(const ListenAddress& address, const std::string& where) {
-  if (address.port == 0) return;  // the kernel picks a free port
   const int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (probe < 0) return;  // let the server say what fails
-  const int reuse = 1;
-  ::setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse);
+  reuse_address_only(probe);
   sockaddr_in socket_address{};
   socket_address.sin_family = AF_INET;
   socket_address.sin_port = htons(static_cast<std::uint16_t>(address.port));
@@ -66,61 +62,44 @@ void check_can_bind(const ListenAddress& address, const std::string& where) {
   }
 }
 
-// civetweb starts its threads with a fixed stack (USE_STACK_SIZE, 100 KB in
-// Debian's build), and glibc refuses a thread whose stack cannot hold every loaded
-// library's thread-local storage and 16 KB more. OpenBLAS, loaded with LibTorch,
-// brings 60 KB of it; civetweb then says only "null context", so the error names
-// the storage where it is too much for such a stack.
-constexpr std::size_t civetweb_thread_stack_bytes = 102400;
-constexpr std::size_t glibc_least_rest_of_stack_bytes = 16384;
-
-std::string thread_storage_note() {
-  struct Storage {
-    std::size_t total = 0, largest = 0;
-    std::string largest_name;
-  } storage;
-  ::dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) {
-        auto& found = *static_cast<Storage*>(data);
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          if (info->dlpi_phdr[i].p_type != PT_TLS) continue;
-          const std::size_t size = info->dlpi_phdr[i].p_memsz;
-          found.total += size;
-          if (size > found.largest) {
-            found.largest = size;
-            found.largest_name = info->dlpi_name[0] != '\0'
-                                     ? std::filesystem::path(info->dlpi_name).filename().string()
-                                     : "the dvfslab binary";
-          }
-        }
-        return 0;
-      },
-      &storage);
-  if (storage.total + glibc_least_rest_of_stack_bytes <= civetweb_thread_stack_bytes) return "";
-  return fmt::format(
-      " Its threads cannot start: each thread of this process holds {} KB of thread-local storage ({} KB of "
-      "it for {}), too much for civetweb's 100 KB thread stacks (docs/fleet.md#troubleshooting)",
-      (storage.total + 1023) / 1024, (storage.largest + 1023) / 1024, storage.largest_name);
-}
-
 }  // namespace
 
 MetricsServer::MetricsServer(const ListenAddress& address, const GpuSampler& sampler)
-    : collectable_(std::make_shared<SnapshotCollectable>(sampler)) {
+    : server_(std::make_unique<httplib::Server>()) {
   const std::string where = fmt::format("{}:{}", address.host, address.port);
   check_can_bind(address, where);
-  try {
-    // Two threads: a scrape and a health check may come at once; scrapes are cheap.
-    exposer_ = std::make_unique<prometheus::Exposer>(where, 2);
-  } catch (const std::exception& e) {
-    throw ConfigError(fmt::format("cannot listen on {}: {}{}", where, escape_control_characters(e.what()),
-                                  thread_storage_note()));
-  }
-  exposer_->RegisterCollectable(collectable_);
+  server_->set_socket_options(reuse_address_only);
+  // Two threads: a scrape and a health check may come at once; scrapes are cheap.
+  server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
+  // One request per connection: a connection kept alive would hold one of the two
+  // threads while it idles.
+  server_->set_keep_alive_max_count(1);
+  // The scrape runs on the server's thread and takes no lock a GPU call is made under.
+  server_->Get("/metrics", [&sampler](const httplib::Request&, httplib::Response& response) {
+    response.set_content(prometheus::TextSerializer().Serialize(gpu_metric_families(*sampler.latest())),
+                         exposition_content_type);
+  });
+  port_ = address.port == 0 ? server_->bind_to_any_port(address.host)
+                            : (server_->bind_to_port(address.host, address.port) ? address.port : -1);
+  if (port_ < 0)
+    throw ConfigError(fmt::format("cannot listen on {}: the HTTP server could not bind it", where));
+
+  auto listen_returned = std::make_shared<std::atomic<bool>>(false);
+  thread_ = std::thread([this, listen_returned] {
+    server_->listen_after_bind();
+    *listen_returned = true;
+  });
+  // stop() does nothing before the server runs; waiting for it here means the
+  // destructor's stop() always ends the thread.
+  while (!server_->is_running() && !*listen_returned)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
-MetricsServer::~MetricsServer() = default;
+MetricsServer::~MetricsServer() {
+  server_->stop();
+  thread_.join();
+}
 
-int MetricsServer::port() const { return exposer_->GetListeningPorts().at(0); }
+int MetricsServer::port() const { return port_; }
 
 }  // namespace dvfslab

@@ -1,6 +1,7 @@
 // The exporter's sampler and HTTP server: a scrape is answered from the latest
 // pass while a GPU read is stuck, a GPU whose read fails keeps its last reading,
-// and the server serves /metrics in Prometheus's text format.
+// and the server serves /metrics in Prometheus's text format (gzip when asked) and
+// stops when destroyed.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -168,11 +169,36 @@ TEST(ExporterServer, ServesMetricsInPrometheusTextFormatAndNothingElse) {
   const httplib::Result metrics = client.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_EQ(metrics->status, 200);
-  EXPECT_NE(metrics->get_header_value("Content-Type").find("text/plain"), std::string::npos);
+  EXPECT_EQ(metrics->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_NE(metrics->body.find("# TYPE dvfslab_gpu_energy_joules_total counter"), std::string::npos);
+  const httplib::Result head = client.Head("/metrics");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty()) << head->body;
   const httplib::Result other = client.Get("/");
   ASSERT_TRUE(other);
   EXPECT_EQ(other->status, 404);
+}
+
+// Prometheus asks for gzip; a scrape of many GPUs is then a few kilobytes.
+TEST(ExporterServer, CompressesAScrapeThatAcceptsGzip) {
+  TestGpus gpus = test_gpus(1);
+  GpuSampler sampler(std::move(gpus.owned), SamplerOptions{std::chrono::milliseconds(3600 * 1000), {}});
+  MetricsServer server(parse_listen_address("127.0.0.1:0"), sampler);
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_decompress(false);
+  const httplib::Result metrics = client.Get("/metrics", {{"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->get_header_value("Content-Encoding"), "gzip");
+}
+
+// The destructor's stop must end the server even when it comes before the
+// listening thread has begun to listen (else this test hangs).
+TEST(ExporterServer, AServerDestroyedAsSoonAsItIsMadeStops) {
+  TestGpus gpus = test_gpus(1);
+  GpuSampler sampler(std::move(gpus.owned), SamplerOptions{std::chrono::milliseconds(3600 * 1000), {}});
+  for (int i = 0; i < 50; ++i) MetricsServer server(parse_listen_address("127.0.0.1:0"), sampler);
 }
 
 TEST(ExporterServer, APortInUseIsOneConfigErrorNamingTheAddress) {
