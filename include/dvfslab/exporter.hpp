@@ -8,10 +8,12 @@
 //   GpuSampler sampler(open_gpus("all", options), {.interval = 1s, .state_dir = dir});
 //   MetricsServer server(parse_listen_address("127.0.0.1:9402"), sampler);
 //   ... until SIGTERM; then server and sampler stop in their destructors.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -144,10 +146,14 @@ ListenAddress parse_listen_address(const std::string& text);
 
 // Serves /metrics from `sampler`'s latest snapshot until destroyed, on a thread of
 // its own and two worker threads. Throws ConfigError with the kernel's reason
-// ("Address already in use") when it cannot listen.
+// ("Address already in use") when it cannot listen. Should the server stop
+// accepting connections while it lives (accept() failing for good), it calls
+// `on_stopped_serving` from its thread, so that the program does not go on serving
+// nothing.
 class MetricsServer {
  public:
-  MetricsServer(const ListenAddress& address, const GpuSampler& sampler);
+  MetricsServer(const ListenAddress& address, const GpuSampler& sampler,
+                std::function<void()> on_stopped_serving = {});
   ~MetricsServer();  // stops the server and joins its threads
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -158,7 +164,8 @@ class MetricsServer {
  private:
   std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
-  std::thread thread_;  // listens, and hands each connection to the server's workers
+  std::atomic<bool> stopping_{false};  // the destructor stopped it: not a failure
+  std::thread thread_;                 // listens, and hands each connection to the server's workers
 };
 
 }  // namespace dvfslab

@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "cli/number_checks.hpp"
 #include "cli/environment.hpp"
+#include "cli/number_checks.hpp"
+#include "dvfslab/error.hpp"
 #include "dvfslab/exporter.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
@@ -36,6 +37,7 @@ struct StopRequest {
   std::mutex mutex;
   std::condition_variable arrived;
   std::optional<int> signal_number;
+  bool server_stopped = false;  // the HTTP server stopped accepting connections on its own
 };
 
 const char* signal_name(int signal_number) {
@@ -62,16 +64,26 @@ void run_exporter(const ExporterOptions& options) {
                      SamplerOptions{std::chrono::milliseconds(static_cast<long>(options.interval_s * 1000.0)),
                                     state_dir(options.state_dir)});
   std::optional<MetricsServer> server;
-  server.emplace(address, sampler);
+  server.emplace(address, sampler, [&stop] {
+    std::lock_guard hold(stop.mutex);
+    stop.server_stopped = true;
+    stop.arrived.notify_all();
+  });
   fmt::print("dvfslab exporter: serving {} GPU{}{} on http://{}:{}/metrics, read every {:g} s\n",
              sampler.gpu_count(), sampler.gpu_count() == 1 ? "" : "s", simulated ? " (SIMULATED)" : "",
              address.host, server->port(), options.interval_s);
   std::fflush(stdout);
 
   std::unique_lock hold(stop.mutex);
-  stop.arrived.wait(hold, [&stop] { return stop.signal_number.has_value(); });
+  stop.arrived.wait(hold, [&stop] { return stop.signal_number.has_value() || stop.server_stopped; });
+  const int port = server->port();
   server.reset();
   sampler.stop();
+  if (!stop.signal_number) {
+    throw Error(fmt::format(
+        "the HTTP server on {}:{} stopped accepting connections; exiting so that a supervisor restarts it",
+        address.host, port));
+  }
   fmt::print("dvfslab exporter: stopped on {}\n", signal_name(*stop.signal_number));
 }
 

@@ -64,7 +64,8 @@ void check_can_bind(const ListenAddress& address, const std::string& where) {
 
 }  // namespace
 
-MetricsServer::MetricsServer(const ListenAddress& address, const GpuSampler& sampler)
+MetricsServer::MetricsServer(const ListenAddress& address, const GpuSampler& sampler,
+                             std::function<void()> on_stopped_serving)
     : server_(std::make_unique<httplib::Server>()) {
   const std::string where = fmt::format("{}:{}", address.host, address.port);
   check_can_bind(address, where);
@@ -85,9 +86,10 @@ MetricsServer::MetricsServer(const ListenAddress& address, const GpuSampler& sam
     throw ConfigError(fmt::format("cannot listen on {}: the HTTP server could not bind it", where));
 
   auto listen_returned = std::make_shared<std::atomic<bool>>(false);
-  thread_ = std::thread([this, listen_returned] {
+  thread_ = std::thread([this, listen_returned, on_stopped_serving = std::move(on_stopped_serving)] {
     server_->listen_after_bind();
     *listen_returned = true;
+    if (!stopping_ && on_stopped_serving) on_stopped_serving();
   });
   // stop() does nothing before the server runs; waiting for it here means the
   // destructor's stop() always ends the thread.
@@ -96,6 +98,7 @@ MetricsServer::MetricsServer(const ListenAddress& address, const GpuSampler& sam
 }
 
 MetricsServer::~MetricsServer() {
+  stopping_ = true;
   server_->stop();
   thread_.join();
 }

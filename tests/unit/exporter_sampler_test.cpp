@@ -6,8 +6,14 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -195,10 +201,45 @@ TEST(ExporterServer, CompressesAScrapeThatAcceptsGzip) {
 
 // The destructor's stop must end the server even when it comes before the
 // listening thread has begun to listen (else this test hangs).
+// Being destroyed is not "stopped serving": the callback is for failures only.
 TEST(ExporterServer, AServerDestroyedAsSoonAsItIsMadeStops) {
   TestGpus gpus = test_gpus(1);
   GpuSampler sampler(std::move(gpus.owned), SamplerOptions{std::chrono::milliseconds(3600 * 1000), {}});
-  for (int i = 0; i < 50; ++i) MetricsServer server(parse_listen_address("127.0.0.1:0"), sampler);
+  std::atomic<int> stopped_serving{0};
+  for (int i = 0; i < 50; ++i)
+    MetricsServer server(parse_listen_address("127.0.0.1:0"), sampler,
+                         [&stopped_serving] { ++stopped_serving; });
+  EXPECT_EQ(stopped_serving.load(), 0);
+}
+
+// The listening socket of this process bound to `port`, or -1.
+int listening_socket_on(int port) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::stoi(entry.path().filename().string());
+    sockaddr_in address{};
+    socklen_t length = sizeof address;
+    int listening = 0;
+    socklen_t option_length = sizeof listening;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
+        address.sin_family == AF_INET && ntohs(address.sin_port) == port &&
+        ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &option_length) == 0 && listening)
+      return fd;
+  }
+  return -1;
+}
+
+// accept() failing for good ends httplib's listening loop without a word; the
+// server must say so rather than leave an exporter that serves nothing.
+TEST(ExporterServer, AServerWhoseListeningSocketFailsCallsBack) {
+  TestGpus gpus = test_gpus(1);
+  GpuSampler sampler(std::move(gpus.owned), SamplerOptions{std::chrono::milliseconds(3600 * 1000), {}});
+  std::promise<void> stopped_serving;
+  MetricsServer server(parse_listen_address("127.0.0.1:0"), sampler,
+                       [&stopped_serving] { stopped_serving.set_value(); });
+  const int socket = listening_socket_on(server.port());
+  ASSERT_GE(socket, 0);
+  ASSERT_EQ(::shutdown(socket, SHUT_RDWR), 0);  // accept() now fails with EINVAL
+  EXPECT_EQ(stopped_serving.get_future().wait_for(30s), std::future_status::ready);
 }
 
 TEST(ExporterServer, APortInUseIsOneConfigErrorNamingTheAddress) {
