@@ -2,10 +2,8 @@
 // channels (16 bytes) per thread; the reductions give each block a strided share
 // of the rows and every channel tile its own blocks, write one partial sum per
 // block and channel, and add the partials in a fixed order in a per-channel pass.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include "batch_norm_kernels.hpp"
+#include "device_elements.cuh"
 
 namespace dvfslab::torch_backend::kernels {
 namespace {
@@ -15,35 +13,17 @@ constexpr int threads_per_block = 256;
 // Blocks a reduction aims at: a few per multiprocessor on the GPUs of today.
 constexpr std::int64_t reduction_blocks = 512;
 
-__device__ float widen(__half x) { return __half2float(x); }
-__device__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <typename T>
-__device__ T narrow(float x);
-template <>
-__device__ __half narrow<__half>(float x) {
-  return __float2half(x);
-}
-template <>
-__device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
-}
-
-template <typename T>
-struct alignas(16) Pack {
-  T value[lanes];
-};
-
 template <typename T>
 __device__ void load(const void* base, std::int64_t element, float (&out)[lanes]) {
-  const auto pack = *reinterpret_cast<const Pack<T>*>(static_cast<const T*>(base) + element);
+  const auto pack = *reinterpret_cast<const Pack<T, lanes>*>(static_cast<const T*>(base) + element);
   for (int lane = 0; lane < lanes; ++lane) out[lane] = widen(pack.value[lane]);
 }
 
 template <typename T>
 __device__ void store(void* base, std::int64_t element, const float (&in)[lanes]) {
-  Pack<T> pack;
+  Pack<T, lanes> pack;
   for (int lane = 0; lane < lanes; ++lane) pack.value[lane] = narrow<T>(in[lane]);
-  *reinterpret_cast<Pack<T>*>(static_cast<T*>(base) + element) = pack;
+  *reinterpret_cast<Pack<T, lanes>*>(static_cast<T*>(base) + element) = pack;
 }
 
 // How a reduction's blocks cover the tensor: `tile` channel groups of 8 across x,
@@ -190,8 +170,7 @@ template <typename T>
 __global__ void apply_forward_kernel(NormShape shape, const float* coefficients, NormForward args) {
   const std::int64_t groups = shape.channels / lanes;
   const std::int64_t total = shape.rows * groups;
-  for (std::int64_t index = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; index < total;
-       index += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t index = first_index(); index < total; index += grid_stride()) {
     const std::int64_t column = (index % groups) * lanes;
     const std::int64_t element = (index / groups) * shape.channels + column;
     float x[lanes], residual[lanes] = {};
@@ -232,8 +211,7 @@ template <typename T>
 __global__ void apply_backward_kernel(NormShape shape, const float* coefficients, NormBackward args) {
   const std::int64_t groups = shape.channels / lanes;
   const std::int64_t total = shape.rows * groups;
-  for (std::int64_t index = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; index < total;
-       index += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t index = first_index(); index < total; index += grid_stride()) {
     const std::int64_t column = (index % groups) * lanes;
     const std::int64_t element = (index / groups) * shape.channels + column;
     float g[lanes], x[lanes], y[lanes];

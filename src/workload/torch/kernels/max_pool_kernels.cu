@@ -1,40 +1,13 @@
 // The max-pooling kernels (see max_pool_kernels.hpp). One thread per output (or,
 // backward, input) pixel and group of channels: neighbouring threads read
 // neighbouring channels, so every load is coalesced in the NHWC layout.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+#include "device_elements.cuh"
 #include "max_pool_kernels.hpp"
 
 namespace dvfslab::torch_backend::kernels {
 namespace {
 
 constexpr int threads_per_block = 256;
-
-__device__ float widen(float x) { return x; }
-__device__ float widen(__half x) { return __half2float(x); }
-__device__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-
-template <typename T>
-__device__ T narrow(float x);
-template <>
-__device__ float narrow<float>(float x) {
-  return x;
-}
-template <>
-__device__ __half narrow<__half>(float x) {
-  return __float2half(x);
-}
-template <>
-__device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
-}
-
-// `lanes` elements moved as one aligned load or store.
-template <typename T, int lanes>
-struct alignas(sizeof(T) * lanes) Pack {
-  T value[lanes];
-};
 
 // One thread's place in an n × rows × columns × channel-groups tensor, groups fastest.
 struct Place {
@@ -48,12 +21,6 @@ __device__ Place place_of(std::int64_t index, std::int64_t groups, std::int64_t 
   index /= columns;
   return {index / rows, index % rows, column, group};
 }
-
-// The first index of this thread in a grid-stride loop, and the stride.
-__device__ std::int64_t first_index() {
-  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
 template <typename T, int lanes>
 __global__ void forward_kernel(PoolShape s, const T* __restrict__ input, T* __restrict__ output,
