@@ -166,13 +166,21 @@ __global__ void finish_statistics_kernel(NormShape shape, std::int64_t row_block
   coefficients[shape.channels + channel] = static_cast<float>(args.bias[channel] - mean * scale);
 }
 
-template <typename T>
-__global__ void apply_forward_kernel(NormShape shape, const float* coefficients, NormForward args) {
+// Calls visit(column, element) for each pack of `lanes` channels of one row that
+// falls to this thread: its first channel, and its first element's offset.
+template <typename Visit>
+__device__ void for_each_pack(const NormShape& shape, Visit visit) {
   const std::int64_t groups = shape.channels / lanes;
   const std::int64_t total = shape.rows * groups;
   for (std::int64_t index = first_index(); index < total; index += grid_stride()) {
     const std::int64_t column = (index % groups) * lanes;
-    const std::int64_t element = (index / groups) * shape.channels + column;
+    visit(column, (index / groups) * shape.channels + column);
+  }
+}
+
+template <typename T>
+__global__ void apply_forward_kernel(NormShape shape, const float* coefficients, NormForward args) {
+  for_each_pack(shape, [&](std::int64_t column, std::int64_t element) {
     float x[lanes], residual[lanes] = {};
     load<T>(args.input, element, x);
     if (args.residual != nullptr) load<T>(args.residual, element, residual);
@@ -183,7 +191,7 @@ __global__ void apply_forward_kernel(NormShape shape, const float* coefficients,
       y[lane] = args.relu && !(value > 0.f) ? 0.f : value;
     }
     store<T>(args.output, element, y);
-  }
+  });
 }
 
 // Gradient sums → γ's and β's gradients and the coefficients of
@@ -209,11 +217,7 @@ __global__ void finish_gradients_kernel(NormShape shape, std::int64_t row_blocks
 
 template <typename T>
 __global__ void apply_backward_kernel(NormShape shape, const float* coefficients, NormBackward args) {
-  const std::int64_t groups = shape.channels / lanes;
-  const std::int64_t total = shape.rows * groups;
-  for (std::int64_t index = first_index(); index < total; index += grid_stride()) {
-    const std::int64_t column = (index % groups) * lanes;
-    const std::int64_t element = (index / groups) * shape.channels + column;
+  for_each_pack(shape, [&](std::int64_t column, std::int64_t element) {
     float g[lanes], x[lanes], y[lanes];
     load<T>(args.grad_output, element, g);
     load<T>(args.input, element, x);
@@ -229,7 +233,7 @@ __global__ void apply_backward_kernel(NormShape shape, const float* coefficients
     }
     store<T>(args.grad_input, element, dx);
     if (args.grad_residual != nullptr) store<T>(args.grad_residual, element, g);
-  }
+  });
 }
 
 unsigned elementwise_blocks(const NormShape& shape) {
