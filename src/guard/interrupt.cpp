@@ -58,11 +58,21 @@ static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets i
 
 constexpr int handled_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
+// The byte a signal sends down the pipe: its number, and whether the process is
+// to exit after the actions, decided when the signal arrives. Deciding later
+// would race the host: its scope may end (putting "exit" back) while the signal
+// thread still runs the actions that let the host leave it.
+constexpr unsigned char exit_after_actions_bit = 0x80;
+static_assert(SIGINT < exit_after_actions_bit && SIGTERM < exit_after_actions_bit &&
+              SIGHUP < exit_after_actions_bit);
+
 extern "C" void forward_signal_to_pipe(int signal_number) {
   const int saved_errno = errno;
-  const unsigned char byte = static_cast<unsigned char>(signal_number);
+  const bool exit_after = exit_after_actions.load();
+  const unsigned char byte =
+      static_cast<unsigned char>(signal_number) | (exit_after ? exit_after_actions_bit : 0);
   const int fd = signal_pipe_write_end.load(std::memory_order_relaxed);
-  if (fd >= 0 && exit_after_actions.load()) exit_by_signal_pending.store(true);
+  if (fd >= 0 && exit_after) exit_by_signal_pending.store(true);
   // A full pipe already holds a signal for the thread; nothing else to do here.
   if (fd >= 0 && ::write(fd, &byte, 1) < 0) errno = saved_errno;
   errno = saved_errno;
@@ -99,9 +109,9 @@ void run_actions(int signal_number) {
     const ssize_t n = ::read(read_end, &byte, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n != 1) ::_exit(1);  // the pipe cannot close while the process lives
-    const int signal_number = byte;
+    const int signal_number = byte & ~exit_after_actions_bit;
     run_actions(signal_number);
-    if (exit_after_actions.load()) {
+    if ((byte & exit_after_actions_bit) != 0) {
       std::fflush(stdout);
       std::fflush(stderr);
       // _exit, not exit: the main thread is still running and must not see static

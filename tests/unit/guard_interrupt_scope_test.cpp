@@ -2,7 +2,10 @@
 // InterruptScope restores the GPU on SIGINT and hands control back, then puts the
 // host's handler back.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <thread>
@@ -66,6 +69,39 @@ TEST(InterruptScope, SigintRestoresTheGpuAndReturnsToTheHostThenTheHostHandlerIs
   EXPECT_EQ(current_handler(SIGINT), host_handler) << "the host's handler is put back";
   EXPECT_EQ(host_handler_calls, 0);
   ::sigaction(SIGINT, &saved, nullptr);
+}
+
+// A signal that came while the scope lived is the scope's, even when the host
+// leaves the scope before the signal thread has finished with it (the exporter
+// does: its action wakes the main thread, which stops and ends the scope at once).
+// The program's own handler exits on a signal; that must not apply to this one.
+// In a child process, since a wrong exit would end the test binary.
+TEST(InterruptScope, ASignalInTheScopeDoesNotExitWhenTheHostLeavesTheScopeFirst) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    install_interrupt_handler();  // as the dvfslab program does: exit on a signal
+    std::atomic<bool> signal_seen{false}, scope_left{false};
+    const InterruptAction action([&](int) {
+      signal_seen = true;
+      for (int waited = 0; !scope_left && waited < 5000; ++waited)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    {
+      const InterruptScope scope;
+      ::kill(::getpid(), SIGTERM);
+      for (int waited = 0; !signal_seen && waited < 5000; ++waited)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    scope_left = true;
+    // Time for the signal thread to finish the action and, wrongly, exit 143.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::_exit(signal_seen ? 0 : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "143: the signal thread exited for a signal the scope had taken";
 }
 
 }  // namespace
