@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "workload/torch/batch_norm_act.hpp"
+#include "workload/torch/own_kernels.hpp"
 #include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
@@ -67,7 +68,7 @@ class OwnBatchNormOnCuda : public ::testing::TestWithParam<torch::ScalarType> {
  protected:
   void SetUp() override {
     if (!cuda_usable()) GTEST_SKIP() << "needs a CUDA GPU and a LibTorch with CUDA";
-    if (!own_batch_norm_built()) GTEST_SKIP() << "this build has no CUDA compiler, so no kernels of its own";
+    if (!own_kernels_built()) GTEST_SKIP() << "this build has no CUDA compiler, so no kernels of its own";
   }
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dvfslab/error.hpp"
+#include "workload/torch/own_kernels.hpp"
 
 // CMake defines DVFSLAB_OWN_KERNELS when it compiled kernels/ with a CUDA compiler.
 #if defined(DVFSLAB_OWN_KERNELS)
@@ -25,8 +26,6 @@ torch::Tensor aten_batch_norm_act(const torch::Tensor& input, torch::nn::BatchNo
   // In place, as torchvision's ReLUs are: no backward needs the value they overwrite.
   return relu ? output.relu_() : output;
 }
-
-bool aligned(const torch::Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0; }
 
 #if defined(DVFSLAB_OWN_KERNELS)
 // What the forward needs besides the tensors autograd tracks.
@@ -127,24 +126,16 @@ class OwnBatchNormAct : public torch::autograd::Function<OwnBatchNormAct> {
 
 }  // namespace
 
-bool own_batch_norm_built() {
-#if defined(DVFSLAB_OWN_KERNELS)
-  return true;
-#else
-  return false;
-#endif
-}
-
 bool own_batch_norm_applies(const torch::Tensor& input, const torch::nn::BatchNorm2dImpl& norm,
                             const torch::Tensor& residual) {
-  if (!own_batch_norm_built() || !input.is_cuda() || input.dim() != 4 || input.numel() == 0) return false;
+  if (!own_kernels_built() || !input.is_cuda() || input.dim() != 4 || input.numel() == 0) return false;
   const auto type = input.scalar_type();
   if ((type != torch::kBFloat16 && type != torch::kHalf) || input.size(1) % 8 != 0 ||
-      !input.is_contiguous(torch::MemoryFormat::ChannelsLast) || !aligned(input))
+      !input.is_contiguous(torch::MemoryFormat::ChannelsLast) || !aligned_for_packs(input))
     return false;
   if (residual.defined() &&
       (residual.scalar_type() != type || residual.sizes() != input.sizes() ||
-       !residual.is_contiguous(torch::MemoryFormat::ChannelsLast) || !aligned(residual)))
+       !residual.is_contiguous(torch::MemoryFormat::ChannelsLast) || !aligned_for_packs(residual)))
     return false;
   const auto& o = norm.options;
   const auto float_vector = [&](const torch::Tensor& t) {

@@ -9,9 +9,6 @@
 
 namespace dvfslab::torch_backend {
 
-// Whether this build has the own batch-norm kernels.
-bool own_batch_norm_built();
-
 // Whether train_batch_norm_act would run them on these tensors.
 bool own_batch_norm_applies(const torch::Tensor& input, const torch::nn::BatchNorm2dImpl& norm,
                             const torch::Tensor& residual);

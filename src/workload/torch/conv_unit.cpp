@@ -4,6 +4,7 @@
 
 #include "dvfslab/error.hpp"
 #include "workload/torch/batch_norm_act.hpp"
+#include "workload/torch/own_kernels.hpp"
 #include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
@@ -66,7 +67,7 @@ torch::Tensor ConvUnit::forward_add_relu(const torch::Tensor& input, const torch
 
 bool ConvUnit::fuse_for_training() {
   fused_training_ = !batch_norm_ && relu_;
-  own_norm_training_ = batch_norm_ && own_batch_norm_built();
+  own_norm_training_ = batch_norm_ && own_kernels_built();
   return fused_training_ || own_norm_training_;
 }
 

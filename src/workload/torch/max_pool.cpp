@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dvfslab/error.hpp"
+#include "workload/torch/own_kernels.hpp"
 
 // CMake defines DVFSLAB_OWN_KERNELS when it compiled kernels/ with a CUDA compiler
 // for a LibTorch built with CUDA.
@@ -68,10 +69,8 @@ kernels::PoolShape pool_shape(const torch::Tensor& input, const MaxPoolOptions& 
 
 // Whether a thread may move 16 bytes of channels at once.
 bool vector_fits(const kernels::PoolShape& shape, const torch::Tensor& a, const torch::Tensor& b) {
-  const auto aligned = [](const torch::Tensor& t) {
-    return reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
-  };
-  return shape.c % (16 / static_cast<std::int64_t>(a.element_size())) == 0 && aligned(a) && aligned(b);
+  return shape.c % (16 / static_cast<std::int64_t>(a.element_size())) == 0 && aligned_for_packs(a) &&
+         aligned_for_packs(b);
 }
 
 void check_launch(cudaError_t status, const char* what) {
@@ -132,14 +131,6 @@ class OwnMaxPool : public torch::autograd::Function<OwnMaxPool> {
 
 }  // namespace
 #endif
-
-bool own_max_pool_built() {
-#if defined(DVFSLAB_OWN_KERNELS)
-  return true;
-#else
-  return false;
-#endif
-}
 
 bool own_max_pool_applies(const torch::Tensor& input, const MaxPoolOptions& options) {
 #if defined(DVFSLAB_OWN_KERNELS)

@@ -17,9 +17,6 @@ struct MaxPoolOptions {
   bool ceil_mode = false;
 };
 
-// Whether this build has the own kernels (a CUDA compiler for a CUDA LibTorch).
-bool own_max_pool_built();
-
 // Output length of one axis of `length` inputs, as ATen computes it.
 std::int64_t pooled_length(std::int64_t length, const MaxPoolOptions& options);
 

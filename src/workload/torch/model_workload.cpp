@@ -9,6 +9,7 @@
 #include "dvfslab/error.hpp"
 #include "workload/torch/layer_fusion.hpp"
 #include "workload/torch/max_pool.hpp"
+#include "workload/torch/own_kernels.hpp"
 
 namespace dvfslab::torch_backend {
 namespace {
@@ -116,7 +117,7 @@ ModelWorkload::ModelWorkload(const ModelSpec& spec, const Case& workload_case, c
       info_.fused_layers = fuse_for_training(*network_);
     }
     // The own pooling kernels take channels-last CUDA activations only.
-    if (channels_last && device_.is_cuda() && own_max_pool_built())
+    if (channels_last && device_.is_cuda() && own_kernels_built())
       info_.own_kernel_pools = use_own_pool_kernels(*network_);
   }
   make_synthetic_batch(options.seed);
