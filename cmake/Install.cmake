@@ -22,6 +22,9 @@ install(TARGETS ${dvfslab_module_targets} dvfslab_core EXPORT dvfslabTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS dvfslab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET dvfslab_run_workload)
+  install(TARGETS dvfslab_run_workload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/dvfslab)
+endif()
 
 set(DVFSLAB_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/dvfslab)
 install(EXPORT dvfslabTargets NAMESPACE dvfslab:: DESTINATION ${DVFSLAB_PACKAGE_DIR})

@@ -42,10 +42,11 @@ printf '%s\n' 'Name: cpp-httplib' 'Description: Debian'"'"'s, unpacked into the 
   "Cflags: -I$prefix/usr/include -I$prefix/usr/include/x86_64-linux-gnu -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT" \
   "Libs: -L$libdir -lcpp-httplib" > "$prefix/pkgconfig/cpp-httplib.pc"
 export PKG_CONFIG_PATH="$prefix/pkgconfig"
-# The binary's run path is written as DT_RPATH (--disable-new-dtags), which the
-# loader also searches for the prefix libraries' own dependencies (cpp-httplib's
-# library needs Brotli's), so build/device/src/dvfslab runs without
-# LD_LIBRARY_PATH, from scripts that did not source this one.
+# The run paths of the binary and of its LibTorch module (dvfslab-run-workload.so)
+# are written as DT_RPATH (--disable-new-dtags), which the loader also searches for
+# the prefix libraries' own dependencies (cpp-httplib's library needs Brotli's), so
+# build/device/src/dvfslab runs without LD_LIBRARY_PATH, from scripts that did not
+# source this one.
 # dvfslab's own CUDA kernels need nvcc: CMake looks on PATH and in CUDACXX.
 if ! command -v nvcc >/dev/null && [[ -z "${CUDACXX:-}" && -x /usr/local/cuda/bin/nvcc ]]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
@@ -58,7 +59,8 @@ if [[ ! -f "$repo_root/build/device/build.ninja" ]]; then
     -DCMAKE_PREFIX_PATH="$prefix/usr;$libdir/cmake;$torch_prefix" \
     -DSQLite3_INCLUDE_DIR="$prefix/usr/include" -DSQLite3_LIBRARY="$libdir/libsqlite3.so" \
     -DDVFSLAB_WITH_TORCH=ON -DDVFSLAB_BUILD_TESTS=$with_tests -DDVFSLAB_BUILD_BENCH=OFF \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags ${DVFSLAB_CMAKE_ARGS:-}
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags \
+    -DCMAKE_MODULE_LINKER_FLAGS=-Wl,--disable-new-dtags ${DVFSLAB_CMAKE_ARGS:-}
 fi
 # Incremental: a warm machine rebuilds only what changed in the copied tree.
 cmake --build "$repo_root/build/device" -j "$(nproc)" "${targets[@]}"

@@ -14,7 +14,7 @@ namespace {
 // them, for a build without it.
 const std::map<std::string, std::string, std::less<>>& commands_left_out_of_this_build() {
   static const std::map<std::string, std::string, std::less<>> left_out = {
-#ifndef DVFSLAB_HAVE_TORCH
+#ifndef DVFSLAB_RUN_WORKLOAD_MODULE
       {"run-workload",
        "run-workload is not in this build: it needs LibTorch when dvfslab is built; install one (Debian's "
        "CPU-only libtorch-dev, or PyTorch's with CUDA) and rebuild with `cmake --preset release "

@@ -7,7 +7,7 @@ namespace dvfslab::cli {
 void add_info_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
 void add_report_command(CLI::App& app);
-#ifdef DVFSLAB_HAVE_TORCH
+#ifdef DVFSLAB_RUN_WORKLOAD_MODULE
 void add_run_workload_command(CLI::App& app);
 #endif
 void add_import_command(CLI::App& app);

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   dvfslab::cli::add_analyze_command(app);
   dvfslab::cli::add_info_command(app);
   dvfslab::cli::add_report_command(app);
-#ifdef DVFSLAB_HAVE_TORCH
+#ifdef DVFSLAB_RUN_WORKLOAD_MODULE
   dvfslab::cli::add_run_workload_command(app);
 #endif
   dvfslab::cli::add_import_command(app);

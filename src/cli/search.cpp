@@ -9,15 +9,15 @@
 #include <optional>
 
 #include "cli/commands.hpp"
-#include "cli/number_checks.hpp"
 #include "cli/environment.hpp"
 #include "cli/job_gpus.hpp"
+#include "cli/number_checks.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_database.hpp"
 #include "cli/search_output.hpp"
 #include "cli/search_per_gpu.hpp"
 #include "cli/strategy_option.hpp"
-#include "dvfslab/default_workloads.hpp"
+#include "cli/torch_module.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
@@ -70,7 +70,7 @@ void check_budget(const SearchArguments& args) {
 // check then refuses with the names it does.
 int default_batch(const std::unique_ptr<Gpu>& gpu, const std::string& workload) {
   const WorkloadRegistry registry =
-      make_default_workload_registry({}, std::span<const std::unique_ptr<Gpu>>(&gpu, 1));
+      make_cli_workload_registry({}, std::span<const std::unique_ptr<Gpu>>(&gpu, 1));
   for (const WorkloadInfo& info : registry.list(gpu.get())) {
     if (info.name == workload) return info.default_batch;
   }
@@ -164,9 +164,10 @@ void run(SearchArguments args) {
   // Profiles are a handful of categories, not a line to bisect: each is measured.
   if (args.strategy.empty()) args.strategy = profiles ? "grid" : default_strategy_name();
   if (profiles && args.strategy != "grid") {
-    throw UsageError(fmt::format("--knobs profile measures every workload power profile: --strategy {} "
-                                 "searches a line of values; leave --strategy out (grid)",
-                                 args.strategy));
+    throw UsageError(
+        fmt::format("--knobs profile measures every workload power profile: --strategy {} "
+                    "searches a line of values; leave --strategy out (grid)",
+                    args.strategy));
   }
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
 
@@ -180,9 +181,11 @@ void run(SearchArguments args) {
     if (is_replay_gpu(*gpu)) {
       const auto own = replay_own_baseline(*gpu, args.search_case.workload);
       if (const auto baseline = replay_unmarked_baseline(*gpu, args.search_case.workload)) {
-        fmt::print(stderr, "dvfslab: the table marks no row of {} default{}: its baseline is {}, {} (docs/replay.md)\n",
-                   args.search_case.workload, own ? " and has none at the GPU's default setting" : "",
-                   own ? "its highest setting" : "the GPU's default setting", to_string(*baseline));
+        fmt::print(
+            stderr,
+            "dvfslab: the table marks no row of {} default{}: its baseline is {}, {} (docs/replay.md)\n",
+            args.search_case.workload, own ? " and has none at the GPU's default setting" : "",
+            own ? "its highest setting" : "the GPU's default setting", to_string(*baseline));
       } else if (own) {
         fmt::print(stderr, "dvfslab: {} has no row at the table's default setting: its default is {}\n",
                    args.search_case.workload, to_string(*own));
@@ -196,7 +199,7 @@ void run(SearchArguments args) {
                                  args.measure, args.strategy, to_string(objective));
   const Plan plan = parse_plan_text(text, "dvfslab search");
   check_plan_programs(plan);
-  const WorkloadRegistry registry = make_default_workload_registry(plan_commands(plan), gpus);
+  const WorkloadRegistry registry = make_cli_workload_registry(plan_commands(plan), gpus);
   SweepOptions options;
   options.allow_clock_changes = args.allow_clock_changes;
   options.resume = args.resume;
@@ -262,7 +265,8 @@ void add_search_command(CLI::App& app) {
       ->add_option(
           "--knobs", args->knobs,
           "The knobs to search, comma-separated: sm (core clock), mem (memory clock), pl (power limit); "
-          "on a table that does not vary the SM clock, the knob it varies (mem, else pl) by default. profile, "
+          "on a table that does not vary the SM clock, the knob it varies (mem, else pl) by default. "
+          "profile, "
           "on its own, measures each workload power profile the GPU supports (docs/profiles.md)")
       ->capture_default_str();
   command->add_option("--objective", args->objective, objective_help())->capture_default_str();

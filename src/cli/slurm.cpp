@@ -12,8 +12,8 @@
 #include "cli/environment.hpp"
 #include "cli/slurm_commands.hpp"
 #include "cli/strategy_option.hpp"
+#include "cli/torch_module.hpp"
 #include "dvfslab/analysis.hpp"
-#include "dvfslab/default_workloads.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/plan.hpp"
@@ -54,7 +54,7 @@ std::optional<std::size_t> count_points(const Plan& plan, const std::string& dev
                "node (to check here, pass --device sim:NAME of the fleet's GPU model)\n");
     return std::nullopt;
   }
-  const WorkloadRegistry registry = make_default_workload_registry(plan_commands(plan), gpus);
+  const WorkloadRegistry registry = make_cli_workload_registry(plan_commands(plan), gpus);
   std::size_t fewest = 0;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const std::size_t points = prepare_sweep(*gpus[i], plan, registry, SweepOptions{}).grid_points;
@@ -254,7 +254,8 @@ void add_slurm_command(CLI::App& app) {
   submit->add_option("--account", args->account, "Account to charge (sbatch --account)");
   submit->add_option("--out", args->out,
                      "Directory for the scripts, logs and databases (default: slurm-<plan name>)");
-  add_device_option(*submit, args->device, ". Each shard runs on it, replacing the plan's devices (sweep --device)");
+  add_device_option(*submit, args->device,
+                    ". Each shard runs on it, replacing the plan's devices (sweep --device)");
   submit->add_flag(
       "--allow-clock-changes", args->allow_clock_changes,
       "Let the shards change clocks and power limits on real GPUs (sweep --allow-clock-changes)");

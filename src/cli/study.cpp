@@ -8,7 +8,7 @@
 #include "cli/environment.hpp"
 #include "cli/progress.hpp"
 #include "cli/strategy_option.hpp"
-#include "dvfslab/default_workloads.hpp"
+#include "cli/torch_module.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/guard.hpp"
@@ -50,7 +50,7 @@ void run(const StudyArguments& args) {
   options.open = open_options();
   options.strategy = args.strategy;
   options.objective = objective;
-  const WorkloadRegistry registry = make_default_workload_registry();
+  const WorkloadRegistry registry = make_cli_workload_registry();
   auto progress = make_stderr_progress_reporter();
   const auto notice = [](const std::string& text) { fmt::print(stderr, "dvfslab study: {}\n", text); };
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)

@@ -14,7 +14,7 @@
 #include "cli/progress.hpp"
 #include "cli/run_database.hpp"
 #include "cli/strategy_option.hpp"
-#include "dvfslab/default_workloads.hpp"
+#include "cli/torch_module.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
@@ -182,7 +182,7 @@ void run(const SweepArguments& args) {
       gpus.push_back(std::move(gpu));
     }
   }
-  const WorkloadRegistry registry = make_default_workload_registry(plan_commands(plan), gpus);
+  const WorkloadRegistry registry = make_cli_workload_registry(plan_commands(plan), gpus);
   std::vector<Schedule> schedules;
   for (auto& gpu : gpus) {
     schedules.push_back(prepare_sweep(*gpu, plan, registry, options));

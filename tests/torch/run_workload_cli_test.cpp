@@ -38,7 +38,8 @@ std::string read_file(const std::filesystem::path& path) {
 int run_shell(const std::string& command) {
   const char* const argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
   pid_t child = 0;
-  if (posix_spawn(&child, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ) != 0) return -1;
+  if (posix_spawn(&child, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ) != 0)
+    return -1;
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) return -1;
@@ -49,13 +50,13 @@ int run_shell(const std::string& command) {
 // Runs dvfslab with `arguments`; with markers, descriptor 3 is open on a marker
 // file named by DVFSLAB_MARK_FD, otherwise `environment` prefixes the command.
 CommandResult run_dvfslab(const std::string& arguments, bool with_markers,
-                          const std::string& environment = "") {
+                          const std::string& environment = "", const std::string& binary = DVFSLAB_BINARY) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("dvfslab_run_workload_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto out = dir / "out", err = dir / "err", markers = dir / "markers";
-  std::string command = (with_markers ? std::string("DVFSLAB_MARK_FD=3 ") : environment) + DVFSLAB_BINARY +
-                        " " + arguments + " >" + out.string() + " 2>" + err.string() +
+  std::string command = (with_markers ? std::string("DVFSLAB_MARK_FD=3 ") : environment) + binary + " " +
+                        arguments + " >" + out.string() + " 2>" + err.string() +
                         (with_markers ? " 3>" + markers.string() : "");
   const int status = run_shell(command);
   CommandResult result;
@@ -140,10 +141,11 @@ TEST(RunWorkloadCli, KernelProfileListsWhereTheIterationsWent) {
   const auto dir = std::filesystem::temp_directory_path() / ("dvfslab_profile_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto path = dir / "profile.json";
-  const auto result = run_dvfslab("run-workload alexnet --mode infer --batch 2 --image-size 64 --iters 1 "
-                                  "--warmup 0 --torch-device cpu --profile-iters 2 --json --kernel-profile " +
-                                      path.string(),
-                                  false);
+  const auto result = run_dvfslab(
+      "run-workload alexnet --mode infer --batch 2 --image-size 64 --iters 1 "
+      "--warmup 0 --torch-device cpu --profile-iters 2 --json --kernel-profile " +
+          path.string(),
+      false);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(nlohmann::json::parse(result.out)["kernel_profile"], path.string());
   const auto profile = nlohmann::json::parse(read_file(path));
@@ -168,9 +170,11 @@ TEST(RunWorkloadCli, KernelProfileListsWhereTheIterationsWent) {
   EXPECT_NEAR(total_ms, profile["total_ms_per_iteration"].get<double>(), 1e-6);
   EXPECT_TRUE(convolution) << profile.dump(1);
 
-  const auto text = run_dvfslab("run-workload alexnet --mode infer --batch 1 --image-size 64 --iters 1 "
-                                "--warmup 0 --torch-device cpu --kernel-profile " + path.string(),
-                                false);
+  const auto text = run_dvfslab(
+      "run-workload alexnet --mode infer --batch 1 --image-size 64 --iters 1 "
+      "--warmup 0 --torch-device cpu --kernel-profile " +
+          path.string(),
+      false);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("kernel profile of 5 more iterations in " + path.string()));
   std::filesystem::remove(path);
@@ -180,8 +184,9 @@ TEST(RunWorkloadCli, KernelProfileListsWhereTheIterationsWent) {
 // A path that cannot be written is refused before the run, in one line; a write
 // that fails is an error; generation has no profile.
 TEST(RunWorkloadCli, KernelProfileBadPathsAreOneLineErrors) {
-  const std::string run = "run-workload alexnet --mode infer --batch 1 --image-size 64 --iters 1 --warmup 0 "
-                          "--torch-device cpu --kernel-profile ";
+  const std::string run =
+      "run-workload alexnet --mode infer --batch 1 --image-size 64 --iters 1 --warmup 0 "
+      "--torch-device cpu --kernel-profile ";
   for (const std::string path : {"''", "/nonexistent-dir/p.json", "/tmp"}) {
     const auto refused = run_dvfslab(run + path, false);
     EXPECT_EQ(refused.exit_code, 3) << path;
@@ -216,7 +221,8 @@ TEST(RunWorkloadCli, ABatchTooLargeForMemoryIsOneLineThatSaysWhatToDo) {
 
 TEST(RunWorkloadCli, AZeroSizeIsRefusedNotTakenAsTheDefault) {
   for (const std::string option : {"--image-size 0", "--seq-len 0", "--batch 0"}) {
-    const auto result = run_dvfslab("run-workload alexnet --mode infer --iters 1 --torch-device cpu " + option, false);
+    const auto result =
+        run_dvfslab("run-workload alexnet --mode infer --iters 1 --torch-device cpu " + option, false);
     EXPECT_EQ(result.exit_code, 2) << option << ": " << result.err;
     EXPECT_THAT(result.err, HasSubstr(option.substr(0, option.find(' ')) + ": must be 1 or more, not 0"));
     EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
@@ -312,6 +318,43 @@ TEST(RunWorkloadCli, ErrorsAreOneLineWithTheChoices) {
                                    false, "DVFSLAB_MARK_FD=x ");
   EXPECT_EQ(mark_fd.exit_code, 3);
   EXPECT_THAT(mark_fd.err, HasSubstr("not a file descriptor number"));
+}
+
+// LibTorch is a module that dvfslab loads only when a command runs its models:
+// linked in, its start-up cost every command ~0.8 s (docs/workloads.md).
+TEST(RunWorkloadCli, OnlyTheCommandsThatRunModelsLoadLibTorch) {
+  const auto version = run_dvfslab("--version", false, "LD_DEBUG=files ");
+  ASSERT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_THAT(version.err, HasSubstr("libc.so"));  // the loader's trace is there
+  EXPECT_THAT(version.err, Not(HasSubstr("libtorch")));
+  EXPECT_THAT(version.err, Not(HasSubstr("dvfslab-run-workload")));
+
+  const auto list = run_dvfslab("run-workload --list", false, "LD_DEBUG=files ");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.err, HasSubstr("dvfslab-run-workload.so"));
+  EXPECT_THAT(list.err, HasSubstr("libtorch"));
+}
+
+TEST(RunWorkloadCli, AMissingLibTorchModuleIsOneLineThatSaysWhereItWasLookedFor) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("dvfslab_no_module_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto copy = dir / "dvfslab";
+  std::filesystem::copy_file(DVFSLAB_BINARY, copy, std::filesystem::copy_options::overwrite_existing);
+
+  const auto help = run_dvfslab("run-workload --help", false, "", copy.string());
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_THAT(help.out, HasSubstr("--kernel-profile"));
+
+  const auto list = run_dvfslab("run-workload --list", false, "", copy.string());
+  EXPECT_NE(list.exit_code, 0);
+  EXPECT_THAT(list.err, HasSubstr("LibTorch module is missing: found neither " +
+                                  (dir / "dvfslab-run-workload.so").string()));
+  EXPECT_THAT(list.err, HasSubstr("rebuild or reinstall dvfslab"));
+  EXPECT_EQ(std::count(list.err.begin(), list.err.end(), '\n'), 1) << list.err;
+  EXPECT_TRUE(list.out.empty());
+  std::filesystem::remove(copy);
+  std::filesystem::remove(dir);
 }
 
 }  // namespace
