@@ -5,7 +5,11 @@
 // errors, σ = 1 %, on each window's time and energy); the energy actually spent is
 // the noiseless figure. A job is 20,000 iterations.
 //
-//   tuner  TuneController (online strategy, objective energy) — warm-up, probes, hold, watch
+//   tuner  TuneController (online strategy, objective energy) — warm-up, probes, hold, watch;
+//          among the settings `dvfslab tune` would choose from on the curve's GPU
+//          (tune_candidates of the clocks and power limits the table lists: SM clocks
+//          from 40 % of the top one, at most 24; 8 power limits, figures between two
+//          measured limits interpolated linearly)
 //   zeus   warm-up, then every setting of the curve from the top down for one window
 //          each (the default first), then the least measured energy held
 //   oracle the curve's least-energy setting from the first iteration
@@ -25,7 +29,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,7 +61,84 @@ struct Curve {
   std::string file;
   std::string name;
   std::map<Setting, Figures> points;  // the default as Setting{}
+  // What the tuner chooses among, written as `points` are, and the figures of those
+  // of them the table did not measure (power limits between two measured ones).
+  std::vector<Setting> candidates;
+  std::map<Setting, Figures> between;
+
+  const Figures& at(const Setting& s) const {
+    const auto measured = points.find(s);
+    return measured != points.end() ? measured->second : between.at(s);
+  }
 };
+
+// `s` with each knob at the default row's value written as absent, as `points` are keyed.
+Setting relative_to(const Setting& s, const Setting& base) {
+  Setting relative = s;
+  if (relative.sm_mhz == base.sm_mhz) relative.sm_mhz.reset();
+  if (relative.mem_mhz == base.mem_mhz) relative.mem_mhz.reset();
+  if (relative.power_limit_w == base.power_limit_w) relative.power_limit_w.reset();
+  return relative;
+}
+
+// The clocks and power limits the table lists for the curve's GPU, as a GPU would report them.
+std::pair<dvfslab::ClockTable, dvfslab::PowerLimits> listed_by(const std::vector<dvfslab::ResultRow>& rows,
+                                                               const Setting& base) {
+  dvfslab::ClockTable table;
+  std::set<int, std::greater<>> memory;
+  std::map<int, std::set<int, std::greater<>>> graphics;  // an uncontrolled memory clock as 0
+  dvfslab::PowerLimits limits;
+  for (const auto& row : rows) {
+    if (row.setting.mem_mhz) memory.insert(*row.setting.mem_mhz);
+    if (row.setting.sm_mhz) graphics[row.setting.mem_mhz.value_or(0)].insert(*row.setting.sm_mhz);
+    if (const auto w = row.setting.power_limit_w) {
+      limits.min_w = std::min(limits.min_w.value_or(*w), static_cast<double>(*w));
+      limits.max_w = std::max(limits.max_w.value_or(*w), static_cast<double>(*w));
+    }
+  }
+  table.memory_mhz.assign(memory.begin(), memory.end());
+  for (const auto& [mem, clocks] : graphics) table.graphics_mhz[mem].assign(clocks.begin(), clocks.end());
+  table.default_graphics_mhz = base.sm_mhz;
+  table.default_memory_mhz = base.mem_mhz;
+  if (base.power_limit_w) limits.default_w = limits.current_w = static_cast<double>(*base.power_limit_w);
+  return {table, limits};
+}
+
+// Figures at `s` (a power limit the table did not measure) from the two measured
+// limits around it at the same clocks; none where the table has no such pair.
+std::optional<Figures> interpolated_power_limit(const Curve& curve, const Setting& s, const Setting& base) {
+  if (!s.power_limit_w) return std::nullopt;
+  const double target = *s.power_limit_w;
+  std::optional<std::pair<double, Figures>> below, above;
+  for (const auto& [point, figures] : curve.points) {
+    if (point.sm_mhz != s.sm_mhz || point.mem_mhz != s.mem_mhz) continue;
+    const auto w = point.power_limit_w.has_value() ? point.power_limit_w : base.power_limit_w;
+    if (!w) continue;
+    const double watts = *w;
+    if (watts < target && (!below || watts > below->first)) below = {watts, figures};
+    if (watts > target && (!above || watts < above->first)) above = {watts, figures};
+  }
+  if (!below || !above) return std::nullopt;
+  const double share = (target - below->first) / (above->first - below->first);
+  const auto mix = [&](double low, double high) { return low + share * (high - low); };
+  return Figures{mix(below->second.time_s, above->second.time_s),
+                 mix(below->second.energy_j, above->second.energy_j)};
+}
+
+// The knobs `dvfslab tune` would turn on this curve: those its rows vary.
+std::vector<dvfslab::TuneKnob> varied_knobs(const std::vector<dvfslab::ResultRow>& rows) {
+  std::set<std::optional<int>> sm, mem, pl;
+  for (const auto& row : rows) {
+    sm.insert(row.setting.sm_mhz);
+    mem.insert(row.setting.mem_mhz);
+    pl.insert(row.setting.power_limit_w);
+  }
+  std::vector<dvfslab::TuneKnob> knobs;
+  if (sm.size() > 1) knobs.push_back(dvfslab::TuneKnob::sm);
+  if (mem.size() > 1) knobs.push_back(dvfslab::TuneKnob::mem);
+  if (pl.size() > 1) knobs.push_back(dvfslab::TuneKnob::pl);
+  return knobs;
+}
 
 // The rows of one curve, with each knob at the default row's value written as absent,
 // so that Setting{} is the default as on a GPU.
@@ -71,18 +154,25 @@ Curve make_curve(const std::string& file, const std::string& name,
   }
   std::map<Setting, std::pair<Figures, int>> sums;  // repetitions averaged
   for (const auto& row : rows) {
-    Setting s = row.setting;
-    if (s.sm_mhz == base->setting.sm_mhz) s.sm_mhz.reset();
-    if (s.mem_mhz == base->setting.mem_mhz) s.mem_mhz.reset();
-    if (s.power_limit_w == base->setting.power_limit_w) s.power_limit_w.reset();
-    auto& [sum, count] = sums[s];
+    auto& [sum, count] = sums[relative_to(row.setting, base->setting)];
     sum.time_s += row.time_per_iteration_s;
     sum.energy_j += row.energy_per_iteration_j;
     ++count;
   }
-  Curve curve{file, name, {}};
+  Curve curve{file, name, {}, {}, {}};
   for (const auto& [s, sum] : sums)
     curve.points[s] = Figures{sum.first.time_s / sum.second, sum.first.energy_j / sum.second};
+  const auto [table, limits] = listed_by(rows, base->setting);
+  for (const Setting& candidate : dvfslab::tune_candidates(table, limits, varied_knobs(rows))) {
+    const Setting s = relative_to(candidate, base->setting);
+    if (s.is_default()) continue;
+    if (curve.points.count(s) == 0) {
+      const auto figures = interpolated_power_limit(curve, s, base->setting);
+      if (!figures) continue;  // a pair of clocks the table did not measure together
+      curve.between[s] = *figures;
+    }
+    curve.candidates.push_back(s);
+  }
   return curve;
 }
 
@@ -91,7 +181,7 @@ class Twin {
   Twin(const Curve& curve, std::uint64_t seed) : curve_(curve), random_(seed) {}
   // Runs n iterations at `s`: what the meter reports; the true energy is added to spent().
   dvfslab::WindowFigures run(const Setting& s, std::int64_t n) {
-    const Figures& f = curve_.points.at(s);
+    const Figures& f = curve_.at(s);
     const double iterations = static_cast<double>(n);
     spent_ += iterations * f.energy_j;
     return dvfslab::WindowFigures{n, 0, iterations * f.time_s * (1 + noise * normal_(random_)),
@@ -112,14 +202,11 @@ struct Outcome {
 };
 
 Outcome run_tuner(const Curve& curve, const std::string& strategy, std::uint64_t seed) {
-  std::vector<Setting> candidates;
-  for (const auto& [s, f] : curve.points)
-    if (!s.is_default()) candidates.push_back(s);
   dvfslab::TunerOptions options;
   options.warmup_iterations = warmup_iterations;
   options.probe_iterations = window_iterations;
   options.strategy = strategy;
-  dvfslab::TuneController controller(candidates, options);
+  dvfslab::TuneController controller(curve.candidates, options);
   Twin twin(curve, seed);
   std::int64_t done = 0;
   while (done < job_iterations) {
@@ -177,7 +264,13 @@ std::vector<Curve> load_curves(const std::filesystem::path& data, bool smoke) {
         by_curve[row.gpu + " / " + dvfslab::sweep_table_workload_key(row)].push_back(row);
       for (const auto& [name, rows] : by_curve) {
         if (rows.size() < 2) continue;
-        curves.push_back(make_curve(path.filename().string(), name, rows));
+        try {
+          curves.push_back(make_curve(path.filename().string(), name, rows));
+        } catch (const dvfslab::NotSupportedError& e) {
+          fmt::print("tune_bench: skipped {} | {}: `dvfslab tune` would refuse it: {}\n",
+                     path.filename().string(), name, e.what());
+          continue;
+        }
         if (smoke) break;
       }
     } catch (const dvfslab::Error& e) {
@@ -191,6 +284,14 @@ double oracle_energy_of(const Curve& curve) {
   double oracle_energy = curve.points.begin()->second.energy_j;
   for (const auto& [s, f] : curve.points) oracle_energy = std::min(oracle_energy, f.energy_j);
   return oracle_energy * job_iterations;
+}
+
+// The job's energy held at the best of the tuner's candidates (or the default) from
+// the first iteration: the most any strategy choosing among them can save.
+double best_candidate_energy_of(const Curve& curve) {
+  double best = curve.points.at(Setting{}).energy_j;
+  for (const Setting& s : curve.candidates) best = std::min(best, curve.at(s).energy_j);
+  return best * job_iterations;
 }
 
 // Per table: how many curves the strategy ran, how many within 3 % of the oracle, and
@@ -292,7 +393,7 @@ int run_bench(const std::filesystem::path& data, const std::string& strategy, bo
   print_loto(curves);
   fmt::print("\n== the tuner's strategy {} on every table, against zeus and the oracle\n", strategy);
   struct FileTotals {
-    int curves = 0, within_3 = 0, fewer_probes = 0, zeus_within_3 = 0;
+    int curves = 0, within_3 = 0, fewer_probes = 0, zeus_within_3 = 0, candidates_within_3 = 0;
     std::vector<double> tuner_saving, zeus_saving, oracle_saving;
     double tuner_probes = 0, zeus_probes = 0;
   };
@@ -309,6 +410,7 @@ int run_bench(const std::filesystem::path& data, const std::string& strategy, bo
       ++t->curves;
       if (tuner.energy_j <= oracle * 1.03) ++t->within_3;
       if (zeus.energy_j <= oracle * 1.03) ++t->zeus_within_3;
+      if (best_candidate_energy_of(curve) <= oracle * 1.03) ++t->candidates_within_3;
       if (tuner.probe_iterations < zeus.probe_iterations) ++t->fewer_probes;
       t->tuner_saving.push_back(1 - tuner.energy_j / at_default);
       t->zeus_saving.push_back(1 - zeus.energy_j / at_default);
@@ -319,21 +421,25 @@ int run_bench(const std::filesystem::path& data, const std::string& strategy, bo
   }
   const auto row = [](const std::string& name, const FileTotals& t) {
     fmt::print(
-        "{:<36} {:>6} {:>9.1f} % {:>9.1f} % {:>9.2f} % {:>9.2f} % {:>9.2f} % {:>8.0f} {:>8.0f} {:>9.1f} %\n",
+        "{:<36} {:>6} {:>9.1f} % {:>9.1f} % {:>9.1f} % {:>9.2f} % {:>9.2f} % {:>9.2f} % {:>8.0f} {:>8.0f} "
+        "{:>9.1f} %\n",
         name, t.curves, 100.0 * t.within_3 / t.curves, 100.0 * t.zeus_within_3 / t.curves,
-        100 * median(t.tuner_saving), 100 * median(t.zeus_saving), 100 * median(t.oracle_saving),
-        t.tuner_probes / t.curves, t.zeus_probes / t.curves, 100.0 * t.fewer_probes / t.curves);
+        100.0 * t.candidates_within_3 / t.curves, 100 * median(t.tuner_saving), 100 * median(t.zeus_saving),
+        100 * median(t.oracle_saving), t.tuner_probes / t.curves, t.zeus_probes / t.curves,
+        100.0 * t.fewer_probes / t.curves);
   };
-  fmt::print("\n{:<36} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8} {:>11}\n", "file", "curves",
-             "tuner≤3%", "zeus≤3%", "tuner save", "zeus save", "oracle save", "tuner pi", "zeus pi",
-             "fewer pi");
+  fmt::print("\n{:<36} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8} {:>11}\n", "file",
+             "curves", "tuner≤3%", "zeus≤3%", "cands≤3%", "tuner save", "zeus save", "oracle save",
+             "tuner pi", "zeus pi", "fewer pi");
   for (const auto& [file, totals] : per_file) row(file, totals);
   row("all", all);
   const double within = static_cast<double>(all.within_3) / all.curves;
   const double saving_ratio = median(all.tuner_saving) / median(all.oracle_saving);
   const double fewer = static_cast<double>(all.fewer_probes) / all.curves;
   fmt::print(
-      "\n(≤3%: job energy within 3 % of the oracle, probing included; save: median saving against the "
+      "\n(≤3%: job energy within 3 % of the oracle, probing included; cands≤3%: the best of the tuner's "
+      "candidates held from the start is (a ceiling for any strategy choosing among them); save: median "
+      "saving against the "
       "default; pi: mean probing iterations per job; fewer pi: tuner probed fewer iterations than zeus)\n");
   fmt::print("target  job energy within 3 % of the oracle on >= 90 % of curves: {:.1f} % {}\n", 100 * within,
              within >= 0.9 ? "MET" : "NOT MET");

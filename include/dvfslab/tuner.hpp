@@ -50,9 +50,9 @@ struct TunerOptions {
   // slowest; 1 s where a GPU does not say), a TuneController alone none. 0:
   // windows are probe_iterations long.
   std::optional<double> min_window_s;
-  std::int64_t settle_iterations = 1;   // after a change, run before the window is measured
-  std::string strategy = "online";      // "online" or a registered search strategy
-  int max_retunes = 3;                  // phase changes that may start a new search
+  std::int64_t settle_iterations = 1;  // after a change, run before the window is measured
+  std::string strategy = "online";     // "online" or a registered search strategy
+  int max_retunes = 3;                 // phase changes that may start a new search
   // A power limit found below the maximum (an administrator's cap) is the highest
   // the tuner sets, unless this allows the range above it.
   bool allow_above_found_power_limit = false;
@@ -72,6 +72,12 @@ void validate(const TunerOptions& options);
 // maximum with `allow_above_found_power_limit`); every combination, ascending, the
 // default setting not included.
 std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs,
+                                     bool allow_above_found_power_limit = false);
+// The same from a clock table and power limits alone, for knobs sm, mem and pl
+// (profiles need the GPU): what a benchmark replaying a published table tunes
+// among, so that it measures the settings `dvfslab tune` would choose from.
+std::vector<Setting> tune_candidates(const ClockTable& table, const PowerLimits& limits,
+                                     const std::vector<TuneKnob>& knobs,
                                      bool allow_above_found_power_limit = false);
 
 enum class WindowRole { warmup, probe, hold };

@@ -73,9 +73,10 @@ std::vector<std::optional<int>> power_values(const PowerLimits& limits, bool all
 std::vector<Setting> profile_settings(Gpu& gpu) {
   const auto profiles = workload_power_profiles(gpu);
   if (!profiles || profiles->supported.empty()) {
-    throw NotSupportedError(fmt::format("{} has no workload power profiles (its backend, driver or the GPU itself; "
-                                        "`dvfslab info` says which), so there is no profile to tune",
-                                        gpu.identity().name));
+    throw NotSupportedError(
+        fmt::format("{} has no workload power profiles (its backend, driver or the GPU itself; "
+                    "`dvfslab info` says which), so there is no profile to tune",
+                    gpu.identity().name));
   }
   std::vector<Setting> settings;
   for (const WorkloadPowerProfile& profile : profiles->supported) {
@@ -116,25 +117,35 @@ std::vector<TuneKnob> parse_tune_knobs(std::string_view text) {
       knob = TuneKnob::profile;
     else
       throw ConfigError(fmt::format(
-          "unknown knob '{}' in '{}'; give a comma-separated list of sm, mem, pl, or profile alone", name, text));
+          "unknown knob '{}' in '{}'; give a comma-separated list of sm, mem, pl, or profile alone", name,
+          text));
     if (std::find(knobs.begin(), knobs.end(), knob) != knobs.end())
       throw ConfigError(fmt::format("knob '{}' is given twice in '{}'", name, text));
     knobs.push_back(knob);
     start = comma + 1;
   }
   if (knobs.size() > 1 && std::find(knobs.begin(), knobs.end(), TuneKnob::profile) != knobs.end()) {
-    throw ConfigError(fmt::format("'{}': profile is tuned on its own (a workload power profile runs with the "
-                                  "clocks and power limit as found, not crossed with them): give profile",
-                                  text));
+    throw ConfigError(
+        fmt::format("'{}': profile is tuned on its own (a workload power profile runs with the "
+                    "clocks and power limit as found, not crossed with them): give profile",
+                    text));
   }
   return knobs;
 }
 
 std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs,
                                      bool allow_above_found_power_limit) {
+  if (std::find(knobs.begin(), knobs.end(), TuneKnob::profile) != knobs.end()) return profile_settings(gpu);
+  const bool has_pl = std::find(knobs.begin(), knobs.end(), TuneKnob::pl) != knobs.end();
+  return tune_candidates(gpu.clock_table(), has_pl ? gpu.power_limits() : PowerLimits{}, knobs,
+                         allow_above_found_power_limit);
+}
+
+std::vector<Setting> tune_candidates(const ClockTable& table, const PowerLimits& limits,
+                                     const std::vector<TuneKnob>& knobs, bool allow_above_found_power_limit) {
   const auto has = [&](TuneKnob knob) { return std::find(knobs.begin(), knobs.end(), knob) != knobs.end(); };
-  if (has(TuneKnob::profile)) return profile_settings(gpu);
-  const ClockTable table = gpu.clock_table();
+  if (has(TuneKnob::profile))
+    throw ConfigError("workload power profiles are tuned from the GPU itself, not from a clock table");
   // Each knob's values with "left as found" (absent), so that every knob can stay at its default.
   std::vector<std::optional<int>> sm{std::nullopt};
   std::vector<std::optional<int>> mem{std::nullopt};
@@ -144,7 +155,7 @@ std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knob
   if (has(TuneKnob::mem))
     for (auto v : mem_values(table)) mem.push_back(v);
   if (has(TuneKnob::pl))
-    for (auto v : power_values(gpu.power_limits(), allow_above_found_power_limit)) pl.push_back(v);
+    for (auto v : power_values(limits, allow_above_found_power_limit)) pl.push_back(v);
   std::vector<Setting> settings;
   for (const auto& s : sm) {
     for (const auto& m : mem) {

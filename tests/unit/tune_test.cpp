@@ -97,7 +97,9 @@ TEST(TuneController, AProbeFarShorterThanTheLeastWindowIsMeasuredAgainLonger) {
   TuneController controller(sm_candidates(), options);
   // The warm-up ran at 1 s per iteration (2 iterations per window); then the job
   // speeds up 1000-fold, so the baseline's window is 0.01 s long.
-  drive(controller, 5, [](const Setting&, std::int64_t n) { return WindowFigures{n, 0, 1.0 * n, 100.0 * n}; });
+  drive(controller, 5, [](const Setting&, std::int64_t n) {
+    return WindowFigures{n, 0, 1.0 * n, 100.0 * n};
+  });
   ASSERT_EQ(controller.next().iterations, 10);
   const auto fast = [](const Setting& s, std::int64_t n) {
     WindowFigures f = valley(s, n, 900);
@@ -362,6 +364,27 @@ TEST_F(SimTuner, CandidatesCoverTheKnobsAsked) {
   const auto sm_pl = tune_candidates(gpu_, {TuneKnob::sm, TuneKnob::pl});
   EXPECT_GT(sm_pl.size(), sm.size() * 8);
   EXPECT_THROW(tune_candidates(gpu_, {TuneKnob::mem}), NotSupportedError) << "a V100 has one memory clock";
+}
+
+TEST_F(SimTuner, CandidatesFromAClockTableAreTheGpusOwn) {
+  const std::vector<TuneKnob> knobs{TuneKnob::sm, TuneKnob::pl};
+  EXPECT_EQ(tune_candidates(gpu_.clock_table(), gpu_.power_limits(), knobs), tune_candidates(gpu_, knobs));
+  EXPECT_THROW(tune_candidates(gpu_.clock_table(), gpu_.power_limits(), {TuneKnob::profile}), ConfigError)
+      << "profiles come from the GPU itself";
+}
+
+// A published table's dense line, as a benchmark replaying it describes the GPU:
+// 140 SM clocks of 7.5 MHz steps, the memory clock not controlled.
+TEST(TuneCandidates, ADenseLineIsThinnedToTwentyFourClocksFromFortyPercentOfTheTop) {
+  ClockTable table;
+  for (int i = 139; i >= 0; --i) table.graphics_mhz[0].push_back(487 + (1530 - 487) * i / 139);
+  table.default_graphics_mhz = 1530;
+  const auto sm = tune_candidates(table, PowerLimits{}, {TuneKnob::sm});
+  ASSERT_EQ(sm.size(), 24u);
+  EXPECT_EQ(sm.back().sm_mhz, 1530) << "the top clock is kept";
+  EXPECT_GE(*sm.front().sm_mhz, 0.4 * 1530);
+  EXPECT_LT(*sm.front().sm_mhz, 0.4 * 1530 + 10) << "the lowest clock kept is the first at 40 %";
+  for (const Setting& s : sm) EXPECT_FALSE(s.mem_mhz || s.power_limit_w) << to_string(s);
 }
 
 TEST_F(SimTuner, L7_ASimulatedJobChangingEveryFewWindowsGivesOneBudgetWarning) {
