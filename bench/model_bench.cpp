@@ -33,6 +33,7 @@
 #include "dvfslab/error.hpp"
 #include "dvfslab/model.hpp"
 #include "dvfslab/sweep_table.hpp"
+#include "expected_line.hpp"
 #include "loto.hpp"
 
 namespace {
@@ -51,7 +52,19 @@ struct Outcome {
   bool within_1 = false, within_3 = false, probes_within_1 = false;
   bool model_within_1 = false;    // the model's optimum alone
   int held_out = 0, covered = 0;  // held-out energies, and those inside the ~95 % interval
+  // On a dense line, the same against its expected energy (expected_line.hpp).
+  struct Expected {
+    double energy_mape = 0;
+    bool model_within_1 = false;
+    int covered = 0;
+  };
+  std::optional<Expected> expected;
 };
+
+// A line this long is also scored against its expected energy, smoothed over this
+// many settings on each side (the span the search and tuner benchmarks use).
+constexpr std::size_t dense_line_settings = 30;
+constexpr std::size_t expected_line_span = 7;
 
 // Where k probes lie along a curve of n settings: the i-th at index
 // round(numerator_i · (n − 1) / denominator), the last at the top.
@@ -152,6 +165,21 @@ std::optional<Outcome> evaluate(const Curve& curve, const Placement& placement) 
   }
   const double scale = 100.0 / static_cast<double>(others);
   out.time_mape *= scale, out.power_mape *= scale, out.energy_mape *= scale;
+  if (curve.points.size() >= dense_line_settings) {
+    std::vector<double> readings;
+    for (const auto& p : curve.points) readings.push_back(energy(p));
+    const auto expected = dvfslab::bench::local_quadratic(readings, expected_line_span);
+    Outcome::Expected e;
+    for (std::size_t i = 0; i < curve.points.size(); ++i) {
+      if (std::find(probes.begin(), probes.end(), i) != probes.end()) continue;
+      const auto at = model.predict(curve.points[i].setting);
+      e.energy_mape += std::abs(at.energy_j.value / expected[i] - 1);
+      e.covered += at.energy_j.low <= expected[i] && expected[i] <= at.energy_j.high ? 1 : 0;
+    }
+    e.energy_mape *= scale;
+    e.model_within_1 = expected[predicted_best] <= 1.01 * *std::min_element(expected.begin(), expected.end());
+    out.expected = e;
+  }
   const double chosen = std::min(best_probe, energy(curve.points[predicted_best]));
   out.within_1 = chosen <= 1.01 * true_min;
   out.within_3 = chosen <= 1.03 * true_min;
@@ -287,6 +315,38 @@ void print_loto(const std::vector<Table>& tables) {
                            loto_cells(all_in_sample.limit));
 }
 
+// The dense lines, 4 settings evenly placed, against their readings and against
+// their expected line: a reading is one draw, so its scatter is in the MAPE against it.
+void print_dense_lines(const std::vector<Table>& tables) {
+  std::cout << fmt::format(
+      "== dense lines ({} or more settings), 4 settings evenly placed: energy MAPE median / p90 (%), the "
+      "model's optimum alone within 1 % (% of curves) and the held-out energies inside its ~95 % interval (% "
+      "of points), against the readings | against the line's expected energy (local quadratic over {} "
+      "settings on each side)\n\n{:<36} {:>5}  {:>6} {:>6} {:>6} {:>6}   {:>6} {:>6} {:>6} {:>6}\n",
+      dense_line_settings, expected_line_span, "table", "n", "med", "p90", "opt1%", "band", "med", "p90",
+      "opt1%", "band");
+  for (const Table& table : tables) {
+    std::vector<double> readings_mape, expected_mape;
+    double readings_opt = 0, expected_opt = 0, held_out = 0, readings_covered = 0, expected_covered = 0;
+    for (const Curve& curve : table.curves) {
+      const auto outcome = try_evaluate(table, curve, even_placement(4));
+      if (!outcome || !outcome->expected) continue;
+      readings_mape.push_back(outcome->energy_mape), expected_mape.push_back(outcome->expected->energy_mape);
+      readings_opt += outcome->model_within_1, expected_opt += outcome->expected->model_within_1;
+      held_out += outcome->held_out;
+      readings_covered += outcome->covered, expected_covered += outcome->expected->covered;
+    }
+    if (readings_mape.empty()) continue;
+    const double n = static_cast<double>(readings_mape.size());
+    std::cout << fmt::format(
+        "{:<36} {:>5}  {:>6.2f} {:>6.2f} {:>6.1f} {:>6.1f}   {:>6.2f} {:>6.2f} {:>6.1f} {:>6.1f}\n",
+        table.name, readings_mape.size(), quantile(readings_mape, 0.5), quantile(readings_mape, 0.9),
+        100 * readings_opt / n, 100 * readings_covered / held_out, quantile(expected_mape, 0.5),
+        quantile(expected_mape, 0.9), 100 * expected_opt / n, 100 * expected_covered / held_out);
+  }
+  std::cout << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -302,6 +362,7 @@ int main(int argc, char** argv) {
   try {
     const std::vector<Table> tables = read_tables(dvfslab::bench::sweep_tables_in(argv[1]), smoke);
     print_loto(tables);
+    print_dense_lines(tables);
     std::cout
         << "== every table, settings evenly placed: MAPE in %, median and p90 over curves; opt: share of "
            "curves (%) where the better of the probes and\n"
