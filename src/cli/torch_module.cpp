@@ -18,6 +18,18 @@ namespace {
 
 using AddWorkloadsEntryPoint = void (*)(WorkloadRegistry&);
 
+// C++ types pass between the two, so a module of another build must not be called.
+void check_module_build(void* module, const std::filesystem::path& path) {
+  const auto build = reinterpret_cast<ModuleBuildEntryPoint>(::dlsym(module, module_build_entry_point));
+  const std::string found = build != nullptr ? build() : "an older one";
+  if (found != DVFSLAB_MODULE_BUILD) {
+    throw Error(
+        fmt::format("dvfslab's LibTorch module {} is from another build of dvfslab ({}, this dvfslab is "
+                    "{}); reinstall dvfslab so that both come from one build",
+                    path.string(), found, DVFSLAB_MODULE_BUILD));
+  }
+}
+
 // Beside the executable in a build tree; in the library folder once installed.
 // The module stays loaded until the process exits: LibTorch cannot be unloaded.
 void* load_module() {
@@ -38,6 +50,7 @@ void* load_module() {
       void* loaded = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (loaded == nullptr)
         throw Error(fmt::format("cannot load dvfslab's LibTorch module: {}", ::dlerror()));
+      check_module_build(loaded, path);
       return loaded;
     }
     throw Error(

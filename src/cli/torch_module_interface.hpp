@@ -40,5 +40,9 @@ inline constexpr const char* run_workload_entry_point = "dvfslab_run_workload";
 using RunWorkloadEntryPoint = void (*)(const RunWorkloadArgs&);
 // Registers the LibTorch models for hardware GPUs (add_torch_workloads).
 inline constexpr const char* add_workloads_entry_point = "dvfslab_add_torch_workloads";
+// The build the module is from (DVFSLAB_MODULE_BUILD: the version and a hash of the
+// headers whose types pass between the two), checked before any other call.
+inline constexpr const char* module_build_entry_point = "dvfslab_module_build";
+using ModuleBuildEntryPoint = const char* (*)();
 
 }  // namespace dvfslab::cli

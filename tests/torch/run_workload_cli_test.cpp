@@ -357,4 +357,28 @@ TEST(RunWorkloadCli, AMissingLibTorchModuleIsOneLineThatSaysWhereItWasLookedFor)
   std::filesystem::remove(dir);
 }
 
+TEST(RunWorkloadCli, AModuleOfAnotherBuildIsRefusedInOneLineBeforeItIsCalled) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("dvfslab_stale_module_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto copy = dir / "dvfslab";
+  const auto module = dir / "dvfslab-run-workload.so";
+  std::filesystem::copy_file(DVFSLAB_BINARY, copy, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(DVFSLAB_STALE_MODULE, module, std::filesystem::copy_options::overwrite_existing);
+
+  const auto list = run_dvfslab("run-workload --list", false, "", copy.string());
+  EXPECT_NE(list.exit_code, 0);
+  EXPECT_THAT(list.err,
+              HasSubstr("LibTorch module " + module.string() +
+                        " is from another build of dvfslab (0.0.1+0000000000000000, this dvfslab is "));
+  EXPECT_THAT(list.err, HasSubstr("reinstall dvfslab so that both come from one build"));
+  EXPECT_EQ(std::count(list.err.begin(), list.err.end(), '\n'), 1) << list.err;
+  EXPECT_TRUE(list.out.empty());
+  // The commands that run no LibTorch model never load it, so they keep working.
+  const auto version = run_dvfslab("--version", false, "", copy.string());
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  for (const auto& file : {copy, module}) std::filesystem::remove(file);  // not remove_all: see run_dvfslab
+  std::filesystem::remove(dir);
+}
+
 }  // namespace

@@ -383,6 +383,10 @@ void run_workload(RunWorkloadArgs args) {
 }  // namespace
 }  // namespace dvfslab::cli
 
+extern "C" __attribute__((visibility("default"))) const char* dvfslab_module_build() {
+  return DVFSLAB_MODULE_BUILD;
+}
+
 extern "C" __attribute__((visibility("default"))) void dvfslab_run_workload(
     const dvfslab::cli::RunWorkloadArgs& args) {
   dvfslab::explain_torch_errors([&] { dvfslab::cli::run_workload(args); });
