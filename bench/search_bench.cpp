@@ -54,6 +54,7 @@
 #include "dvfslab/search.hpp"
 #include "dvfslab/strategy.hpp"
 #include "dvfslab/sweep_table.hpp"
+#include "expected_line.hpp"
 #include "published_curves.hpp"
 #include "search_tally.hpp"
 
@@ -137,6 +138,27 @@ int floor_windows(const Curve& curve, const Setting& optimum, int default_window
   return windows;
 }
 
+// A line this long, as published, is also scored against its expected energy,
+// smoothed over this many settings on each side (the span the tuner's, the model's
+// and the Python dense-line benchmarks use).
+constexpr std::size_t dense_line_settings = 30;
+constexpr std::size_t expected_line_span = 7;
+
+// Each setting's expected energy on a published one-knob line of dense_line_settings
+// or more (expected_line.hpp); empty for any other curve.
+std::map<Setting, double> expected_energy_of(const Curve& curve) {
+  std::map<Setting, double> expected;
+  if (curve.set != "published" || curve.knobs != 1 || curve.points.size() < dense_line_settings)
+    return expected;
+  std::vector<double> readings;
+  for (const auto& [setting, truth] : curve.points)
+    readings.push_back(truth.energy);  // ordered along the knob
+  const auto smoothed = bench::local_quadratic(readings, expected_line_span);
+  std::size_t i = 0;
+  for (const auto& [setting, truth] : curve.points) expected[setting] = smoothed[i++];
+  return expected;
+}
+
 struct RunResult {
   int probes = 0;
   int windows = 0;
@@ -146,12 +168,15 @@ struct RunResult {
   std::optional<Setting> chosen;
   Setting optimum;
   std::vector<Probe> probes_in_order;
+  // On a line with an expected energy, objective energy: the choice against its least.
+  std::optional<double> expected_regret_pct;
 };
 
 const Case bench_case{"curve", 1, Mode::train, Precision::fp32};
 
-RunResult run(const Curve& curve, const std::string& strategy_name, const std::string& objective_text,
-              double noise_level, std::uint64_t seed) {
+RunResult run(const Curve& curve, const std::map<Setting, double>& expected_energy,
+              const std::string& strategy_name, const std::string& objective_text, double noise_level,
+              std::uint64_t seed) {
   StrategyOptions options;
   options.objective = parse_objective(objective_text);
   const auto strategy = make_strategy(strategy_name, options);
@@ -226,6 +251,12 @@ RunResult run(const Curve& curve, const std::string& strategy_name, const std::s
       result.chosen ? true_value(curve, objective, *result.chosen) : std::numeric_limits<double>::infinity();
   result.regret_pct = 100.0 * (value / optimum - 1.0);
   result.probes_in_order = probes_in_order(outcomes);
+  if (!expected_energy.empty() && objective_text == "energy" && result.chosen) {
+    double least = std::numeric_limits<double>::infinity();
+    for (const auto& [setting, energy] : expected_energy) least = std::min(least, energy);
+    const Setting& row = result.chosen->is_default() ? curve.baseline : *result.chosen;
+    result.expected_regret_pct = 100.0 * (expected_energy.at(row) / least - 1.0);
+  }
   return result;
 }
 
@@ -284,6 +315,33 @@ void print_tables(const std::map<bench::TallyKey, Tally>& tallies) {
       last_scope = scope;
       print_row(scope, knobs, objective, noise, strategy, tally);
     }
+  }
+}
+
+// One strategy at one noise level on the dense published lines: each run's regret
+// against the table's least and against the expected line's least, and its probes.
+struct DenseLineTally {
+  std::vector<double> table_regret, expected_regret, probes;
+};
+
+void print_dense_lines(const std::map<std::pair<double, std::string>, DenseLineTally>& tallies) {
+  if (tallies.empty()) return;
+  std::printf(
+      "\n== dense lines as published (one knob, %zu or more settings), objective energy: within 1 %% of the "
+      "table's least and of the least of the line's expected energy (local quadratic over %zu settings on "
+      "each side; a table that measured each setting once holds one draw per setting)\n\n%-5s %-10s %5s  "
+      "%9s %12s  %5s %5s\n",
+      dense_line_settings, expected_line_span, "noise", "strategy", "n", "in1% table", "in1% expected",
+      "p.med", "p.p90");
+  const auto within_1 = [](const std::vector<double>& regrets) {
+    const auto within = std::count_if(regrets.begin(), regrets.end(), [](double r) { return r <= 1.0; });
+    return 100.0 * static_cast<double>(within) /
+           static_cast<double>(std::max<std::size_t>(regrets.size(), 1));
+  };
+  for (const auto& [key, tally] : tallies) {
+    std::printf("%4.0f%% %-10s %5zu  %8.1f%% %11.1f%%  %5.1f %5.1f\n", 100 * key.first, key.second.c_str(),
+                tally.table_regret.size(), within_1(tally.table_regret), within_1(tally.expected_regret),
+                quantile_of(tally.probes, 0.5), quantile_of(tally.probes, 0.9));
   }
 }
 
@@ -354,9 +412,11 @@ int main(int argc, char** argv) {
     if (strategies.empty()) throw ConfigError("--strategies names no registered strategy");
 
     std::map<bench::TallyKey, Tally> tallies;
+    std::map<std::pair<double, std::string>, DenseLineTally> dense_lines;  // (noise, strategy)
     std::vector<std::string> failures;
     for (std::size_t c = 0; c < curves.size(); ++c) {
       const Curve& curve = curves[c];
+      const std::map<Setting, double> expected_energy = expected_energy_of(curve);
       for (std::size_t o = 0; o < objectives.size(); ++o) {
         for (std::size_t n = 0; n < noise_levels.size(); ++n) {
           // The same noise for every strategy; a dense curve has its published curve's seed.
@@ -364,7 +424,7 @@ int main(int argc, char** argv) {
           for (const std::string& strategy : strategies) {
             RunResult result;
             try {
-              result = run(curve, strategy, objectives[o], noise_levels[n], seed);
+              result = run(curve, expected_energy, strategy, objectives[o], noise_levels[n], seed);
             } catch (const Error& e) {
               std::printf("search_bench: skipped %s | %s | %s: %s\n", curve.table.c_str(),
                           curve.workload.c_str(), strategy.c_str(), e.what());
@@ -374,6 +434,12 @@ int main(int argc, char** argv) {
               tallies[{curve.set, scope, curve.knobs, objectives[o], noise_levels[n], strategy}].add(
                   result.probes, result.regret_pct, result.windows, result.exhaustive_windows,
                   result.floor_windows);
+            if (result.expected_regret_pct) {
+              DenseLineTally& dense = dense_lines[{noise_levels[n], strategy}];
+              dense.table_regret.push_back(result.regret_pct);
+              dense.expected_regret.push_back(*result.expected_regret_pct);
+              dense.probes.push_back(result.probes);
+            }
             if (list_failures && result.regret_pct > 1.0)
               failures.push_back(failure_line(curve, objectives[o], noise_levels[n], strategy, result));
           }
@@ -390,6 +456,7 @@ int main(int argc, char** argv) {
         "%% of the exhaustive optimum's objective value; noise seed %llu\n",
         published_curves, loaded.size(), argv[1], static_cast<unsigned long long>(noise_seed));
     bench::print_headline(tallies, loaded, noise_levels, strategies);
+    print_dense_lines(dense_lines);
     if (!loto_only) print_tables(tallies);
     if (list_failures) {
       std::printf("\n== runs that ended more than 1 %% above the optimum (%zu)\n\n", failures.size());
