@@ -38,6 +38,9 @@
 
 namespace {
 
+using dvfslab::bench::dense_line_settings;
+using dvfslab::bench::expected_line_span;
+
 using dvfslab::Setting;
 using dvfslab::model::Observation;
 
@@ -60,11 +63,6 @@ struct Outcome {
   };
   std::optional<Expected> expected;
 };
-
-// A line this long is also scored against its expected energy, smoothed over this
-// many settings on each side (the span the search and tuner benchmarks use).
-constexpr std::size_t dense_line_settings = 30;
-constexpr std::size_t expected_line_span = 7;
 
 // Where k probes lie along a curve of n settings: the i-th at index
 // round(numerator_i · (n − 1) / denominator), the last at the top.

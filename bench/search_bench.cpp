@@ -62,6 +62,8 @@ namespace {
 
 using namespace dvfslab;
 using bench::Curve;
+using bench::dense_line_settings;
+using bench::expected_line_span;
 using bench::quantile_of;
 using bench::Tally;
 using bench::Truth;
@@ -137,12 +139,6 @@ int floor_windows(const Curve& curve, const Setting& optimum, int default_window
     windows += neighbour == curve.baseline ? 0 : 1;
   return windows;
 }
-
-// A line this long, as published, is also scored against its expected energy,
-// smoothed over this many settings on each side (the span the tuner's, the model's
-// and the Python dense-line benchmarks use).
-constexpr std::size_t dense_line_settings = 30;
-constexpr std::size_t expected_line_span = 7;
 
 // Each setting's expected energy on a published one-knob line of dense_line_settings
 // or more (expected_line.hpp); empty for any other curve.

@@ -46,6 +46,8 @@ namespace {
 
 using dvfslab::Setting;
 using namespace dvfslab::bench::tune;
+using dvfslab::bench::dense_line_settings;
+using dvfslab::bench::expected_line_span;
 
 constexpr std::int64_t job_iterations = 20'000;
 constexpr std::int64_t warmup_iterations = 20;

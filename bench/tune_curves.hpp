@@ -24,11 +24,6 @@
 
 namespace dvfslab::bench::tune {
 
-// Lines this long are scored against their expected line as well (issue 27's long lines),
-// smoothed over this many settings on each side.
-inline constexpr std::size_t dense_line_settings = 30;
-inline constexpr std::size_t expected_line_span = 7;
-
 struct Figures {
   double time_s = 0;
   double energy_j = 0;
