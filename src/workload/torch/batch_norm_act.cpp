@@ -8,7 +8,6 @@
 #include "dvfslab/error.hpp"
 #include "workload/torch/own_kernels.hpp"
 
-// CMake defines DVFSLAB_OWN_KERNELS when it compiled kernels/ with a CUDA compiler.
 #if defined(DVFSLAB_OWN_KERNELS)
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -44,11 +43,6 @@ kernels::NormShape norm_shape(const torch::Tensor& t) {
   return {t.size(0) * t.size(2) * t.size(3), t.size(1)};
 }
 
-void check_launch(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw Error(std::string("batch norm ") + what + ": " + cudaGetErrorString(status));
-}
-
 torch::Tensor floats(std::int64_t count, const torch::Tensor& like) {
   return torch::empty({count},
                       like.options().dtype(torch::kFloat).memory_format(torch::MemoryFormat::Contiguous));
@@ -79,9 +73,9 @@ class OwnBatchNormAct : public torch::autograd::Function<OwnBatchNormAct> {
     args.momentum = settings.momentum;
     args.eps = settings.eps;
     args.relu = settings.relu;
-    check_launch(
+    check_kernel_launch(
         kernels::batch_norm_act_forward(half_type(input), shape, args, at::cuda::getCurrentCUDAStream()),
-        "forward");
+        "batch norm forward");
     context->save_for_backward({input, output, weight, mean, inverse_std});
     context->saved_data["relu"] = settings.relu;
     context->saved_data["residual"] = residual.has_value();
@@ -116,9 +110,9 @@ class OwnBatchNormAct : public torch::autograd::Function<OwnBatchNormAct> {
     args.grad_bias = grad_bias.data_ptr<float>();
     args.workspace = workspace.data_ptr<float>();
     args.relu = context->saved_data["relu"].toBool();
-    check_launch(
+    check_kernel_launch(
         kernels::batch_norm_act_backward(half_type(input), shape, args, at::cuda::getCurrentCUDAStream()),
-        "backward");
+        "batch norm backward");
     return {grad_input, grad_weight, grad_bias, grad_residual, torch::Tensor()};
   }
 };

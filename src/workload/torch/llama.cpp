@@ -5,6 +5,8 @@
 #include <string>
 
 #include "dvfslab/error.hpp"
+#include "workload/torch/rotary.hpp"
+#include "workload/torch/swiglu.hpp"
 #include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
@@ -14,15 +16,6 @@ namespace nn = torch::nn;
 
 constexpr double norm_epsilon = 1e-5;
 constexpr double rotary_base = 10000.0;
-
-// Rotates each half-pair of features of x [batch, heads, tokens, head_dim] by its
-// position's angles: x·cos + [−x₂, x₁]·sin, written as x·cos + roll(x)·[−sin, sin]
-// so the rotated half costs one copy instead of a negation and a concatenation.
-// cos and signed_sin are [tokens, head_dim].
-torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& signed_sin) {
-  const auto dtype = x.scalar_type();
-  return torch::addcmul(x * cos.to(dtype), torch::roll(x, x.size(-1) / 2, -1), signed_sin.to(dtype));
-}
 
 nn::Linear projection(int in, int out) { return nn::Linear(nn::LinearOptions(in, out).bias(false)); }
 
@@ -77,16 +70,18 @@ class Llama::Block : public nn::Module {
                         const torch::Tensor& cached_keys, const torch::Tensor& cached_values,
                         std::int64_t start) {
     const auto batch = x.size(0), tokens = x.size(1);
-    const auto split = [&](const torch::Tensor& y, int heads) {
-      return y.view({batch, tokens, heads, config_.head_dim()}).transpose(1, 2);
+    const auto heads_of = [&](const torch::Tensor& y, int heads) {
+      return y.view({batch, tokens, heads, config_.head_dim()});
     };
     const std::int64_t kv_width = static_cast<std::int64_t>(config_.kv_heads) * config_.head_dim();
     const auto projected =
         torch::linear(rms_norm(x, attention_norm_gain_, norm_epsilon), query_key_value_->weight)
             .split_with_sizes({config_.hidden, kv_width, kv_width}, -1);
-    const auto query = rotate(split(projected[0], config_.heads), cos, signed_sin);
-    auto key = rotate(split(projected[1], config_.kv_heads), cos, signed_sin);
-    auto value = split(projected[2], config_.kv_heads);
+    // Rotated in the projection's [batch, tokens, heads, head_dim] layout, which
+    // attention then reads through a transposed view.
+    const auto query = rotary_embedding(heads_of(projected[0], config_.heads), cos, signed_sin).transpose(1, 2);
+    auto key = rotary_embedding(heads_of(projected[1], config_.kv_heads), cos, signed_sin).transpose(1, 2);
+    auto value = heads_of(projected[2], config_.kv_heads).transpose(1, 2);
     if (cached_keys.defined()) {
       cached_keys.narrow(2, start, tokens).copy_(key);
       cached_values.narrow(2, start, tokens).copy_(value);
@@ -98,9 +93,7 @@ class Llama::Block : public nn::Module {
     auto context = attention(query, key, value, /*causal=*/start == 0, /*dropout=*/0.0);
     context = context.transpose(1, 2).reshape({batch, tokens, config_.hidden});
     const auto y = x + torch::linear(context, output_->weight);
-    const auto gate_and_up =
-        torch::linear(rms_norm(y, mlp_norm_gain_, norm_epsilon), gate_up_->weight).chunk(2, -1);
-    const auto gated = torch::silu(gate_and_up[0]) * gate_and_up[1];
+    const auto gated = swiglu(torch::linear(rms_norm(y, mlp_norm_gain_, norm_epsilon), gate_up_->weight));
     return y + torch::linear(gated, down_->weight);
   }
 
@@ -135,10 +128,8 @@ torch::Tensor Llama::forward(const torch::Tensor& tokens, KvCache* cache) {
     throw ConfigError("llama " + config_.preset + " takes at most " + std::to_string(config_.max_positions) +
                       " positions");
   }
-  // In the dtype the projections compute in, cast once rather than in every block.
-  const auto dtype = active_autocast_dtype(tokens.device().type()).value_or(rotary_cos_.scalar_type());
-  const auto cos = rotary_cos_.narrow(0, start, count).to(dtype);
-  const auto signed_sin = rotary_signed_sin_.narrow(0, start, count).to(dtype);
+  const auto cos = rotary_cos_.narrow(0, start, count);
+  const auto signed_sin = rotary_signed_sin_.narrow(0, start, count);
   auto x = embeddings_->forward(tokens);
   for (std::size_t i = 0; i < blocks_.size(); ++i) {
     const torch::Tensor none;

@@ -7,8 +7,6 @@
 #include "dvfslab/error.hpp"
 #include "workload/torch/own_kernels.hpp"
 
-// CMake defines DVFSLAB_OWN_KERNELS when it compiled kernels/ with a CUDA compiler
-// for a LibTorch built with CUDA.
 #if defined(DVFSLAB_OWN_KERNELS)
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -44,14 +42,6 @@ torch::Tensor MaxPool::forward(const torch::Tensor& input) {
 #if defined(DVFSLAB_OWN_KERNELS)
 namespace {
 
-kernels::PoolDtype pool_dtype(torch::ScalarType type) {
-  switch (type) {
-    case torch::kFloat: return kernels::PoolDtype::float32;
-    case torch::kHalf: return kernels::PoolDtype::float16;
-    default: return kernels::PoolDtype::bfloat16;
-  }
-}
-
 kernels::PoolShape pool_shape(const torch::Tensor& input, const MaxPoolOptions& options) {
   return {input.size(0),
           input.size(2),
@@ -73,11 +63,6 @@ bool vector_fits(const kernels::PoolShape& shape, const torch::Tensor& a, const 
          aligned_for_packs(b);
 }
 
-void check_launch(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw Error(std::string("max pooling ") + what + ": " + cudaGetErrorString(status));
-}
-
 // The pooled output and each output's winning window position.
 std::pair<torch::Tensor, torch::Tensor> pool_forward(const torch::Tensor& input,
                                                      const MaxPoolOptions& options, bool keep_argmax) {
@@ -88,11 +73,11 @@ std::pair<torch::Tensor, torch::Tensor> pool_forward(const torch::Tensor& input,
   torch::Tensor argmax;
   if (keep_argmax)
     argmax = torch::empty({shape.n, shape.out_h, shape.out_w, shape.c}, input.options().dtype(torch::kByte));
-  check_launch(
-      kernels::max_pool_forward(pool_dtype(input.scalar_type()), shape, input.data_ptr(), output.data_ptr(),
+  check_kernel_launch(
+      kernels::max_pool_forward(kernel_element_type(input.scalar_type()), shape, input.data_ptr(), output.data_ptr(),
                                 keep_argmax ? argmax.data_ptr<std::uint8_t>() : nullptr,
                                 vector_fits(shape, input, output), at::cuda::getCurrentCUDAStream()),
-      "forward");
+      "max pooling forward");
   return {output, argmax};
 }
 
@@ -120,11 +105,11 @@ class OwnMaxPool : public torch::autograd::Function<OwnMaxPool> {
     auto grad_input =
         torch::empty(sizes, grad_output.options().memory_format(torch::MemoryFormat::ChannelsLast));
     const kernels::PoolShape shape = pool_shape(grad_input, options);
-    check_launch(kernels::max_pool_backward(
-                     pool_dtype(grad_output.scalar_type()), shape, grad_output.data_ptr(),
+    check_kernel_launch(kernels::max_pool_backward(
+                     kernel_element_type(grad_output.scalar_type()), shape, grad_output.data_ptr(),
                      argmax.data_ptr<std::uint8_t>(), grad_input.data_ptr(),
                      vector_fits(shape, grad_output, grad_input), at::cuda::getCurrentCUDAStream()),
-                 "backward");
+                 "max pooling backward");
     return {grad_input, torch::Tensor()};
   }
 };

@@ -9,7 +9,6 @@ namespace dvfslab::torch_backend::kernels {
 namespace {
 
 constexpr int lanes = 8;
-constexpr int threads_per_block = 256;
 // Blocks a reduction aims at: a few per multiprocessor on the GPUs of today.
 constexpr std::int64_t reduction_blocks = 512;
 
@@ -236,12 +235,7 @@ __global__ void apply_backward_kernel(NormShape shape, const float* coefficients
   });
 }
 
-unsigned elementwise_blocks(const NormShape& shape) {
-  constexpr std::int64_t most_blocks = 65535;
-  const std::int64_t work = shape.rows * (shape.channels / lanes);
-  const std::int64_t wanted = (work + threads_per_block - 1) / threads_per_block;
-  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted > most_blocks ? most_blocks : wanted));
-}
+unsigned elementwise_blocks(const NormShape& shape) { return grid_blocks(shape.rows * (shape.channels / lanes)); }
 
 unsigned channel_blocks(const NormShape& shape) {
   const std::int64_t channels_per_block = threads_per_block / warp;

@@ -1,7 +1,7 @@
 #pragma once
 // What dvfslab's kernels share on the device: 16-bit elements widened to FP32 for
 // arithmetic and narrowed back for storage, several elements moved as one aligned
-// load or store, and the indices of a grid-stride loop.
+// load or store, and the indices and launch size of a grid-stride loop.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -39,5 +39,15 @@ __device__ inline std::int64_t first_index() {
   return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
 }
 __device__ inline std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
+
+inline constexpr int threads_per_block = 256;
+
+// Blocks of threads_per_block for `work` items, one per thread; past the most
+// blocks, which fill any current GPU, the grid-stride loop covers the rest.
+inline unsigned grid_blocks(std::int64_t work) {
+  constexpr std::int64_t most_blocks = 65535;
+  const std::int64_t wanted = (work + threads_per_block - 1) / threads_per_block;
+  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted > most_blocks ? most_blocks : wanted));
+}
 
 }  // namespace dvfslab::torch_backend::kernels

@@ -7,8 +7,6 @@
 namespace dvfslab::torch_backend::kernels {
 namespace {
 
-constexpr int threads_per_block = 256;
-
 // One thread's place in an n × rows × columns × channel-groups tensor, groups fastest.
 struct Place {
   std::int64_t n, row, column, group;
@@ -104,13 +102,6 @@ __global__ void backward_kernel(PoolShape s, const T* __restrict__ grad_output,
   }
 }
 
-unsigned blocks_for(std::int64_t work) {
-  // A grid-stride loop covers the rest; this many blocks fill any current GPU.
-  constexpr std::int64_t most_blocks = 65535;
-  const std::int64_t wanted = (work + threads_per_block - 1) / threads_per_block;
-  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted > most_blocks ? most_blocks : wanted));
-}
-
 template <typename T>
 cudaError_t forward_as(const PoolShape& shape, const void* input, void* output, std::uint8_t* argmax,
                        bool vector, cudaStream_t stream) {
@@ -120,9 +111,9 @@ cudaError_t forward_as(const PoolShape& shape, const void* input, void* output, 
   const std::int64_t outputs = shape.n * shape.out_h * shape.out_w * shape.c;
   if (vector)
     forward_kernel<T, lanes>
-        <<<blocks_for(outputs / lanes), threads_per_block, 0, stream>>>(shape, in, out, argmax);
+        <<<grid_blocks(outputs / lanes), threads_per_block, 0, stream>>>(shape, in, out, argmax);
   else
-    forward_kernel<T, 1><<<blocks_for(outputs), threads_per_block, 0, stream>>>(shape, in, out, argmax);
+    forward_kernel<T, 1><<<grid_blocks(outputs), threads_per_block, 0, stream>>>(shape, in, out, argmax);
   return cudaGetLastError();
 }
 
@@ -135,33 +126,33 @@ cudaError_t backward_as(const PoolShape& shape, const void* grad_output, const s
   const std::int64_t inputs = shape.n * shape.h * shape.w * shape.c;
   if (vector)
     backward_kernel<T, lanes>
-        <<<blocks_for(inputs / lanes), threads_per_block, 0, stream>>>(shape, grads, argmax, result);
+        <<<grid_blocks(inputs / lanes), threads_per_block, 0, stream>>>(shape, grads, argmax, result);
   else
-    backward_kernel<T, 1><<<blocks_for(inputs), threads_per_block, 0, stream>>>(shape, grads, argmax, result);
+    backward_kernel<T, 1><<<grid_blocks(inputs), threads_per_block, 0, stream>>>(shape, grads, argmax, result);
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t max_pool_forward(PoolDtype dtype, const PoolShape& shape, const void* input, void* output,
+cudaError_t max_pool_forward(ElementType type, const PoolShape& shape, const void* input, void* output,
                              std::uint8_t* argmax, bool vector, cudaStream_t stream) {
-  switch (dtype) {
-    case PoolDtype::float32: return forward_as<float>(shape, input, output, argmax, vector, stream);
-    case PoolDtype::float16: return forward_as<__half>(shape, input, output, argmax, vector, stream);
-    case PoolDtype::bfloat16: return forward_as<__nv_bfloat16>(shape, input, output, argmax, vector, stream);
+  switch (type) {
+    case ElementType::float32: return forward_as<float>(shape, input, output, argmax, vector, stream);
+    case ElementType::float16: return forward_as<__half>(shape, input, output, argmax, vector, stream);
+    case ElementType::bfloat16: return forward_as<__nv_bfloat16>(shape, input, output, argmax, vector, stream);
   }
   return cudaErrorInvalidValue;
 }
 
-cudaError_t max_pool_backward(PoolDtype dtype, const PoolShape& shape, const void* grad_output,
+cudaError_t max_pool_backward(ElementType type, const PoolShape& shape, const void* grad_output,
                               const std::uint8_t* argmax, void* grad_input, bool vector,
                               cudaStream_t stream) {
-  switch (dtype) {
-    case PoolDtype::float32:
+  switch (type) {
+    case ElementType::float32:
       return backward_as<float>(shape, grad_output, argmax, grad_input, vector, stream);
-    case PoolDtype::float16:
+    case ElementType::float16:
       return backward_as<__half>(shape, grad_output, argmax, grad_input, vector, stream);
-    case PoolDtype::bfloat16:
+    case ElementType::bfloat16:
       return backward_as<__nv_bfloat16>(shape, grad_output, argmax, grad_input, vector, stream);
   }
   return cudaErrorInvalidValue;

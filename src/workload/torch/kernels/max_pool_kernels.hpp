@@ -9,9 +9,9 @@
 
 #include <cstdint>
 
-namespace dvfslab::torch_backend::kernels {
+#include "element_type.hpp"
 
-enum class PoolDtype { float32, float16, bfloat16 };
+namespace dvfslab::torch_backend::kernels {
 
 // Sizes of one pool: input n × h × w × c (channels innermost, densely packed), output
 // n × out_h × out_w × c; a window of kernel_h × kernel_w at stride, with implicit
@@ -29,12 +29,12 @@ inline constexpr int most_window_positions = 256;
 // counted from the padded window's corner), one byte per output element. `vector`
 // lets a thread move 16 bytes of channels at a time: the caller passes it only when
 // c is a multiple of 16 / element size and both pointers are 16-byte aligned.
-cudaError_t max_pool_forward(PoolDtype dtype, const PoolShape& shape, const void* input, void* output,
+cudaError_t max_pool_forward(ElementType type, const PoolShape& shape, const void* input, void* output,
                              std::uint8_t* argmax, bool vector, cudaStream_t stream);
 
 // grad_input = the sum of grad_output over the windows whose argmax is this element
 // (zero elsewhere); written whole, no atomics, so it is deterministic.
-cudaError_t max_pool_backward(PoolDtype dtype, const PoolShape& shape, const void* grad_output,
+cudaError_t max_pool_backward(ElementType type, const PoolShape& shape, const void* grad_output,
                               const std::uint8_t* argmax, void* grad_input, bool vector, cudaStream_t stream);
 
 }  // namespace dvfslab::torch_backend::kernels
