@@ -67,12 +67,13 @@ TEST_P(OwnSwigluOnCuda, StridedOrOddWidthInputsGoToAten) {
   EXPECT_FALSE(own_swiglu_applies(odd_width));
   const auto strided = torch::randn({4, 2 * 64}, options).t().contiguous().t();
   EXPECT_FALSE(own_swiglu_applies(strided));
-  EXPECT_TRUE(torch::allclose(swiglu(odd_width).to(torch::kFloat), swiglu_written_out(odd_width.to(torch::kFloat)),
-                              tolerance(GetParam()), tolerance(GetParam())));
+  EXPECT_TRUE(torch::allclose(swiglu(odd_width).to(torch::kFloat),
+                              swiglu_written_out(odd_width.to(torch::kFloat)), tolerance(GetParam()),
+                              tolerance(GetParam())));
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, OwnSwigluOnCuda, ::testing::Values(torch::kFloat, torch::kHalf, torch::kBFloat16),
-                         [](const auto& info) { return std::string(c10::toString(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Types, OwnSwigluOnCuda,
+                         ::testing::Values(torch::kFloat, torch::kHalf, torch::kBFloat16));
 
 }  // namespace
 }  // namespace dvfslab::torch_backend
