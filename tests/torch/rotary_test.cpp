@@ -6,9 +6,8 @@
 
 #include <cmath>
 
-#include "workload/torch/own_kernels.hpp"
+#include "own_kernel_test.hpp"
 #include "workload/torch/rotary.hpp"
-#include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
 namespace {
@@ -56,17 +55,7 @@ TEST(RotaryEmbedding, RotatesEachPairByItsTokensAngleOffTheGpu) {
   EXPECT_TRUE(torch::allclose(rotated.square().sum(-1), x.square().sum(-1), 1e-5, 1e-5));
 }
 
-class OwnRotaryOnCuda : public ::testing::TestWithParam<torch::ScalarType> {
- protected:
-  void SetUp() override {
-    if (!cuda_usable()) GTEST_SKIP() << "needs a CUDA GPU and a LibTorch with CUDA";
-    if (!own_kernels_built()) GTEST_SKIP() << "this build has no CUDA compiler, so no kernels of its own";
-  }
-};
-
-double tolerance(torch::ScalarType type) {
-  return type == torch::kFloat ? 1e-5 : (type == torch::kHalf ? 4e-3 : 3e-2);
-}
+class OwnRotaryOnCuda : public OwnKernelOnCuda {};
 
 TEST_P(OwnRotaryOnCuda, OutputAndGradientAreTheFormulasInFp32) {
   const auto type = GetParam();
@@ -79,7 +68,7 @@ TEST_P(OwnRotaryOnCuda, OutputAndGradientAreTheFormulasInFp32) {
   ASSERT_EQ(rotated.scalar_type(), type);
   const auto reference_input = x.detach().to(torch::kFloat).requires_grad_(true);
   const auto expected = rotated_pairwise(reference_input, t);
-  const double tol = tolerance(type);
+  const double tol = kernel_tolerance(type);
   EXPECT_TRUE(torch::allclose(rotated.to(torch::kFloat), expected, tol, tol))
       << "largest difference " << (rotated.to(torch::kFloat) - expected).abs().max().item<double>();
 

@@ -4,9 +4,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "workload/torch/own_kernels.hpp"
+#include <vector>
+
+#include "own_kernel_test.hpp"
 #include "workload/torch/swiglu.hpp"
-#include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
 namespace {
@@ -26,17 +27,7 @@ TEST(Swiglu, IsSiluOfTheGateTimesUpOffTheGpu) {
   EXPECT_TRUE(torch::allclose(gated, swiglu_written_out(gate_and_up), 1e-6, 1e-6));
 }
 
-class OwnSwigluOnCuda : public ::testing::TestWithParam<torch::ScalarType> {
- protected:
-  void SetUp() override {
-    if (!cuda_usable()) GTEST_SKIP() << "needs a CUDA GPU and a LibTorch with CUDA";
-    if (!own_kernels_built()) GTEST_SKIP() << "this build has no CUDA compiler, so no kernels of its own";
-  }
-};
-
-double tolerance(torch::ScalarType type) {
-  return type == torch::kFloat ? 1e-5 : (type == torch::kHalf ? 4e-3 : 3e-2);
-}
+class OwnSwigluOnCuda : public OwnKernelOnCuda {};
 
 TEST_P(OwnSwigluOnCuda, OutputAndBothHalvesGradientsAreTheFormulasInFp32) {
   const auto type = GetParam();
@@ -49,7 +40,7 @@ TEST_P(OwnSwigluOnCuda, OutputAndBothHalvesGradientsAreTheFormulasInFp32) {
   ASSERT_EQ(gated.scalar_type(), type);
   const auto reference_input = gate_and_up.detach().to(torch::kFloat).requires_grad_(true);
   const auto expected = swiglu_written_out(reference_input);
-  const double tol = tolerance(type);
+  const double tol = kernel_tolerance(type);
   EXPECT_TRUE(torch::allclose(gated.to(torch::kFloat), expected, tol, tol))
       << "largest difference " << (gated.to(torch::kFloat) - expected).abs().max().item<double>();
 
@@ -68,8 +59,8 @@ TEST_P(OwnSwigluOnCuda, StridedOrOddWidthInputsGoToAten) {
   const auto strided = torch::randn({4, 2 * 64}, options).t().contiguous().t();
   EXPECT_FALSE(own_swiglu_applies(strided));
   EXPECT_TRUE(torch::allclose(swiglu(odd_width).to(torch::kFloat),
-                              swiglu_written_out(odd_width.to(torch::kFloat)), tolerance(GetParam()),
-                              tolerance(GetParam())));
+                              swiglu_written_out(odd_width.to(torch::kFloat)), kernel_tolerance(GetParam()),
+                              kernel_tolerance(GetParam())));
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, OwnSwigluOnCuda,
