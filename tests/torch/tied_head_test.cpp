@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <optional>
+
 #include "workload/torch/tied_head.hpp"
 #include "workload/torch/torch_compat.hpp"
 
@@ -17,8 +20,8 @@ struct HeadResult {
 // Logits of `hidden` against `embeddings` and the gradient a weighted sum of them
 // sends back to the embeddings, through `head`.
 template <typename Head>
-HeadResult run_head(const torch::Tensor& hidden, const torch::Tensor& embeddings, const torch::Tensor& weights,
-                    Head head) {
+HeadResult run_head(const torch::Tensor& hidden, const torch::Tensor& embeddings,
+                    const torch::Tensor& weights, Head head) {
   auto leaf = embeddings.detach().clone().requires_grad_(true);
   auto logits = head(hidden, leaf);
   (logits.to(torch::kFloat) * weights).sum().backward();
@@ -71,6 +74,58 @@ TEST(TiedHead, PaddedProductOnCudaAgreesWithThePlainOneUnderBf16Autocast) {
     EXPECT_LT(relative_difference(got.logits, want.logits), 1e-2) << vocabulary;
     EXPECT_LT(relative_difference(got.embedding_gradient, want.embedding_gradient), 1e-2) << vocabulary;
   }
+}
+
+struct LossResult {
+  double loss;
+  torch::Tensor hidden_gradient;
+  torch::Tensor embedding_gradient;
+};
+
+LossResult run_loss(const torch::Tensor& hidden, const torch::Tensor& embeddings,
+                    const torch::Tensor& targets, bool through_tied_head) {
+  auto hidden_leaf = hidden.detach().clone().requires_grad_(true);
+  auto embedding_leaf = embeddings.detach().clone().requires_grad_(true);
+  const auto loss = through_tied_head
+                        ? tied_head_cross_entropy(hidden_leaf, embedding_leaf, targets)
+                        : torch::nn::functional::cross_entropy(
+                              torch::linear(hidden_leaf, embedding_leaf).flatten(0, -2), targets.flatten());
+  loss.backward();
+  return {loss.item<double>(), hidden_leaf.grad(), embedding_leaf.grad()};
+}
+
+// The loss and both gradients through the tied head against the plain product's,
+// for vocabularies that need padding on CUDA (1000, 50257) and one that does not.
+void expect_loss_matches_plain(const torch::TensorOptions& options, bool autocast, double tolerance) {
+  torch::manual_seed(0);
+  for (const int vocabulary : {1000, 1024, 50257}) {
+    const auto hidden = torch::randn({4, 32, 64}, options);
+    const auto embeddings = torch::randn({vocabulary, 64}, options) * 0.1;
+    const auto targets = torch::randint(vocabulary, {4, 32}, options.dtype(torch::kLong));
+    LossResult got, want;
+    {
+      std::optional<AutocastScope> scope;
+      if (autocast) scope.emplace(options.device().type(), torch::kBFloat16);
+      got = run_loss(hidden, embeddings, targets, true);
+      want = run_loss(hidden, embeddings, targets, false);
+    }
+    EXPECT_TRUE(std::isfinite(got.loss)) << vocabulary;
+    EXPECT_NEAR(got.loss, want.loss, tolerance * want.loss) << vocabulary;
+    EXPECT_LT(relative_difference(got.hidden_gradient, want.hidden_gradient), tolerance) << vocabulary;
+    EXPECT_LT(relative_difference(got.embedding_gradient, want.embedding_gradient), tolerance) << vocabulary;
+    EXPECT_FALSE(got.embedding_gradient.isnan().any().item<bool>()) << vocabulary;
+  }
+}
+
+TEST(TiedHead, CrossEntropyIsThePlainProductsOffTheGpu) {
+  expect_loss_matches_plain(torch::TensorOptions(), false, 1e-5);
+}
+
+TEST(TiedHead, CrossEntropyOverThePaddedProductIsThePlainOnesOnCuda) {
+  if (!cuda_usable()) GTEST_SKIP() << "needs a CUDA GPU and a LibTorch with CUDA";
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  expect_loss_matches_plain(cuda, false, 1e-3);
+  expect_loss_matches_plain(cuda, true, 2e-2);
 }
 
 }  // namespace

@@ -83,8 +83,7 @@ class BertBase : public Network {
   }
 
   torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& targets) override {
-    auto logits = tied_head_logits(encode(tokens), word_embeddings_->weight);
-    return torch::nn::functional::cross_entropy(logits.reshape({-1, bert_vocabulary}), targets.reshape({-1}));
+    return tied_head_cross_entropy(encode(tokens), word_embeddings_->weight, targets);
   }
 
  private:

@@ -79,22 +79,25 @@ class Gpt2Small : public Network {
     init_transformer_weights(*this);
   }
 
-  // Next-token logits for every position.
+  // Next-token logits for every position. The head shares the token-embedding
+  // matrix, so it adds no parameters.
   torch::Tensor infer(const torch::Tensor& tokens) override {
+    return tied_head_logits(final_hidden(tokens), token_embeddings_->weight);
+  }
+
+  torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& next_tokens) override {
+    return tied_head_cross_entropy(final_hidden(tokens), token_embeddings_->weight, next_tokens);
+  }
+
+ private:
+  torch::Tensor final_hidden(const torch::Tensor& tokens) {
     const auto positions = torch::arange(tokens.size(1), tokens.options());
     auto x = torch::dropout(token_embeddings_->forward(tokens) + position_embeddings_->forward(positions),
                             dropout_rate, is_training());
     for (auto& block : blocks_) x = block->forward(x);
-    // The head shares the token-embedding matrix, so it adds no parameters.
-    return tied_head_logits(final_norm_->forward(x), token_embeddings_->weight);
+    return final_norm_->forward(x);
   }
 
-  torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& next_tokens) override {
-    return torch::nn::functional::cross_entropy(infer(tokens).reshape({-1, gpt2_vocabulary}),
-                                                next_tokens.reshape({-1}));
-  }
-
- private:
   nn::Embedding token_embeddings_{nullptr}, position_embeddings_{nullptr};
   std::vector<std::shared_ptr<DecoderBlock>> blocks_;
   nn::LayerNorm final_norm_{nullptr};

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <limits>
+
 #include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
@@ -9,17 +11,41 @@ namespace {
 
 constexpr std::int64_t row_alignment = 64;
 
+// The zero rows the product is padded with; none off the GPU, where alignment buys nothing.
+std::int64_t padding_rows(const torch::Tensor& hidden, const torch::Tensor& embeddings) {
+  if (!hidden.is_cuda()) return 0;
+  return (row_alignment - embeddings.size(0) % row_alignment) % row_alignment;
+}
+
+// The embeddings with `padding` zero rows appended, in the type the GEMM reads: cast
+// first, so the padded copy is made once.
+torch::Tensor padded_embeddings(const torch::Tensor& hidden, const torch::Tensor& embeddings,
+                                std::int64_t padding) {
+  auto weight = embeddings;
+  if (const auto dtype = active_autocast_dtype(hidden.device().type())) weight = weight.to(*dtype);
+  return torch::constant_pad_nd(weight, {0, 0, 0, padding});
+}
+
 }  // namespace
 
 torch::Tensor tied_head_logits(const torch::Tensor& hidden, const torch::Tensor& embeddings) {
-  const auto vocabulary = embeddings.size(0);
-  const auto padding = (row_alignment - vocabulary % row_alignment) % row_alignment;
-  if (!hidden.is_cuda() || padding == 0) return torch::linear(hidden, embeddings);
-  auto weight = embeddings;
-  // Cast before padding so the padded copy is made once, in the type the GEMM reads.
-  if (const auto dtype = active_autocast_dtype(hidden.device().type())) weight = weight.to(*dtype);
-  weight = torch::constant_pad_nd(weight, {0, 0, 0, padding});
-  return torch::linear(hidden, weight).narrow(-1, 0, vocabulary);
+  const auto padding = padding_rows(hidden, embeddings);
+  if (padding == 0) return torch::linear(hidden, embeddings);
+  return torch::linear(hidden, padded_embeddings(hidden, embeddings, padding))
+      .narrow(-1, 0, embeddings.size(0));
+}
+
+torch::Tensor tied_head_cross_entropy(const torch::Tensor& hidden, const torch::Tensor& embeddings,
+                                      const torch::Tensor& targets) {
+  const auto rows = hidden.reshape({-1, hidden.size(-1)});
+  const auto padding = padding_rows(hidden, embeddings);
+  if (padding == 0)
+    return torch::nn::functional::cross_entropy(torch::linear(rows, embeddings), targets.reshape({-1}));
+  const auto weight = padded_embeddings(hidden, embeddings, padding);
+  // A constant (no gradient), so the backward adds no reduction over the logits.
+  auto mask = torch::zeros({weight.size(0)}, weight.options().requires_grad(false));
+  mask.narrow(0, embeddings.size(0), padding).fill_(-std::numeric_limits<double>::infinity());
+  return torch::nn::functional::cross_entropy(torch::linear(rows, weight, mask), targets.reshape({-1}));
 }
 
 }  // namespace dvfslab::torch_backend
