@@ -74,12 +74,12 @@ class Llama::Block : public nn::Module {
       return y.view({batch, tokens, heads, config_.head_dim()});
     };
     const std::int64_t kv_width = static_cast<std::int64_t>(config_.kv_heads) * config_.head_dim();
-    const auto projected =
-        torch::linear(rms_norm(x, attention_norm_gain_, norm_epsilon), query_key_value_->weight)
-            .split_with_sizes({config_.hidden, kv_width, kv_width}, -1);
+    const auto projected = dense(query_key_value_, rms_norm(x, attention_norm_gain_, norm_epsilon))
+                               .split_with_sizes({config_.hidden, kv_width, kv_width}, -1);
     // Rotated in the projection's [batch, tokens, heads, head_dim] layout, which
     // attention then reads through a transposed view.
-    const auto query = rotary_embedding(heads_of(projected[0], config_.heads), cos, signed_sin).transpose(1, 2);
+    const auto query =
+        rotary_embedding(heads_of(projected[0], config_.heads), cos, signed_sin).transpose(1, 2);
     auto key = rotary_embedding(heads_of(projected[1], config_.kv_heads), cos, signed_sin).transpose(1, 2);
     auto value = heads_of(projected[2], config_.kv_heads).transpose(1, 2);
     if (cached_keys.defined()) {
@@ -92,9 +92,9 @@ class Llama::Block : public nn::Module {
     // the causal mask applies; a single new token may see every cached one.
     auto context = attention(query, key, value, /*causal=*/start == 0, /*dropout=*/0.0);
     context = context.transpose(1, 2).reshape({batch, tokens, config_.hidden});
-    const auto y = x + torch::linear(context, output_->weight);
-    const auto gated = swiglu(torch::linear(rms_norm(y, mlp_norm_gain_, norm_epsilon), gate_up_->weight));
-    return y + torch::linear(gated, down_->weight);
+    const auto y = x + dense(output_, context);
+    const auto gated = swiglu(dense(gate_up_, rms_norm(y, mlp_norm_gain_, norm_epsilon)));
+    return y + dense(down_, gated);
   }
 
  private:
@@ -137,7 +137,7 @@ torch::Tensor Llama::forward(const torch::Tensor& tokens, KvCache* cache) {
                             cache != nullptr ? cache->values[i] : none, start);
   }
   if (cache != nullptr) cache->length += count;
-  return torch::linear(rms_norm(x, final_norm_gain_, norm_epsilon), head_->weight);
+  return dense(head_, rms_norm(x, final_norm_gain_, norm_epsilon));
 }
 
 KvCache Llama::make_cache(std::int64_t batch, std::int64_t capacity, torch::ScalarType dtype) const {

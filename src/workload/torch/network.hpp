@@ -8,6 +8,8 @@
 
 #include <memory>
 
+#include "workload/torch/autocast_operand.hpp"
+
 namespace dvfslab::torch_backend {
 
 class Network : public torch::nn::Module {
@@ -32,9 +34,11 @@ void init_transformer_weights(torch::nn::Module& module);
 // A dense layer applied to a batch of sequences. nn::Linear's forward adds the
 // bias in a separate kernel when the input has more than two dimensions; the ATen
 // operator folds the sequence into one GEMM with the bias fused, as PyTorch's
-// F.linear does (measured: docs/workloads.md, GPT-2 small).
+// F.linear does (measured: docs/workloads.md, GPT-2 small). Its operands arrive
+// in autocast's type (autocast_operand.hpp).
 inline torch::Tensor dense(const torch::nn::Linear& layer, const torch::Tensor& input) {
-  return torch::linear(input, layer->weight, layer->bias);
+  return torch::linear(autocast_operand(input), autocast_operand(layer->weight),
+                       autocast_operand(layer->bias));
 }
 
 std::shared_ptr<Network> make_alexnet();

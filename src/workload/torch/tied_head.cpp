@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "workload/torch/torch_compat.hpp"
+#include "workload/torch/autocast_operand.hpp"
 
 namespace dvfslab::torch_backend {
 namespace {
@@ -19,29 +19,27 @@ std::int64_t padding_rows(const torch::Tensor& embeddings) {
 
 // The embeddings with `padding` zero rows appended, in the type the GEMM reads: cast
 // first, so the padded copy is made once.
-torch::Tensor padded_embeddings(const torch::Tensor& hidden, const torch::Tensor& embeddings,
-                                std::int64_t padding) {
-  auto weight = embeddings;
-  if (const auto dtype = active_autocast_dtype(hidden.device().type())) weight = weight.to(*dtype);
-  return torch::constant_pad_nd(weight, {0, 0, 0, padding});
+torch::Tensor padded_embeddings(const torch::Tensor& embeddings, std::int64_t padding) {
+  return torch::constant_pad_nd(autocast_operand(embeddings), {0, 0, 0, padding});
 }
 
 }  // namespace
 
 torch::Tensor tied_head_logits(const torch::Tensor& hidden, const torch::Tensor& embeddings) {
   const auto padding = padding_rows(embeddings);
-  if (padding == 0) return torch::linear(hidden, embeddings);
-  return torch::linear(hidden, padded_embeddings(hidden, embeddings, padding))
-      .narrow(-1, 0, embeddings.size(0));
+  const auto operand = autocast_operand(hidden);
+  if (padding == 0) return torch::linear(operand, autocast_operand(embeddings));
+  return torch::linear(operand, padded_embeddings(embeddings, padding)).narrow(-1, 0, embeddings.size(0));
 }
 
 torch::Tensor tied_head_cross_entropy(const torch::Tensor& hidden, const torch::Tensor& embeddings,
                                       const torch::Tensor& targets) {
-  const auto rows = hidden.reshape({-1, hidden.size(-1)});
+  const auto rows = autocast_operand(hidden.reshape({-1, hidden.size(-1)}));
   const auto padding = padding_rows(embeddings);
   if (padding == 0)
-    return torch::nn::functional::cross_entropy(torch::linear(rows, embeddings), targets.reshape({-1}));
-  const auto weight = padded_embeddings(hidden, embeddings, padding);
+    return torch::nn::functional::cross_entropy(torch::linear(rows, autocast_operand(embeddings)),
+                                                targets.reshape({-1}));
+  const auto weight = padded_embeddings(embeddings, padding);
   // A constant (no gradient), so the backward adds no reduction over the logits.
   auto mask = torch::zeros({weight.size(0)}, weight.options().requires_grad(false));
   mask.narrow(0, embeddings.size(0), padding).fill_(-std::numeric_limits<double>::infinity());
