@@ -39,6 +39,7 @@ class OwnCast : public torch::autograd::Function<OwnCast> {
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
                                                  torch::autograd::variable_list grad_outputs) {
     const auto& grad = grad_outputs[0];
+    if (!grad.defined()) return {torch::Tensor(), torch::Tensor()};
     const c10::cuda::CUDAGuard on_device(grad.device());
     const auto source_type = static_cast<torch::ScalarType>(context->saved_data["source_type"].toInt());
     return {converted_on_device(grad, source_type), torch::Tensor()};
