@@ -7,6 +7,7 @@
 #include "dvfslab/error.hpp"
 #include "workload/torch/rotary.hpp"
 #include "workload/torch/swiglu.hpp"
+#include "workload/torch/token_loss.hpp"
 #include "workload/torch/torch_compat.hpp"
 
 namespace dvfslab::torch_backend {
@@ -151,8 +152,7 @@ KvCache Llama::make_cache(std::int64_t batch, std::int64_t capacity, torch::Scal
 }
 
 torch::Tensor Llama::loss(const torch::Tensor& tokens, const torch::Tensor& next_tokens) {
-  return nn::functional::cross_entropy(forward(tokens).reshape({-1, config_.vocabulary}),
-                                       next_tokens.reshape({-1}));
+  return mean_token_cross_entropy(forward(tokens), next_tokens);
 }
 
 std::shared_ptr<Llama> make_llama(const LlamaConfig& config) { return std::make_shared<Llama>(config); }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "workload/torch/autocast_operand.hpp"
+#include "workload/torch/token_loss.hpp"
 
 namespace dvfslab::torch_backend {
 namespace {
@@ -37,13 +38,12 @@ torch::Tensor tied_head_cross_entropy(const torch::Tensor& hidden, const torch::
   const auto rows = autocast_operand(hidden.reshape({-1, hidden.size(-1)}));
   const auto padding = padding_rows(embeddings);
   if (padding == 0)
-    return torch::nn::functional::cross_entropy(torch::linear(rows, autocast_operand(embeddings)),
-                                                targets.reshape({-1}));
+    return mean_token_cross_entropy(torch::linear(rows, autocast_operand(embeddings)), targets);
   const auto weight = padded_embeddings(embeddings, padding);
   // A constant (no gradient), so the backward adds no reduction over the logits.
   auto mask = torch::zeros({weight.size(0)}, weight.options().requires_grad(false));
   mask.narrow(0, embeddings.size(0), padding).fill_(-std::numeric_limits<double>::infinity());
-  return torch::nn::functional::cross_entropy(torch::linear(rows, weight, mask), targets.reshape({-1}));
+  return mean_token_cross_entropy(torch::linear(rows, weight, mask), targets);
 }
 
 }  // namespace dvfslab::torch_backend
