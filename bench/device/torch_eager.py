@@ -434,6 +434,23 @@ def default_configs():
     return configs
 
 
+def python_launch_us(device, count=5000):
+    """Microseconds per small kernel launched from Python on this host. Eager and
+    compiled PyTorch launch from Python and slow down on a slower host, where
+    dvfslab replays a CUDA graph: a run whose figure is well above another's
+    compares them on unequal terms."""
+    x = torch.zeros(1, device=device)
+    synchronize = torch.cuda.synchronize if x.is_cuda else (lambda: None)
+    for _ in range(200):
+        x.add_(1)
+    synchronize()
+    start = time.perf_counter()
+    for _ in range(count):
+        x.add_(1)
+    synchronize()
+    return (time.perf_counter() - start) / count * 1e6
+
+
 def geometric_mean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
@@ -600,6 +617,7 @@ def main():
 
     nvml = Nvml()
     began = time.perf_counter()
+    launch_us = python_launch_us("cuda")
     rows = []
     warm = {}
     warm_path = os.path.join(args.out, "compile_warm.json")
@@ -676,8 +694,8 @@ def main():
         print(f"{label}: dvfslab {ours_rate:,.0f} vs eager {eager_rate:,.0f} {row['unit']}/s "
               f"({row['speedup']:.3f}x), {row['dvfslab_w']:.0f} W vs {row['eager_w']:.0f} W{unfused_note}"
               f"{compile_note}", file=sys.stderr)
-        write_results(rows, args, began, quiet=True)
-    write_results(rows, args, began, quiet=False)
+        write_results(rows, args, began, launch_us, quiet=True)
+    write_results(rows, args, began, launch_us, quiet=False)
 
 
 def fmt_compile_s(r):
@@ -685,7 +703,7 @@ def fmt_compile_s(r):
     return f"{r['compile_cold_s']:.1f} / {first}" if "compile_cold_s" in r else f"— / {first}"
 
 
-def write_results(rows, args, began, quiet):
+def write_results(rows, args, began, launch_us, quiet):
     """Writes the table, CSV and JSON of the rows so far (a killed run keeps them)."""
     good = [r for r in rows if "error" not in r]
     cnn_bf16 = [r["speedup"] for r in good if r["model"] in IMAGE_MODELS and r["precision"] == "bf16"]
@@ -693,6 +711,7 @@ def write_results(rows, args, began, quiet):
                    cnn_bf16_min_speedup=min(cnn_bf16) if cnn_bf16 else float("nan"),
                    torch_version=torch.__version__, gpu=torch.cuda.get_device_name(0),
                    seconds_per_window=args.seconds, warmup=args.warmup, elapsed_s=time.perf_counter() - began,
+                   python_launch_us=launch_us,
                    nvml_energy_counter="nvmlDeviceGetTotalEnergyConsumption")
     versus_compile = [r["speedup_vs_compile"] for r in good if "speedup_vs_compile" in r]
     compile_gain = [r["compile_vs_eager"] for r in good if "compile_vs_eager" in r]
@@ -748,6 +767,8 @@ def write_results(rows, args, began, quiet):
                      f"geometric mean {summary['geomean_speedup_vs_compile']:.3f}×, minimum "
                      f"{summary['min_speedup_vs_compile']:.3f}×; compile / eager geometric mean "
                      f"{summary['geomean_compile_vs_eager']:.3f}×.")
+    lines.append(f"Python launched a small kernel every {launch_us:.1f} µs on this host (eager and compile "
+                 f"launch from Python; dvfslab replays a CUDA graph).")
     table = "\n".join(lines)
     if not quiet:
         print(table)
