@@ -3,8 +3,9 @@
 // tensor to FP32 in its generic casting loop, one element per load and store: in
 // GPT-2 small's bf16 training step on an H100 that loop took 2.33 ms for 123
 // gradients (docs/results/h100/transformer_kernels/profiles), a few times what
-// moving the same bytes costs. This kernel moves 16 bytes per load or store. No
-// LibTorch types: nvcc compiles this alone.
+// moving the same bytes costs (this kernel: 0.63 ms for them). It moves as many
+// elements per load and store as 16 bytes of the wider type hold. No LibTorch
+// types: nvcc compiles this alone.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
