@@ -1,0 +1,105 @@
+#pragma once
+// Sums over the rows of a row-major matrix, one or more per column (a layer norm's
+// gain and bias gradients, a linear layer's bias gradient), in two stages with a
+// fixed order so that results do not depend on scheduling: every block sums a
+// strided share of the rows for a tile of columns into partials, then one thread
+// per column adds the partials in block order.
+#include <cstdint>
+
+#include "device_elements.cuh"
+
+namespace dvfslab::torch_backend::kernels {
+
+// Columns a thread sums side by side.
+inline constexpr int column_lanes = 4;
+
+// How the partial sums' blocks cover the matrix: `tile` groups of column_lanes
+// columns across x and `row_lanes` rows across y per block; column_tiles ×
+// row_blocks blocks.
+struct ColumnGrid {
+  int tile, row_lanes;
+  std::int64_t column_tiles, row_blocks;
+};
+
+inline ColumnGrid column_grid(std::int64_t rows, std::int64_t width) {
+  // A few blocks per multiprocessor on the GPUs of today.
+  constexpr std::int64_t wanted_blocks = 512;
+  const std::int64_t groups = width / column_lanes;
+  const int tile = static_cast<int>(groups < 32 ? groups : 32);
+  const int row_lanes = threads_per_block / tile;
+  const std::int64_t column_tiles = (groups + tile - 1) / tile;
+  const std::int64_t wanted = wanted_blocks / column_tiles;
+  const std::int64_t most = (rows + row_lanes - 1) / row_lanes;
+  const std::int64_t row_blocks = wanted < 1 ? 1 : (wanted > most ? most : wanted);
+  return {tile, row_lanes, column_tiles, row_blocks};
+}
+
+// FP32 scratch for `count` sums per column.
+inline std::int64_t column_sums_scratch(std::int64_t rows, std::int64_t width, int count) {
+  return count * column_grid(rows, width).row_blocks * width;
+}
+
+// Where the totals go: one vector of `width` elements per sum.
+template <typename T, int count>
+struct ColumnTotals {
+  T* sum[count];
+};
+
+// `terms(row, column, out)` adds the row's terms for columns column … column + 3
+// to out[sum][lane]. Writes partial[(sum · row_blocks + block) · width + column].
+template <int count, typename Terms>
+__global__ void column_partials_kernel(std::int64_t rows, std::int64_t width, Terms terms, float* partial) {
+  __shared__ float share[threads_per_block * count * column_lanes];
+  const std::int64_t group = blockIdx.y * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  const bool in_width = group < width / column_lanes;
+  float sums[count][column_lanes] = {};
+  if (in_width) {
+    for (std::int64_t row = blockIdx.x * static_cast<std::int64_t>(blockDim.y) + threadIdx.y; row < rows;
+         row += static_cast<std::int64_t>(gridDim.x) * blockDim.y)
+      terms(row, group * column_lanes, sums);
+  }
+  float* mine = share + (threadIdx.y * blockDim.x + threadIdx.x) * count * column_lanes;
+  for (int sum = 0; sum < count; ++sum)
+    for (int lane = 0; lane < column_lanes; ++lane) mine[sum * column_lanes + lane] = sums[sum][lane];
+  __syncthreads();
+  if (threadIdx.y != 0 || !in_width) return;
+  for (unsigned y = 1; y < blockDim.y; ++y) {
+    const float* theirs = share + (y * blockDim.x + threadIdx.x) * count * column_lanes;
+    for (int sum = 0; sum < count; ++sum)
+      for (int lane = 0; lane < column_lanes; ++lane) sums[sum][lane] += theirs[sum * column_lanes + lane];
+  }
+  for (int sum = 0; sum < count; ++sum)
+    for (int lane = 0; lane < column_lanes; ++lane)
+      partial[(sum * static_cast<std::int64_t>(gridDim.x) + blockIdx.x) * width + group * column_lanes +
+              lane] = sums[sum][lane];
+}
+
+template <typename T, int count>
+__global__ void column_totals_kernel(std::int64_t width, std::int64_t row_blocks, const float* partial,
+                                     ColumnTotals<T, count> totals) {
+  for (std::int64_t column = first_index(); column < width; column += grid_stride()) {
+    for (int sum = 0; sum < count; ++sum) {
+      float total = 0.f;
+      for (std::int64_t block = 0; block < row_blocks; ++block)
+        total += partial[(sum * row_blocks + block) * width + column];
+      totals.sum[sum][column] = narrow<T>(total);
+    }
+  }
+}
+
+// Both stages on `stream`; width a multiple of column_lanes, `scratch` of
+// column_sums_scratch(rows, width, count) elements.
+template <typename T, int count, typename Terms>
+cudaError_t sum_columns(std::int64_t rows, std::int64_t width, Terms terms, float* scratch,
+                        ColumnTotals<T, count> totals, cudaStream_t stream) {
+  const ColumnGrid grid = column_grid(rows, width);
+  column_partials_kernel<count>
+      <<<dim3(static_cast<unsigned>(grid.row_blocks), static_cast<unsigned>(grid.column_tiles)),
+         dim3(static_cast<unsigned>(grid.tile), static_cast<unsigned>(grid.row_lanes)), 0, stream>>>(
+          rows, width, terms, scratch);
+  column_totals_kernel<T, count>
+      <<<grid_blocks(width), threads_per_block, 0, stream>>>(width, grid.row_blocks, scratch, totals);
+  return cudaGetLastError();
+}
+
+}  // namespace dvfslab::torch_backend::kernels
