@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "workload/torch/autocast_operand.hpp"
+#include "workload/torch/biased_linear.hpp"
 
 namespace dvfslab::torch_backend {
 
@@ -34,11 +35,11 @@ void init_transformer_weights(torch::nn::Module& module);
 // A dense layer applied to a batch of sequences. nn::Linear's forward adds the
 // bias in a separate kernel when the input has more than two dimensions; the ATen
 // operator folds the sequence into one GEMM with the bias fused, as PyTorch's
-// F.linear does (measured: docs/workloads.md, GPT-2 small). Its operands arrive
-// in autocast's type (autocast_operand.hpp).
+// F.linear does (measured: docs/workloads.md, GPT-2 small). Its input and weight
+// arrive in autocast's type (autocast_operand.hpp); the bias keeps its own type and
+// gets its gradient in it (biased_linear.hpp).
 inline torch::Tensor dense(const torch::nn::Linear& layer, const torch::Tensor& input) {
-  return torch::linear(autocast_operand(input), autocast_operand(layer->weight),
-                       autocast_operand(layer->bias));
+  return biased_linear(autocast_operand(input), autocast_operand(layer->weight), layer->bias);
 }
 
 std::shared_ptr<Network> make_alexnet();
