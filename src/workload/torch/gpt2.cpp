@@ -5,9 +5,11 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workload/torch/layer_fusion.hpp"
+#include "workload/torch/layer_norm_operand.hpp"
 #include "workload/torch/network.hpp"
 #include "workload/torch/tied_head.hpp"
 #include "workload/torch/torch_compat.hpp"
@@ -25,6 +27,20 @@ constexpr double norm_epsilon = 1e-5;
 
 nn::LayerNorm layer_norm() { return nn::LayerNorm(nn::LayerNormOptions({hidden_width}).eps(norm_epsilon)); }
 
+// The residual stream as a block receives it: the stream, and the previous block's
+// MLP branch not yet added, so that the add runs in the passes of the norm that
+// follows it (layer_norm_operand.hpp). The first block gets no branch.
+struct PendingResidual {
+  torch::Tensor stream, branch;
+};
+
+// {the stream with its branch added, the norm of that as the next product's operand}.
+std::pair<torch::Tensor, torch::Tensor> add_and_norm(const PendingResidual& residual, nn::LayerNorm norm) {
+  if (!residual.branch.defined())
+    return {residual.stream, layer_norm_operand(std::move(norm), residual.stream)};
+  return residual_layer_norm_operand(residual.stream, residual.branch, std::move(norm));
+}
+
 class DecoderBlock : public nn::Module, public FreezableBlock {
  public:
   DecoderBlock() {
@@ -36,25 +52,27 @@ class DecoderBlock : public nn::Module, public FreezableBlock {
     mlp_out_ = register_module("mlp_c_proj", nn::Linear(4 * hidden_width, hidden_width));
   }
 
-  torch::Tensor forward(const torch::Tensor& x) {
-    const auto batch = x.size(0);
-    const auto tokens = x.size(1);
+  PendingResidual forward(const PendingResidual& input) {
+    const auto batch = input.stream.size(0);
+    const auto tokens = input.stream.size(1);
     const double dropout = is_training() ? dropout_rate : 0.0;
+    const auto [x, attention_input] = add_and_norm(input, attention_norm_);
     // Split along the features rather than indexed out of one permuted view: the
     // backward then joins the three gradients with one concatenation, where
     // indexing zero-fills a buffer and copies each gradient into it with a strided
     // copy (fills and strided copies led GPT-2's training profile on the H200).
-    const auto qkv = dense(qkv_, attention_norm_->forward(x)).chunk(3, -1);
+    const auto qkv = dense(qkv_, attention_input).chunk(3, -1);
     const auto heads_of = [&](const torch::Tensor& y) {
       return y.view({batch, tokens, heads, hidden_width / heads}).transpose(1, 2);
     };
     auto context = attention(heads_of(qkv[0]), heads_of(qkv[1]), heads_of(qkv[2]), /*causal=*/true, dropout);
     context = context.transpose(1, 2).reshape({batch, tokens, hidden_width});
-    auto y = x + torch::dropout(dense(attention_projection_, context), dropout, is_training());
-    const auto mlp_input = mlp_norm_->forward(y);
+    const auto attention_branch =
+        torch::dropout(dense(attention_projection_, context), dropout, is_training());
+    const auto [y, mlp_input] = residual_layer_norm_operand(x, attention_branch, mlp_norm_);
     auto mlp = dense(mlp_out_, gelu_in_gemm_ ? linear_tanh_gelu(mlp_input, mlp_in_->weight, mlp_in_->bias)
                                              : torch::gelu(dense(mlp_in_, mlp_input), "tanh"));
-    return y + torch::dropout(mlp, dropout, is_training());
+    return {y, torch::dropout(mlp, dropout, is_training())};
   }
 
   // The linear layers are stored in the computing dtype by now (freeze_for_inference).
@@ -92,10 +110,12 @@ class Gpt2Small : public Network {
  private:
   torch::Tensor final_hidden(const torch::Tensor& tokens) {
     const auto positions = torch::arange(tokens.size(1), tokens.options());
-    auto x = torch::dropout(token_embeddings_->forward(tokens) + position_embeddings_->forward(positions),
-                            dropout_rate, is_training());
-    for (auto& block : blocks_) x = block->forward(x);
-    return final_norm_->forward(x);
+    PendingResidual residual{
+        torch::dropout(token_embeddings_->forward(tokens) + position_embeddings_->forward(positions),
+                       dropout_rate, is_training()),
+        torch::Tensor()};
+    for (auto& block : blocks_) residual = block->forward(residual);
+    return add_and_norm(residual, final_norm_).second;
   }
 
   nn::Embedding token_embeddings_{nullptr}, position_embeddings_{nullptr};
