@@ -41,6 +41,7 @@ __device__ inline std::int64_t first_index() {
 __device__ inline std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
 inline constexpr int threads_per_block = 256;
+inline constexpr int warp_size = 32;
 
 // Blocks of threads_per_block for `work` items, one per thread; past the most
 // blocks, which fill any current GPU, the grid-stride loop covers the rest.

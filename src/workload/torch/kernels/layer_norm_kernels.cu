@@ -12,7 +12,6 @@ namespace dvfslab::torch_backend::kernels {
 namespace {
 
 constexpr int lanes = column_lanes;
-constexpr int warp_size = 32;
 
 template <typename T>
 __device__ void load(const T* at, float (&out)[lanes]) {
