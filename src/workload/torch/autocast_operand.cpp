@@ -16,9 +16,8 @@ namespace dvfslab::torch_backend {
 namespace {
 
 #if defined(DVFSLAB_OWN_KERNELS)
-torch::Tensor converted_on_device(torch::Tensor source, torch::ScalarType type) {
-  source = source.contiguous();
-  if (!aligned_for_packs(source)) source = source.clone();
+torch::Tensor converted_on_device(const torch::Tensor& tensor, torch::ScalarType type) {
+  const auto source = dense_for_packs(tensor);
   auto result = torch::empty(source.sizes(), source.options().dtype(type));
   check_kernel_launch(kernels::cast_elements(kernel_element_type(source.scalar_type()),
                                              kernel_element_type(type), source.numel(), source.data_ptr(),

@@ -34,8 +34,7 @@ class OwnBiasGradientLinear : public torch::autograd::Function<OwnBiasGradientLi
     const auto& bias = saved[2];
     const c10::cuda::CUDAGuard on_device(input.device());
     const auto width = weight.size(0);
-    auto grad = grad_outputs[0].to(input.scalar_type()).reshape({-1, width}).contiguous();
-    if (!aligned_for_packs(grad)) grad = grad.clone();
+    const auto grad = dense_for_packs(grad_outputs[0].to(input.scalar_type()).reshape({-1, width}));
     torch::Tensor grad_input, grad_weight, grad_bias;
     if (context->needs_input_grad(0)) grad_input = grad.mm(weight).view(input.sizes());
     if (context->needs_input_grad(1)) grad_weight = grad.t().mm(input.reshape({-1, input.size(-1)}));

@@ -25,11 +25,6 @@ kernels::LayerNormShape layer_norm_shape(const torch::Tensor& input) {
   return {input.numel() / width, width};
 }
 
-torch::Tensor dense_aligned(torch::Tensor tensor) {
-  tensor = tensor.contiguous();
-  return aligned_for_packs(tensor) ? tensor : tensor.clone();
-}
-
 // What the forward kernel made: the sum (with a branch), the output and the rows'
 // statistics.
 struct Normalised {
@@ -76,10 +71,10 @@ NormGradients normalise_backward(const torch::autograd::variable_list& saved, to
   const auto& gain = saved[1];
   const c10::cuda::CUDAGuard on_device(normalised.device());
   grad_output = grad_output.defined()
-                    ? dense_aligned(grad_output.to(output_type))
+                    ? dense_for_packs(grad_output.to(output_type))
                     : torch::zeros_like(normalised, normalised.options().dtype(output_type));
   const auto direct =
-      grad_sum.defined() ? dense_aligned(grad_sum.to(normalised.scalar_type())) : torch::Tensor();
+      grad_sum.defined() ? dense_for_packs(grad_sum.to(normalised.scalar_type())) : torch::Tensor();
   const auto shape = layer_norm_shape(normalised);
   NormGradients gradients{torch::empty_like(normalised, torch::MemoryFormat::Contiguous), torch::Tensor(),
                           torch::empty_like(gain, torch::MemoryFormat::Contiguous),

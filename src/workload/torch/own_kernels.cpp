@@ -19,6 +19,12 @@ bool aligned_for_packs(const torch::Tensor& tensor) {
   return reinterpret_cast<std::uintptr_t>(tensor.data_ptr()) % 16 == 0;
 }
 
+torch::Tensor dense_for_packs(const torch::Tensor& tensor) {
+  auto dense = tensor.contiguous();
+  // A fresh allocation starts on the allocator's boundary, which is wider than 16 bytes.
+  return aligned_for_packs(dense) ? dense : dense.clone();
+}
+
 bool kernel_element_type_supported(torch::ScalarType type) {
   return type == torch::kFloat || type == torch::kHalf || type == torch::kBFloat16;
 }

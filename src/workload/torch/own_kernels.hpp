@@ -20,6 +20,9 @@ bool own_kernels_built();
 // move it in 16-byte packs.
 bool aligned_for_packs(const torch::Tensor& tensor);
 
+// `tensor` dense and on a 16-byte boundary, copied only where it is not already.
+torch::Tensor dense_for_packs(const torch::Tensor& tensor);
+
 // Whether the kernels take this type: float, half or bfloat16.
 bool kernel_element_type_supported(torch::ScalarType type);
 // The kernels' name for one of the types they take.

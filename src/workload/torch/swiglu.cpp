@@ -48,8 +48,7 @@ class OwnSwiglu : public torch::autograd::Function<OwnSwiglu> {
                                                  torch::autograd::variable_list grad_outputs) {
     const auto gate_and_up = context->get_saved_variables()[0];
     const c10::cuda::CUDAGuard on_device(gate_and_up.device());
-    auto grad_output = grad_outputs[0].to(gate_and_up.scalar_type()).contiguous();
-    if (!aligned_for_packs(grad_output)) grad_output = grad_output.clone();
+    const auto grad_output = dense_for_packs(grad_outputs[0].to(gate_and_up.scalar_type()));
     auto grad_input = torch::empty_like(gate_and_up, torch::MemoryFormat::Contiguous);
     check_kernel_launch(kernels::swiglu_backward(kernel_element_type(gate_and_up.scalar_type()),
                                                  swiglu_shape(gate_and_up), gate_and_up.data_ptr(),
