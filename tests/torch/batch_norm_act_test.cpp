@@ -141,6 +141,40 @@ TEST_P(OwnBatchNormOnCuda, ForwardRunningStatisticsAndGradientsAreAtens) {
   }
 }
 
+// The forward keeps the ReLU's mask as bits of the stored output: the gradient
+// passes exactly where that output is positive. With γ of 1e-9 every FP16 output
+// rounds to zero though the value before rounding is positive half the time, so a
+// mask taken before rounding would let those gradients through.
+TEST_P(OwnBatchNormOnCuda, TheGradientPassesExactlyWhereTheStoredOutputIsPositive) {
+  const auto type = GetParam();
+  const auto cuda = torch::TensorOptions(torch::kCUDA).dtype(type);
+  for (const double gain : {1.0, 1e-9}) {
+    torch::manual_seed(5);
+    auto norm = trained_norm(64, 1e-5, torch::kCUDA);
+    {
+      torch::NoGradGuard no_grad;
+      norm->weight.mul_(gain);
+      norm->bias.mul_(gain);
+    }
+    const auto x = torch::randn({2, 64, 8, 8}, cuda).contiguous(torch::MemoryFormat::ChannelsLast);
+    const auto residual = (torch::randn({2, 64, 8, 8}, cuda) * gain)
+                              .contiguous(torch::MemoryFormat::ChannelsLast)
+                              .requires_grad_(true);
+    ASSERT_TRUE(own_batch_norm_applies(x, *norm, residual));
+    const auto output = train_batch_norm_act(x, *norm, residual, true);
+    const auto upstream = torch::randn_like(output).contiguous(torch::MemoryFormat::ChannelsLast);
+    output.backward(upstream);
+    const auto passed = (output > 0).to(type);
+    EXPECT_TRUE(torch::equal(residual.grad(), upstream * passed)) << "γ × " << gain;
+    if (type == torch::kHalf && gain < 1) {
+      EXPECT_EQ(passed.sum().item<double>(), 0) << "every FP16 output rounds to zero";
+      EXPECT_EQ(norm->weight.grad().abs().max().item<double>(), 0);
+    } else {
+      EXPECT_GT(passed.sum().item<double>(), 0.25 * static_cast<double>(passed.numel()));
+    }
+  }
+}
+
 TEST_P(OwnBatchNormOnCuda, OtherLayoutsAndChannelCountsGoToAten) {
   auto norm = trained_norm(12, 1e-5, torch::kCUDA);
   const auto cuda = torch::TensorOptions(torch::kCUDA).dtype(GetParam());

@@ -59,6 +59,11 @@ class OwnBatchNormAct : public torch::autograd::Function<OwnBatchNormAct> {
     auto mean = floats(shape.channels, input);
     auto inverse_std = floats(shape.channels, input);
     auto workspace = floats(kernels::NormWorkspace::floats(shape), input);
+    torch::Tensor relu_mask;
+    if (settings.relu)
+      relu_mask =
+          torch::empty({kernels::relu_mask_bytes(shape)},
+                       input.options().dtype(torch::kUInt8).memory_format(torch::MemoryFormat::Contiguous));
     kernels::NormForward args;
     args.input = input.data_ptr();
     args.residual = residual ? residual->data_ptr() : nullptr;
@@ -69,6 +74,7 @@ class OwnBatchNormAct : public torch::autograd::Function<OwnBatchNormAct> {
     args.saved_mean = mean.data_ptr<float>();
     args.saved_inverse_std = inverse_std.data_ptr<float>();
     args.output = output.data_ptr();
+    args.relu_mask = relu_mask.defined() ? relu_mask.data_ptr<std::uint8_t>() : nullptr;
     args.workspace = workspace.data_ptr<float>();
     args.momentum = settings.momentum;
     args.eps = settings.eps;
@@ -76,8 +82,8 @@ class OwnBatchNormAct : public torch::autograd::Function<OwnBatchNormAct> {
     check_kernel_launch(
         kernels::batch_norm_act_forward(half_type(input), shape, args, at::cuda::getCurrentCUDAStream()),
         "batch norm forward");
-    context->save_for_backward({input, output, weight, mean, inverse_std});
-    context->saved_data["relu"] = settings.relu;
+    // The mask, not the output: the backward reads one bit of it per element.
+    context->save_for_backward({input, relu_mask, weight, mean, inverse_std});
     context->saved_data["residual"] = residual.has_value();
     return output;
   }
@@ -100,7 +106,7 @@ class OwnBatchNormAct : public torch::autograd::Function<OwnBatchNormAct> {
     kernels::NormBackward args;
     args.grad_output = grad_output.data_ptr();
     args.input = input.data_ptr();
-    args.output = saved[1].data_ptr();
+    args.relu_mask = saved[1].defined() ? saved[1].data_ptr<std::uint8_t>() : nullptr;
     args.weight = saved[2].data_ptr<float>();
     args.saved_mean = saved[3].data_ptr<float>();
     args.saved_inverse_std = saved[4].data_ptr<float>();
@@ -109,7 +115,6 @@ class OwnBatchNormAct : public torch::autograd::Function<OwnBatchNormAct> {
     args.grad_weight = grad_weight.data_ptr<float>();
     args.grad_bias = grad_bias.data_ptr<float>();
     args.workspace = workspace.data_ptr<float>();
-    args.relu = context->saved_data["relu"].toBool();
     check_kernel_launch(
         kernels::batch_norm_act_backward(half_type(input), shape, args, at::cuda::getCurrentCUDAStream()),
         "batch norm backward");

@@ -5,9 +5,10 @@
 // channels-last statistics kernels well below the GPU's bandwidth: 45 % of
 // ResNet-50's bf16 training step on the H200 (docs/workloads.md). Here forward is
 // one read for the statistics and one read and write for the output; backward one
-// read for the sums and one for the gradients. Every reduction is two-stage with a
-// fixed order, so results do not depend on scheduling. No LibTorch types: nvcc
-// compiles this alone.
+// read for the sums and one for the gradients. The ReLU's mask travels as one bit
+// per element, written by the forward, so the backward reads 1/16 of the output
+// instead of all of it twice. Every reduction is two-stage with a fixed order, so
+// results do not depend on scheduling. No LibTorch types: nvcc compiles this alone.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -22,6 +23,9 @@ struct NormShape {
   std::int64_t rows = 0;
   std::int64_t channels = 0;
 };
+
+// Bytes of the ReLU's mask: one bit per element, one byte per 8 channels of a row.
+std::int64_t relu_mask_bytes(const NormShape& shape);
 
 // Per-channel float scratch the kernels need between passes: NormWorkspace::floats
 // of them.
@@ -39,6 +43,8 @@ struct NormForward {
   float* saved_mean = nullptr;     // per channel, for the backward
   float* saved_inverse_std = nullptr;
   void* output = nullptr;
+  std::uint8_t* relu_mask =
+      nullptr;  // written where relu is set: bit c % 8 of byte (row·C + c) / 8 is output > 0
   float* workspace = nullptr;
   double momentum = 0.1;
   double eps = 1e-5;
@@ -51,7 +57,7 @@ cudaError_t batch_norm_act_forward(HalfType type, const NormShape& shape, const 
 struct NormBackward {
   const void* grad_output = nullptr;
   const void* input = nullptr;
-  const void* output = nullptr;  // the forward's, for the ReLU's mask
+  const std::uint8_t* relu_mask = nullptr;  // the forward's; null when it had no ReLU
   const float* weight = nullptr;
   const float* saved_mean = nullptr;
   const float* saved_inverse_std = nullptr;
@@ -60,7 +66,6 @@ struct NormBackward {
   float* grad_weight = nullptr;
   float* grad_bias = nullptr;
   float* workspace = nullptr;
-  bool relu = true;
 };
 
 cudaError_t batch_norm_act_backward(HalfType type, const NormShape& shape, const NormBackward& args,
