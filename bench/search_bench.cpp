@@ -8,11 +8,15 @@
 // The headline is leave-one-table-out (issue 27; search_tally.hpp): for every table in
 // turn, the strategy for one knob is chosen on the other tables and scored on it.
 //
-// Usage: search_bench DATA_DIR [--smoke] [--loto] [--strategies NAME,NAME...] [--failures] [--seed N]
+// Usage: search_bench DATA_DIR [--smoke] [--loto] [--strategies NAME,NAME...] [--auto-variants]
+//                     [--failures] [--seed N]
 //   DATA_DIR      a folder of sweep tables (data/published)
 //   --smoke       only the first curve of each table, one noise level (a quick check)
 //   --loto        only the headline: objective energy, 0 % and 1 % noise (with --smoke, 0 %)
 //   --strategies  only these registered strategies (default: all)
+//   --auto-variants  also `auto` with each of its chosen constants moved one way
+//                 (auto-short3, auto-short7, auto-coarse6, auto-coarse12), so the
+//                 leave-one-table-out headline validates those constants
 //   --failures    also list every run that ended more than 1 % above the optimum:
 //                 the curve, the setting chosen, the optimum and the probes
 //   --seed N      another draw of the noise (default 0): the spread of the figures
@@ -57,6 +61,7 @@
 #include "expected_line.hpp"
 #include "published_curves.hpp"
 #include "search_tally.hpp"
+#include "sweep/search_strategies.hpp"
 
 namespace {
 
@@ -341,14 +346,39 @@ void print_dense_lines(const std::map<std::pair<double, std::string>, DenseLineT
   }
 }
 
+// `auto` with one chosen constant moved each way (search_strategies.hpp), as
+// strategies of their own, so the headline's rule chooses among them.
+void register_auto_variants() {
+  const auto variant = [](const std::string& name, const search_detail::AutoSettings& settings) {
+    register_strategy({name, "auto with one constant moved (search_bench --auto-variants)",
+                       [settings](const StrategyOptions& options) {
+                         return search_detail::make_auto_strategy(options, settings);
+                       }});
+  };
+  const search_detail::AutoSettings chosen;
+  for (const std::size_t short_line : {chosen.short_line - 2, chosen.short_line + 2}) {
+    search_detail::AutoSettings settings = chosen;
+    settings.short_line = short_line;
+    variant(std::string("auto-short").append(std::to_string(short_line)), settings);
+  }
+  for (const std::size_t coarse_points : {chosen.coarse_points - 2, chosen.coarse_points + 4}) {
+    search_detail::AutoSettings settings = chosen;
+    settings.coarse_points = coarse_points;
+    variant(std::string("auto-coarse").append(std::to_string(coarse_points)), settings);
+  }
+}
+
 }  // namespace
 
 constexpr const char* usage =
-    "usage: search_bench DATA_DIR [--smoke] [--loto] [--strategies NAME,NAME...] [--failures] [--seed N]\n"
+    "usage: search_bench DATA_DIR [--smoke] [--loto] [--strategies NAME,NAME...] [--auto-variants]\n"
+    "                    [--failures] [--seed N]\n"
     "  DATA_DIR      a folder of sweep tables, e.g. data/published\n"
     "  --smoke       only the first curve of each table, at 1 % noise (a quick check)\n"
     "  --loto        only the leave-one-table-out headline: objective energy, 0 % and 1 % noise\n"
     "  --strategies  only these registered strategies (default: all)\n"
+    "  --auto-variants  also auto with one of its constants moved (auto-short3, auto-short7,\n"
+    "                auto-coarse6, auto-coarse12): the headline then validates them\n"
     "  --failures    also list every run that ended more than 1 % above the optimum\n"
     "  --seed N      another draw of the noise (default 0), to see the figures' sampling error\n";
 
@@ -357,6 +387,7 @@ int main(int argc, char** argv) {
   bool smoke = false;
   bool loto_only = false;
   bool list_failures = false;
+  bool auto_variants = false;
   std::uint64_t noise_seed = 0;
   std::set<std::string, std::less<>> only;  // strategies to run; empty: all
   bool usage_error = false;
@@ -368,6 +399,8 @@ int main(int argc, char** argv) {
       loto_only = true;
     } else if (option == "--failures") {
       list_failures = true;
+    } else if (option == "--auto-variants") {
+      auto_variants = true;
     } else if (option == "--seed" && i + 1 < argc) {
       const std::string text = argv[++i];
       char* end = nullptr;
@@ -389,6 +422,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (auto_variants) register_auto_variants();
     const std::vector<std::filesystem::path> tables = bench::sweep_tables_in(argv[1]);
     std::vector<std::string> loaded;
     std::vector<Curve> curves = bench::load_curves(tables, smoke, loaded);

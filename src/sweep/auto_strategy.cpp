@@ -15,25 +15,19 @@
 namespace dvfslab::search_detail {
 namespace {
 
-// A line of up to 5 settings is measured whole: starting from its ends and middle
-// would measure most of it anyway. (With 7, search_bench's one-knob curves needed
-// 7 probes at p90 instead of 6.)
-constexpr std::size_t short_line = 5;
-// The coarse subset of a long line: 8 settings, where the ends, the middle and a
-// descent take about 5 probes (search_bench: p90 6 on the published curves of up
-// to 8 settings).
-constexpr std::size_t coarse_points = 8;
-
 class AutoStrategy final : public ReplayStrategy {
  public:
-  using ReplayStrategy::ReplayStrategy;
+  AutoStrategy(const StrategyOptions& options, const AutoSettings& settings)
+      : ReplayStrategy(options), settings_(settings) {}
   std::string name() const override { return "auto"; }
 
  protected:
   void search(CaseEvidence& evidence, const KnobGrid& grid) const override {
-    const LineSearch first = [](CaseEvidence& e, const Line& line, std::size_t) {
-      const std::size_t found =
-          line.size() <= short_line ? measure_line(e, line) : coarse_to_fine(e, line, coarse_points);
+    const AutoSettings settings = settings_;
+    const LineSearch first = [settings](CaseEvidence& e, const Line& line, std::size_t) {
+      const std::size_t found = line.size() <= settings.short_line
+                                    ? measure_line(e, line)
+                                    : coarse_to_fine(e, line, settings.coarse_points);
       return race(e, line, found);
     };
     if (grid.axes().size() >= 2) {
@@ -41,8 +35,8 @@ class AutoStrategy final : public ReplayStrategy {
       // before it could turn; the model points at the valley from a few settings.
       // From there a long line is descended in the coarse subset's steps first, then
       // finer ones, as coarse_to_fine does.
-      const LineSearch descent = [](CaseEvidence& e, const Line& line, std::size_t start) {
-        const std::size_t step = coarse_step(line.size(), coarse_points);
+      const LineSearch descent = [settings](CaseEvidence& e, const Line& line, std::size_t start) {
+        const std::size_t step = coarse_step(line.size(), settings.coarse_points);
         return race(e, line, narrowing_descent(e, line, start, step / 2));
       };
       guide_.explore(evidence, grid);
@@ -53,13 +47,15 @@ class AutoStrategy final : public ReplayStrategy {
   }
 
  private:
+  AutoSettings settings_;
   ModelGuide guide_;
 };
 
 }  // namespace
 
-std::unique_ptr<SearchStrategy> make_auto_strategy(const StrategyOptions& options) {
-  return std::make_unique<AutoStrategy>(options);
+std::unique_ptr<SearchStrategy> make_auto_strategy(const StrategyOptions& options,
+                                                   const AutoSettings& settings) {
+  return std::make_unique<AutoStrategy>(options, settings);
 }
 
 }  // namespace dvfslab::search_detail

@@ -1,6 +1,7 @@
 #pragma once
 // The adaptive strategies of the registry (strategy_registry.cpp); docs/search.md
 // describes each.
+#include <cstddef>
 #include <memory>
 
 #include "dvfslab/strategy.hpp"
@@ -11,6 +12,20 @@ std::unique_ptr<SearchStrategy> make_golden_strategy(const StrategyOptions& opti
 std::unique_ptr<SearchStrategy> make_scan_strategy(const StrategyOptions& options);
 std::unique_ptr<SearchStrategy> make_coordinate_strategy(const StrategyOptions& options);
 std::unique_ptr<SearchStrategy> make_model_strategy(const StrategyOptions& options);
-std::unique_ptr<SearchStrategy> make_auto_strategy(const StrategyOptions& options);
+
+// The chosen constants of `auto` (docs/search.md, "Fitted and tuned choices"): the
+// registry's `auto` uses these defaults; search_bench varies them to validate them
+// leave-one-table-out.
+struct AutoSettings {
+  // A line of up to this many settings is measured whole: starting from its ends and
+  // middle would measure most of it anyway. (With 7, search_bench's one-knob curves
+  // needed 7 probes at p90 instead of 6.)
+  std::size_t short_line = 5;
+  // The coarse subset of a long line, where the ends, the middle and a descent take
+  // about 5 probes (search_bench: p90 6 on the published curves of up to 8 settings).
+  std::size_t coarse_points = 8;
+};
+std::unique_ptr<SearchStrategy> make_auto_strategy(const StrategyOptions& options,
+                                                   const AutoSettings& settings = {});
 
 }  // namespace dvfslab::search_detail

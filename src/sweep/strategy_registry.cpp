@@ -23,9 +23,11 @@ std::vector<StrategyDefinition> built_in() {
       {"scan", "from the highest setting down until the objective rose three times", make_scan_strategy},
       {"coordinate", "golden-section, then neighbour descents, knob by knob (several knobs)",
        make_coordinate_strategy},
-      {"model", "4 spread settings, then the fitted model's optimum and its neighbours until no gain above noise",
+      {"model",
+       "4 spread settings, then the fitted model's optimum and its neighbours until no gain above noise",
        make_model_strategy},
-      {"auto", "the best search by the benchmark (docs/search.md)", make_auto_strategy},
+      {"auto", "the best search by the benchmark (docs/search.md)",
+       [](const StrategyOptions& options) { return make_auto_strategy(options); }},
   };
 }
 
@@ -64,8 +66,8 @@ void register_strategy(StrategyDefinition definition) {
         definition.name));
   }
   if (find(definition.name)) {
-    throw ConfigError(fmt::format("cannot register strategy '{}': a strategy of that name is registered already",
-                                  definition.name));
+    throw ConfigError(fmt::format(
+        "cannot register strategy '{}': a strategy of that name is registered already", definition.name));
   }
   if (!definition.make)
     throw ConfigError(fmt::format("cannot register strategy '{}': it has no make function", definition.name));
