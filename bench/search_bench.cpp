@@ -14,7 +14,7 @@
 //   --smoke       only the first curve of each table, one noise level (a quick check)
 //   --loto        only the headline: objective energy, 0 % and 1 % noise (with --smoke, 0 %)
 //   --strategies  only these registered strategies (default: all)
-//   --auto-variants  also `auto` with each of its chosen constants moved one way
+//   --auto-variants  also `auto` with each of its chosen constants moved down and up
 //                 (auto-short3, auto-short7, auto-coarse6, auto-coarse12), so the
 //                 leave-one-table-out headline validates those constants
 //   --failures    also list every run that ended more than 1 % above the optimum:
