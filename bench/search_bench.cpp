@@ -272,7 +272,7 @@ std::string percent(double value) {
 
 void print_row(const std::string& scope, int knobs, const std::string& objective, double noise,
                const std::string& strategy, const Tally& tally) {
-  std::printf("%-34s %d  %-27s %3.0f%%  %-10s %5zu  %5.1f %5.1f  %6.1f%% %6.1f%%  %10s %10s  %6.1f%%\n",
+  std::printf("%-34s %d  %-27s %3.0f%%  %-13s %5zu  %5.1f %5.1f  %6.1f%% %6.1f%%  %10s %10s  %6.1f%%\n",
               scope.c_str(), knobs, objective.c_str(), 100 * noise, strategy.c_str(), tally.regret.size(),
               quantile_of(tally.probes, 0.5), quantile_of(tally.probes, 0.9),
               100.0 * tally.windows / tally.exhaustive_windows,
@@ -288,7 +288,11 @@ std::string failure_line(const Curve& curve, const std::string& objective, doubl
                      "% | chose " + (result.chosen ? to_string(*result.chosen) : "nothing") + " | optimum " +
                      to_string(result.optimum) + " | probes (windows):";
   for (const Probe& probe : result.probes_in_order)
-    line += " " + to_string(probe.setting) + " (" + std::to_string(probe.repetitions) + ")";
+    line.append(" ")
+        .append(to_string(probe.setting))
+        .append(" (")
+        .append(std::to_string(probe.repetitions))
+        .append(")");
   return line;
 }
 
@@ -306,7 +310,7 @@ void print_tables(const std::map<bench::TallyKey, Tally>& tallies) {
                         ? "each published curve interpolated (monotone cubic in time and power) onto "
                           "15 MHz core-clock / 5 W power-limit steps; not measured data"
                         : "the tables' own settings");
-        std::printf("%-34s %s  %-27s %4s  %-10s %5s  %5s %5s  %7s %7s  %10s %10s  %7s\n", "table", "k",
+        std::printf("%-34s %s  %-27s %4s  %-13s %5s  %5s %5s  %7s %7s  %10s %10s  %7s\n", "table", "k",
                     "objective", "noise", "strategy", "n", "p.med", "p.p90", "gpu", "floor", "regret.med",
                     "regret.p90", "in1%");
       } else if (scope != last_scope) {
@@ -330,7 +334,7 @@ void print_dense_lines(const std::map<std::pair<double, std::string>, DenseLineT
   std::printf(
       "\n== dense lines as published (one knob, %zu or more settings), objective energy: within 1 %% of the "
       "table's least and of the least of the line's expected energy (local quadratic over %zu settings on "
-      "each side; a table that measured each setting once holds one draw per setting)\n\n%-5s %-10s %5s  "
+      "each side; a table that measured each setting once holds one draw per setting)\n\n%-5s %-13s %5s  "
       "%9s %12s  %5s %5s\n",
       dense_line_settings, expected_line_span, "noise", "strategy", "n", "in1% table", "in1% expected",
       "p.med", "p.p90");
@@ -340,7 +344,7 @@ void print_dense_lines(const std::map<std::pair<double, std::string>, DenseLineT
            static_cast<double>(std::max<std::size_t>(regrets.size(), 1));
   };
   for (const auto& [key, tally] : tallies) {
-    std::printf("%4.0f%% %-10s %5zu  %8.1f%% %11.1f%%  %5.1f %5.1f\n", 100 * key.first, key.second.c_str(),
+    std::printf("%4.0f%% %-13s %5zu  %8.1f%% %11.1f%%  %5.1f %5.1f\n", 100 * key.first, key.second.c_str(),
                 tally.table_regret.size(), within_1(tally.table_regret), within_1(tally.expected_regret),
                 quantile_of(tally.probes, 0.5), quantile_of(tally.probes, 0.9));
   }

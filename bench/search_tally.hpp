@@ -60,7 +60,7 @@ inline void print_loto_row(const std::string& scope, std::size_t curves, const s
                            const Tally& held_out, const std::string& in_sample_choice, const Tally& in_sample,
                            const Tally& by_default) {
   std::printf(
-      "%-34s %6zu  %-10s %6.1f%% %5.1f %6.1f%%   %-10s %6.1f%% %5.1f %6.1f%%   %6.1f%% %5.1f %6.1f%%\n",
+      "%-34s %6zu  %-13s %6.1f%% %5.1f %6.1f%%   %-13s %6.1f%% %5.1f %6.1f%%   %6.1f%% %5.1f %6.1f%%\n",
       scope.c_str(), curves, chosen.c_str(), held_out.within_1_pct(), quantile_of(held_out.probes, 0.9),
       held_out.gpu_pct(), in_sample_choice.c_str(), in_sample.within_1_pct(),
       quantile_of(in_sample.probes, 0.9), in_sample.gpu_pct(), by_default.within_1_pct(),
@@ -99,7 +99,7 @@ inline void print_loto(const std::map<TallyKey, Tally>& tallies, const std::stri
       "fewer probes), scored on the table left out; in-sample: chosen on all tables; default: %s, the "
       "default strategy, on the same table\n\n",
       loto_probe_budget, candidates.front().c_str());
-  std::printf("%-34s %6s  %-10s %7s %5s %7s   %-10s %7s %5s %7s   %7s %5s %7s\n", "held-out table", "curves",
+  std::printf("%-34s %6s  %-13s %7s %5s %7s   %-13s %7s %5s %7s   %7s %5s %7s\n", "held-out table", "curves",
               "loto", "in1%", "p.p90", "gpu", "in-sample", "in1%", "p.p90", "gpu", "default", "p.p90", "gpu");
   Tally all_held_out;
   Tally all_in_sample;
