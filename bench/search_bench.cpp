@@ -52,6 +52,7 @@
 #include <string_view>
 #include <vector>
 
+#include "auto_variants.hpp"
 #include "bench_cli.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
@@ -61,7 +62,6 @@
 #include "expected_line.hpp"
 #include "published_curves.hpp"
 #include "search_tally.hpp"
-#include "sweep/search_strategies.hpp"
 
 namespace {
 
@@ -350,28 +350,6 @@ void print_dense_lines(const std::map<std::pair<double, std::string>, DenseLineT
   }
 }
 
-// `auto` with one chosen constant moved each way (search_strategies.hpp), as
-// strategies of their own, so the headline's rule chooses among them.
-void register_auto_variants() {
-  const auto variant = [](const std::string& name, const search_detail::AutoSettings& settings) {
-    register_strategy({name, "auto with one constant moved (search_bench --auto-variants)",
-                       [settings](const StrategyOptions& options) {
-                         return search_detail::make_auto_strategy(options, settings);
-                       }});
-  };
-  const search_detail::AutoSettings chosen;
-  for (const std::size_t short_line : {chosen.short_line - 2, chosen.short_line + 2}) {
-    search_detail::AutoSettings settings = chosen;
-    settings.short_line = short_line;
-    variant(std::string("auto-short").append(std::to_string(short_line)), settings);
-  }
-  for (const std::size_t coarse_points : {chosen.coarse_points - 2, chosen.coarse_points + 4}) {
-    search_detail::AutoSettings settings = chosen;
-    settings.coarse_points = coarse_points;
-    variant(std::string("auto-coarse").append(std::to_string(coarse_points)), settings);
-  }
-}
-
 }  // namespace
 
 constexpr const char* usage =
@@ -426,7 +404,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (auto_variants) register_auto_variants();
+    if (auto_variants) bench::register_auto_variants();
     const std::vector<std::filesystem::path> tables = bench::sweep_tables_in(argv[1]);
     std::vector<std::string> loaded;
     std::vector<Curve> curves = bench::load_curves(tables, smoke, loaded);

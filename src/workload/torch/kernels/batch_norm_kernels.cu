@@ -16,16 +16,27 @@ static_assert(lanes == 8, "the ReLU's mask holds one pack in one byte");
 constexpr std::int64_t reduction_blocks = 512;
 constexpr int resident_reductions = 4;
 
+// The pack of `lanes` elements starting at `element`, as stored.
+template <typename T>
+__device__ Pack<T, lanes> pack_at(const void* base, std::int64_t element) {
+  return *reinterpret_cast<const Pack<T, lanes>*>(static_cast<const T*>(base) + element);
+}
+
+template <typename T>
+__device__ void store_pack(void* base, std::int64_t element, const Pack<T, lanes>& pack) {
+  *reinterpret_cast<Pack<T, lanes>*>(static_cast<T*>(base) + element) = pack;
+}
+
 template <typename T>
 __device__ void load(const void* base, std::int64_t element, float (&out)[lanes]) {
-  const auto pack = *reinterpret_cast<const Pack<T, lanes>*>(static_cast<const T*>(base) + element);
+  const auto pack = pack_at<T>(base, element);
   for (int lane = 0; lane < lanes; ++lane) out[lane] = widen(pack.value[lane]);
 }
 
 // One pack's per-channel coefficients in 16-byte loads: the workspace is aligned
 // and every coefficient row starts at a multiple of 8 channels.
 __device__ void load_coefficients(const float* coefficients, std::int64_t first, float (&out)[lanes]) {
-  const auto pack = *reinterpret_cast<const Pack<float, lanes>*>(coefficients + first);
+  const auto pack = pack_at<float>(coefficients, first);
   for (int lane = 0; lane < lanes; ++lane) out[lane] = pack.value[lane];
 }
 
@@ -33,7 +44,7 @@ template <typename T>
 __device__ void store(void* base, std::int64_t element, const float (&in)[lanes]) {
   Pack<T, lanes> pack;
   for (int lane = 0; lane < lanes; ++lane) pack.value[lane] = narrow<T>(in[lane]);
-  *reinterpret_cast<Pack<T, lanes>*>(static_cast<T*>(base) + element) = pack;
+  store_pack(base, element, pack);
 }
 
 // How a reduction's blocks cover the tensor: `tile` channel groups of 8 across x,
@@ -102,9 +113,9 @@ __global__ void __launch_bounds__(threads_per_block, resident_reductions)
       for (int step = 0; step < steps; ++step) {
         if (row + step * stride < shape.rows) {
           const std::int64_t element = (row + step * stride) * shape.channels + column;
-          x[step] = *reinterpret_cast<const Pack<T, lanes>*>(static_cast<const T*>(input) + element);
+          x[step] = pack_at<T>(input, element);
           if (mode == Mode::gradients) {
-            g[step] = *reinterpret_cast<const Pack<T, lanes>*>(static_cast<const T*>(grad_output) + element);
+            g[step] = pack_at<T>(grad_output, element);
             mask[step] = relu_mask != nullptr ? relu_mask[element / lanes] : 0xffu;
           }
         }
@@ -230,7 +241,7 @@ __global__ void apply_forward_kernel(NormShape shape, const float* coefficients,
       // value that rounds to zero lets no gradient through.
       if (widen(y.value[lane]) > 0.f) positive |= 1u << lane;
     }
-    *reinterpret_cast<Pack<T, lanes>*>(static_cast<T*>(args.output) + element) = y;
+    store_pack(args.output, element, y);
     if (args.relu_mask != nullptr) args.relu_mask[element / lanes] = static_cast<std::uint8_t>(positive);
   });
 }

@@ -1,0 +1,35 @@
+#pragma once
+// search_bench --auto-variants: `auto` with one of its chosen constants
+// (search_detail::AutoSettings) moved, registered as strategies of their own so the
+// leave-one-table-out rule chooses among them and the default (docs/search.md,
+// "`auto`'s line-search constants").
+#include <cstddef>
+#include <string>
+
+#include "dvfslab/strategy.hpp"
+#include "sweep/search_strategies.hpp"
+
+namespace dvfslab::bench {
+
+// Each constant moved down and up: auto-short3, auto-short7, auto-coarse6, auto-coarse12.
+inline void register_auto_variants() {
+  const auto variant = [](const std::string& name, const search_detail::AutoSettings& settings) {
+    register_strategy({name, "auto with one constant moved (search_bench --auto-variants)",
+                       [settings](const StrategyOptions& options) {
+                         return search_detail::make_auto_strategy(options, settings);
+                       }});
+  };
+  const search_detail::AutoSettings chosen;
+  for (const std::size_t short_line : {chosen.short_line - 2, chosen.short_line + 2}) {
+    search_detail::AutoSettings settings = chosen;
+    settings.short_line = short_line;
+    variant(std::string("auto-short").append(std::to_string(short_line)), settings);
+  }
+  for (const std::size_t coarse_points : {chosen.coarse_points - 2, chosen.coarse_points + 4}) {
+    search_detail::AutoSettings settings = chosen;
+    settings.coarse_points = coarse_points;
+    variant(std::string("auto-coarse").append(std::to_string(coarse_points)), settings);
+  }
+}
+
+}  // namespace dvfslab::bench
