@@ -5,16 +5,19 @@
 // "`auto`'s line-search constants").
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "dvfslab/strategy.hpp"
 #include "sweep/search_strategies.hpp"
 
 namespace dvfslab::bench {
 
-// Each constant moved down and up: auto-short3, auto-short7, auto-coarse6, auto-coarse12.
+// Each constant moved down and up: auto-short3, auto-short7, auto-coarse6, auto-coarse12;
+// and the long lines' other finish, fitted: auto-fitted (always trusted), auto-guarded
+// (trusted within the measured noise).
 inline void register_auto_variants() {
   const auto variant = [](const std::string& name, const search_detail::AutoSettings& settings) {
-    register_strategy({name, "auto with one constant moved (search_bench --auto-variants)",
+    register_strategy({name, "auto with one choice moved (search_bench --auto-variants)",
                        [settings](const StrategyOptions& options) {
                          return search_detail::make_auto_strategy(options, settings);
                        }});
@@ -29,6 +32,13 @@ inline void register_auto_variants() {
     search_detail::AutoSettings settings = chosen;
     settings.coarse_points = coarse_points;
     variant(std::string("auto-coarse").append(std::to_string(coarse_points)), settings);
+  }
+  using Finish = search_detail::AutoSettings::LongLineFinish;
+  for (const auto& [name, finish] :
+       {std::pair{"auto-fitted", Finish::fitted}, std::pair{"auto-guarded", Finish::fitted_within_noise}}) {
+    search_detail::AutoSettings settings = chosen;
+    settings.long_line_finish = finish;
+    variant(name, settings);
   }
 }
 

@@ -15,8 +15,9 @@
 //   --loto        only the headline: objective energy, 0 % and 1 % noise (with --smoke, 0 %)
 //   --strategies  only these registered strategies (default: all)
 //   --auto-variants  also `auto` with each of its chosen constants moved down and up
-//                 (auto-short3, auto-short7, auto-coarse6, auto-coarse12), so the
-//                 leave-one-table-out headline validates those constants
+//                 (auto-short3, auto-short7, auto-coarse6, auto-coarse12) and with
+//                 the fitted finish of long lines (auto-fitted, auto-guarded), so the
+//                 leave-one-table-out headline validates those choices
 //   --failures    also list every run that ended more than 1 % above the optimum:
 //                 the curve, the setting chosen, the optimum and the probes
 //   --seed N      another draw of the noise (default 0): the spread of the figures
@@ -359,8 +360,9 @@ constexpr const char* usage =
     "  --smoke       only the first curve of each table, at 1 % noise (a quick check)\n"
     "  --loto        only the leave-one-table-out headline: objective energy, 0 % and 1 % noise\n"
     "  --strategies  only these registered strategies (default: all)\n"
-    "  --auto-variants  also auto with one of its constants moved (auto-short3, auto-short7,\n"
-    "                auto-coarse6, auto-coarse12): the headline then validates them\n"
+    "  --auto-variants  also auto with one of its choices moved (auto-short3, auto-short7,\n"
+    "                auto-coarse6, auto-coarse12; long lines ending in fitted probes:\n"
+    "                auto-fitted, auto-guarded): the headline then validates them\n"
     "  --failures    also list every run that ended more than 1 % above the optimum\n"
     "  --seed N      another draw of the noise (default 0), to see the figures' sampling error\n";
 

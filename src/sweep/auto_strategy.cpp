@@ -7,6 +7,7 @@
 // model guides (model_guided.hpp): a few spread settings, the fitted model's optimum
 // and its neighbours; then descents along every knob from the best of them to a
 // local minimum of the grid.
+#include "sweep/fitted_finish.hpp"
 #include "sweep/model_guided.hpp"
 #include "sweep/search_lines.hpp"
 #include "sweep/search_replay.hpp"
@@ -25,10 +26,17 @@ class AutoStrategy final : public ReplayStrategy {
   void search(CaseEvidence& evidence, const KnobGrid& grid) const override {
     const AutoSettings settings = settings_;
     const LineSearch first = [settings](CaseEvidence& e, const Line& line, std::size_t) {
-      const std::size_t found = line.size() <= settings.short_line
-                                    ? measure_line(e, line)
-                                    : coarse_to_fine(e, line, settings.coarse_points);
-      return race(e, line, found);
+      if (line.size() <= settings.short_line) return race(e, line, measure_line(e, line));
+      if (settings.long_line_finish == AutoSettings::LongLineFinish::descents ||
+          line.size() < settings.long_line || line.size() <= settings.coarse_points)
+        return race(e, line, coarse_to_fine(e, line, settings.coarse_points));
+      const CoarsePass coarse = coarse_pass(e, line, settings.coarse_points);
+      const FitTrust trust = settings.long_line_finish == AutoSettings::LongLineFinish::fitted
+                                 ? FitTrust::always
+                                 : FitTrust::within_noise;
+      const auto fitted = fitted_finish(e, line, coarse, trust);
+      const std::size_t at = coarse.index[coarse.best];
+      return race(e, line, fitted ? *fitted : narrowing_descent(e, line, at, coarse.stride / 2));
     };
     if (grid.axes().size() >= 2) {
       // A line search per knob from the top would measure a cross of whole lines

@@ -150,19 +150,26 @@ std::size_t coarse_step(std::size_t size, std::size_t coarse_points) {
   return (size - 1 + coarse_points - 2) / (coarse_points - 1);
 }
 
+CoarsePass coarse_pass(CaseEvidence& evidence, const Line& line, std::size_t coarse_points) {
+  CoarsePass coarse;
+  const std::size_t top = line.size() - 1;
+  coarse.stride = coarse_step(line.size(), coarse_points);
+  // Every stride-th setting down from the top, and the bottom.
+  coarse.index.push_back(0);
+  for (std::size_t i = top % coarse.stride; i <= top; i += coarse.stride) {
+    if (i > 0) coarse.index.push_back(i);
+  }
+  Line settings;
+  for (const std::size_t i : coarse.index) settings.push_back(line[i]);
+  coarse.best = ends_and_middle(evidence, settings);
+  return coarse;
+}
+
 std::size_t coarse_to_fine(CaseEvidence& evidence, const Line& line, std::size_t coarse_points) {
   if (line.size() <= std::max<std::size_t>(coarse_points, 3)) return ends_and_middle(evidence, line);
-  const std::size_t top = line.size() - 1;
-  const std::size_t stride = coarse_step(line.size(), coarse_points);
-  // Every stride-th setting down from the top, and the bottom.
-  std::vector<std::size_t> coarse_index{0};
-  for (std::size_t i = top % stride; i <= top; i += stride) {
-    if (i > 0) coarse_index.push_back(i);
-  }
-  Line coarse;
-  for (const std::size_t i : coarse_index) coarse.push_back(line[i]);
-  const std::size_t at = coarse_index[ends_and_middle(evidence, coarse)];
-  return stride < 2 ? at : narrowing_descent(evidence, line, at, stride / 2);
+  const CoarsePass coarse = coarse_pass(evidence, line, coarse_points);
+  const std::size_t at = coarse.index[coarse.best];
+  return coarse.stride < 2 ? at : narrowing_descent(evidence, line, at, coarse.stride / 2);
 }
 
 std::size_t race(CaseEvidence& evidence, const Line& line, std::size_t best) {

@@ -48,6 +48,18 @@ std::size_t measure_line(CaseEvidence& evidence, const Line& line);
 // low end after a plateau.
 std::size_t ends_and_middle(CaseEvidence& evidence, const Line& line);
 
+// The coarse subset of a long line after ends_and_middle searched it: the line's
+// indices of its settings (ascending), the position among them of the best found,
+// and the stride between them.
+struct CoarsePass {
+  std::vector<std::size_t> index;
+  std::size_t best = 0;
+  std::size_t stride = 1;
+};
+// ends_and_middle over every stride-th setting of a line longer than `coarse_points`
+// (at most `coarse_points` of them, the bottom included).
+CoarsePass coarse_pass(CaseEvidence& evidence, const Line& line, std::size_t coarse_points);
+
 // On a line longer than `coarse_points`: ends_and_middle over every stride-th
 // setting (at most `coarse_points` of them), then descents from its best in steps
 // of half the stride, a quarter, ... down to one. Each step compares settings far

@@ -24,6 +24,13 @@ struct AutoSettings {
   // The coarse subset of a long line, where the ends, the middle and a descent take
   // about 5 probes (search_bench: p90 6 on the published curves of up to 8 settings).
   std::size_t coarse_points = 8;
+  // How a line of at least `long_line` settings ends after its coarse pass: descents
+  // in ever finer steps, or two fitted probes (fitted_finish.hpp), falling back to
+  // the descents where the fit fails or is not trusted.
+  enum class LongLineFinish { descents, fitted, fitted_within_noise };
+  LongLineFinish long_line_finish = LongLineFinish::descents;
+  // Issue 27's long lines: a modern GPU's 100+ clocks, not the 5–10 of older tables.
+  std::size_t long_line = 30;
 };
 std::unique_ptr<SearchStrategy> make_auto_strategy(const StrategyOptions& options,
                                                    const AutoSettings& settings = {});
