@@ -78,9 +78,31 @@ Placement even_placement(std::size_t k) {
   return even;
 }
 
-// The candidates for 4 settings: even, or crowded toward the top or the bottom.
-const std::vector<Placement> placements_of_4 = {
-    even_placement(4), {"upper", {0, 2, 3, 4}, 4}, {"lower", {0, 1, 2, 4}, 4}};
+// A candidate of a leave-one-table-out choice: where the 4 settings lie and how the
+// model is fitted to them.
+struct Candidate {
+  std::string name;
+  Placement placement;
+  dvfslab::model::FitOptions options;
+};
+
+// Where the 4 settings lie: even, or crowded toward the top or the bottom.
+const std::vector<Candidate> placements_of_4 = {{"even", even_placement(4), {}},
+                                                {"upper", {"upper", {0, 2, 3, 4}, 4}, {}},
+                                                {"lower", {"lower", {0, 1, 2, 4}, 4}, {}}};
+
+// The prior's weight (FitOptions::prior_weight, default 2e-04) moved by powers of ten,
+// settings evenly placed.
+std::vector<Candidate> prior_weights() {
+  std::vector<Candidate> candidates;
+  for (const double weight :
+       {2e-4, 2e-10, 2e-8, 2e-6, 2e-5, 2e-3, 2e-2}) {  // the default first: ties go to it
+    dvfslab::model::FitOptions options;
+    options.prior_weight = weight;
+    candidates.push_back({fmt::format("{:.0e}", weight), even_placement(4), options});
+  }
+  return candidates;
+}
 
 std::vector<Curve> curves_of(const std::filesystem::path& file) {
   struct Sum {
@@ -133,13 +155,14 @@ std::vector<std::size_t> probe_indices(const Curve& curve, const Placement& plac
   return chosen;
 }
 
-std::optional<Outcome> evaluate(const Curve& curve, const Placement& placement) {
+std::optional<Outcome> evaluate(const Curve& curve, const Placement& placement,
+                                const dvfslab::model::FitOptions& options = {}) {
   if (curve.points.size() <= placement.numerators.size()) return std::nullopt;
   const auto probes = probe_indices(curve, placement);
   std::vector<Observation> measured;
   for (auto i : probes) measured.push_back(curve.points[i]);
   const Setting top = curve.points.back().setting;
-  const auto model = dvfslab::model::fit(measured, {"", curve.name, top});
+  const auto model = dvfslab::model::fit(measured, {"", curve.name, top}, options);
 
   auto energy = [](const Observation& o) { return o.time_s * o.power_w; };
   double true_min = energy(curve.points.front());
@@ -233,11 +256,12 @@ std::vector<Table> read_tables(const std::vector<std::filesystem::path>& files, 
 }
 
 // A curve's outcome, or none (too few settings, or a fit that failed: said once).
-std::optional<Outcome> try_evaluate(const Table& table, const Curve& curve, const Placement& placement) {
+std::optional<Outcome> try_evaluate(const Table& table, const Curve& curve, const Placement& placement,
+                                    const dvfslab::model::FitOptions& options = {}) {
   try {
-    return evaluate(curve, placement);
+    return evaluate(curve, placement, options);
   } catch (const dvfslab::Error& e) {
-    if (placement.name == "even")
+    if (placement.name == "even" && options.prior_weight == dvfslab::model::FitOptions{}.prior_weight)
       std::cout << "model_bench: skipped " << table.name << " | " << curve.name << ": " << e.what() << "\n";
     return std::nullopt;
   }
@@ -265,33 +289,33 @@ std::string loto_cells(const std::vector<Outcome>& outcomes) {
                      quantile(energy, 0.9), 100 * model_1 / n, 100 * covered / std::max(1.0, held_out));
 }
 
-void print_loto(const std::vector<Table>& tables) {
-  std::map<std::string, std::map<std::string, Scored>> scored;  // placement → table → outcomes
+// `choice` describes the candidates for the section's title.
+void print_loto(const std::vector<Table>& tables, const std::vector<Candidate>& choosable,
+                const std::string& choice) {
+  std::map<std::string, std::map<std::string, Scored>> scored;  // candidate → table → outcomes
   std::vector<std::string> names, candidates;
   for (const Table& table : tables) {
     names.push_back(table.name);
-    for (const Placement& placement : placements_of_4) {
-      Scored& s = scored[placement.name][table.name];
+    for (const Candidate& candidate : choosable) {
+      Scored& s = scored[candidate.name][table.name];
       for (const Curve& curve : table.curves)
-        if (const auto outcome = try_evaluate(table, curve, placement))
+        if (const auto outcome = try_evaluate(table, curve, candidate.placement, candidate.options))
           (curve.points.front().setting.sm_mhz ? s.core : s.limit).push_back(*outcome);
     }
   }
-  for (const Placement& placement : placements_of_4) candidates.push_back(placement.name);
-  const auto score = [&](const std::string& placement, const std::string& table) {
+  for (const Candidate& candidate : choosable) candidates.push_back(candidate.name);
+  const auto score = [&](const std::string& candidate, const std::string& table) {
     std::vector<double> energy;
-    for (const auto& o : scored[placement][table].all()) energy.push_back(o.energy_mape);
+    for (const auto& o : scored[candidate][table].all()) energy.push_back(o.energy_mape);
     if (energy.empty()) return dvfslab::bench::TableScore{0, 0, true};  // no say on the choice
     return dvfslab::bench::TableScore{-quantile(energy, 0.5), quantile(energy, 0.9), true};
   };
   const auto choices = dvfslab::bench::leave_one_table_out(names, candidates, score);
-  std::cout
-      << "== leave-one-table-out, 4 settings per curve: their placement (candidates: even, i.e. indices "
-         "0, 1/3, 2/3, 1 of the curve; upper 0, 1/2, 3/4, 1; lower 0, 1/4, 1/2, 1; the default setting "
-         "replaces the nearest but the top) chosen on the other tables by the least mean median "
-         "energy MAPE, scored on the table left out; in-sample: chosen on all tables. energy MAPE "
-         "median / p90 over curves (%); opt1%: the model's optimum alone within 1 % of the minimum "
-         "(% of curves); band: held-out energies inside the stated ~95 % interval (% of points)\n\n";
+  std::cout << "== leave-one-table-out, 4 settings per curve: " << choice
+            << " chosen on the other tables by the least mean median "
+               "energy MAPE, scored on the table left out; in-sample: chosen on all tables. energy MAPE "
+               "median / p90 over curves (%); opt1%: the model's optimum alone within 1 % of the minimum "
+               "(% of curves); band: held-out energies inside the stated ~95 % interval (% of points)\n\n";
   const std::string cells = fmt::format("{:>5} {:>5} {:>6} {:>6} {:>6}", "n", "med", "p90", "opt1%", "band");
   std::cout << fmt::format("{:<36} {:<6} {}   {:<6} {}\n", "held-out table", "loto", cells, "in", cells);
   Scored all_held_out, all_in_sample;
@@ -359,7 +383,12 @@ int main(int argc, char** argv) {
   }
   try {
     const std::vector<Table> tables = read_tables(dvfslab::bench::sweep_tables_in(argv[1]), smoke);
-    print_loto(tables);
+    print_loto(tables, placements_of_4,
+               "their placement (candidates: even, i.e. indices 0, 1/3, 2/3, 1 of the curve; upper 0, 1/2, "
+               "3/4, 1; lower 0, 1/4, 1/2, 1; the default setting replaces the nearest but the top)");
+    print_loto(tables, prior_weights(),
+               "the weight of the model's prior shape, per point (candidates: 2e-04, the default, and it "
+               "moved by powers of ten, 2e-10 to 2e-02; settings evenly placed)");
     print_dense_lines(tables);
     std::cout
         << "== every table, settings evenly placed: MAPE in %, median and p90 over curves; opt: share of "

@@ -44,6 +44,10 @@ struct FitOptions {
   // Leave-one-out refits for the report (and the intervals): n more fits. A search
   // that refits after every probe leaves them out.
   bool cross_validate = true;
+  // Weight of the prior shape against one point's squared relative error: small, so a
+  // few points override it along every knob they vary and it decides only what they
+  // leave open. bench/model_bench validates it leave-one-table-out (docs/model.md).
+  double prior_weight = 0.0002;
 };
 
 // A predicted value and its ~95 % interval.

@@ -15,9 +15,6 @@
 namespace dvfslab::model {
 namespace {
 
-// Weight of the prior against one point's relative error (squared): small, so a few
-// points override it along every knob they vary, and it decides only what they leave open.
-constexpr double prior_weight = 0.0002;
 constexpr std::array<double, 8> softness_grid{3, 4, 6, 8, 12, 16, 24, 32};
 constexpr std::array<double, 9> limit_share_grid{0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0};
 // A point whose power is this far under its limit tells the unlimited power curve.
@@ -35,7 +32,7 @@ struct RidgeFit {
 // Non-negative ridge fit of `values` on `basis` rows, relative errors, toward scale·prior.
 template <std::size_t N>
 RidgeFit<N> ridge_fit(const std::vector<std::array<double, N>>& rows, const std::vector<double>& values,
-                      const std::array<double, N>& prior, double scale) {
+                      const std::array<double, N>& prior, double scale, double prior_weight) {
   const auto n = static_cast<Eigen::Index>(rows.size());
   const auto terms = static_cast<Eigen::Index>(N);
   Eigen::MatrixXd a(n + terms, terms);
@@ -117,20 +114,21 @@ std::size_t distinct_clocks(const std::vector<Scaled>& points) {
 // The ridge fit of the points' `value` on `basis`, toward scale·prior.
 template <std::size_t N, typename Basis>
 RidgeFit<N> fit_on_basis(const std::vector<Scaled>& points, Basis basis, const std::array<double, N>& prior,
-                         double scale, double Scaled::*value) {
+                         double scale, double Scaled::*value, double prior_weight) {
   std::vector<std::array<double, N>> rows;
   std::vector<double> values;
   for (const auto& p : points) rows.push_back(basis(p.x, p.y)), values.push_back(p.*value);
-  return ridge_fit(rows, values, prior, scale);
+  return ridge_fit(rows, values, prior, scale, prior_weight);
 }
 
 // The knee by profile: the best linear fit over a grid of knees.
-void fit_power_with_knee(Coefficients& c, const std::vector<Scaled>& unlimited) {
+void fit_power_with_knee(Coefficients& c, const std::vector<Scaled>& unlimited, double prior_weight) {
   double best_cost = std::numeric_limits<double>::infinity();
   for (double knee : form::knee_grid) {
     const auto basis = [knee](double x, double y) { return form::power_basis(x, y, knee); };
     const double power_scale = prior_scale(unlimited, form::power_prior, basis, &Scaled::power_w);
-    const auto trial = fit_on_basis(unlimited, basis, form::power_prior, power_scale, &Scaled::power_w);
+    const auto trial =
+        fit_on_basis(unlimited, basis, form::power_prior, power_scale, &Scaled::power_w, prior_weight);
     if (trial.cost < best_cost) best_cost = trial.cost, c.power = trial.coef, c.knee = knee;
   }
 }
@@ -139,9 +137,9 @@ void fit_power_with_knee(Coefficients& c, const std::vector<Scaled>& unlimited) 
 // with too few SM clocks among them the prior knee stands, and with none of them the
 // prior shape scaled to all points.
 void fit_unlimited_power(Coefficients& c, const std::vector<Scaled>& points,
-                         const std::vector<Scaled>& unlimited) {
+                         const std::vector<Scaled>& unlimited, double prior_weight) {
   if (!unlimited.empty() && distinct_clocks(unlimited) >= clocks_to_place_a_kink) {
-    fit_power_with_knee(c, unlimited);
+    fit_power_with_knee(c, unlimited, prior_weight);
     return;
   }
   const auto basis = [](double x, double y) { return form::power_basis(x, y, form::prior_knee); };
@@ -151,12 +149,13 @@ void fit_unlimited_power(Coefficients& c, const std::vector<Scaled>& points,
     c.power.assign(form::power_prior.begin(), form::power_prior.end());
     for (double& v : c.power) v *= power_scale;
   } else {
-    c.power = fit_on_basis(unlimited, basis, form::power_prior, power_scale, &Scaled::power_w).coef;
+    c.power =
+        fit_on_basis(unlimited, basis, form::power_prior, power_scale, &Scaled::power_w, prior_weight).coef;
   }
 }
 
 // The time curve over the clocks the GPU effectively ran at (a limit lowers them).
-void fit_time(Coefficients& c, const std::vector<Scaled>& points) {
+void fit_time(Coefficients& c, const std::vector<Scaled>& points, double prior_weight) {
   std::vector<Scaled> effective = points;
   for (auto& p : effective) p.x = effective_clock(c, p);
   const bool place_ridge = distinct_clocks(effective) >= clocks_to_place_a_kink;
@@ -165,7 +164,8 @@ void fit_time(Coefficients& c, const std::vector<Scaled>& points) {
     if (!place_ridge && ridge != 1.0) continue;
     const auto basis = [ridge](double x, double y) { return form::time_basis(x, y, ridge); };
     const double time_scale = prior_scale(effective, form::time_prior, basis, &Scaled::time_s);
-    const auto trial = fit_on_basis(effective, basis, form::time_prior, time_scale, &Scaled::time_s);
+    const auto trial =
+        fit_on_basis(effective, basis, form::time_prior, time_scale, &Scaled::time_s, prior_weight);
     if (trial.cost < best_cost) best_cost = trial.cost, c.time = trial.coef, c.ridge = ridge;
   }
 }
@@ -182,15 +182,15 @@ double effective_clock(const Coefficients& c, const Scaled& p) {
   return form::clock_for_power(c.power, c.knee, p.x, p.y, modelled_power(c, p));
 }
 
-Coefficients fit_coefficients(const std::vector<Scaled>& points) {
+Coefficients fit_coefficients(const std::vector<Scaled>& points, double prior_weight) {
   Coefficients c;
   std::vector<Scaled> unlimited;
   for (const auto& p : points)
     if (!p.limit_w || p.power_w < clearly_under_limit * *p.limit_w) unlimited.push_back(p);
   const bool any_limit = std::any_of(points.begin(), points.end(), [](const Scaled& p) { return p.limit_w; });
-  fit_unlimited_power(c, points, unlimited);
+  fit_unlimited_power(c, points, unlimited, prior_weight);
   if (any_limit) fit_power_limit(c, points);
-  fit_time(c, points);
+  fit_time(c, points, prior_weight);
   return c;
 }
 

@@ -22,8 +22,9 @@ struct Coefficients {
   double limit_share = 1;
 };
 
-// The coefficients that fit `points` best, the prior deciding what they leave open.
-Coefficients fit_coefficients(const std::vector<Scaled>& points);
+// The coefficients that fit `points` best, the prior deciding what they leave open;
+// `prior_weight` is FitOptions::prior_weight.
+Coefficients fit_coefficients(const std::vector<Scaled>& points, double prior_weight);
 // The power drawn at `p`, under its limit where it has one.
 double modelled_power(const Coefficients& c, const Scaled& p);
 // The SM clock fraction the GPU runs at `p`: lowered where a limit caps the power.

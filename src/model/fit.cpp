@@ -160,14 +160,15 @@ std::vector<std::string> parameter_names() {
 
 // Leave-one-out refits: the report's cross-validated errors, and each refit's
 // parameters (the jackknife).
-std::vector<std::vector<double>> cross_validate(FitReport& report, const std::vector<Scaled>& scaled) {
+std::vector<std::vector<double>> cross_validate(FitReport& report, const std::vector<Scaled>& scaled,
+                                                double prior_weight) {
   std::vector<std::vector<double>> jackknife;
   double time_abs = 0, power_abs = 0, energy_abs = 0;
   for (std::size_t left_out = 0; left_out < scaled.size(); ++left_out) {
     std::vector<Scaled> rest;
     for (std::size_t i = 0; i < scaled.size(); ++i)
       if (i != left_out) rest.push_back(scaled[i]);
-    const Coefficients cv = fit_coefficients(rest);
+    const Coefficients cv = fit_coefficients(rest, prior_weight);
     const Scaled& p = scaled[left_out];
     const double power = modelled_power(cv, p);
     const double time = form::evaluate_time(cv.time, cv.ridge, effective_clock(cv, p), p.y);
@@ -212,7 +213,8 @@ FitReport fit_report(const Model& model, const std::vector<Observation>& points,
   report.notes = unvaried_knob_notes(points);
   add_residuals(report, model, points);
   std::vector<std::vector<double>> jackknife;
-  if (options.cross_validate && points.size() >= 4) jackknife = cross_validate(report, scaled);
+  if (options.cross_validate && points.size() >= 4)
+    jackknife = cross_validate(report, scaled, options.prior_weight);
   report.parameters = parameters_of(c, jackknife);
   return report;
 }
@@ -229,6 +231,9 @@ double interval_sd(double rms_pct, std::optional<double> loo_mape_pct, std::size
 
 Model fit(const std::vector<Observation>& points, const Facts& facts, const FitOptions& options) {
   check_points(points, facts);
+  if (!(std::isfinite(options.prior_weight) && options.prior_weight > 0))
+    throw ConfigError(
+        fmt::format("the prior's weight is {}; it must be a positive number", options.prior_weight));
   const Frame frame = frame_of(points, facts.reference);
   Model model;
   model.gpu_ = facts.gpu;
@@ -243,7 +248,7 @@ Model fit(const std::vector<Observation>& points, const Facts& facts, const FitO
 
   std::vector<Scaled> scaled;
   for (const auto& p : points) scaled.push_back(scaled_point(frame, p));
-  const Coefficients c = fit_coefficients(scaled);
+  const Coefficients c = fit_coefficients(scaled, options.prior_weight);
   model.time_coef_ = c.time;
   model.power_coef_ = c.power;
   model.cap_softness_ = c.softness;

@@ -62,6 +62,29 @@ TEST(ModelFit, FourPointsAndTheModelsOptimumReachTheTrueOptimum) {
   EXPECT_NEAR(best_model, best_true, 100);
 }
 
+// The prior's weight is an option (model_bench validates it leave-one-table-out): a
+// heavier prior pulls the fit of the same points toward the generic GPU's shape,
+// away from this workload's own.
+TEST(ModelFit, AHeavierPriorPullsTheFitAwayFromThePointsAndABadWeightIsRefused) {
+  const auto points = curve({600, 900, 1200, 1500});
+  const auto worst_time_error = [&](double prior_weight) {
+    FitOptions options;
+    options.prior_weight = prior_weight;
+    const Model m = fit(points, facts, options);
+    double worst = 0;
+    for (const auto& p : points)
+      worst = std::max(worst, std::abs(m.predict(p.setting).time_s.value / p.time_s - 1));
+    return worst;
+  };
+  EXPECT_LT(worst_time_error(0.0002), 0.01);
+  EXPECT_GT(worst_time_error(2.0), 2 * worst_time_error(0.0002));
+  for (const double bad : {0.0, -1.0, std::nan("")}) {
+    FitOptions options;
+    options.prior_weight = bad;
+    EXPECT_THROW(fit(points, facts, options), ConfigError) << bad;
+  }
+}
+
 TEST(ModelFit, AllPointsAtOneClockAreNotIdentifiable) {
   const auto point = own_form(1200);
   const Model m = fit({point, point, point}, facts);
