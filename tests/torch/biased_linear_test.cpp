@@ -46,13 +46,14 @@ TEST(BiasedLinear, WithoutABiasIsThePlainProduct) {
 class OwnBiasGradientOnCuda : public OwnKernelOnCuda {};
 
 // 16-bit products with an FP32 or a same-type bias; widths with and without a
-// partial column tile; many rows and one.
+// partial column tile, and one past the 65,535 tiles of 128 columns a grid's y
+// dimension holds (so blocks loop over tiles); many rows and one.
 TEST_P(OwnBiasGradientOnCuda, ProductsAreAtensAndTheBiasGradientIsTheSumOfTheOutputs) {
   const auto bias_type = GetParam();
   const auto options = torch::TensorOptions().device(torch::kCUDA);
   for (const auto type : {torch::kHalf, torch::kBFloat16}) {
     for (const auto& [rows, width] :
-         {std::pair<std::int64_t, std::int64_t>{1, 4}, {2 * 129, 132}, {4096, 768}}) {
+         {std::pair<std::int64_t, std::int64_t>{1, 4}, {2 * 129, 132}, {4096, 768}, {2, 65535 * 128 + 4}}) {
       SCOPED_TRACE(std::string(c10::toString(type)) + " with a " + c10::toString(bias_type) + " bias, " +
                    std::to_string(rows) + " rows x " + std::to_string(width));
       torch::manual_seed(rows + width);

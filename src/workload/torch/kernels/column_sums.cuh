@@ -15,11 +15,16 @@ inline constexpr int column_lanes = 4;
 
 // How the partial sums' blocks cover the matrix: `tile` groups of column_lanes
 // columns across x and `row_lanes` rows across y per block; column_tiles ×
-// row_blocks blocks.
+// row_blocks tiles of work, launched as at most most_column_blocks blocks across the
+// columns (the grid's y limit), each looping over every most_column_blocks-th tile.
 struct ColumnGrid {
   int tile, row_lanes;
   std::int64_t column_tiles, row_blocks;
 };
+
+// CUDA's limit on a grid's y dimension: past 65535 tiles of 128 columns (8.4 M
+// columns) a block sums more than one tile.
+inline constexpr std::int64_t most_column_blocks = 65535;
 
 inline ColumnGrid column_grid(std::int64_t rows, std::int64_t width) {
   // A few blocks per multiprocessor on the GPUs of today.
@@ -48,32 +53,41 @@ struct ColumnTotals {
 // `terms(row, column, out)` adds the row's terms for columns column … column + 3
 // to out[sum][lane]. Writes partial[(sum · row_blocks + block) · width + column].
 template <int count, typename Terms>
-__global__ void column_partials_kernel(std::int64_t rows, std::int64_t width, Terms terms, float* partial) {
+__global__ void column_partials_kernel(std::int64_t rows, std::int64_t width, std::int64_t column_tiles,
+                                       Terms terms, float* partial) {
   __shared__ float share[threads_per_block * count * column_lanes];
-  const std::int64_t group = blockIdx.y * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  const bool in_width = group < width / column_lanes;
-  float sums[count][column_lanes] = {};
-  if (in_width) {
-    // Unrolled so that several rows' loads are in flight at once.
-#pragma unroll 4
-    for (std::int64_t row = blockIdx.x * static_cast<std::int64_t>(blockDim.y) + threadIdx.y; row < rows;
-         row += static_cast<std::int64_t>(gridDim.x) * blockDim.y)
-      terms(row, group * column_lanes, sums);
-  }
   float* mine = share + (threadIdx.y * blockDim.x + threadIdx.x) * count * column_lanes;
-  for (int sum = 0; sum < count; ++sum)
-    for (int lane = 0; lane < column_lanes; ++lane) mine[sum * column_lanes + lane] = sums[sum][lane];
-  __syncthreads();
-  if (threadIdx.y != 0 || !in_width) return;
-  for (unsigned y = 1; y < blockDim.y; ++y) {
-    const float* theirs = share + (y * blockDim.x + threadIdx.x) * count * column_lanes;
+  // The same number of passes for every thread of the block: the barriers below are
+  // reached by all of them.
+  for (std::int64_t column_tile = blockIdx.y; column_tile < column_tiles; column_tile += gridDim.y) {
+    const std::int64_t group = column_tile * blockDim.x + threadIdx.x;
+    const bool in_width = group < width / column_lanes;
+    float sums[count][column_lanes] = {};
+    if (in_width) {
+      // Unrolled so that several rows' loads are in flight at once.
+#pragma unroll 4
+      for (std::int64_t row = blockIdx.x * static_cast<std::int64_t>(blockDim.y) + threadIdx.y; row < rows;
+           row += static_cast<std::int64_t>(gridDim.x) * blockDim.y)
+        terms(row, group * column_lanes, sums);
+    }
     for (int sum = 0; sum < count; ++sum)
-      for (int lane = 0; lane < column_lanes; ++lane) sums[sum][lane] += theirs[sum * column_lanes + lane];
+      for (int lane = 0; lane < column_lanes; ++lane) mine[sum * column_lanes + lane] = sums[sum][lane];
+    __syncthreads();
+    if (threadIdx.y == 0 && in_width) {
+      for (unsigned y = 1; y < blockDim.y; ++y) {
+        const float* theirs = share + (y * blockDim.x + threadIdx.x) * count * column_lanes;
+        for (int sum = 0; sum < count; ++sum)
+          for (int lane = 0; lane < column_lanes; ++lane)
+            sums[sum][lane] += theirs[sum * column_lanes + lane];
+      }
+      for (int sum = 0; sum < count; ++sum)
+        for (int lane = 0; lane < column_lanes; ++lane)
+          partial[(sum * static_cast<std::int64_t>(gridDim.x) + blockIdx.x) * width + group * column_lanes +
+                  lane] = sums[sum][lane];
+    }
+    // The next tile's sums overwrite the shared memory the first row just read.
+    __syncthreads();
   }
-  for (int sum = 0; sum < count; ++sum)
-    for (int lane = 0; lane < column_lanes; ++lane)
-      partial[(sum * static_cast<std::int64_t>(gridDim.x) + blockIdx.x) * width + group * column_lanes +
-              lane] = sums[sum][lane];
 }
 
 // One warp per column: each lane adds every 32nd block's partial, then the lanes'
@@ -101,10 +115,12 @@ template <typename T, int count, typename Terms>
 cudaError_t sum_columns(std::int64_t rows, std::int64_t width, Terms terms, float* scratch,
                         ColumnTotals<T, count> totals, cudaStream_t stream) {
   const ColumnGrid grid = column_grid(rows, width);
+  const std::int64_t column_blocks =
+      grid.column_tiles < most_column_blocks ? grid.column_tiles : most_column_blocks;
   column_partials_kernel<count>
-      <<<dim3(static_cast<unsigned>(grid.row_blocks), static_cast<unsigned>(grid.column_tiles)),
+      <<<dim3(static_cast<unsigned>(grid.row_blocks), static_cast<unsigned>(column_blocks)),
          dim3(static_cast<unsigned>(grid.tile), static_cast<unsigned>(grid.row_lanes)), 0, stream>>>(
-          rows, width, terms, scratch);
+          rows, width, grid.column_tiles, terms, scratch);
   column_totals_kernel<T, count><<<grid_blocks(width * warp_size), threads_per_block, 0, stream>>>(
       width, grid.row_blocks, scratch, totals);
   return cudaGetLastError();
