@@ -57,7 +57,7 @@ std::string describe_control_text(const nlohmann::json& control) {
   const nlohmann::json& hello = control.at("daemon");
   text += fmt::format("  the daemon's policy for user {}:\n", hello.value("user", "?"));
   for (const nlohmann::json& gpu : hello.value("gpus", nlohmann::json::array()))
-    text += " " + grant_text(gpu) + "\n";
+    text.append(" ").append(grant_text(gpu)).append("\n");
   return text;
 }
 

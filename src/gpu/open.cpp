@@ -209,7 +209,8 @@ GpuList open_list(const std::string& spec, const std::vector<std::string>& items
   std::optional<std::size_t> simulated_place;
   for (const std::string& item : items) {
     if (item.starts_with(simulated_prefix)) {
-      simulated_names += (simulated_place ? "," : "") + item.substr(simulated_prefix.size());
+      if (simulated_place) simulated_names += ',';
+      simulated_names += item.substr(simulated_prefix.size());
       if (!simulated_place) simulated_place = gpus.size();
       continue;
     }

@@ -205,7 +205,7 @@ std::vector<PlanText> file_plans() {
        [] {
          std::string text = plan_with("", "");
          for (auto at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2))
-           text.insert(at, "\r");
+           text.insert(at, 1, '\r');
          return text;
        }(),
        false},

@@ -247,7 +247,7 @@ TEST(SlurmParsing, GarbageIsASlurmErrorNotACrash) {
 
 SlurmTask task_in(std::string slurm_state, int exit_code = 0, std::string reason = "") {
   SlurmTask task;
-  task.job_id = "7";
+  task.job_id = std::string("7");
   task.array_task = 2;
   task.state = task_state_from_slurm(slurm_state);
   task.slurm_state = std::move(slurm_state);

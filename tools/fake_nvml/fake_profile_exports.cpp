@@ -37,7 +37,10 @@ nvml::Return profile_setter(nvml::Device handle, std::string_view function,
     const std::vector<int> ids =
         request ? nvml::ids_in(request->requested_profiles_mask) : std::vector<int>{};
     std::string names;
-    for (int id : ids) names += (names.empty() ? "" : ",") + dvfslab::workload_power_profile_name(id);
+    for (int id : ids) {
+      if (!names.empty()) names += ',';
+      names += dvfslab::workload_power_profile_name(id);
+    }
     fake::log_setter_call(fmt::format("{} device={} profiles={}", function, device.index, names));
     if (const nvml::Return code = check_version_1(request); code != nvml::success) return code;
     if (device.profiles_hidden) return nvml::error_not_supported;
