@@ -30,6 +30,10 @@ EffectiveSetting JobGuard::apply(const Setting& setting) {
   return stage_->guard.apply_per_gpu(settings)[stage_->varied];
 }
 
+std::optional<std::size_t> JobGuard::varied_gpu() const {
+  return stage_ ? std::optional(stage_->varied) : std::nullopt;
+}
+
 void JobGuard::restore() {
   if (one_) {
     one_->restore();

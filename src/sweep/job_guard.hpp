@@ -27,6 +27,9 @@ class JobGuard {
   // others at their held settings; what the first GPU (the stage's varied one)
   // reads back (the store keeps one effective setting per window).
   EffectiveSetting apply(const Setting& setting);
+  // The position in the job of the GPU a stage varies; none when every GPU gets the
+  // setting.
+  std::optional<std::size_t> varied_gpu() const;
   // Every GPU back as found (see ClockGuard::restore, ClockGuardSet::restore).
   void restore();
   bool interrupted() const;

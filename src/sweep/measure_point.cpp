@@ -14,8 +14,8 @@ std::optional<double> energy_per_item(const Measurement& m) {
   return *m.energy_j / m.items;
 }
 
-// The requested clock was not what the GPU ran at (under load, over the window);
-// 1 % or 15 MHz of slack allows for clock-table rounding.
+// The requested clock was not what a GPU ran at (over the window); 1 % or 15 MHz of
+// slack allows for clock-table rounding.
 bool differs(std::optional<int> requested, std::optional<double> measured) {
   if (!requested || !measured) return false;
   return std::abs(*measured - *requested) > std::max(15.0, 0.01 * *requested);
@@ -27,6 +27,16 @@ void throw_if_interrupted(const JobGuard& guard) {
 }
 
 }  // namespace
+
+bool clock_differs(const Setting& requested, const Measurement& m, std::optional<std::size_t> varied) {
+  const auto differs_on = [&](const Measurement& gpu) {
+    return differs(requested.sm_mhz, gpu.sm_mhz_mean) || differs(requested.mem_mhz, gpu.mem_mhz_mean);
+  };
+  if (m.gpus.empty()) return differs_on(m);
+  if (varied && *varied < m.gpus.size()) return differs_on(m.gpus[*varied].measurement);
+  return std::any_of(m.gpus.begin(), m.gpus.end(),
+                     [&](const GpuMeasurement& gpu) { return differs_on(gpu.measurement); });
+}
 
 Workload& WorkloadCache::get(const Case& workload_case) {
   for (auto it = workloads_.begin(); it != workloads_.end();) {
@@ -82,8 +92,8 @@ PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vect
   do {
     Measurement m = measure_window(context_.meter, workload, clock, context_.window_s, pace, "point");
     throw_if_interrupted(context_.guard);
-    m.flags.clock_mismatch = m.flags.clock_mismatch || differs(point.setting.sm_mhz, m.sm_mhz_mean) ||
-                             differs(point.setting.mem_mhz, m.mem_mhz_mean);
+    m.flags.clock_mismatch =
+        m.flags.clock_mismatch || clock_differs(point.setting, m, context_.guard.varied_gpu());
     PointRecord record;
     record.point =
         Point{point.workload_case, point.setting, grid ? static_cast<int>(series.size()) : point.sequence};

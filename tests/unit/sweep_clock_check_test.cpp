@@ -1,0 +1,47 @@
+// The clock check behind the clock_mismatch flag (sweep/measure_point.hpp): which
+// GPUs' readings it compares with the requested setting.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "sweep/measure_point.hpp"
+
+namespace dvfslab::sweep_detail {
+namespace {
+
+Measurement at_clock(double sm_mhz) {
+  Measurement m;
+  m.sm_mhz_mean = sm_mhz;
+  return m;
+}
+
+// A window of a two-GPU job: GPU 0 at `first`, GPU 1 at `second`; their mean as the
+// window's own reading, as the meter's totals give it.
+Measurement job(double first, double second) {
+  Measurement m = at_clock((first + second) / 2);
+  m.gpus = {{"GPU-0", 0, "GPU", at_clock(first)}, {"GPU-1", 1, "GPU", at_clock(second)}};
+  return m;
+}
+
+const Setting sm_1500{1500, std::nullopt, std::nullopt};
+
+TEST(ClockCheck, OneGpuIsCheckedOnItsReadingWithTheClockTablesSlack) {
+  EXPECT_FALSE(clock_differs(sm_1500, at_clock(1500), std::nullopt));
+  EXPECT_FALSE(clock_differs(sm_1500, at_clock(1486), std::nullopt)) << "within 15 MHz";
+  EXPECT_TRUE(clock_differs(sm_1500, at_clock(1410), std::nullopt));
+  EXPECT_FALSE(clock_differs(Setting{}, at_clock(1410), std::nullopt)) << "nothing was requested";
+}
+
+// In a stage of a per-GPU search the other GPU holds its own clock (here idle at
+// 345 MHz): the mean of the two, 922 MHz, says nothing of the varied GPU.
+TEST(ClockCheck, AStageChecksItsVariedGpuAloneAndAJobEveryGpu) {
+  const Measurement window = job(1500, 345);
+  EXPECT_FALSE(clock_differs(sm_1500, window, 0)) << "GPU 0 varied, at the requested clock";
+  EXPECT_TRUE(clock_differs(sm_1500, window, 1)) << "GPU 1 varied, not at it";
+  EXPECT_TRUE(clock_differs(sm_1500, window, std::nullopt))
+      << "the whole job got 1500 MHz; GPU 1 did not run it";
+  EXPECT_FALSE(clock_differs(sm_1500, job(1500, 1500), std::nullopt));
+}
+
+}  // namespace
+}  // namespace dvfslab::sweep_detail
