@@ -19,9 +19,11 @@
 // curves within 3 % of the oracle, ties to fewer probing iterations) among "online"
 // (the default) and the registered search strategies, and scored on the table left out.
 //
-// Usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] (default data/published, the tuner's
-// own strategy online; any registered strategy can be named; --smoke: the first curve
-// of each table only). Output: docs/results/tune_bench.txt.
+// Usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] [--online-variants] (default
+// data/published, the tuner's own strategy online; any registered strategy can be
+// named; --smoke: the first curve of each table only; --online-variants: also the
+// online search with its near-tie share halved and doubled, online-tie1 and
+// online-tie4, as candidates of the headline). Output: docs/results/tune_bench.txt.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -40,6 +42,7 @@
 #include "dvfslab/sweep_table.hpp"
 #include "dvfslab/tuner.hpp"
 #include "loto.hpp"
+#include "tune/online_strategy.hpp"
 #include "tune_curves.hpp"
 
 namespace {
@@ -389,17 +392,36 @@ int run_bench(const std::filesystem::path& data, const std::string& strategy, bo
 
 }  // namespace
 
+// The online search's near-tie share halved and doubled, registered as strategies of
+// their own so that the headline's rule chooses among them and "online".
+void register_online_variants() {
+  const dvfslab::tune::OnlineSettings chosen;
+  for (const double factor : {0.5, 2.0}) {
+    dvfslab::tune::OnlineSettings settings = chosen;
+    settings.near_tie_fraction = chosen.near_tie_fraction * factor;
+    dvfslab::register_strategy(
+        {fmt::format("online-tie{:.0f}", 100 * settings.near_tie_fraction),
+         "the tuner's online search with another near-tie share (tune_bench --online-variants)",
+         [settings](const dvfslab::StrategyOptions& options) {
+           return dvfslab::tune::make_online_strategy(options, settings);
+         }});
+  }
+}
+
 int main(int argc, char** argv) {
   constexpr const char* usage =
-      "usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke]   (default: data/published, the tuner's strategy "
-      "online; --smoke: the first curve of each table)\n";
-  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 3)) return *status;
+      "usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] [--online-variants]   (default: data/published, the "
+      "tuner's strategy online; --smoke: the first curve of each table; --online-variants: also online-tie1 "
+      "and online-tie4, the online search with its 2 % near-tie share moved to 1 % and 4 %, as candidates)\n";
+  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 4)) return *status;
   std::vector<std::string> positional;
   bool smoke = false;
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
     if (argument == "--smoke") {
       smoke = true;
+    } else if (argument == "--online-variants") {
+      register_online_variants();
     } else {
       positional.push_back(argument);
     }

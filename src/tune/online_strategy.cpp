@@ -19,15 +19,13 @@ using KnobValue = std::optional<int>;
 using KnobField = KnobValue Setting::*;
 constexpr KnobField knob_fields[] = {&Setting::sm_mhz, &Setting::mem_mhz, &Setting::power_limit_w};
 constexpr double golden_fraction = 0.381966;  // 1 − 1/φ
-// Within this share, the lower of the two settings compared counts as no worse:
-// twice the 1 % window noise tune_bench is run with.
-constexpr double near_tie_fraction = 0.02;
 const double unusable = std::numeric_limits<double>::infinity();
 
 class Replay {
  public:
-  Replay(const SearchSpace& space, std::span<const PointOutcome> measured, const Objective& objective)
-      : allowed_(space.settings.begin(), space.settings.end()) {
+  Replay(const SearchSpace& space, std::span<const PointOutcome> measured, const Objective& objective,
+         double near_tie_fraction)
+      : near_tie_fraction_(near_tie_fraction), allowed_(space.settings.begin(), space.settings.end()) {
     allowed_.insert(Setting{});
     const PointOutcome* baseline = nullptr;
     for (const PointOutcome& outcome : measured)
@@ -100,7 +98,7 @@ class Replay {
       // Near-ties move down: published energy curves often run flat from the top and
       // fall only at the low end (power limits), and a flat stretch hides that under
       // the noise. Unusable ties (both too slow for the constraint) move up.
-      if (*lower < *upper * (1 + near_tie_fraction))
+      if (*lower < *upper * (1 + near_tie_fraction_))
         high = b;
       else
         low = a;
@@ -118,6 +116,7 @@ class Replay {
     return best;
   }
 
+  double near_tie_fraction_;
   std::set<Setting> allowed_;
   std::map<Setting, double> scores_;
   std::vector<Axis> axes_;
@@ -126,24 +125,27 @@ class Replay {
 
 class OnlineStrategy final : public SearchStrategy {
  public:
-  explicit OnlineStrategy(Objective objective) : objective_(objective) {}
+  OnlineStrategy(Objective objective, const OnlineSettings& settings)
+      : objective_(objective), settings_(settings) {}
   std::string name() const override { return "online"; }
   std::vector<ScheduledPoint> propose(const SearchSpace& space,
                                       std::span<const PointOutcome> measured) override {
     if (space.cases.empty()) return {};
-    const auto next = Replay(space, measured, objective_).next();
+    const auto next = Replay(space, measured, objective_, settings_.near_tie_fraction).next();
     if (!next) return {};
     return {ScheduledPoint{space.cases.front(), *next, PointRole::grid, 0}};
   }
 
  private:
   Objective objective_;
+  OnlineSettings settings_;
 };
 
 }  // namespace
 
-std::unique_ptr<SearchStrategy> make_online_strategy(const StrategyOptions& options) {
-  return std::make_unique<OnlineStrategy>(options.objective);
+std::unique_ptr<SearchStrategy> make_online_strategy(const StrategyOptions& options,
+                                                     const OnlineSettings& settings) {
+  return std::make_unique<OnlineStrategy>(options.objective, settings);
 }
 
 }  // namespace dvfslab::tune
