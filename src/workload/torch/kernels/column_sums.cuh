@@ -15,16 +15,13 @@ inline constexpr int column_lanes = 4;
 
 // How the partial sums' blocks cover the matrix: `tile` groups of column_lanes
 // columns across x and `row_lanes` rows across y per block; column_tiles ×
-// row_blocks tiles of work, launched as at most most_column_blocks blocks across the
-// columns (the grid's y limit), each looping over every most_column_blocks-th tile.
+// row_blocks tiles of work, launched as at most most_grid_blocks blocks across the
+// columns (the grid's y limit: past 65,535 tiles, 8.4 M columns, a block sums more
+// than one tile, every most_grid_blocks-th).
 struct ColumnGrid {
   int tile, row_lanes;
   std::int64_t column_tiles, row_blocks;
 };
-
-// CUDA's limit on a grid's y dimension: past 65535 tiles of 128 columns (8.4 M
-// columns) a block sums more than one tile.
-inline constexpr std::int64_t most_column_blocks = 65535;
 
 inline ColumnGrid column_grid(std::int64_t rows, std::int64_t width) {
   // A few blocks per multiprocessor on the GPUs of today.
@@ -116,7 +113,7 @@ cudaError_t sum_columns(std::int64_t rows, std::int64_t width, Terms terms, floa
                         ColumnTotals<T, count> totals, cudaStream_t stream) {
   const ColumnGrid grid = column_grid(rows, width);
   const std::int64_t column_blocks =
-      grid.column_tiles < most_column_blocks ? grid.column_tiles : most_column_blocks;
+      grid.column_tiles < most_grid_blocks ? grid.column_tiles : most_grid_blocks;
   column_partials_kernel<count>
       <<<dim3(static_cast<unsigned>(grid.row_blocks), static_cast<unsigned>(column_blocks)),
          dim3(static_cast<unsigned>(grid.tile), static_cast<unsigned>(grid.row_lanes)), 0, stream>>>(

@@ -43,12 +43,15 @@ __device__ inline std::int64_t grid_stride() { return static_cast<std::int64_t>(
 inline constexpr int threads_per_block = 256;
 inline constexpr int warp_size = 32;
 
+// The most blocks a kernel is launched with along a grid dimension: CUDA's limit on
+// y and z, and more than fill any current GPU along x.
+inline constexpr std::int64_t most_grid_blocks = 65535;
+
 // Blocks of threads_per_block for `work` items, one per thread; past the most
-// blocks, which fill any current GPU, the grid-stride loop covers the rest.
+// blocks the grid-stride loop covers the rest.
 inline unsigned grid_blocks(std::int64_t work) {
-  constexpr std::int64_t most_blocks = 65535;
   const std::int64_t wanted = (work + threads_per_block - 1) / threads_per_block;
-  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted > most_blocks ? most_blocks : wanted));
+  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted > most_grid_blocks ? most_grid_blocks : wanted));
 }
 
 }  // namespace dvfslab::torch_backend::kernels
