@@ -13,8 +13,11 @@
 namespace dvfslab::bench {
 
 // Each constant moved down and up: auto-short3, auto-short7, auto-coarse6, auto-coarse12;
-// and the long lines' other finish, fitted: auto-fitted (always trusted), auto-guarded
-// (trusted within the measured noise).
+// the long lines' other finish, fitted: auto-fitted (always trusted), auto-guarded
+// (trusted within the measured noise); and the evidence's constants halved and doubled:
+// auto-prior-half, auto-prior-double (noise assumed before repeats), auto-extra1,
+// auto-extra5 (windows beyond the plan's most), auto-resolution-half,
+// auto-resolution-double (a difference not worth another window).
 inline void register_auto_variants() {
   const auto variant = [](const std::string& name, const search_detail::AutoSettings& settings) {
     register_strategy({name, "auto with one choice moved (search_bench --auto-variants)",
@@ -40,6 +43,18 @@ inline void register_auto_variants() {
     settings.long_line_finish = finish;
     variant(name, settings);
   }
+  const auto evidence_variant = [&](const std::string& name, auto change) {
+    search_detail::AutoSettings settings = chosen;
+    change(settings.evidence);
+    variant(name, settings);
+  };
+  using Evidence = search_detail::EvidenceSettings;
+  evidence_variant("auto-prior-half", [](Evidence& e) { e.prior_relative_noise /= 2; });
+  evidence_variant("auto-prior-double", [](Evidence& e) { e.prior_relative_noise *= 2; });
+  evidence_variant("auto-extra1", [](Evidence& e) { e.extra_windows -= 2; });
+  evidence_variant("auto-extra5", [](Evidence& e) { e.extra_windows += 2; });
+  evidence_variant("auto-resolution-half", [](Evidence& e) { e.resolution /= 2; });
+  evidence_variant("auto-resolution-double", [](Evidence& e) { e.resolution *= 2; });
 }
 
 }  // namespace dvfslab::bench

@@ -25,7 +25,8 @@ struct TableScore {
 // the admissible candidate with the highest mean merit, ties to the lower mean cost,
 // then to the earlier candidate (the default is declared first). A candidate is
 // admissible when its score is admissible on every one of `tables`. With none
-// admissible, the least mean cost.
+// admissible, the least mean cost, ties to the higher mean merit: where every
+// candidate misses the budget alike, accuracy decides as it does within it.
 inline std::string choose_on(const std::vector<std::string>& tables,
                              const std::vector<std::string>& candidates,
                              const std::function<TableScore(const std::string&, const std::string&)>& score) {
@@ -51,7 +52,7 @@ inline std::string choose_on(const std::vector<std::string>& tables,
     const Mean& a = means[i];
     const Mean& b = means[best];
     if (!any_admissible) {
-      if (a.cost < b.cost) best = i;
+      if (a.cost < b.cost || (a.cost == b.cost && a.merit > b.merit)) best = i;
       continue;
     }
     if (a.admissible != b.admissible) {

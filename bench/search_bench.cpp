@@ -16,8 +16,10 @@
 //   --strategies  only these registered strategies (default: all)
 //   --auto-variants  also `auto` with each of its chosen constants moved down and up
 //                 (auto-short3, auto-short7, auto-coarse6, auto-coarse12) and with
-//                 the fitted finish of long lines (auto-fitted, auto-guarded), so the
-//                 leave-one-table-out headline validates those choices
+//                 the fitted finish of long lines (auto-fitted, auto-guarded), and
+//                 with the search evidence's constants halved and doubled
+//                 (auto-prior-half/-double, auto-extra1/5, auto-resolution-half/-double),
+//                 so the leave-one-table-out headline validates those choices
 //   --failures    also list every run that ended more than 1 % above the optimum:
 //                 the curve, the setting chosen, the optimum and the probes
 //   --seed N      another draw of the noise (default 0): the spread of the figures
@@ -362,7 +364,10 @@ constexpr const char* usage =
     "  --strategies  only these registered strategies (default: all)\n"
     "  --auto-variants  also auto with one of its choices moved (auto-short3, auto-short7,\n"
     "                auto-coarse6, auto-coarse12; long lines ending in fitted probes:\n"
-    "                auto-fitted, auto-guarded): the headline then validates them\n"
+    "                auto-fitted, auto-guarded; the evidence's constants halved and doubled:\n"
+    "                auto-prior-half, auto-prior-double, auto-extra1, auto-extra5,\n"
+    "                auto-resolution-half, auto-resolution-double): the headline then\n"
+    "                validates them\n"
     "  --failures    also list every run that ended more than 1 % above the optimum\n"
     "  --seed N      another draw of the noise (default 0), to see the figures' sampling error\n";
 

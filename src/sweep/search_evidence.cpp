@@ -8,24 +8,13 @@
 namespace dvfslab::search_detail {
 namespace {
 
-// The noise assumed before any setting was measured twice: 1 % per window, weighted
-// as one degree of freedom, so the case's own repetitions soon outweigh it.
-constexpr double prior_relative_noise = 0.01;
-// Windows a setting may get beyond the plan's most before it is no longer measured
-// again to settle a comparison.
-constexpr int extra_windows = 3;
-// Two settings whose difference is uncertain are not measured again when choosing
-// the lower mean can cost less than this share of the value. It is half the 1 % a
-// search aims for, because a search chains several such decisions (search_bench:
-// 1 % here ended within 1 % of the optimum less often, docs/search.md).
-constexpr double resolution = 0.005;
-
 bool objective_uses_time(const Objective& objective) { return definition_of(objective).uses_time; }
 
 // Relative variance of one window, pooled over the series with a prior of one
 // degree of freedom at prior_relative_noise.
 template <typename Series>
-double pooled_relative_variance(const std::map<Setting, Reading>& readings, Series series_of) {
+double pooled_relative_variance(const std::map<Setting, Reading>& readings, double prior_relative_noise,
+                                Series series_of) {
   double squares = prior_relative_noise * prior_relative_noise;
   double degrees_of_freedom = 1;
   for (const auto& [setting, reading] : readings) {
@@ -43,15 +32,16 @@ double pooled_relative_variance(const std::map<Setting, Reading>& readings, Seri
 int windows_of(const std::vector<double>& series) { return std::max(1, static_cast<int>(series.size())); }
 
 PointSummary summary_of(const Reading& reading) {
-  return per_item_summary(reading.setting, reading.energy_per_item_j, reading.items_per_s, reading.mean_power_w);
+  return per_item_summary(reading.setting, reading.energy_per_item_j, reading.items_per_s,
+                          reading.mean_power_w);
 }
 
 }  // namespace
 
 CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutcome> measured,
                            const Objective& objective, const MeasurePolicy& policy,
-                           const StrategyOptions& options)
-    : objective_(objective), policy_(policy), options_(options) {
+                           const StrategyOptions& options, const EvidenceSettings& settings)
+    : objective_(objective), policy_(policy), options_(options), settings_(settings) {
   std::map<Setting, std::pair<double, int>> power;  // sum, count
   for (const PointOutcome& outcome : measured) {
     if (outcome.point.role != PointRole::grid || !(outcome.point.workload_case == workload_case)) continue;
@@ -88,10 +78,12 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
                                                    : std::optional(summary_of(baseline_reading->second));
   baseline_ = baseline;
   // The readings are final here: their noise is pooled once, not at every comparison.
-  energy_noise_ = std::sqrt(
-      pooled_relative_variance(readings_, [](const Reading& r) -> const auto& { return r.energy_per_item_j; }));
-  throughput_noise_ = std::sqrt(
-      pooled_relative_variance(readings_, [](const Reading& r) -> const auto& { return r.items_per_s_series; }));
+  energy_noise_ = std::sqrt(pooled_relative_variance(
+      readings_, settings_.prior_relative_noise,
+      [](const Reading& r) -> const auto& { return r.energy_per_item_j; }));
+  throughput_noise_ = std::sqrt(pooled_relative_variance(
+      readings_, settings_.prior_relative_noise,
+      [](const Reading& r) -> const auto& { return r.items_per_s_series; }));
   // A time limit carries the throughput's noise, a power limit that of energy over
   // time; one relative to the baseline carries the baseline's noise too.
   const double constraint_noise = definition_of(objective_).constraint == ObjectiveConstraint::time
@@ -159,7 +151,7 @@ Comparison CaseEvidence::compare(const Setting& a, const Setting& b) {
   // The difference's interval holds zero. Unless the lower mean could be worse than
   // the other by less than the resolution anyway, the less certain one is measured
   // again before either is trusted; then the means decide.
-  if (uncertainty - std::abs(difference) > resolution * std::min(*first.value, *second.value)) {
+  if (uncertainty - std::abs(difference) > settings_.resolution * std::min(*first.value, *second.value)) {
     const bool first_less_certain = relative_value_variance(first) >= relative_value_variance(second);
     const Reading& again = first_less_certain ? first : second;
     const Reading& other = first_less_certain ? second : first;
@@ -223,7 +215,7 @@ double CaseEvidence::difference_half_width(const Reading& a, const Reading& b) c
 }
 
 bool CaseEvidence::may_measure_again(const Reading& reading) const {
-  const int cap = std::max(policy_.repetitions, policy_.max_repetitions) + extra_windows;
+  const int cap = std::max(policy_.repetitions, policy_.max_repetitions) + settings_.extra_windows;
   if (static_cast<int>(reading.energy_per_item_j.size()) >= cap) return false;
   const double window_s = policy_.resolved_duration_s(std::nullopt);
   return !options_.budget_seconds || seconds_spent() + window_s <= *options_.budget_seconds;

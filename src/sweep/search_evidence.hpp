@@ -29,11 +29,11 @@ struct BudgetSpent {};
 // One measured setting of the case.
 struct Reading {
   Setting setting;
-  std::vector<double> energy_per_item_j;  // every window, in measuring order
+  std::vector<double> energy_per_item_j;   // every window, in measuring order
   std::vector<double> items_per_s_series;  // every window of this run that carried a throughput
   double items_per_s = 0;                  // their mean
   double mean_power_w = 0;
-  int proposals = 0;  // times the setting was proposed in this run
+  int proposals = 0;            // times the setting was proposed in this run
   std::optional<double> value;  // the objective's; absent: violates its constraint
   // Within the noise of the objective's constraint: a little faster or slower (or
   // less or more power) would change whether it is feasible.
@@ -42,10 +42,28 @@ struct Reading {
 
 enum class Comparison { less, greater, tie, both_infeasible };
 
+// The evidence's chosen constants (docs/search.md, "Fitted and tuned choices"): every
+// strategy uses these defaults; search_bench varies them within `auto` to validate
+// them leave-one-table-out.
+struct EvidenceSettings {
+  // The noise assumed before any setting was measured twice, weighted as one degree
+  // of freedom, so that the case's own repetitions soon outweigh it: the twins' 1 %.
+  double prior_relative_noise = 0.01;
+  // Windows a setting may get beyond the plan's most before it is no longer measured
+  // again to settle a comparison.
+  int extra_windows = 3;
+  // Two settings whose difference is uncertain are not measured again when choosing
+  // the lower mean can cost less than this share of the value: half the 1 % a
+  // search aims for, because a search chains several such decisions (search_bench: 1 %
+  // ended within 1 % of the optimum less often).
+  double resolution = 0.005;
+};
+
 class CaseEvidence {
  public:
   CaseEvidence(const Case& workload_case, std::span<const PointOutcome> measured, const Objective& objective,
-               const MeasurePolicy& policy, const StrategyOptions& options);
+               const MeasurePolicy& policy, const StrategyOptions& options,
+               const EvidenceSettings& settings = {});
 
   // The setting's reading; throws ProbeNeeded when it was not measured yet (or is
   // borderline on the constraint and may be measured again), or BudgetSpent when
@@ -86,6 +104,7 @@ class CaseEvidence {
   Objective objective_;
   MeasurePolicy policy_;
   StrategyOptions options_;
+  EvidenceSettings settings_;
   std::map<Setting, Reading> readings_;
   std::optional<PointSummary> baseline_;
   double energy_noise_ = 0;

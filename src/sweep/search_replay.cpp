@@ -3,8 +3,8 @@
 
 namespace dvfslab::search_detail {
 
-ReplayStrategy::ReplayStrategy(const StrategyOptions& options)
-    : options_(options) {}
+ReplayStrategy::ReplayStrategy(const StrategyOptions& options, const EvidenceSettings& evidence)
+    : options_(options), evidence_(evidence) {}
 
 std::vector<ScheduledPoint> ReplayStrategy::propose(const SearchSpace& space,
                                                     std::span<const PointOutcome> measured) {
@@ -14,7 +14,7 @@ std::vector<ScheduledPoint> ReplayStrategy::propose(const SearchSpace& space,
     // A shard searches every count-th case.
     if (static_cast<int>(index % static_cast<std::size_t>(space.shard.count)) != space.shard.index) continue;
     const Case& workload_case = space.cases[index];
-    CaseEvidence evidence(workload_case, measured, options_.objective, space.policy, options_);
+    CaseEvidence evidence(workload_case, measured, options_.objective, space.policy, options_, evidence_);
     try {
       // The baseline comes first: the objective and the saving are relative to it.
       evidence.look(Setting{});
@@ -40,8 +40,8 @@ namespace dvfslab {
 std::optional<Setting> best_measured_setting(const Case& workload_case,
                                              std::span<const PointOutcome> measured,
                                              const StrategyOptions& options) {
-  const search_detail::CaseEvidence evidence(workload_case, measured, options.objective,
-                                             MeasurePolicy{}, options);
+  const search_detail::CaseEvidence evidence(workload_case, measured, options.objective, MeasurePolicy{},
+                                             options);
   return evidence.best();
 }
 

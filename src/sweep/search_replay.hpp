@@ -13,7 +13,7 @@ namespace dvfslab::search_detail {
 
 class ReplayStrategy : public SearchStrategy {
  public:
-  explicit ReplayStrategy(const StrategyOptions& options);
+  explicit ReplayStrategy(const StrategyOptions& options, const EvidenceSettings& evidence = {});
 
   std::vector<ScheduledPoint> propose(const SearchSpace& space, std::span<const PointOutcome> measured) final;
   bool stopped_by_budget() const final { return budget_spent_; }
@@ -24,6 +24,7 @@ class ReplayStrategy : public SearchStrategy {
 
  private:
   StrategyOptions options_;
+  EvidenceSettings evidence_;
   bool budget_spent_ = false;  // in the last replay, for any case
 };
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "dvfslab/strategy.hpp"
+#include "sweep/search_evidence.hpp"
 
 namespace dvfslab::search_detail {
 
@@ -31,6 +32,8 @@ struct AutoSettings {
   LongLineFinish long_line_finish = LongLineFinish::descents;
   // Issue 27's long lines: a modern GPU's 100+ clocks, not the 5–10 of older tables.
   std::size_t long_line = 30;
+  // When a comparison is settled and how noisy a first window is taken to be.
+  EvidenceSettings evidence;
 };
 std::unique_ptr<SearchStrategy> make_auto_strategy(const StrategyOptions& options,
                                                    const AutoSettings& settings = {});
