@@ -104,6 +104,10 @@ struct MeasurementFlags {
   bool thermal_throttle = false;
   bool power_throttle = false;
 
+  // The GPU ran at another clock than the one requested with no power or thermal
+  // limit to explain it: the setting was not applied, so what was measured belongs to
+  // some other setting (docs/measure.md).
+  bool setting_not_applied() const { return clock_mismatch && !power_throttle && !thermal_throttle; }
   std::vector<std::string> names() const;
   // Adds `other`'s flags: a point is flagged when any of its windows was.
   MeasurementFlags& operator|=(const MeasurementFlags& other);
@@ -125,6 +129,14 @@ struct Measurement {
   std::optional<double> sm_mhz_mean;
   std::optional<int> sm_mhz_min;
   std::optional<double> mem_mhz_mean;
+  // The share of the window the GPU reported itself busy (utilization above 0), and
+  // its mean clocks over that share: what a setting ran at under load, which an idle
+  // stretch (a GPU of the job left without work, a pause for data) does not blur.
+  // Absent where the GPU reported no utilization; the busy clocks also where it was
+  // never busy. Not stored: they decide the clock_mismatch flag, which is.
+  std::optional<double> busy_fraction;
+  std::optional<double> sm_mhz_busy_mean;
+  std::optional<double> mem_mhz_busy_mean;
   std::optional<double> temperature_c_min;
   std::optional<double> temperature_c_max;
   std::map<std::string, double> throttle_fraction;  // reason -> fraction of the window

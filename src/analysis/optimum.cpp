@@ -16,7 +16,8 @@ std::optional<std::size_t> best_point(const std::vector<PointSummary>& points, c
   std::optional<std::tuple<double, double>> best;
   std::optional<std::size_t> index;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    if (!eligible(points[i])) continue;
+    // What was measured there belongs to some other setting: never the answer.
+    if (points[i].flags.setting_not_applied() || !eligible(points[i])) continue;
     const auto value = objective_value(objective, points[i], baseline);
     if (!value) continue;
     const std::tuple<double, double> candidate{*value, points[i].time_per_iteration_s.mean};
@@ -47,8 +48,9 @@ void choose_optimum(CaseAnalysis& analysis, const Objective& objective) {
   // candidate.
   analysis.baseline = 0;
   analysis.baseline_kind = BaselineKind::highest_setting;
-  const auto first_without_profile = std::find_if(
-      points.begin(), points.end(), [](const PointSummary& point) { return !point.setting.workload_profile; });
+  const auto first_without_profile =
+      std::find_if(points.begin(), points.end(),
+                   [](const PointSummary& point) { return !point.setting.workload_profile; });
   if (first_without_profile != points.end()) {
     analysis.baseline = static_cast<std::size_t>(first_without_profile - points.begin());
   }

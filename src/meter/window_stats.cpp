@@ -53,6 +53,20 @@ void RunningTotals::add(const Telemetry& sample, SampleKind kind) {
       now_.mem_weighted += *now_.mem_mhz * dt;
       now_.mem_seconds += dt;
     }
+    if (now_.busy) {
+      now_.utilization_seconds += dt;
+      if (*now_.busy) {
+        now_.busy_seconds += dt;
+        if (now_.sm_mhz) {
+          now_.busy_sm_weighted += *now_.sm_mhz * dt;
+          now_.busy_sm_seconds += dt;
+        }
+        if (now_.mem_mhz) {
+          now_.busy_mem_weighted += *now_.mem_mhz * dt;
+          now_.busy_mem_seconds += dt;
+        }
+      }
+    }
     if (last_throttle_) {
       for (std::uint64_t bits = *last_throttle_; bits != 0; bits &= bits - 1) {
         now_.throttle_seconds[bits & (~bits + 1)] += dt;
@@ -69,6 +83,7 @@ void RunningTotals::add(const Telemetry& sample, SampleKind kind) {
   now_.counter = counter_steps_.latest();
   now_.sm_mhz = as_double(sample.sm_mhz);
   now_.mem_mhz = as_double(sample.mem_mhz);
+  now_.busy = sample.gpu_utilization_pct ? std::optional(*sample.gpu_utilization_pct > 0) : std::nullopt;
   last_power_w_ = power;
   last_throttle_ = sample.throttle_reasons;
   if (sample.throttle_reasons) {
@@ -132,6 +147,16 @@ Measurement RunningTotals::since(const Snapshot& from) const {
   if (const auto sm_min = sm_min_.since(from.index)) m.sm_mhz_min = static_cast<int>(*sm_min);
   m.mem_mhz_mean =
       held_mean(now_.mem_weighted - from.mem_weighted, now_.mem_seconds - from.mem_seconds, now_.mem_mhz);
+  if (const double reported = now_.utilization_seconds - from.utilization_seconds; reported > 0) {
+    m.busy_fraction = std::clamp((now_.busy_seconds - from.busy_seconds) / reported, 0.0, 1.0);
+    const auto busy_mean = [](double weighted, double seconds) {
+      return seconds > 0 ? std::optional(weighted / seconds) : std::nullopt;
+    };
+    m.sm_mhz_busy_mean =
+        busy_mean(now_.busy_sm_weighted - from.busy_sm_weighted, now_.busy_sm_seconds - from.busy_sm_seconds);
+    m.mem_mhz_busy_mean = busy_mean(now_.busy_mem_weighted - from.busy_mem_weighted,
+                                    now_.busy_mem_seconds - from.busy_mem_seconds);
+  }
   m.temperature_c_min = temperature_min_.since(from.index);
   m.temperature_c_max = temperature_max_.since(from.index);
   std::uint64_t seen = 0;

@@ -21,7 +21,13 @@ struct Snapshot {
   double integrated_s = 0;
   double sm_weighted = 0, sm_seconds = 0;
   double mem_weighted = 0, mem_seconds = 0;
+  // The same over the time the GPU reported itself busy (utilization above 0), and
+  // the time it reported its utilization at all.
+  double busy_sm_weighted = 0, busy_sm_seconds = 0;
+  double busy_mem_weighted = 0, busy_mem_seconds = 0;
+  double busy_seconds = 0, utilization_seconds = 0;
   std::optional<double> sm_mhz, mem_mhz;             // held from this reading on
+  std::optional<bool> busy;                          // held from this reading on
   std::map<std::uint64_t, double> throttle_seconds;  // reason bit -> seconds active
   std::int64_t iterations = 0;
   double items = 0;

@@ -30,6 +30,12 @@ void throw_if_interrupted(const JobGuard& guard) {
 
 bool clock_differs(const Setting& requested, const Measurement& m, std::optional<std::size_t> varied) {
   const auto differs_on = [&](const Measurement& gpu) {
+    // Under load where the GPU says when it was busy: an idle GPU may rest at another
+    // clock than the one locked, and one never busy in the window says nothing.
+    if (gpu.busy_fraction) {
+      return differs(requested.sm_mhz, gpu.sm_mhz_busy_mean) ||
+             differs(requested.mem_mhz, gpu.mem_mhz_busy_mean);
+    }
     return differs(requested.sm_mhz, gpu.sm_mhz_mean) || differs(requested.mem_mhz, gpu.mem_mhz_mean);
   };
   if (m.gpus.empty()) return differs_on(m);

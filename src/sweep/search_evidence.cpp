@@ -55,6 +55,7 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
     else if (outcome.items_per_s)
       reading.items_per_s_series.push_back(*outcome.items_per_s);
     ++reading.proposals;
+    reading.not_applied = reading.not_applied || outcome.flags.setting_not_applied();
     if (outcome.mean_power_w) {
       auto& [sum, count] = power[outcome.point.setting];
       sum += *outcome.mean_power_w;
@@ -92,8 +93,9 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
   for (auto& [setting, reading] : readings_) {
     const PointSummary point = summary_of(reading);
     // Without time a time-based objective cannot judge the point (an outcome of
-    // another runner may carry energy only): look() measures it again.
-    if (objective_uses_time(objective_) && reading.items_per_s <= 0) continue;
+    // another runner may carry energy only): look() measures it again. A setting the
+    // GPU did not apply has no value: the search treats it as out of bounds.
+    if (reading.not_applied || (objective_uses_time(objective_) && reading.items_per_s <= 0)) continue;
     reading.value = objective_value(objective_, point, baseline.value_or(point));
     const int baseline_windows = baseline_reading == readings_.end() || setting == Setting{}
                                      ? 0

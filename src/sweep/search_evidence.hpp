@@ -33,8 +33,12 @@ struct Reading {
   std::vector<double> items_per_s_series;  // every window of this run that carried a throughput
   double items_per_s = 0;                  // their mean
   double mean_power_w = 0;
-  int proposals = 0;            // times the setting was proposed in this run
-  std::optional<double> value;  // the objective's; absent: violates its constraint
+  int proposals = 0;  // times the setting was proposed in this run
+  // A window ran at another clock with no limit to explain it: the GPU did not apply
+  // the setting, so its readings say nothing of it (MeasurementFlags).
+  bool not_applied = false;
+  // The objective's; absent: violates its constraint, or the setting was not applied.
+  std::optional<double> value;
   // Within the noise of the objective's constraint: a little faster or slower (or
   // less or more power) would change whether it is feasible.
   bool borderline = false;

@@ -247,6 +247,41 @@ TEST(EnergyMeter, ClockMeanIsTimeWeighted) {
   EXPECT_DOUBLE_EQ(*m.temperature_c_max, 44.0);
 }
 
+TEST(EnergyMeter, BusyClockLeavesOutTheTimeTheGpuSaidItWasIdle) {
+  SteppedSensorGpu gpu({{1e9, 300.0}}, sensor_period);
+  EnergyMeter meter(gpu);
+  meter.start();
+  meter.begin("without");
+  meter.begin("run");
+  gpu.set_utilization_pct(100);
+  gpu.virtual_clock().advance(3.0);
+  gpu.set_sm_mhz(345);
+  gpu.set_utilization_pct(0);
+  gpu.virtual_clock().advance(1.0);
+  const Measurement m = meter.end("run");
+  const double slack = meter.sample_period_s() / 4 + 1e-9;
+  ASSERT_TRUE(m.busy_fraction && m.sm_mhz_busy_mean && m.mem_mhz_busy_mean);
+  EXPECT_NEAR(*m.busy_fraction, 0.75, slack);
+  EXPECT_NEAR(*m.sm_mhz_busy_mean, 1980.0, 1e-9) << "the idle second at 345 MHz left out";
+  EXPECT_NEAR(*m.sm_mhz_mean, (1980.0 * 3 + 345.0) / 4, (1980.0 - 345.0) * slack);
+  EXPECT_DOUBLE_EQ(*m.mem_mhz_busy_mean, 2619.0);
+
+  meter.begin("idle");
+  gpu.virtual_clock().advance(1.0);
+  const Measurement idle = meter.end("idle");
+  ASSERT_TRUE(idle.busy_fraction);
+  EXPECT_DOUBLE_EQ(*idle.busy_fraction, 0.0);
+  EXPECT_FALSE(idle.sm_mhz_busy_mean) << "never busy: no clock under load";
+
+  gpu.set_utilization_pct(std::nullopt);
+  gpu.virtual_clock().advance(1.0);
+  const Measurement unreported = meter.end("without");
+  EXPECT_NEAR(*unreported.busy_fraction, 3.0 / 5.0, slack) << "the share of the time it reported";
+  meter.begin("unreported");
+  gpu.virtual_clock().advance(1.0);
+  EXPECT_FALSE(meter.end("unreported").busy_fraction) << "no utilization reported in the window";
+}
+
 TEST(EnergyMeter, SamplePeriodOverrideIsUsed) {
   SteppedSensorGpu gpu({{1e9, 300.0}}, sensor_period);
   EnergyMeter meter(gpu, MeterOptions{.sample_period_s = 0.01});

@@ -47,6 +47,7 @@ class SteppedSensorGpu final : public FixedControlsGpu {
     t.mem_mhz = 2619;
     t.gpu_temperature_c = 40.0 + now;
     t.throttle_reasons = throttle_(now);
+    t.gpu_utilization_pct = utilization_pct_;
     return t;
   }
 
@@ -71,6 +72,8 @@ class SteppedSensorGpu final : public FixedControlsGpu {
   }
 
   void set_sm_mhz(int mhz) { sm_mhz_ = mhz; }
+  // Unset (the default): the GPU reports no utilization.
+  void set_utilization_pct(std::optional<int> percent) { utilization_pct_ = percent; }
   void set_throttle(std::function<std::uint64_t(double)> throttle) { throttle_ = std::move(throttle); }
   // Stamps each reading `seconds` before it is taken, as a slow read stamped when
   // it began.
@@ -84,6 +87,7 @@ class SteppedSensorGpu final : public FixedControlsGpu {
   double sensor_period_s_;
   bool has_counter_;
   int sm_mhz_ = 1980;
+  std::optional<int> utilization_pct_;
   int reads_ = 0;
   double stamp_lag_s_ = 0;
   std::function<std::uint64_t(double)> throttle_ = [](double) { return std::uint64_t{0}; };

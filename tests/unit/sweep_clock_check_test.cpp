@@ -43,5 +43,41 @@ TEST(ClockCheck, AStageChecksItsVariedGpuAloneAndAJobEveryGpu) {
   EXPECT_FALSE(clock_differs(sm_1500, job(1500, 1500), std::nullopt));
 }
 
+// A GPU that reports its utilization: 1500 MHz while busy, resting at 345 MHz when
+// idle, so the window's mean is lower than any clock it ran work at.
+Measurement busy_part_of_the_time(double busy_fraction, std::optional<double> busy_sm_mhz) {
+  Measurement m = at_clock(busy_fraction * busy_sm_mhz.value_or(0) + (1 - busy_fraction) * 345);
+  m.busy_fraction = busy_fraction;
+  m.sm_mhz_busy_mean = busy_sm_mhz;
+  return m;
+}
+
+TEST(ClockCheck, AGpuReportingItsUtilizationIsJudgedOnItsClockUnderLoad) {
+  EXPECT_FALSE(clock_differs(sm_1500, busy_part_of_the_time(0.6, 1500), std::nullopt))
+      << "idle pauses lower the mean (1038 MHz), not the clock work ran at";
+  EXPECT_TRUE(clock_differs(sm_1500, busy_part_of_the_time(0.6, 1200), std::nullopt));
+  EXPECT_FALSE(clock_differs(sm_1500, busy_part_of_the_time(0.0, std::nullopt), std::nullopt))
+      << "never busy: nothing ran that could show the setting";
+  // A job-wide setting: GPU 1 got no work and rested at 345 MHz.
+  Measurement window = at_clock(922);
+  window.gpus = {{"GPU-0", 0, "GPU", busy_part_of_the_time(1.0, 1500)},
+                 {"GPU-1", 1, "GPU", busy_part_of_the_time(0.0, std::nullopt)}};
+  EXPECT_FALSE(clock_differs(sm_1500, window, std::nullopt));
+  window.gpus[1].measurement = busy_part_of_the_time(0.5, 1400);
+  EXPECT_TRUE(clock_differs(sm_1500, window, std::nullopt)) << "GPU 1 worked at another clock";
+}
+
+TEST(ClockCheck, ASettingIsNotAppliedWhenTheClockDiffersWithNoLimitToExplainIt) {
+  MeasurementFlags flags;
+  EXPECT_FALSE(flags.setting_not_applied());
+  flags.clock_mismatch = true;
+  EXPECT_TRUE(flags.setting_not_applied());
+  flags.power_throttle = true;
+  EXPECT_FALSE(flags.setting_not_applied()) << "the power cap lowered the clock it was given";
+  flags.power_throttle = false;
+  flags.thermal_throttle = true;
+  EXPECT_FALSE(flags.setting_not_applied());
+}
+
 }  // namespace
 }  // namespace dvfslab::sweep_detail
