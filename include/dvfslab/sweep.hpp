@@ -86,6 +86,9 @@ struct SweepResult {
   std::size_t points_skipped = 0;    // finished before a resume
   std::size_t measurements = 0;      // windows recorded now (repetitions included)
   std::size_t clock_mismatches = 0;  // points whose effective clock differed from the request
+  // Of those, the points with no power or thermal limit to explain it: the GPU did not
+  // apply the setting (MeasurementFlags::setting_not_applied).
+  std::size_t settings_not_applied = 0;
   // Energy per item of the drift reference (first case, default setting), last
   // against first check, in %; absent with fewer than two checks.
   std::optional<double> drift_pct;

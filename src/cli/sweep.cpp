@@ -240,7 +240,12 @@ void sweep_each_job(const SweepArguments& args, const Objective& objective, cons
                    ? fmt::format(", {} already measured before the resume", result.points_skipped)
                    : "",
                result.clock_mismatches
-                   ? fmt::format(", {} with the clock differing from the request", result.clock_mismatches)
+                   ? fmt::format(", {} with the clock differing from the request{}", result.clock_mismatches,
+                                 result.settings_not_applied
+                                     ? fmt::format(" ({} with no power or thermal limit to explain it: not "
+                                                   "applied, never taken as an optimum)",
+                                                   result.settings_not_applied)
+                                     : "")
                    : "");
     if (result.drift_pct) {
       fmt::print(

@@ -281,6 +281,7 @@ PointOutcome measure_new_point(const ScheduledPoint& point, ProposalLoop& loop) 
   loop.drift.record(point, series);
   loop.result.measurements += static_cast<std::size_t>(outcome.repetitions);
   loop.result.clock_mismatches += outcome.flags.clock_mismatch ? 1 : 0;
+  loop.result.settings_not_applied += outcome.flags.setting_not_applied() ? 1 : 0;
   ++loop.result.points_measured;
   return outcome;
 }

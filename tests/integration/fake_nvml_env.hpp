@@ -21,12 +21,22 @@
 namespace dvfslab::testing {
 
 // The variables the fake reads, so that a test starts from none of them set.
-inline const std::vector<std::string> fake_nvml_variables = {
-    "DVFSLAB_FAKE_NVML_GPUS",      "DVFSLAB_FAKE_NVML_NO_DRIVER",  "DVFSLAB_FAKE_NVML_NO_PERMISSION",
-    "DVFSLAB_FAKE_NVML_NO_ENERGY", "DVFSLAB_FAKE_NVML_LOST_AFTER", "DVFSLAB_FAKE_NVML_LOG",
-    "DVFSLAB_FAKE_NVML_STATE",     "DVFSLAB_FAKE_NVML_UUID_SALT",  "DVFSLAB_FAKE_NVML_NO_PERMISSION_DEVICES",
-    "DVFSLAB_FAKE_NVML_MIG",       "DVFSLAB_FAKE_NVML_PROCESSES",  "DVFSLAB_FAKE_NVML_PROCESSES_FILE",
-    "DVFSLAB_FAKE_NVML_BUSY_FILE", "DVFSLAB_FAKE_NVML_ENERGY_LOG", "DVFSLAB_FAKE_NVML_PROFILES"};
+inline const std::vector<std::string> fake_nvml_variables = {"DVFSLAB_FAKE_NVML_GPUS",
+                                                             "DVFSLAB_FAKE_NVML_NO_DRIVER",
+                                                             "DVFSLAB_FAKE_NVML_NO_PERMISSION",
+                                                             "DVFSLAB_FAKE_NVML_NO_ENERGY",
+                                                             "DVFSLAB_FAKE_NVML_LOST_AFTER",
+                                                             "DVFSLAB_FAKE_NVML_LOG",
+                                                             "DVFSLAB_FAKE_NVML_STATE",
+                                                             "DVFSLAB_FAKE_NVML_UUID_SALT",
+                                                             "DVFSLAB_FAKE_NVML_NO_PERMISSION_DEVICES",
+                                                             "DVFSLAB_FAKE_NVML_MIG",
+                                                             "DVFSLAB_FAKE_NVML_PROCESSES",
+                                                             "DVFSLAB_FAKE_NVML_PROCESSES_FILE",
+                                                             "DVFSLAB_FAKE_NVML_BUSY_FILE",
+                                                             "DVFSLAB_FAKE_NVML_ENERGY_LOG",
+                                                             "DVFSLAB_FAKE_NVML_PROFILES",
+                                                             "DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ"};
 
 // A salt no other test on this machine uses, the same for every call within one
 // test (this process's PID and the test's name): GPU locks are machine-wide per

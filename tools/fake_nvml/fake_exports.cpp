@@ -267,8 +267,8 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetTotalEnergyConsumption(nvml::Device h
   return with_device(handle, [&](FakeDevice& device) {
     if (state()->faults.energy_not_supported) return nvml::error_not_supported;
     const auto telemetry = device.gpu->read_telemetry();
-    const nvml::Return code =
-        store(millijoules, telemetry.energy_j ? std::optional<double>(*telemetry.energy_j * 1000.0) : std::nullopt);
+    const nvml::Return code = store(
+        millijoules, telemetry.energy_j ? std::optional<double>(*telemetry.energy_j * 1000.0) : std::nullopt);
     if (code == nvml::success) fake::log_energy_reading(device, *millijoules, telemetry.time_s);
     return code;
   });
@@ -300,7 +300,12 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetClockInfo(nvml::Device handle, int ty
   return with_device(handle, [&](FakeDevice& device) {
     const auto telemetry = device.gpu->read_telemetry();
     if (type == nvml::clock_mem) return store(mhz, telemetry.mem_mhz);
-    if (type == nvml::clock_graphics || type == nvml::clock_sm) return store(mhz, telemetry.sm_mhz);
+    if (type == nvml::clock_graphics || type == nvml::clock_sm) {
+      const std::optional<unsigned> floor = state()->faults.sm_clock_floor_mhz;
+      if (floor && telemetry.sm_mhz)
+        return store(mhz, std::optional(std::max(*telemetry.sm_mhz, static_cast<int>(*floor))));
+      return store(mhz, telemetry.sm_mhz);
+    }
     return nvml::error_invalid_argument;
   });
 }

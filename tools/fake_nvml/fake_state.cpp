@@ -182,6 +182,12 @@ std::unique_ptr<State> build_state() {
   if (const std::string lost = environment("DVFSLAB_FAKE_NVML_LOST_AFTER"); !lost.empty()) {
     built->faults.lost_after_calls = std::stol(lost);
   }
+  if (const std::string floor = environment("DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ"); !floor.empty()) {
+    if (floor.size() > 5 || floor.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(
+          fmt::format("fake NVML: DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ={} is not a clock in MHz", floor));
+    built->faults.sm_clock_floor_mhz = static_cast<unsigned>(std::stoul(floor));
+  }
   built->log_path = environment("DVFSLAB_FAKE_NVML_LOG");
 
   const std::string keys = environment("DVFSLAB_FAKE_NVML_GPUS", "h200");

@@ -31,6 +31,9 @@ struct Faults {
   std::vector<int> no_permission_devices;  // DVFSLAB_FAKE_NVML_NO_PERMISSION_DEVICES=1,3
   bool energy_not_supported = false;       // DVFSLAB_FAKE_NVML_NO_ENERGY=1
   std::optional<long> lost_after_calls;    // DVFSLAB_FAKE_NVML_LOST_AFTER=N
+  // DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ=N: the SM clock reads at least N whatever runs,
+  // with no reason given, as on a GPU that did not apply a lower lock.
+  std::optional<unsigned> sm_clock_floor_mhz;
 };
 
 // Whether the setters of `device` answer NVML_ERROR_NO_PERMISSION.

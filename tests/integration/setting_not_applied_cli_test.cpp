@@ -1,0 +1,94 @@
+// A sweep through NVML on a GPU that does not apply a low clock lock (the fake
+// NVML's DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ reads the SM clock as at least the floor):
+// the point is kept with its clock_mismatch flag, and the analysis does not take it
+// as the optimum it would otherwise be.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "fake_nvml_env.hpp"
+#include "run_process.hpp"
+#include "scratch_dir.hpp"
+
+namespace dvfslab::testing {
+namespace {
+
+// A program whose iterations take as long at any clock (its time is the shell's),
+// so the loaded GPU's lower power at 900 MHz makes that the least energy per item.
+const char* const plan_text = R"(
+[knobs]
+sm_mhz = [900, 1980]
+[[cases]]
+name = "loop"
+command = ["bash", "-c", 'while :; do sleep 0.02; echo "dvfslab:iter 1 items 8" >&$DVFSLAB_MARK_FD; done']
+[measure]
+warmup_iterations = 1
+duration_s = 0.4
+settle_s = 0
+drift_check = false
+order = "ascending"
+)";
+
+struct Swept {
+  std::optional<int> optimum_sm_mhz;
+  nlohmann::json point_at_900;
+  std::string sweep_output;
+};
+
+Swept sweep_and_analyze(const ScratchDir& scratch, EnvironmentChanges extra) {
+  std::ofstream(scratch / "plan.toml") << plan_text;
+  std::ofstream(scratch / "busy") << "0\n";
+  extra["DVFSLAB_FAKE_NVML_BUSY_FILE"] = (scratch / "busy").string();
+  extra["DVFSLAB_STATE_DIR"] = (scratch / "state").string();
+  const EnvironmentChanges environment = fake_nvml_environment("h200", extra);
+  const std::string db = (scratch / "db.sqlite").string();
+  const ProcessResult sweep = run_dvfslab(
+      {"sweep", (scratch / "plan.toml").string(), "--device", "0", "--db", db, "--allow-clock-changes"},
+      environment);
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
+  const ProcessResult analysis = run_dvfslab({"analyze", db, "--json", "--points"}, environment);
+  EXPECT_EQ(analysis.exit_code, 0) << analysis.err;
+  const nlohmann::json document = nlohmann::json::parse(analysis.out);
+  const nlohmann::json& found = document.at("cases").at(0);
+  Swept swept;
+  swept.sweep_output = sweep.out + sweep.err;
+  if (!found.at("optimum").is_null()) swept.optimum_sm_mhz = found.at("optimum").at("sm_mhz").get<int>();
+  for (const nlohmann::json& point : found.at("points")) {
+    if (point.at("setting").at("sm_mhz") == 900) swept.point_at_900 = point;
+  }
+  return swept;
+}
+
+TEST(SettingNotAppliedCli, ALockTheGpuDidNotApplyIsFlaggedAndNeverTheOptimum) {
+  const ScratchDir applied_dir;
+  const Swept applied = sweep_and_analyze(applied_dir, {});
+  ASSERT_FALSE(applied.point_at_900.is_null());
+  EXPECT_EQ(applied.optimum_sm_mhz, 900) << "applied, 900 MHz draws least for the same work";
+  EXPECT_EQ(applied.point_at_900.at("flags"), nlohmann::json::array());
+
+  const ScratchDir ignored_dir;
+  const Swept ignored = sweep_and_analyze(ignored_dir, {{"DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ", "1500"}});
+  ASSERT_FALSE(ignored.point_at_900.is_null()) << "the point is kept";
+  EXPECT_EQ(ignored.point_at_900.at("flags"), nlohmann::json::array({"clock_mismatch"}));
+  EXPECT_NEAR(ignored.point_at_900.at("sm_mhz_mean").get<double>(), 1500.0, 1.0) << "read at the floor";
+  EXPECT_NE(ignored.optimum_sm_mhz, 900);
+  EXPECT_NE(ignored.sweep_output.find("1 with no power or thermal limit to explain it: not applied"),
+            std::string::npos)
+      << ignored.sweep_output;
+  EXPECT_EQ(applied.sweep_output.find("not applied"), std::string::npos) << applied.sweep_output;
+}
+
+TEST(SettingNotAppliedCli, AMalformedFloorStopsTheFakeWithAMessage) {
+  const ProcessResult info =
+      run_dvfslab({"info", "--device", "0"},
+                  fake_nvml_environment("h200", {{"DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ", "15x"}}));
+  EXPECT_NE(info.exit_code, 0);
+  EXPECT_NE(info.err.find("DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ=15x is not a clock in MHz"), std::string::npos)
+      << info.err;
+}
+
+}  // namespace
+}  // namespace dvfslab::testing
