@@ -100,16 +100,30 @@ void run_fit(const std::string& input, const std::string& gpu, const std::string
   const auto rows = load_result_rows(input);
   std::map<Key, Group> groups;
   std::set<std::string> gpus, workloads;
+  std::size_t not_applied = 0;
   for (const auto& row : rows) {
     const std::string key = sweep_table_workload_key(row);
     gpus.insert(row.gpu), workloads.insert(key);
     if ((!gpu.empty() && row.gpu != gpu) || (!workload.empty() && key != workload)) continue;
+    // Measured at some other clock than its setting names: it would teach the model
+    // a wrong point.
+    if (row.flags.setting_not_applied()) {
+      ++not_applied;
+      continue;
+    }
     auto& group = groups[{row.gpu, key}];
     group.by_setting[row.setting].push_back(&row);
     if (row.is_default) group.marked_default = row.setting;
   }
+  if (not_applied > 0)
+    fmt::print(stderr,
+               "dvfslab: left out {} measurement{} whose setting the GPU did not apply (clock_mismatch with "
+               "no power or thermal limit to explain it)\n",
+               not_applied, not_applied == 1 ? "" : "s");
   if (groups.empty()) {
-    if (rows.empty()) throw ConfigError(input + " holds no measurements to fit a model to");
+    if (rows.empty() || not_applied > 0)
+      throw ConfigError(input + " holds no measurements to fit a model to" +
+                        (not_applied > 0 ? " whose setting the GPU applied" : ""));
     if (!gpu.empty() && !gpus.count(gpu))
       throw ConfigError(fmt::format("no GPU '{}' in {}; it has: {}", gpu, input, fmt::join(gpus, ", ")));
     throw ConfigError(fmt::format("no workload '{}'{} in {}; see `dvfslab analyze {}` for the workloads",

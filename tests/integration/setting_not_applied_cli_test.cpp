@@ -1,7 +1,7 @@
 // A sweep through NVML on a GPU that does not apply a low clock lock (the fake
 // NVML's DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ reads the SM clock as at least the floor):
-// the point is kept with its clock_mismatch flag, and the analysis does not take it
-// as the optimum it would otherwise be.
+// the point is kept with its clock_mismatch flag, the analysis does not take it as
+// the optimum it would otherwise be, and `model fit` leaves it out.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -33,9 +33,10 @@ order = "ascending"
 )";
 
 struct Swept {
-  std::optional<int> optimum_sm_mhz;
+  std::optional<int> optimum_sm_mhz;  // absent: the default setting, or no optimum
   nlohmann::json point_at_900;
   std::string sweep_output;
+  std::string model_fit_err;
 };
 
 Swept sweep_and_analyze(const ScratchDir& scratch, EnvironmentChanges extra) {
@@ -55,7 +56,12 @@ Swept sweep_and_analyze(const ScratchDir& scratch, EnvironmentChanges extra) {
   const nlohmann::json& found = document.at("cases").at(0);
   Swept swept;
   swept.sweep_output = sweep.out + sweep.err;
-  if (!found.at("optimum").is_null()) swept.optimum_sm_mhz = found.at("optimum").at("sm_mhz").get<int>();
+  const ProcessResult fit = run_dvfslab({"model", "fit", db}, environment);
+  EXPECT_EQ(fit.exit_code, 0) << fit.err;
+  swept.model_fit_err = fit.err;
+  const nlohmann::json& optimum = found.at("optimum");
+  if (!optimum.is_null() && !optimum.at("sm_mhz").is_null())
+    swept.optimum_sm_mhz = optimum.at("sm_mhz").get<int>();
   for (const nlohmann::json& point : found.at("points")) {
     if (point.at("setting").at("sm_mhz") == 900) swept.point_at_900 = point;
   }
@@ -79,6 +85,10 @@ TEST(SettingNotAppliedCli, ALockTheGpuDidNotApplyIsFlaggedAndNeverTheOptimum) {
             std::string::npos)
       << ignored.sweep_output;
   EXPECT_EQ(applied.sweep_output.find("not applied"), std::string::npos) << applied.sweep_output;
+  EXPECT_NE(ignored.model_fit_err.find("left out 1 measurement whose setting the GPU did not apply"),
+            std::string::npos)
+      << ignored.model_fit_err;
+  EXPECT_EQ(applied.model_fit_err.find("left out"), std::string::npos) << applied.model_fit_err;
 }
 
 TEST(SettingNotAppliedCli, AMalformedFloorStopsTheFakeWithAMessage) {
