@@ -16,9 +16,11 @@ std::optional<double> as_double(const std::optional<int>& value) {
   return static_cast<double>(*value);
 }
 
-std::optional<double> held_mean(double weighted, double seconds, std::optional<double> last) {
-  if (seconds > 0) return weighted / seconds;
-  return last;
+// The mean between two snapshots' integrals; absent where no time was covered.
+std::optional<double> mean_between(const HeldIntegral& from, const HeldIntegral& to) {
+  const double seconds = to.seconds - from.seconds;
+  if (seconds > 0) return (to.weighted - from.weighted) / seconds;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -45,26 +47,14 @@ void RunningTotals::add(const Telemetry& sample, SampleKind kind) {
     // Clocks and throttle reasons hold from one reading to the next; power is a
     // sampled continuous quantity, so it gets the trapezoid.
     const double dt = std::max(0.0, sample.time_s - now_.time_s);
-    if (now_.sm_mhz) {
-      now_.sm_weighted += *now_.sm_mhz * dt;
-      now_.sm_seconds += dt;
-    }
-    if (now_.mem_mhz) {
-      now_.mem_weighted += *now_.mem_mhz * dt;
-      now_.mem_seconds += dt;
-    }
+    now_.sm.add(now_.sm_mhz, dt);
+    now_.mem.add(now_.mem_mhz, dt);
     if (now_.busy) {
       now_.utilization_seconds += dt;
       if (*now_.busy) {
         now_.busy_seconds += dt;
-        if (now_.sm_mhz) {
-          now_.busy_sm_weighted += *now_.sm_mhz * dt;
-          now_.busy_sm_seconds += dt;
-        }
-        if (now_.mem_mhz) {
-          now_.busy_mem_weighted += *now_.mem_mhz * dt;
-          now_.busy_mem_seconds += dt;
-        }
+        now_.busy_sm.add(now_.sm_mhz, dt);
+        now_.busy_mem.add(now_.mem_mhz, dt);
       }
     }
     if (last_throttle_) {
@@ -142,20 +132,16 @@ Measurement RunningTotals::since(const Snapshot& from) const {
   }
   if (now_.integrated_s > from.integrated_s) m.energy_integrated_j = now_.integrated_j - from.integrated_j;
   m.peak_power_w = peak_power_.since(from.index);
-  m.sm_mhz_mean =
-      held_mean(now_.sm_weighted - from.sm_weighted, now_.sm_seconds - from.sm_seconds, now_.sm_mhz);
+  // A window of no duration has the latest reading's clocks.
+  m.sm_mhz_mean = mean_between(from.sm, now_.sm);
+  if (!m.sm_mhz_mean) m.sm_mhz_mean = now_.sm_mhz;
   if (const auto sm_min = sm_min_.since(from.index)) m.sm_mhz_min = static_cast<int>(*sm_min);
-  m.mem_mhz_mean =
-      held_mean(now_.mem_weighted - from.mem_weighted, now_.mem_seconds - from.mem_seconds, now_.mem_mhz);
+  m.mem_mhz_mean = mean_between(from.mem, now_.mem);
+  if (!m.mem_mhz_mean) m.mem_mhz_mean = now_.mem_mhz;
   if (const double reported = now_.utilization_seconds - from.utilization_seconds; reported > 0) {
     m.busy_fraction = std::clamp((now_.busy_seconds - from.busy_seconds) / reported, 0.0, 1.0);
-    const auto busy_mean = [](double weighted, double seconds) {
-      return seconds > 0 ? std::optional(weighted / seconds) : std::nullopt;
-    };
-    m.sm_mhz_busy_mean =
-        busy_mean(now_.busy_sm_weighted - from.busy_sm_weighted, now_.busy_sm_seconds - from.busy_sm_seconds);
-    m.mem_mhz_busy_mean = busy_mean(now_.busy_mem_weighted - from.busy_mem_weighted,
-                                    now_.busy_mem_seconds - from.busy_mem_seconds);
+    m.sm_mhz_busy_mean = mean_between(from.busy_sm, now_.busy_sm);
+    m.mem_mhz_busy_mean = mean_between(from.busy_mem, now_.busy_mem);
   }
   m.temperature_c_min = temperature_min_.since(from.index);
   m.temperature_c_max = temperature_max_.since(from.index);

@@ -12,6 +12,16 @@
 
 namespace dvfslab::meter {
 
+// A value held from one reading to the next, integrated over the time it was known.
+struct HeldIntegral {
+  double weighted = 0, seconds = 0;
+  void add(std::optional<double> value, double dt) {
+    if (!value) return;
+    weighted += *value * dt;
+    seconds += dt;
+  }
+};
+
 // The totals at one reading.
 struct Snapshot {
   std::size_t index = 0;  // of the reading, counting from 0
@@ -19,12 +29,10 @@ struct Snapshot {
   std::optional<CounterReading> counter;  // what the counter said, for the energy
   double integrated_j = 0;                // trapezoid over power
   double integrated_s = 0;
-  double sm_weighted = 0, sm_seconds = 0;
-  double mem_weighted = 0, mem_seconds = 0;
+  HeldIntegral sm, mem;
   // The same over the time the GPU reported itself busy (utilization above 0), and
   // the time it reported its utilization at all.
-  double busy_sm_weighted = 0, busy_sm_seconds = 0;
-  double busy_mem_weighted = 0, busy_mem_seconds = 0;
+  HeldIntegral busy_sm, busy_mem;
   double busy_seconds = 0, utilization_seconds = 0;
   std::optional<double> sm_mhz, mem_mhz;             // held from this reading on
   std::optional<bool> busy;                          // held from this reading on
