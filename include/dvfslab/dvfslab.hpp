@@ -11,6 +11,7 @@
 
 // common: the vocabulary every layer shares
 #include "dvfslab/clock.hpp"
+#include "dvfslab/clock_check.hpp"
 #include "dvfslab/control_characters.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/results.hpp"

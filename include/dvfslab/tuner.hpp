@@ -99,6 +99,10 @@ struct WindowFigures {
   double items = 0;  // 0: the job reports none, iterations count as items
   double duration_s = 0;
   double energy_j = 0;
+  // This GPU ran other clocks than the window's setting with no power or thermal
+  // limit to explain it: the setting was not applied, and the tuner never chooses it
+  // (docs/tune.md). Between ranks each keeps its own (job_figures does not carry it).
+  bool setting_not_applied = false;
 };
 
 struct ProbeRecord {

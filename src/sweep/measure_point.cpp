@@ -1,9 +1,7 @@
 // One point of a sweep, measured and stored (see measure_point.hpp).
 #include "sweep/measure_point.hpp"
 
-#include <algorithm>
-#include <cmath>
-
+#include "dvfslab/clock_check.hpp"
 #include "dvfslab/error.hpp"
 
 namespace dvfslab::sweep_detail {
@@ -14,35 +12,12 @@ std::optional<double> energy_per_item(const Measurement& m) {
   return *m.energy_j / m.items;
 }
 
-// The requested clock was not what a GPU ran at (over the window); 1 % or 15 MHz of
-// slack allows for clock-table rounding.
-bool differs(std::optional<int> requested, std::optional<double> measured) {
-  if (!requested || !measured) return false;
-  return std::abs(*measured - *requested) > std::max(15.0, 0.01 * *requested);
-}
-
 void throw_if_interrupted(const JobGuard& guard) {
   if (guard.interrupted())
     throw InterruptedError("interrupted: the GPU was restored and dvfslab is stopping");
 }
 
 }  // namespace
-
-bool clock_differs(const Setting& requested, const Measurement& m, std::optional<std::size_t> varied) {
-  const auto differs_on = [&](const Measurement& gpu) {
-    // Under load where the GPU says when it was busy: an idle GPU may rest at another
-    // clock than the one locked, and one never busy in the window says nothing.
-    if (gpu.busy_fraction) {
-      return differs(requested.sm_mhz, gpu.sm_mhz_busy_mean) ||
-             differs(requested.mem_mhz, gpu.mem_mhz_busy_mean);
-    }
-    return differs(requested.sm_mhz, gpu.sm_mhz_mean) || differs(requested.mem_mhz, gpu.mem_mhz_mean);
-  };
-  if (m.gpus.empty()) return differs_on(m);
-  if (varied && *varied < m.gpus.size()) return differs_on(m.gpus[*varied].measurement);
-  return std::any_of(m.gpus.begin(), m.gpus.end(),
-                     [&](const GpuMeasurement& gpu) { return differs_on(gpu.measurement); });
-}
 
 Workload& WorkloadCache::get(const Case& workload_case) {
   for (auto it = workloads_.begin(); it != workloads_.end();) {

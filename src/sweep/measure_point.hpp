@@ -21,14 +21,6 @@
 
 namespace dvfslab::sweep_detail {
 
-// Whether the GPUs `requested` was put on ran other clocks (by more than 1 % or
-// 15 MHz, for clock-table rounding): in a stage of a per-GPU search the varied GPU
-// alone (the others hold their own settings), else every GPU of the job, each on its
-// own reading (their mean mixes GPUs that idle or hold other clocks). A GPU that
-// reports its utilization is judged on its clocks while busy, and not at all when it
-// never was. What the clock_mismatch flag records.
-bool clock_differs(const Setting& requested, const Measurement& m, std::optional<std::size_t> varied_gpu);
-
 // Keeps the workload of the current case and of the drift reference prepared, and
 // no others (a LibTorch model holds GPU memory).
 class WorkloadCache {

@@ -253,6 +253,7 @@ struct TuneController::State {
       PointOutcome& all = entry->second;
       all.point = outcome.point;
       all.repetitions += 1;
+      all.flags |= outcome.flags;
       all.energy_per_item_j_series.insert(all.energy_per_item_j_series.end(),
                                           outcome.energy_per_item_j_series.begin(),
                                           outcome.energy_per_item_j_series.end());

@@ -24,6 +24,7 @@ PointOutcome to_outcome(const ScheduledPoint& point, const WindowFigures& figure
   outcome.repetitions = 1;
   const double items = figures.items > 0 ? figures.items : static_cast<double>(figures.iterations);
   outcome.item_unit = figures.items > 0 ? "items" : "iterations";
+  outcome.flags.clock_mismatch = figures.setting_not_applied;
   if (items > 0 && figures.duration_s > 0) {
     outcome.energy_per_item_j = figures.energy_j / items;
     outcome.energy_per_item_j_series = {*outcome.energy_per_item_j};
@@ -38,7 +39,8 @@ std::optional<double> objective_score(const Objective& objective, const PointOut
                                       const PointOutcome& baseline) {
   const auto point = summary_of(probe);
   const auto base = summary_of(baseline);
-  if (!point || !base) return std::nullopt;
+  // Measured at other clocks than the setting names: no score for the setting.
+  if (!point || !base || probe.flags.setting_not_applied()) return std::nullopt;
   return objective_value(objective, *point, *base);
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dvfslab/clock_check.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/guard.hpp"
 #include "dvfslab/meter.hpp"
@@ -148,11 +149,16 @@ struct Tuner::State {
       for (TunedGpuRecord& record : per_gpu)
         if (record.uuid == share.uuid) record.energy_j += share.measurement.energy_j.value_or(0);
     }
-    return WindowFigures{iterations, items, m.duration_s, m.energy_j.value_or(0)};
+    MeasurementFlags flags = m.flags;
+    flags.clock_mismatch = clock_differs(window.setting, m, std::nullopt);
+    return WindowFigures{iterations, items, m.duration_s, m.energy_j.value_or(0), flags.setting_not_applied()};
   }
 
   WindowFigures job_figures(const WindowFigures& own) const {
-    return coordination.job_figures ? coordination.job_figures(own) : own;
+    if (!coordination.job_figures) return own;
+    WindowFigures job = coordination.job_figures(own);
+    job.setting_not_applied = job.setting_not_applied || own.setting_not_applied;
+    return job;
   }
 
   // After an interrupt restored the GPU (an InterruptScope, guard.hpp), the job's

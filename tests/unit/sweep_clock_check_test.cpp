@@ -1,12 +1,12 @@
-// The clock check behind the clock_mismatch flag (sweep/measure_point.hpp): which
+// The clock check behind the clock_mismatch flag (dvfslab/clock_check.hpp): which
 // GPUs' readings it compares with the requested setting.
 #include <gtest/gtest.h>
 
 #include <optional>
 
-#include "sweep/measure_point.hpp"
+#include "dvfslab/clock_check.hpp"
 
-namespace dvfslab::sweep_detail {
+namespace dvfslab {
 namespace {
 
 Measurement at_clock(double sm_mhz) {
@@ -80,4 +80,4 @@ TEST(ClockCheck, ASettingIsNotAppliedWhenTheClockDiffersWithNoLimitToExplainIt) 
 }
 
 }  // namespace
-}  // namespace dvfslab::sweep_detail
+}  // namespace dvfslab
