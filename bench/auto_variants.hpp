@@ -17,7 +17,8 @@ namespace dvfslab::bench {
 // (trusted within the measured noise); and the evidence's constants halved and doubled:
 // auto-prior-half, auto-prior-double (noise assumed before repeats), auto-extra1,
 // auto-extra5 (windows beyond the plan's most), auto-resolution-half,
-// auto-resolution-double (a difference not worth another window).
+// auto-resolution-double (a difference not worth another window); and `scan`'s one
+// constant, the rises in a row that stop it: scan-rises2, scan-rises4.
 inline void register_auto_variants() {
   const auto variant = [](const std::string& name, const search_detail::AutoSettings& settings) {
     register_strategy({name, "auto with one choice moved (search_bench --auto-variants)",
@@ -55,6 +56,13 @@ inline void register_auto_variants() {
   evidence_variant("auto-extra5", [](Evidence& e) { e.extra_windows += 2; });
   evidence_variant("auto-resolution-half", [](Evidence& e) { e.resolution /= 2; });
   evidence_variant("auto-resolution-double", [](Evidence& e) { e.resolution *= 2; });
+  for (const int rises : {2, 4}) {
+    register_strategy({std::string("scan-rises").append(std::to_string(rises)),
+                       "scan with another number of rises to stop (search_bench --auto-variants)",
+                       [rises](const StrategyOptions& options) {
+                         return search_detail::make_scan_strategy(options, rises);
+                       }});
+  }
 }
 
 }  // namespace dvfslab::bench

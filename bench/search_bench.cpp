@@ -19,7 +19,8 @@
 //                 the fitted finish of long lines (auto-fitted, auto-guarded), and
 //                 with the search evidence's constants halved and doubled
 //                 (auto-prior-half/-double, auto-extra1/5, auto-resolution-half/-double),
-//                 so the leave-one-table-out headline validates those choices
+//                 and scan stopping after 2 or 4 rises (scan-rises2, scan-rises4), so
+//                 the leave-one-table-out headline validates those choices
 //   --failures    also list every run that ended more than 1 % above the optimum:
 //                 the curve, the setting chosen, the optimum and the probes
 //   --seed N      another draw of the noise (default 0): the spread of the figures
@@ -366,8 +367,8 @@ constexpr const char* usage =
     "                auto-coarse6, auto-coarse12; long lines ending in fitted probes:\n"
     "                auto-fitted, auto-guarded; the evidence's constants halved and doubled:\n"
     "                auto-prior-half, auto-prior-double, auto-extra1, auto-extra5,\n"
-    "                auto-resolution-half, auto-resolution-double): the headline then\n"
-    "                validates them\n"
+    "                auto-resolution-half, auto-resolution-double; scan stopping after 2\n"
+    "                or 4 rises: scan-rises2, scan-rises4): the headline then validates them\n"
     "  --failures    also list every run that ended more than 1 % above the optimum\n"
     "  --seed N      another draw of the noise (default 0), to see the figures' sampling error\n";
 

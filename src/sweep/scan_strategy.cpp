@@ -9,26 +9,29 @@
 namespace dvfslab::search_detail {
 namespace {
 
-constexpr int rises_to_stop = 3;
-
 class ScanStrategy final : public ReplayStrategy {
  public:
-  using ReplayStrategy::ReplayStrategy;
+  ScanStrategy(const StrategyOptions& options, int rises_to_stop)
+      : ReplayStrategy(options), rises_to_stop_(rises_to_stop) {}
   std::string name() const override { return "scan"; }
 
  protected:
   void search(CaseEvidence& evidence, const KnobGrid& grid) const override {
-    const LineSearch scan = [](CaseEvidence& e, const Line& line, std::size_t) {
-      return scan_down(e, line, rises_to_stop);
+    const int rises = rises_to_stop_;
+    const LineSearch scan = [rises](CaseEvidence& e, const Line& line, std::size_t) {
+      return scan_down(e, line, rises);
     };
     coordinate_search(evidence, grid, scan, scan);
   }
+
+ private:
+  int rises_to_stop_;
 };
 
 }  // namespace
 
-std::unique_ptr<SearchStrategy> make_scan_strategy(const StrategyOptions& options) {
-  return std::make_unique<ScanStrategy>(options);
+std::unique_ptr<SearchStrategy> make_scan_strategy(const StrategyOptions& options, int rises_to_stop) {
+  return std::make_unique<ScanStrategy>(options, rises_to_stop);
 }
 
 }  // namespace dvfslab::search_detail

@@ -10,7 +10,9 @@
 namespace dvfslab::search_detail {
 
 std::unique_ptr<SearchStrategy> make_golden_strategy(const StrategyOptions& options);
-std::unique_ptr<SearchStrategy> make_scan_strategy(const StrategyOptions& options);
+// `rises_to_stop`: the rises in a row after which a line's scan stops (docs/search.md,
+// "Fitted and tuned choices"; search_bench --auto-variants moves it).
+std::unique_ptr<SearchStrategy> make_scan_strategy(const StrategyOptions& options, int rises_to_stop = 3);
 std::unique_ptr<SearchStrategy> make_coordinate_strategy(const StrategyOptions& options);
 std::unique_ptr<SearchStrategy> make_model_strategy(const StrategyOptions& options);
 

@@ -20,7 +20,8 @@ std::vector<StrategyDefinition> built_in() {
   return {
       {"grid", "every setting of the plan's knobs (the exhaustive sweep)", make_grid},
       {"golden", "golden-section search along each knob, for a unimodal objective", make_golden_strategy},
-      {"scan", "from the highest setting down until the objective rose three times", make_scan_strategy},
+      {"scan", "from the highest setting down until the objective rose three times",
+       [](const StrategyOptions& options) { return make_scan_strategy(options); }},
       {"coordinate", "golden-section, then neighbour descents, knob by knob (several knobs)",
        make_coordinate_strategy},
       {"model",
