@@ -133,7 +133,8 @@ struct Measurement {
   // its mean clocks over that share: what a setting ran at under load, which an idle
   // stretch (a GPU of the job left without work, a pause for data) does not blur.
   // Absent where the GPU reported no utilization; the busy clocks also where it was
-  // never busy. Not stored: they decide the clock_mismatch flag, which is.
+  // never busy. In `measure --json`, not stored: they decide the clock_mismatch flag,
+  // which is.
   std::optional<double> busy_fraction;
   std::optional<double> sm_mhz_busy_mean;
   std::optional<double> mem_mhz_busy_mean;

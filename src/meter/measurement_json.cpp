@@ -35,6 +35,9 @@ nlohmann::json to_json(const Measurement& m, std::optional<double> idle_power_w)
   put(out, "sm_mhz_mean", m.sm_mhz_mean);
   put(out, "sm_mhz_min", m.sm_mhz_min);
   put(out, "mem_mhz_mean", m.mem_mhz_mean);
+  put(out, "busy_fraction", m.busy_fraction);
+  put(out, "sm_mhz_busy_mean", m.sm_mhz_busy_mean);
+  put(out, "mem_mhz_busy_mean", m.mem_mhz_busy_mean);
   put(out, "temperature_c_min", m.temperature_c_min);
   put(out, "temperature_c_max", m.temperature_c_max);
   out["throttle"] = m.throttle_fraction;

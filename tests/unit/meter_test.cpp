@@ -373,6 +373,8 @@ TEST(MeasurementJson, CarriesTheContractKeys) {
   m.sm_mhz_mean = 1500.0;
   m.mem_mhz_mean = 2619.0;
   m.temperature_c_max = 55.0;
+  m.busy_fraction = 0.75;
+  m.sm_mhz_busy_mean = 1980.0;
   m.throttle_fraction["sw_power_cap"] = 0.25;
   m.flags.power_throttle = true;
   m.iterations = 4;
@@ -387,6 +389,9 @@ TEST(MeasurementJson, CarriesTheContractKeys) {
   EXPECT_DOUBLE_EQ(json["energy_per_item_j"].get<double>(), 100.0 / 128);
   EXPECT_FALSE(json.contains("idle_power_w"));
   EXPECT_FALSE(json.contains("sm_mhz_min"));
+  EXPECT_DOUBLE_EQ(json["busy_fraction"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(json["sm_mhz_busy_mean"].get<double>(), 1980.0);
+  EXPECT_FALSE(json.contains("mem_mhz_busy_mean")) << "absent, not null";
 }
 
 }  // namespace
