@@ -23,8 +23,9 @@ MAX_SAMPLE_PERIOD_S = 60.0
 _FIELDS = (
     "name", "duration_s", "energy_j", "energy_error_j", "energy_integrated_j", "energy_difference_pct",
     "mean_power_w", "peak_power_w", "idle_power_w", "dynamic_energy_j", "sm_mhz_mean", "sm_mhz_min",
-    "mem_mhz_mean", "temperature_c_min", "temperature_c_max", "samples", "time_per_iteration_s",
-    "items_per_s", "energy_per_iteration_j", "energy_per_item_j",
+    "mem_mhz_mean", "busy_fraction", "sm_mhz_busy_mean", "mem_mhz_busy_mean", "temperature_c_min",
+    "temperature_c_max", "samples", "time_per_iteration_s", "items_per_s", "energy_per_iteration_j",
+    "energy_per_item_j",
 )
 
 
@@ -52,6 +53,9 @@ class Measurement:
     sm_mhz_mean: Optional[float]
     sm_mhz_min: Optional[int]
     mem_mhz_mean: Optional[float]
+    busy_fraction: Optional[float]
+    sm_mhz_busy_mean: Optional[float]
+    mem_mhz_busy_mean: Optional[float]
     temperature_c_min: Optional[float]
     temperature_c_max: Optional[float]
     time_per_iteration_s: Optional[float]

@@ -66,6 +66,8 @@ def test_meter_measurements_have_the_keys_of_measure_json_windows(dvfslab_binary
     python_keys = set(train.measurement.to_dict()) - {"simulated"}
     assert busy_clocks <= python_keys and not busy_clocks & cli_keys
     assert python_keys - busy_clocks == cli_keys
+    assert 0.5 < train.measurement.busy_fraction <= 1.0  # the sensor averages its past period: 0 at the start
+    assert train.measurement.sm_mhz_busy_mean == pytest.approx(train.measurement.sm_mhz_mean)
 
 
 def test_markers_do_nothing_outside_dvfslab():
