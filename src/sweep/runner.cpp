@@ -31,6 +31,7 @@ struct StoredWindows {
   std::vector<double> energy_per_item_j;
   std::vector<double> items_per_s;
   std::vector<double> mean_power_w;
+  MeasurementFlags flags;  // any window's: a setting not applied stays untrusted
 };
 
 std::map<CaseSetting, StoredWindows> stored_windows(Store& store, std::int64_t run_id) {
@@ -42,6 +43,7 @@ std::map<CaseSetting, StoredWindows> stored_windows(Store& store, std::int64_t r
     windows.energy_per_item_j.push_back(m.energy_j && m.items > 0 ? *m.energy_j / m.items : 0.0);
     if (m.duration_s > 0) windows.items_per_s.push_back(m.items / m.duration_s);
     if (m.mean_power_w) windows.mean_power_w.push_back(*m.mean_power_w);
+    windows.flags |= m.flags;
   }
   return stored;
 }
@@ -54,6 +56,7 @@ PointOutcome stored_outcome(const ScheduledPoint& point, const StoredWindows& st
   outcome.items_per_s_series = stored.items_per_s;
   if (!stored.energy_per_item_j.empty()) outcome.energy_per_item_j = stored.energy_per_item_j.back();
   if (!stored.items_per_s.empty()) outcome.items_per_s = stored.items_per_s.back();
+  outcome.flags = stored.flags;
   if (!stored.mean_power_w.empty()) {
     outcome.mean_power_w = std::accumulate(stored.mean_power_w.begin(), stored.mean_power_w.end(), 0.0) /
                            static_cast<double>(stored.mean_power_w.size());
