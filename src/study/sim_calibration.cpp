@@ -89,11 +89,15 @@ void set_core_clock(SimGpu& gpu, int mhz) {
 
 }  // namespace
 
-double median(std::vector<double> values) {
+double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
+
+double quantile(std::vector<double> values, double q) {
   if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+  const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, values.size() - 1);
+  return values[below] + (values[above] - values[below]) * (position - static_cast<double>(below));
 }
 
 std::vector<CurveStats> published_curves(const std::filesystem::path& table, Knob knob) {

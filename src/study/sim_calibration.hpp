@@ -66,6 +66,9 @@ std::vector<DefaultCaseCheck> default_case_checks(const std::filesystem::path& m
                                                   const std::string& sim_key);
 
 double median(std::vector<double> values);
+// The `q`-quantile (0 ≤ q ≤ 1) of `values`, interpolated linearly between order
+// statistics; NaN when empty.
+double quantile(std::vector<double> values, double q);
 
 // One line of the real-vs-simulated table.
 struct CheckRow {

@@ -17,11 +17,28 @@ constexpr double power_tolerance = 0.05;         // relative power at the lowest
 constexpr double memory_tolerance = 0.05;        // time and power ratios at the lower memory clock
 constexpr double default_case_tolerance = 0.05;  // 5 % of the H200's own reading
 constexpr double not_checked = 0;
+constexpr const char* spread_statistic = "spread of optima (p10 to p90, fraction of top ";
 
-double median_of(const std::vector<CurveStats>& curves, double CurveStats::*field) {
+std::vector<double> values_of(const std::vector<CurveStats>& curves, double CurveStats::*field) {
   std::vector<double> values;
   for (const auto& curve : curves) values.push_back(curve.*field);
-  return median(values);
+  return values;
+}
+
+double median_of(const std::vector<CurveStats>& curves, double CurveStats::*field) {
+  return median(values_of(curves, field));
+}
+
+// How far apart the workloads' optima lie: the 10th to the 90th percentile of the
+// optimum's fraction of the top knob, so one odd curve does not set it. A curve
+// whose least energy is within 1 % of its top setting's (the bar a search is held
+// to) is flat: where its optimum falls is the noise's choice, so it is left out.
+double optimum_spread(const std::vector<CurveStats>& curves) {
+  std::vector<double> optima;
+  for (const auto& curve : curves) {
+    if (curve.saving_at_optimum >= 0.01) optima.push_back(curve.optimum_fraction);
+  }
+  return quantile(optima, 0.9) - quantile(optima, 0.1);
 }
 
 void add_curve_rows(std::vector<CheckRow>& rows, const std::string& family, const std::string& gpu,
@@ -32,6 +49,8 @@ void add_curve_rows(std::vector<CheckRow>& rows, const std::string& family, cons
                             median_of(simulated, field), tolerance, false, ""});
   };
   row("median optimum (fraction of top " + knob + ")", &CurveStats::optimum_fraction, optimum_tolerance);
+  rows.push_back(CheckRow{family, gpu, std::string(spread_statistic) + knob + ")", optimum_spread(real),
+                          optimum_spread(simulated), optimum_tolerance, false, ""});
   row("median slowdown at the optimum", &CurveStats::slowdown_at_optimum, slowdown_tolerance);
   row("median power at lowest " + knob + " / at top", &CurveStats::relative_power_lowest, power_tolerance);
   row("median time at lowest " + knob + " / at top", &CurveStats::relative_time_lowest, not_checked);
@@ -118,6 +137,12 @@ std::vector<CheckRow> calibration_table(const std::filesystem::path& published_d
     rows.push_back(CheckRow{family, "sim:h200", check.name + ": power (W)", check.real_power_w,
                             check.simulated_power_w, default_case_tolerance, true, ""});
   }
+  // The built-in workloads are twelve DNN profiles alike in how compute-bound they
+  // are and how much power they draw, so their optima bunch (docs/simulation.md);
+  // where a family's spread further (or the V100 kernels' grid less), it is shown.
+  for (auto& row : rows)
+    if (row.statistic.starts_with(spread_statistic) && !row.passes() && row.known_gap.empty())
+      row.known_gap = "issue 27 item 6: the simulated workloads' optima do not spread as this family's do";
   return rows;
 }
 

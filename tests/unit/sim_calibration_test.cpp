@@ -3,6 +3,7 @@
 // full table is bench/sim_calibration's output in docs/results/sim_calibration.txt).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -33,9 +34,12 @@ TEST(SimCalibration, BuiltInGpusMatchTheirFamiliesWithinTolerance) {
     EXPECT_TRUE(row.passes()) << line;
   }
   // 6 families × 3 curve statistics, the dense V100-SXM2 family's optimum, 2 memory
-  // ratios, 12 H200 cases × 2; its slowdown and low-clock power are known gaps.
-  EXPECT_EQ(checked, 6 * 3 + 1 + 2 + 24);
-  EXPECT_EQ(known_gaps, 2);
+  // ratios, 12 H200 cases × 2, and the spread of optima where it matches (the V100
+  // kernels' against sim:v100, sim:a100, sim:h200). Known gaps: the dense family's
+  // slowdown and low-clock power, and the spread on the dense V100 set, both
+  // power-limit families and sim:rtx2080ti against the V100 kernels.
+  EXPECT_EQ(checked, 6 * 3 + 1 + 2 + 24 + 3);
+  EXPECT_EQ(known_gaps, 2 + 4);
 }
 
 TEST(SimCalibration, PublishedStatisticsAreTheIssuesFigures) {
@@ -52,6 +56,15 @@ TEST(SimCalibration, PublishedStatisticsAreTheIssuesFigures) {
   EXPECT_LT(pascal.time_ratio, 1.22);
 }
 
+TEST(SimCalibration, QuantilesInterpolateBetweenOrderStatistics) {
+  EXPECT_DOUBLE_EQ(calibration::quantile({4, 1, 3, 2}, 0.1), 1.3);
+  EXPECT_DOUBLE_EQ(calibration::quantile({4, 1, 3, 2}, 0.9), 3.7);
+  EXPECT_DOUBLE_EQ(calibration::quantile({5}, 0.9), 5);
+  EXPECT_DOUBLE_EQ(calibration::median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(calibration::median({3, 1, 2}), 2);
+  EXPECT_TRUE(std::isnan(calibration::quantile({}, 0.5)));
+}
+
 TEST(SimCalibration, EnergyOptimaVaryByWorkload) {
   const SimGpuSpec& spec = sim_gpu_spec("v100");
   std::vector<double> every_clock;
@@ -61,6 +74,39 @@ TEST(SimCalibration, EnergyOptimaVaryByWorkload) {
     optima.insert(curve.optimum_fraction);
   }
   EXPECT_GE(optima.size(), 4u);
+}
+
+// What spreads the optimum on the simulated V100, and how far: kernels as
+// compute-bound as the dense V100-SXM2 microbenchmarks (time as 1/f) drawing
+// 129–234 W at the top clock, as the 10th to 90th percentile of theirs do. On the
+// real set the optimum falls as power rises (rank correlation −0.70) over 0.60–0.74
+// of the top clock; the twin's falls too, but over 0.67–0.72 only: no clock under
+// the voltage knee (0.62 of the top) is ever worth its time (docs/simulation.md).
+TEST(SimCalibration, MorePowerMovesTheOptimumDownButLessThanOnRealKernels) {
+  const SimGpuSpec& spec = sim_gpu_spec("v100");
+  const auto& clocks = spec.graphics_mhz.front();
+  std::vector<double> optima;
+  for (double activity : {0.44, 0.62, 0.80, 0.98}) {
+    const SimKernel kernel{0.0, 0.1, 1.0, activity, 0.5};
+    SimGpu gpu(spec, SimTimeMode::virtual_time);
+    double least_energy = 0, top_power_w = 0;
+    int optimum = 0;
+    for (int clock : clocks) {
+      gpu.lock_sm_clocks(clock, clock);
+      const double before = gpu.true_energy_j();
+      const double seconds = gpu.run(kernel);
+      const double energy = gpu.true_energy_j() - before;
+      if (clock == clocks.front()) top_power_w = energy / seconds;
+      if (optimum == 0 || energy < least_energy) least_energy = energy, optimum = clock;
+    }
+    optima.push_back(static_cast<double>(optimum) / clocks.front());
+    std::printf("core activity %.2f: %.0f W at the top clock, optimum %d MHz (%.3f of it)\n", activity,
+                top_power_w, optimum, optima.back());
+    EXPECT_GE(optimum, spec.voltage_knee_mhz);
+  }
+  for (std::size_t i = 1; i < optima.size(); ++i) EXPECT_LT(optima[i], optima[i - 1]);
+  EXPECT_GT(optima.front() - optima.back(), 0.03);
+  EXPECT_LT(optima.front() - optima.back(), 0.14);  // the real set's p10–p90
 }
 
 }  // namespace
