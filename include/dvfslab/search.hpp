@@ -90,6 +90,7 @@ struct Probe {
   int order = 0;                 // 1 for the first probe
   int repetitions = 0;           // every repetition held (stored ones of a resume too)
   double energy_per_item_j = 0;  // their mean
+  MeasurementFlags flags;        // any repetition's; setting_not_applied() rules it out
 };
 std::vector<Probe> probes_in_order(std::span<const PointOutcome> outcomes);
 

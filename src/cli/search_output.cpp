@@ -106,6 +106,8 @@ nlohmann::json search_json(const SearchOutcome& outcome) {
     entry["order"] = probe.order;
     entry["repetitions"] = probe.repetitions;
     entry["energy_per_item_j"] = probe.energy_per_item_j;
+    entry["flags"] = probe.flags.names();
+    entry["setting_not_applied"] = probe.flags.setting_not_applied();
     probes.push_back(std::move(entry));
   }
   nlohmann::json optimum = nullptr;
@@ -149,8 +151,9 @@ std::string search_text(const SearchOutcome& outcome) {
                                  outcome.strategy, to_string(outcome.objective));
   text += "  probes, in measuring order:\n";
   for (const Probe& probe : outcome.probes) {
-    text += fmt::format("  {:>4}  {:<36} {:>2} rep.  {:.6g} J/item\n", probe.order,
-                        setting_text(outcome, probe.setting), probe.repetitions, probe.energy_per_item_j);
+    text += fmt::format("  {:>4}  {:<36} {:>2} rep.  {:.6g} J/item{}\n", probe.order,
+                        setting_text(outcome, probe.setting), probe.repetitions, probe.energy_per_item_j,
+                        probe.flags.setting_not_applied() ? "  (setting not applied: not trusted)" : "");
   }
   if (const PointSummary* point = optimum_point(outcome)) {
     text +=

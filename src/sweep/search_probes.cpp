@@ -30,12 +30,13 @@ std::vector<Probe> probes_in_order(std::span<const PointOutcome> outcomes) {
     const auto key = std::pair{outcome.point.workload_case, outcome.point.setting};
     auto [at, added] = index.emplace(key, probes.size());
     if (added) {
-      probes.push_back({key.first, key.second, static_cast<int>(probes.size()) + 1, 0, 0.0});
+      probes.push_back({key.first, key.second, static_cast<int>(probes.size()) + 1, 0, 0.0, {}});
     }
     // The latest outcome of a setting holds all its repetitions.
     Probe& probe = probes[at->second];
     const auto& series = outcome.energy_per_item_j_series;
     probe.repetitions = static_cast<int>(series.size());
+    probe.flags |= outcome.flags;
     probe.energy_per_item_j =
         std::accumulate(series.begin(), series.end(), 0.0) / static_cast<double>(series.size());
   }

@@ -4,10 +4,12 @@
 // the optimum it would otherwise be, and `model fit` leaves it out.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fake_nvml_env.hpp"
 #include "run_process.hpp"
@@ -89,6 +91,68 @@ TEST(SettingNotAppliedCli, ALockTheGpuDidNotApplyIsFlaggedAndNeverTheOptimum) {
             std::string::npos)
       << ignored.model_fit_err;
   EXPECT_EQ(applied.model_fit_err.find("left out"), std::string::npos) << applied.model_fit_err;
+}
+
+// A search killed right after it measured a low clock the GPU did not apply, then
+// resumed: the stored probe comes back to the strategy and the result with its flags
+// (without them it reads as trusted), and its low energy is not the optimum.
+TEST(SettingNotAppliedCli, AResumedSearchKeepsDistrustingAStoredProbe) {
+  const ScratchDir scratch;
+  std::ofstream(scratch / "busy") << "0\n";
+  const EnvironmentChanges environment =
+      fake_nvml_environment("h200", {{"DVFSLAB_FAKE_NVML_BUSY_FILE", (scratch / "busy").string()},
+                                     {"DVFSLAB_STATE_DIR", (scratch / "state").string()},
+                                     {"DVFSLAB_FAKE_NVML_CLOCK_FLOOR_MHZ", "1500"}});
+  const std::vector<std::string> search = {
+      "search",
+      "--device",
+      "0",
+      "--workload",
+      "loop",
+      "--budget",
+      "4",
+      "--duration",
+      "0.3",
+      "--settle",
+      "0",
+      "--repetitions",
+      "1",
+      "--max-repetitions",
+      "1",
+      "--db",
+      (scratch / "db.sqlite").string(),
+      "--allow-clock-changes",
+      "--json",
+      "--",
+      "bash",
+      "-c",
+      "while :; do sleep 0.02; echo \"dvfslab:iter 1 items 8\" >&$DVFSLAB_MARK_FD; done"};
+  // The default, 1980 MHz, then the line's bottom (345 MHz): killed after that one.
+  EnvironmentChanges killing = environment;
+  killing["DVFSLAB_TEST_KILL_AFTER_POINTS"] = "3";
+  const ProcessResult killed = run_dvfslab(search, killing);
+  ASSERT_EQ(killed.exit_code, 128 + 9) << killed.err;
+  ASSERT_NE(killed.err.find("sm=345"), std::string::npos) << killed.err;
+
+  std::vector<std::string> resume = search;
+  resume.insert(resume.begin() + 1, "--resume");
+  const ProcessResult resumed = run_dvfslab(resume, environment);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const nlohmann::json result = nlohmann::json::parse(resumed.out);
+  EXPECT_TRUE(result.at("resumed").get<bool>());
+  const nlohmann::json& probes = result.at("probes");
+  ASSERT_GE(probes.size(), 3u) << resumed.out;
+  const nlohmann::json& bottom = probes.at(2);
+  EXPECT_EQ(bottom.at("sm_mhz"), 345);
+  EXPECT_TRUE(bottom.at("setting_not_applied").get<bool>()) << bottom;
+  EXPECT_EQ(bottom.at("flags"), nlohmann::json::array({"clock_mismatch"}));
+  EXPECT_FALSE(probes.at(0).at("setting_not_applied").get<bool>()) << "the default ran as found";
+  double least_energy = probes.at(0).at("energy_per_item_j").get<double>();
+  for (const nlohmann::json& probe : probes)
+    least_energy = std::min(least_energy, probe.at("energy_per_item_j").get<double>());
+  EXPECT_DOUBLE_EQ(least_energy, bottom.at("energy_per_item_j").get<double>()) << "345 MHz shows the least";
+  ASSERT_TRUE(result.at("optimum").is_object()) << resumed.out;
+  EXPECT_GE(result.at("optimum").at("sm_mhz").get<int>(), 1500) << "an applied setting";
 }
 
 TEST(SettingNotAppliedCli, AMalformedFloorStopsTheFakeWithAMessage) {
