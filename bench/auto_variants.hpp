@@ -17,8 +17,10 @@ namespace dvfslab::bench {
 // (trusted within the measured noise); and the evidence's constants halved and doubled:
 // auto-prior-half, auto-prior-double (noise assumed before repeats), auto-extra1,
 // auto-extra5 (windows beyond the plan's most), auto-resolution-half,
-// auto-resolution-double (a difference not worth another window); and `scan`'s one
-// constant, the rises in a row that stop it: scan-rises2, scan-rises4.
+// auto-resolution-double (a difference not worth another window); the model-guided
+// exploration of several knobs: auto-spread3, auto-spread8 (first probes before the
+// fit), auto-gain-half, auto-gain-double (least predicted gain worth a probe); and
+// `scan`'s one constant, the rises in a row that stop it: scan-rises2, scan-rises4.
 inline void register_auto_variants() {
   const auto variant = [](const std::string& name, const search_detail::AutoSettings& settings) {
     register_strategy({name, "auto with one choice moved (search_bench --auto-variants)",
@@ -56,6 +58,18 @@ inline void register_auto_variants() {
   evidence_variant("auto-extra5", [](Evidence& e) { e.extra_windows += 2; });
   evidence_variant("auto-resolution-half", [](Evidence& e) { e.resolution /= 2; });
   evidence_variant("auto-resolution-double", [](Evidence& e) { e.resolution *= 2; });
+  // The model-guided exploration of several knobs: its spread first probes, and the
+  // least predicted gain worth a probe halved and doubled.
+  for (const std::size_t spread : {std::size_t{3}, std::size_t{8}}) {
+    search_detail::AutoSettings settings = chosen;
+    settings.model_guide.spread_probes = spread;
+    variant(std::string("auto-spread").append(std::to_string(spread)), settings);
+  }
+  for (const auto& [name, factor] : {std::pair{"auto-gain-half", 0.5}, std::pair{"auto-gain-double", 2.0}}) {
+    search_detail::AutoSettings settings = chosen;
+    settings.model_guide.least_gain *= factor;
+    variant(name, settings);
+  }
   for (const int rises : {2, 4}) {
     register_strategy({std::string("scan-rises").append(std::to_string(rises)),
                        "scan with another number of rises to stop (search_bench --auto-variants)",

@@ -50,8 +50,9 @@ struct Tally {
   double gpu_pct() const { return exhaustive_windows > 0 ? 100.0 * windows / exhaustive_windows : 0; }
 };
 
-// The issue's probe budget for one knob (issue 27: p90 probes <= 12).
-inline constexpr double loto_probe_budget = 12;
+// The issue's probe budgets (issue 27): p90 probes <= 12 for one knob, <= 20 for two.
+inline double loto_probe_budget(int knobs) { return knobs == 1 ? 12 : 20; }
+inline const char* knobs_text(int knobs) { return knobs == 1 ? "one knob" : "two knobs"; }
 
 // (set, scope, knobs, objective, noise, strategy) → tally; scope "all" or a table.
 using TallyKey = std::tuple<std::string, std::string, int, std::string, double, std::string>;
@@ -67,14 +68,15 @@ inline void print_loto_row(const std::string& scope, std::size_t curves, const s
       quantile_of(by_default.probes, 0.9), by_default.gpu_pct());
 }
 
-// The strategy for one knob and the energy objective at `noise`, chosen on all tables
-// but one among `candidates` (the exhaustive grid is the reference, not a candidate):
-// the highest share within 1 % among those within the probe budget on every other
-// table, ties to fewer p90 probes. Then scored on the table left out.
-inline void print_loto(const std::map<TallyKey, Tally>& tallies, const std::string& set, double noise,
-                       const std::vector<std::string>& tables, const std::vector<std::string>& candidates) {
+// The strategy for `knobs` knobs and the energy objective at `noise`, chosen on all
+// tables but one among `candidates` (the exhaustive grid is the reference, not a
+// candidate): the highest share within 1 % among those within the probe budget on
+// every other table, ties to fewer p90 probes. Then scored on the table left out.
+inline void print_loto(const std::map<TallyKey, Tally>& tallies, const std::string& set, int knobs,
+                       double noise, const std::vector<std::string>& tables,
+                       const std::vector<std::string>& candidates) {
   const auto tally_of = [&](const std::string& strategy, const std::string& table) -> const Tally* {
-    const auto found = tallies.find({set, table, 1, "energy", noise, strategy});
+    const auto found = tallies.find({set, table, knobs, "energy", noise, strategy});
     return found == tallies.end() ? nullptr : &found->second;
   };
   std::vector<std::string> scored;
@@ -86,19 +88,19 @@ inline void print_loto(const std::map<TallyKey, Tally>& tallies, const std::stri
     const Tally* tally = tally_of(strategy, table);
     if (!tally) return TableScore{0, 1e9, false};
     const double p90 = quantile_of(tally->probes, 0.9);
-    return TableScore{tally->within_1_pct(), p90, p90 <= loto_probe_budget};
+    return TableScore{tally->within_1_pct(), p90, p90 <= loto_probe_budget(knobs)};
   };
   const LotoChoices choices = leave_one_table_out(scored, candidates, score);
   std::printf(
-      "\n== leave-one-table-out, %s curves, one knob, objective energy, %.0f %% noise: the strategy chosen "
+      "\n== leave-one-table-out, %s %s, %s, objective energy, %.0f %% noise: the strategy chosen "
       "on the other tables (candidates:",
-      set.c_str(), 100 * noise);
+      set.c_str(), knobs == 1 ? "curves" : "surfaces", knobs_text(knobs), 100 * noise);
   for (const std::string& candidate : candidates) std::printf(" %s", candidate.c_str());
   std::printf(
       "; the highest mean share within 1 %% among those with p90 probes <= %.0f on every table, ties to "
       "fewer probes), scored on the table left out; in-sample: chosen on all tables; default: %s, the "
       "default strategy, on the same table\n\n",
-      loto_probe_budget, candidates.front().c_str());
+      loto_probe_budget(knobs), candidates.front().c_str());
   std::printf("%-34s %6s  %-13s %7s %5s %7s   %-13s %7s %5s %7s   %7s %5s %7s\n", "held-out table", "curves",
               "loto", "in1%", "p.p90", "gpu", "in-sample", "in1%", "p.p90", "gpu", "default", "p.p90", "gpu");
   Tally all_held_out;
@@ -120,12 +122,13 @@ inline void print_loto(const std::map<TallyKey, Tally>& tallies, const std::stri
     print_loto_row(table, held_out->regret.size(), chosen, *held_out, choices.in_sample, *in_sample,
                    *by_default);
   }
-  print_loto_row("all (pooled over curves)", all_held_out.regret.size(), "-", all_held_out, choices.in_sample,
-                 all_in_sample, all_by_default);
+  print_loto_row(knobs == 1 ? "all (pooled over curves)" : "all (pooled over surfaces)",
+                 all_held_out.regret.size(), "-", all_held_out, choices.in_sample, all_in_sample,
+                 all_by_default);
 }
 
 // The headline: the strategy chosen leave-one-table-out at each noise level run
-// without added noise or at 1 %, for each set of curves.
+// without added noise or at 1 %, for each set of curves, one knob then two.
 inline void print_headline(const std::map<TallyKey, Tally>& tallies, const std::vector<std::string>& tables,
                            const std::vector<double>& noise_levels,
                            const std::vector<std::string>& strategies) {
@@ -136,9 +139,11 @@ inline void print_headline(const std::map<TallyKey, Tally>& tallies, const std::
     if (strategy != "auto" && strategy != "grid") candidates.push_back(strategy);
   }
   if (candidates.empty()) return;
-  for (const std::string set : {"published", "dense"}) {
-    for (const double noise : noise_levels) {
-      if (noise <= 0.01) print_loto(tallies, set, noise, tables, candidates);
+  for (const int knobs : {1, 2}) {
+    for (const std::string set : {"published", "dense"}) {
+      for (const double noise : noise_levels) {
+        if (noise <= 0.01) print_loto(tallies, set, knobs, noise, tables, candidates);
+      }
     }
   }
 }

@@ -19,7 +19,7 @@ namespace {
 class AutoStrategy final : public ReplayStrategy {
  public:
   AutoStrategy(const StrategyOptions& options, const AutoSettings& settings)
-      : ReplayStrategy(options, settings.evidence), settings_(settings) {}
+      : ReplayStrategy(options, settings.evidence), settings_(settings), guide_(settings.model_guide) {}
   std::string name() const override { return "auto"; }
 
  protected:

@@ -10,13 +10,8 @@
 namespace dvfslab::search_detail {
 namespace {
 
-constexpr std::size_t spread_probes = 4;
-// The least relative gain a prediction must promise before its setting is measured:
-// below the noise of one window a measurement could not confirm it anyway.
-constexpr double least_gain = 0.005;
-
 // The top setting and the rest spread evenly down to the lowest.
-std::vector<Setting> spread(const std::vector<Setting>& settings) {
+std::vector<Setting> spread(const std::vector<Setting>& settings, std::size_t spread_probes) {
   const std::size_t count = std::min(spread_probes, settings.size());
   std::vector<Setting> chosen;
   for (std::size_t i = count; i-- > 0;) {
@@ -76,14 +71,14 @@ const model::Model& ModelGuide::fitted(const CaseEvidence& evidence, const KnobG
 }
 
 void ModelGuide::explore(CaseEvidence& evidence, const KnobGrid& grid) const {
-  for (const Setting& setting : spread(grid.settings())) evidence.look(setting);
+  for (const Setting& setting : spread(grid.settings(), settings_.spread_probes)) evidence.look(setting);
   // The search is replayed from the start after every probe, so one call here is
   // one refit: each replay measures at most one setting more.
   const auto predicted = predicted_optimum(evidence, grid, fitted(evidence, grid));
   if (!predicted) return;
   const auto& [optimum, value] = *predicted;
   const auto best = evidence.best();
-  const double gain_needed = std::max(least_gain, evidence.relative_noise());
+  const double gain_needed = std::max(settings_.least_gain, evidence.relative_noise());
   const bool promising = !best || value < *evidence.readings().at(*best).value * (1 - gain_needed);
   if (!evidence.known(optimum) && promising) evidence.look(optimum);
   if (!evidence.known(optimum)) return;

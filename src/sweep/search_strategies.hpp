@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "dvfslab/strategy.hpp"
+#include "sweep/model_guided.hpp"
 #include "sweep/search_evidence.hpp"
 
 namespace dvfslab::search_detail {
@@ -36,6 +37,8 @@ struct AutoSettings {
   std::size_t long_line = 30;
   // When a comparison is settled and how noisy a first window is taken to be.
   EvidenceSettings evidence;
+  // How several knobs are explored before the descents.
+  ModelGuideSettings model_guide;
 };
 std::unique_ptr<SearchStrategy> make_auto_strategy(const StrategyOptions& options,
                                                    const AutoSettings& settings = {});
