@@ -19,7 +19,8 @@ namespace dvfslab::bench {
 // auto-extra5 (windows beyond the plan's most), auto-resolution-half,
 // auto-resolution-double (a difference not worth another window); the model-guided
 // exploration of several knobs: auto-spread3, auto-spread8 (first probes before the
-// fit), auto-gain-half, auto-gain-double (least predicted gain worth a probe); and
+// fit), auto-gain-half, auto-gain-double (least predicted gain worth a probe),
+// auto-step1, auto-step2, auto-step8 (the first step of its descents); and
 // `scan`'s one constant, the rises in a row that stop it: scan-rises2, scan-rises4.
 inline void register_auto_variants() {
   const auto variant = [](const std::string& name, const search_detail::AutoSettings& settings) {
@@ -69,6 +70,13 @@ inline void register_auto_variants() {
     search_detail::AutoSettings settings = chosen;
     settings.model_guide.least_gain *= factor;
     variant(name, settings);
+  }
+  // The descents over several knobs starting one setting apart, two, or eight
+  // instead of half the coarse step.
+  for (const std::size_t step : {std::size_t{1}, std::size_t{2}, std::size_t{8}}) {
+    search_detail::AutoSettings settings = chosen;
+    settings.several_knobs_first_step = step;
+    variant(std::string("auto-step").append(std::to_string(step)), settings);
   }
   for (const int rises : {2, 4}) {
     register_strategy({std::string("scan-rises").append(std::to_string(rises)),

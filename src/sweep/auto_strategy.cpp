@@ -44,8 +44,10 @@ class AutoStrategy final : public ReplayStrategy {
       // From there a long line is descended in the coarse subset's steps first, then
       // finer ones, as coarse_to_fine does.
       const LineSearch descent = [settings](CaseEvidence& e, const Line& line, std::size_t start) {
-        const std::size_t step = coarse_step(line.size(), settings.coarse_points);
-        return race(e, line, narrowing_descent(e, line, start, step / 2));
+        const std::size_t first_step = settings.several_knobs_first_step > 0
+                                           ? settings.several_knobs_first_step
+                                           : coarse_step(line.size(), settings.coarse_points) / 2;
+        return race(e, line, narrowing_descent(e, line, start, first_step));
       };
       guide_.explore(evidence, grid);
       coordinate_search(evidence, grid, descent, descent, evidence.best_among(grid.settings()));

@@ -39,6 +39,10 @@ struct AutoSettings {
   EvidenceSettings evidence;
   // How several knobs are explored before the descents.
   ModelGuideSettings model_guide;
+  // Over several knobs, the first step of the descents from the explored best, in
+  // settings of the line; 0: half the coarse subset's step along it (4 on a line of
+  // 50 to 56 settings), so a model that is off by a few settings is stepped past.
+  std::size_t several_knobs_first_step = 0;
 };
 std::unique_ptr<SearchStrategy> make_auto_strategy(const StrategyOptions& options,
                                                    const AutoSettings& settings = {});
