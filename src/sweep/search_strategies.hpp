@@ -41,7 +41,8 @@ struct AutoSettings {
   ModelGuideSettings model_guide;
   // Over several knobs, the first step of the descents from the explored best, in
   // settings of the line; 0: half the coarse subset's step along it (4 on a line of
-  // 50 to 56 settings), so a model that is off by a few settings is stepped past.
+  // 51 to 64 settings), so a model that is off by a few settings is stepped past.
+  // search_bench: shorter is fewer probes and less often within 1 % (docs/search.md).
   std::size_t several_knobs_first_step = 0;
 };
 std::unique_ptr<SearchStrategy> make_auto_strategy(const StrategyOptions& options,
