@@ -3,10 +3,10 @@
 // fit, and whether a predicted gain is worth a probe.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "core_memory_surface.hpp"
 #include "sweep/model_guided.hpp"
 
 namespace dvfslab::search_detail {
@@ -14,20 +14,10 @@ namespace {
 
 const Case guided_case{"guided", 1, Mode::train, Precision::fp32};
 
-// Six core × six memory clocks with time and power of the shapes the model fits.
-std::vector<Setting> core_and_memory_grid() {
-  std::vector<Setting> settings;
-  for (int sm = 600; sm <= 1500; sm += 180) {
-    for (int mem = 1400; mem <= 3900; mem += 500) settings.push_back(Setting{sm, mem, std::nullopt});
-  }
-  return settings;
-}
+using testing::core_and_memory_grid;
 
 PointOutcome measured(const Setting& setting) {
-  const double x = *setting.sm_mhz / 1500.0, y = *setting.mem_mhz / 3900.0;
-  const double time = 0.3 + 0.5 / x + 0.2 / y;
-  const double knee = std::max(0.0, x - 0.5);
-  const double power = 40 + 80 * x + 200 * x * knee * knee + 30 * y;
+  const auto [time, power] = testing::core_and_memory_time_and_power(setting);
   PointOutcome outcome;
   outcome.point = ScheduledPoint{guided_case, setting, PointRole::grid, 0, 1};
   outcome.repetitions = 1;

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "core_memory_surface.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/strategy.hpp"
 
@@ -73,7 +74,8 @@ Search run_search(
         auto& throughput = throughputs[point.setting];
         do {
           values.push_back(t.energy * noise(window++));
-          throughput.push_back(1.0 / (t.time * time_noise(point.setting, static_cast<int>(throughput.size()))));
+          throughput.push_back(1.0 /
+                               (t.time * time_noise(point.setting, static_cast<int>(throughput.size()))));
           ++outcome.repetitions;
           ++search.windows[point.setting];
         } while (point.windows > 0 ? outcome.repetitions < point.windows
@@ -306,22 +308,10 @@ TEST(SearchStrategies, SeveralKnobsAreSearchedOnTheirGridAndTheFloorIsFound) {
   }
 }
 
-// Six core × six memory clocks; time and power of the shapes the model fits, the
-// energy floor inside the grid at 960 MHz / 2900 MHz.
-std::vector<Setting> core_and_memory_grid() {
-  std::vector<Setting> settings;
-  for (int sm = 600; sm <= 1500; sm += 180) {
-    for (int mem = 1400; mem <= 3900; mem += 500) settings.push_back(Setting{sm, mem, std::nullopt});
-  }
-  return settings;
-}
+using testing::core_and_memory_grid;
 
 Truth core_and_memory_truth(const Setting& setting) {
-  const double x = setting.sm_mhz.value_or(1500) / 1500.0;
-  const double y = setting.mem_mhz.value_or(3900) / 3900.0;
-  const double time = 0.3 + 0.5 / x + 0.2 / y;
-  const double knee = std::max(0.0, x - 0.5);
-  const double power = 40 + 80 * x + 200 * x * knee * knee + 30 * y;
+  const auto [time, power] = testing::core_and_memory_time_and_power(setting);
   return Truth{(setting.is_default() ? 1.02 : 1.0) * time * power, time};
 }
 
@@ -330,7 +320,8 @@ TEST(SearchStrategies, AutoOnTwoKnobsFollowsTheModelToTheFloorWithoutACrossOfWho
   // settings) before it can turn; the model points at the valley from 4 settings.
   const Search search = run_search("auto", core_and_memory_grid(), core_and_memory_truth);
   double floor = INFINITY;
-  for (const Setting& setting : core_and_memory_grid()) floor = std::min(floor, core_and_memory_truth(setting).energy);
+  for (const Setting& setting : core_and_memory_grid())
+    floor = std::min(floor, core_and_memory_truth(setting).energy);
   ASSERT_TRUE(search.best);
   EXPECT_LE(core_and_memory_truth(*search.best).energy, 1.01 * floor);
   EXPECT_LE(search.probes(), 10);
@@ -381,8 +372,8 @@ Objective registered_objective(const ObjectiveDefinition& definition) {
 }
 
 // The setting with the least value of `objective` over every setting, by the truth.
-Setting exhaustive_optimum(const std::vector<Setting>& settings, const std::function<Truth(const Setting&)>& truth,
-                           const Objective& objective) {
+Setting exhaustive_optimum(const std::vector<Setting>& settings,
+                           const std::function<Truth(const Setting&)>& truth, const Objective& objective) {
   const auto summary = [&](const Setting& setting) {
     const Truth t = truth(setting);
     return per_item_summary(setting, {t.energy}, 1.0 / t.time, t.energy / t.time);
