@@ -153,6 +153,23 @@ TEST(SettingNotAppliedCli, AResumedSearchKeepsDistrustingAStoredProbe) {
   EXPECT_DOUBLE_EQ(least_energy, bottom.at("energy_per_item_j").get<double>()) << "345 MHz shows the least";
   ASSERT_TRUE(result.at("optimum").is_object()) << resumed.out;
   EXPECT_GE(result.at("optimum").at("sm_mhz").get<int>(), 1500) << "an applied setting";
+
+  // The text output marks the probe too (a run of its own: the default, 1980, 345 MHz).
+  std::vector<std::string> text = search;
+  std::erase(text, std::string("--json"));
+  *std::find(text.begin(), text.end(), "4") = "3";
+  *std::find(text.begin(), text.end(), (scratch / "db.sqlite").string()) = (scratch / "text.sqlite").string();
+  const ProcessResult printed = run_dvfslab(text, environment);
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  const std::size_t bottom_line = printed.out.find("sm 345 MHz");
+  ASSERT_NE(bottom_line, std::string::npos) << printed.out;
+  const std::string line = printed.out.substr(bottom_line, printed.out.find('\n', bottom_line) - bottom_line);
+  EXPECT_NE(line.find("(setting not applied: not trusted)"), std::string::npos) << printed.out;
+  std::size_t marks = 0;
+  for (std::size_t at = printed.out.find("not trusted"); at != std::string::npos;
+       at = printed.out.find("not trusted", at + 1))
+    ++marks;
+  EXPECT_EQ(marks, 1u) << "only that probe is marked: " << printed.out;
 }
 
 TEST(SettingNotAppliedCli, AMalformedFloorStopsTheFakeWithAMessage) {
