@@ -35,6 +35,7 @@ CurveStats curve_stats(std::string name, std::vector<Reading> readings) {
   CurveStats stats;
   stats.name = std::move(name);
   stats.optimum_fraction = best.knob / top.knob;
+  stats.optimum_knob = best.knob;
   stats.slowdown_at_optimum = best.time_s / top.time_s - 1.0;
   stats.relative_power_lowest = lowest.power_w / top.power_w;
   stats.relative_time_lowest = lowest.time_s / top.time_s;

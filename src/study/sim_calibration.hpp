@@ -15,6 +15,7 @@ namespace dvfslab::calibration {
 struct CurveStats {
   std::string name;
   double optimum_fraction = 0;       // knob at the minimum energy over the top knob
+  double optimum_knob = 0;           // the knob's value there (MHz or W)
   double slowdown_at_optimum = 0;    // time there over time at the top knob, minus 1
   double relative_power_lowest = 0;  // power at the lowest knob over power at the top
   double relative_time_lowest = 0;   // time at the lowest knob over time at the top
