@@ -5,7 +5,10 @@ inference, `dvfslab sweep --strategy auto` against the exhaustive sweep of the s
 plan (`--strategy grid`, one window per setting, the plan's default), on one knob
 (every SM clock; every power limit in 5 W steps, 101) and on SM clock x power
 limit (11,110 settings); and on the 16 power limits spread over the range that
-`dvfslab search --knobs pl` plans ("pl16", scored on the 5 W line).
+`dvfslab search --knobs pl` plans ("pl16", scored on the 5 W line). With --knobs
+sm,mem,pl16: the three knobs crossed, every SM clock x both memory clocks x those
+16 limits (3,520 settings), scored against the exhaustive minimum and against
+its SM clock lines smoothed (the 16 limits are too far apart to smooth along).
 
 Scores the setting each strategy chose by the exhaustive run's energy per item at
 that setting against the exhaustive run's least (regret), and its probes (distinct
@@ -17,6 +20,7 @@ of 110 single windows is partly the luckiest window, of 11,110 more so. Determin
 noise is seeded); about 6 minutes for four strategies on 2 cores.
 
 Usage: python3 bench/h200_search.py build/release/src/dvfslab [--out rows.json] [--strategies auto model ...]
+                                    [--knobs sm pl sm,pl sm,mem,pl16]
 """
 import argparse
 import json
@@ -38,7 +42,12 @@ KNOBS = {
     "sm": 'sm_mhz = "all"',
     "pl": 'power_limit_w = "200:700:5"',
     "sm,pl": 'sm_mhz = "all"\npower_limit_w = "200:700:5"',
+    "sm,mem,pl16": 'sm_mhz = "all"\nmem_mhz = "all"\npower_limit_w = { count = 16 }',
 }
+# The knob sets run by default (the three crossed only when asked for).
+DEFAULT_KNOBS = ["sm", "pl", "sm,pl"]
+# The point columns a setting is keyed by.
+COLUMNS = {"sm,mem,pl16": ("sm_mhz", "mem_mhz", "power_limit_w")}
 # What `dvfslab search --knobs pl` plans on a GPU: 16 limits spread over the range,
 # searched by auto and scored on the 5 W line's expected energy.
 SPREAD_POWER_LIMITS = "power_limit_w = { count = 16 }"
@@ -51,9 +60,14 @@ def plan_text(knob, workload, mode):
             f'[[cases]]\nworkloads = ["{workload}"]\nbatch_sizes = [16]\nmodes = ["{mode}"]\n')
 
 
-def energy_by_setting(db):
-    """(sm_mhz, power_limit_w) -> mean energy per item over that setting's windows."""
-    return mean_energy_per_item(db, ("sm_mhz", "power_limit_w"))
+def columns_of(knob):
+    return COLUMNS.get(knob, ("sm_mhz", "power_limit_w"))
+
+
+def energy_by_setting(db, knob):
+    """(sm_mhz, power_limit_w), or with the memory clock between them for the three
+    knobs -> mean energy per item over that setting's windows."""
+    return mean_energy_per_item(db, columns_of(knob))
 
 
 def expected_surface(energies):
@@ -71,9 +85,24 @@ def expected_surface(energies):
 
 def expected_regret_pct(energies, knob, chosen):
     """The chosen setting's regret on the smoothed line, or on the smoothed surface of
-    SM clock x power limit (the default row, the knobs' top values on the simulated
+    SM clock x power limit (with three knobs, each SM clock line smoothed; the default row, the knobs' top values on the simulated
     H200, is scored as the top; on one knob a value between the line's settings by
     linear interpolation)."""
+    if knob == "sm,mem,pl16":
+        # Every SM clock line (one per memory clock and limit) smoothed; the 16 limits,
+        # about 33 W apart, and the two memory clocks are too few to smooth along.
+        lines = {}
+        for (sm, mem, pl), energy in energies.items():
+            if None not in (sm, mem, pl):
+                lines.setdefault((mem, pl), []).append((sm, energy))
+        smoothed = {}
+        for (mem, pl), line in lines.items():
+            line.sort()
+            for (sm, _), value in zip(line, local_quadratic([energy for _, energy in line], EXPECTED_SPAN)):
+                smoothed[(sm, mem, pl)] = value
+        top = tuple(max(setting[i] for setting in smoothed) for i in range(3))
+        setting = tuple(value if value is not None else top[i] for i, value in enumerate(chosen))
+        return 100 * (smoothed[setting] / min(smoothed.values()) - 1)
     if knob == "sm,pl":
         clocks, limits, surface = expected_surface(energies)
         sm = chosen[0] if chosen[0] is not None else clocks[-1]
@@ -96,10 +125,10 @@ def run(binary, workdir, knob, workload, mode, strategy):
         os.remove(db)
     totals = sweep(binary, plan, "sim:h200", strategy, db, f"h200_search ({knob} {workload} {mode})")
     optimum = analyzed_cases(binary, db)[0]["optimum"]
-    energies = energy_by_setting(db)
+    energies = energy_by_setting(db, knob)
     os.remove(db)
     return {"windows": totals["windows"], "gpu_s": totals["gpu_s"], "probes": len(energies),
-            "chosen": (optimum["sm_mhz"], optimum["power_limit_w"]), "energies": energies}
+            "chosen": tuple(optimum[column] for column in columns_of(knob)), "energies": energies}
 
 
 def main():
@@ -107,10 +136,12 @@ def main():
     parser.add_argument("binary")
     parser.add_argument("--out", help="write the per-case rows as JSON here")
     parser.add_argument("--strategies", nargs="+", default=["auto"], help="search strategies to score (auto)")
+    parser.add_argument("--knobs", nargs="+", default=DEFAULT_KNOBS, choices=list(KNOBS),
+                        help="knob sets to run (sm pl sm,pl; sm,mem,pl16 only when named)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as workdir:
-        for knob in KNOBS:
+        for knob in args.knobs:
             for workload, mode in CASES:
                 grid = run(args.binary, workdir, knob, workload, mode, "grid")
                 least = min(grid["energies"].values())
@@ -136,9 +167,9 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)
-    print("knobs  strategy  cases  within 1 %  regret max  within 1 % of expected  probes med/max  "
+    print("knobs       strategy  cases  within 1 %  regret max  within 1 % of expected  probes med/max  "
           "windows med/max  GPU time vs exhaustive med/max")
-    for knob in [*KNOBS, "pl16"]:
+    for knob in [*args.knobs, *(["pl16"] if "pl" in args.knobs else [])]:
         for strategy in args.strategies if knob != "pl16" else ["auto"]:
             group = [r for r in rows if r["knobs"] == knob and r["strategy"] == strategy]
             probes = [r["probes"] for r in group]
@@ -149,7 +180,7 @@ def main():
             regrets = [r["regret_pct"] for r in group if "regret_pct" in r]
             within = f"{sum(r <= 1 for r in regrets)}/{len(regrets)}" if regrets else "-"
             worst = f"{max(regrets):8.2f} %" if regrets else "         -"
-            print(f"{knob:6} {strategy:9} {len(group):5}  {within:>10}"
+            print(f"{knob:11} {strategy:9} {len(group):5}  {within:>10}"
                   f"  {worst}  {expected_text:>22}  {statistics.median(probes):6.0f} / {max(probes):<5}"
                   f"  {statistics.median(windows):7.0f} / {max(windows):<5}  "
                   f"{statistics.median(shares):.1f} / {max(shares):.1f} %")

@@ -36,7 +36,20 @@ def test_energy_per_item_is_averaged_over_a_settings_windows(tmp_path):
     connection.executemany("insert into measurements values (?, ?, ?)",
                            [(1, 10.0, 100), (1, 12.0, 100), (2, 30.0, 100), (2, 5.0, 0)])
     connection.commit()
-    assert energy_by_setting(str(db)) == {(1290, None): pytest.approx(0.11), (None, None): pytest.approx(0.3)}
+    assert energy_by_setting(str(db), "sm") == {(1290, None): pytest.approx(0.11),
+                                               (None, None): pytest.approx(0.3)}
+
+
+def test_three_knobs_key_a_setting_by_its_memory_clock_too(tmp_path):
+    db = tmp_path / "runs.sqlite"
+    connection = sqlite3.connect(db)
+    connection.execute("create table points (id, sm_mhz, mem_mhz, power_limit_w)")
+    connection.execute("create table measurements (point_id, energy_j, items)")
+    connection.executemany("insert into points values (?, ?, ?, ?)", [(1, 1290, 3201, 333), (2, 1290, 2201, 333)])
+    connection.executemany("insert into measurements values (?, ?, ?)", [(1, 10.0, 100), (2, 12.0, 100)])
+    connection.commit()
+    assert energy_by_setting(str(db), "sm,mem,pl16") == {(1290, 3201, 333): pytest.approx(0.1),
+                                                        (1290, 2201, 333): pytest.approx(0.12)}
 
 
 @pytest.mark.skipif(not os.environ.get("DVFSLAB_BINARY"), reason="needs DVFSLAB_BINARY (the CMake test sets it)")
@@ -49,6 +62,17 @@ def test_a_real_search_and_sweep_are_read_back(tmp_path):
     assert 0 < auto["gpu_s"] < grid["gpu_s"]
     assert tuple(auto["chosen"]) in grid["energies"]
     assert list(tmp_path.iterdir()) == [tmp_path / "plan.toml"]
+
+
+@pytest.mark.skipif(not os.environ.get("DVFSLAB_BINARY"), reason="needs DVFSLAB_BINARY (the CMake test sets it)")
+def test_three_knobs_are_swept_and_searched_with_the_memory_clock_in_the_choice(tmp_path):
+    binary = os.environ["DVFSLAB_BINARY"]
+    grid = run(binary, str(tmp_path), "sm,mem,pl16", "resnet50", "train", "grid")
+    auto = run(binary, str(tmp_path), "sm,mem,pl16", "resnet50", "train", "auto")
+    assert grid["probes"] == 1 + 110 * 2 * 16
+    assert len(auto["chosen"]) == 3 and tuple(auto["chosen"]) in grid["energies"]
+    assert auto["chosen"][1] in (2201, 3201)
+    assert auto["probes"] < 100 and auto["gpu_s"] < 0.05 * grid["gpu_s"]
 
 
 def test_a_limit_between_the_lines_settings_is_scored_by_interpolation():
@@ -78,3 +102,17 @@ def test_the_luckiest_window_of_a_noisy_surface_is_not_its_expected_minimum():
     energies[(1500, 600)] = min(energies.values()) * 0.99
     assert expected_regret_pct(energies, "sm,pl", (1290, 400)) < 0.2
     assert expected_regret_pct(energies, "sm,pl", (1500, 600)) > 4
+
+
+def test_with_three_knobs_the_smooth_minimum_over_both_memory_clocks_has_no_expected_regret():
+    limits = [200 + round(500 * i / 15) for i in range(16)]
+    energies = {(sm, mem, pl): bowl(sm, pl) * (1.0 if mem == 3201 else 1.05)
+                for sm in range(345, 1995, 15) for mem in (2201, 3201) for pl in limits}
+    energies[(None, None, None)] = energies[(1980, 3201, 700)]
+    assert 400 in limits
+    assert expected_regret_pct(energies, "sm,mem,pl16", (1290, 3201, 400)) == pytest.approx(0, abs=1e-6)
+    # The other memory clock's surface is 5 % above it everywhere.
+    assert expected_regret_pct(energies, "sm,mem,pl16", (1290, 2201, 400)) == pytest.approx(5, rel=1e-3)
+    # The default row is scored as the top of every knob.
+    assert expected_regret_pct(energies, "sm,mem,pl16", (None, None, None)) == pytest.approx(
+        100 * (bowl(1980, 700) - 1), rel=1e-3)

@@ -156,10 +156,10 @@ TEST_F(SearchCliTest, AnUnknownWorkloadKeyOfAReplayedTableIsOneLineWithExit3) {
 }
 
 TEST_F(SearchCliTest, AMeasureOptionOutOfItsRangeOrNotANumberIsNamedWithItsRange) {
-  for (const auto& [option, value, range] : {std::tuple{"--duration", "nan", "from 0.001 to 3600"},
-                                             std::tuple{"--settle", "-1", "from 0 to 3600"},
-                                             std::tuple{"--ci-target", "nan", "from 0.001 to 100"},
-                                             std::tuple{"--repetitions", "0", "from 1 to 1000"}}) {
+  for (const auto& [option, value, range] :
+       {std::tuple{"--duration", "nan", "from 0.001 to 3600"}, std::tuple{"--settle", "-1", "from 0 to 3600"},
+        std::tuple{"--ci-target", "nan", "from 0.001 to 100"},
+        std::tuple{"--repetitions", "0", "from 1 to 1000"}}) {
     const auto result = search({"--device", "sim:v100", "--workload", "alexnet", option, value});
     EXPECT_EQ(result.exit_code, 2) << result.err;
     EXPECT_EQ(result.err, std::string("dvfslab: error: ") + option + ": must be " + range + ", not " + value +
@@ -232,6 +232,27 @@ TEST_F(SearchCliTest, H1_AResumedAutoSearchOverTwoKnobsEndsAtTheUninterruptedOpt
   uninterrupted_and_resumed(
       {"--device", "sim:h200", "--workload", "resnet50", "--batch", "32", "--knobs", "sm,mem", "--json"}, "9",
       false);
+}
+
+// Issue 27's three knobs: SM clock × memory clock × power limit on the simulated
+// H200 (110 × 2 × 16 = 3,520 settings), auto against the exhaustive sweep.
+TEST_F(SearchCliTest, ThreeKnobsOnTheSimulatedH200EndWithinOnePercentOfTheExhaustiveSweep) {
+  const std::vector<std::string> three_knobs = {"--device", "sim:h200",  "--workload", "resnet50",
+                                                "--knobs",  "sm,mem,pl", "--json"};
+  const auto searched = search(three_knobs, "auto.sqlite");
+  std::vector<std::string> exhaustive = three_knobs;
+  exhaustive.insert(exhaustive.end(), {"--strategy", "grid"});
+  const auto swept = search(exhaustive, "grid.sqlite");
+  ASSERT_EQ(searched.exit_code, 0) << searched.err;
+  ASSERT_EQ(swept.exit_code, 0) << swept.err;
+  const auto found = nlohmann::json::parse(searched.out), every = nlohmann::json::parse(swept.out);
+  ASSERT_EQ(every["probes"].size(), 1u + 110 * 2 * 16) << "the default and every setting";
+  for (const char* knob : {"sm_mhz", "mem_mhz", "power_limit_w"})
+    EXPECT_TRUE(found["optimum"][knob].is_number_integer()) << knob << ": " << found["optimum"];
+  const double least = every["optimum"]["energy_per_item_j"].get<double>();
+  EXPECT_LE(found["optimum"]["energy_per_item_j"].get<double>(), 1.01 * least) << found["optimum"];
+  EXPECT_LT(found["probes"].size(), 100u);
+  EXPECT_LT(found["gpu_seconds"].get<double>(), 0.05 * every["gpu_seconds"].get<double>());
 }
 
 TEST_F(SearchCliTest, H1_AResumedSweepWithTheModelStrategyEndsAtTheUninterruptedOptimum) {
