@@ -139,7 +139,7 @@ std::string_view to_string(BaselineKind kind);
 // case's baseline and against its tuned optimum: the best setting of the other
 // knobs (clocks, power limit), which a profile is an alternative to.
 struct ProfileComparison {
-  std::size_t point = 0;  // index into CaseAnalysis::points
+  std::size_t point = 0;           // index into CaseAnalysis::points
   double energy_saving_pct = 0.0;  // against the baseline; positive = less energy
   double time_change_pct = 0.0;    // against the baseline; positive = slower
   // The tuned optimum's energy per item against this profile's: positive = the
@@ -253,6 +253,11 @@ std::vector<std::size_t> pareto_frontier(const std::vector<PointSummary>& points
 // of two devices of one name, written into one database are pooled as if they were
 // one experiment, which is only right when they are repetitions of it.
 std::vector<std::string> pooling_warnings(const Analysis& analysis);
+
+// One note per case that measured settings the GPU did not apply
+// (MeasurementFlags::setting_not_applied): which, at the clock they ran at, since
+// they are never its optimum however little energy they show (docs/analysis.md).
+std::vector<std::string> not_applied_notes(const Analysis& analysis);
 
 // Across-batch and across-network geometric means and the per-GPU × mode summary.
 void aggregate(Analysis& analysis);

@@ -42,6 +42,7 @@ void run_analyze(const AnalyzeOptions& options) {
   const Analysis analysis = analyze(rows, objective);
   for (const std::string& warning : pooling_warnings(analysis))
     fmt::print(stderr, "dvfslab: warning: {}\n", warning);
+  for (const std::string& note : not_applied_notes(analysis)) fmt::print(stderr, "dvfslab: note: {}\n", note);
   const auto warning = searched_objective_warning(options.input, objective);
   if (warning) fmt::print(stderr, "dvfslab: warning: {}\n", *warning);
   AnalysisOutput output(analysis);

@@ -11,8 +11,8 @@
 
 #include "cli/analysis_formats.hpp"
 #include "cli/commands.hpp"
-#include "cli/number_checks.hpp"
 #include "cli/model_predictions.hpp"
+#include "cli/number_checks.hpp"
 #include "cli/result_input.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/output_file.hpp"
@@ -115,6 +115,7 @@ void run_report(const ReportOptions& options) {
   const Analysis analysis = analyze(rows, parse_objective(options.objective));
   for (const std::string& warning : pooling_warnings(analysis))
     fmt::print(stderr, "dvfslab: warning: {}\n", warning);
+  for (const std::string& note : not_applied_notes(analysis)) fmt::print(stderr, "dvfslab: note: {}\n", note);
   const std::size_t measured_rows = rows.size();
   auto measured_sm_mhz = measured_core_clocks(rows);
   // Only the rows the page shows are kept while it is written.

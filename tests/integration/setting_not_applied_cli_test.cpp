@@ -38,6 +38,7 @@ struct Swept {
   std::optional<int> optimum_sm_mhz;  // absent: the default setting, or no optimum
   nlohmann::json point_at_900;
   std::string sweep_output;
+  std::string analysis_err;
   std::string model_fit_err;
 };
 
@@ -58,6 +59,7 @@ Swept sweep_and_analyze(const ScratchDir& scratch, EnvironmentChanges extra) {
   const nlohmann::json& found = document.at("cases").at(0);
   Swept swept;
   swept.sweep_output = sweep.out + sweep.err;
+  swept.analysis_err = analysis.err;
   const ProcessResult fit = run_dvfslab({"model", "fit", db}, environment);
   EXPECT_EQ(fit.exit_code, 0) << fit.err;
   swept.model_fit_err = fit.err;
@@ -87,6 +89,14 @@ TEST(SettingNotAppliedCli, ALockTheGpuDidNotApplyIsFlaggedAndNeverTheOptimum) {
             std::string::npos)
       << ignored.sweep_output;
   EXPECT_EQ(applied.sweep_output.find("not applied"), std::string::npos) << applied.sweep_output;
+  EXPECT_NE(
+      ignored.analysis_err.find("dvfslab: note: loop train fp32 b1 on NVIDIA H200: 1 setting the GPU did "
+                                "not apply"),
+      std::string::npos)
+      << ignored.analysis_err;
+  EXPECT_NE(ignored.analysis_err.find("sm=900 mem=default pl=default (ran at 15"), std::string::npos)
+      << ignored.analysis_err;
+  EXPECT_EQ(applied.analysis_err.find("note:"), std::string::npos) << applied.analysis_err;
   EXPECT_NE(ignored.model_fit_err.find("left out 1 measurement whose setting the GPU did not apply"),
             std::string::npos)
       << ignored.model_fit_err;

@@ -44,6 +44,26 @@ TEST(SettingNotApplied, IsNeverTheAnalysisOptimumButStaysAPoint) {
   EXPECT_EQ(optimum_clock({row(1500, 300, true)}), std::nullopt) << "no applied setting, no optimum";
 }
 
+TEST(SettingNotApplied, EachCaseThatMeasuredOneGetsANoteNamingThem) {
+  EXPECT_TRUE(not_applied_notes(analyze({row(1500, 300, false), row(1200, 250, true, true)})).empty())
+      << "a power-capped clock was applied";
+  std::vector<ResultRow> rows{row(1500, 300, false), row(900, 200, true)};
+  rows.back().sm_mhz_mean = 1497;
+  const auto one = not_applied_notes(analyze(rows));
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_NE(one[0].find("resnet50 train fp32 b64 on Test GPU: 1 setting the GPU did not apply"),
+            std::string::npos)
+      << one[0];
+  EXPECT_NE(one[0].find("is never the optimum: sm=900 mem=default pl=default (ran at 1497 MHz)"),
+            std::string::npos)
+      << one[0];
+  for (int mhz : {800, 700, 600, 500}) rows.push_back(row(mhz, 150, true));
+  const auto five = not_applied_notes(analyze(rows));
+  ASSERT_EQ(five.size(), 1u);
+  EXPECT_NE(five[0].find("5 settings the GPU did not apply"), std::string::npos) << five[0];
+  EXPECT_NE(five[0].find(" and 2 more"), std::string::npos) << "three named, the rest counted: " << five[0];
+}
+
 const Case search_case{"line", 1, Mode::train, Precision::fp32};
 
 PointOutcome outcome(const Setting& setting, double energy_per_item_j, bool clock_mismatch) {
