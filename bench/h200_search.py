@@ -85,9 +85,9 @@ def expected_surface(energies):
 
 def expected_regret_pct(energies, knob, chosen):
     """The chosen setting's regret on the smoothed line, or on the smoothed surface of
-    SM clock x power limit (with three knobs, each SM clock line smoothed; the default row, the knobs' top values on the simulated
-    H200, is scored as the top; on one knob a value between the line's settings by
-    linear interpolation)."""
+    SM clock x power limit, or with three knobs on the smoothed SM clock lines (the
+    default row, the knobs' top values on the simulated H200, is scored as the top;
+    on one knob a value between the line's settings by linear interpolation)."""
     if knob == "sm,mem,pl16":
         # Every SM clock line (one per memory clock and limit) smoothed; the 16 limits,
         # about 33 W apart, and the two memory clocks are too few to smooth along.
