@@ -337,34 +337,65 @@ void print_loto(const std::vector<Table>& tables, const std::vector<Candidate>& 
                            loto_cells(all_in_sample.limit));
 }
 
+// The curve with its time and power replaced by their expected values (the same
+// local quadratic): fitted to it, the model shows what its form alone misses, apart
+// from the scatter of the 4 readings it would otherwise be fitted to.
+Curve expected_curve(const Curve& curve) {
+  std::vector<double> time, power;
+  for (const auto& p : curve.points) time.push_back(p.time_s), power.push_back(p.power_w);
+  const auto smooth_time = dvfslab::bench::local_quadratic(time, expected_line_span);
+  const auto smooth_power = dvfslab::bench::local_quadratic(power, expected_line_span);
+  Curve smoothed = curve;
+  for (std::size_t i = 0; i < smoothed.points.size(); ++i)
+    smoothed.points[i].time_s = smooth_time[i], smoothed.points[i].power_w = smooth_power[i];
+  return smoothed;
+}
+
+// Energy MAPE, the model's optimum alone within 1 % and the stated interval's
+// coverage over a table's dense lines, against one reference.
+struct DenseTally {
+  std::vector<double> mape;
+  double within_1 = 0, covered = 0, held_out = 0;
+  void add(double energy_mape, bool model_within_1, int covered_points, int held_out_points) {
+    mape.push_back(energy_mape), within_1 += model_within_1;
+    covered += covered_points, held_out += held_out_points;
+  }
+  std::string cells() const {
+    return fmt::format("{:>6.2f} {:>6.2f} {:>6.1f} {:>6.1f}", quantile(mape, 0.5), quantile(mape, 0.9),
+                       100 * within_1 / double(mape.size()), 100 * covered / held_out);
+  }
+};
+
 // The dense lines, 4 settings evenly placed, against their readings and against
-// their expected line: a reading is one draw, so its scatter is in the MAPE against it.
+// their expected line (a reading is one draw, so its scatter is in the MAPE against
+// it), and fitted to the expected line itself (its form alone).
 void print_dense_lines(const std::vector<Table>& tables) {
   std::cout << fmt::format(
       "== dense lines ({} or more settings), 4 settings evenly placed: energy MAPE median / p90 (%), the "
       "model's optimum alone within 1 % (% of curves) and the held-out energies inside its ~95 % interval (% "
-      "of points), against the readings | against the line's expected energy (local quadratic over {} "
-      "settings on each side)\n\n{:<36} {:>5}  {:>6} {:>6} {:>6} {:>6}   {:>6} {:>6} {:>6} {:>6}\n",
+      "of points); fitted to the readings, against the readings | against the line's expected energy (local "
+      "quadratic over {} settings on each side) | fitted to the expected time and power (the same smoothing "
+      "of each) at the same 4 settings, against the expected energy (the form alone)\n\n{:<36} {:>5}  {:>6} "
+      "{:>6} {:>6} "
+      "{:>6}   {:>6} {:>6} {:>6} {:>6}   {:>6} {:>6} {:>6} {:>6}\n",
       dense_line_settings, expected_line_span, "table", "n", "med", "p90", "opt1%", "band", "med", "p90",
-      "opt1%", "band");
+      "opt1%", "band", "med", "p90", "opt1%", "band");
   for (const Table& table : tables) {
-    std::vector<double> readings_mape, expected_mape;
-    double readings_opt = 0, expected_opt = 0, held_out = 0, readings_covered = 0, expected_covered = 0;
+    DenseTally readings, expected, form_alone;
     for (const Curve& curve : table.curves) {
       const auto outcome = try_evaluate(table, curve, even_placement(4));
       if (!outcome || !outcome->expected) continue;
-      readings_mape.push_back(outcome->energy_mape), expected_mape.push_back(outcome->expected->energy_mape);
-      readings_opt += outcome->model_within_1, expected_opt += outcome->expected->model_within_1;
-      held_out += outcome->held_out;
-      readings_covered += outcome->covered, expected_covered += outcome->expected->covered;
+      const auto smooth = try_evaluate(table, expected_curve(curve), even_placement(4));
+      if (!smooth || !smooth->expected) continue;
+      readings.add(outcome->energy_mape, outcome->model_within_1, outcome->covered, outcome->held_out);
+      expected.add(outcome->expected->energy_mape, outcome->expected->model_within_1,
+                   outcome->expected->covered, outcome->held_out);
+      form_alone.add(smooth->expected->energy_mape, smooth->expected->model_within_1,
+                     smooth->expected->covered, smooth->held_out);
     }
-    if (readings_mape.empty()) continue;
-    const double n = static_cast<double>(readings_mape.size());
-    std::cout << fmt::format(
-        "{:<36} {:>5}  {:>6.2f} {:>6.2f} {:>6.1f} {:>6.1f}   {:>6.2f} {:>6.2f} {:>6.1f} {:>6.1f}\n",
-        table.name, readings_mape.size(), quantile(readings_mape, 0.5), quantile(readings_mape, 0.9),
-        100 * readings_opt / n, 100 * readings_covered / held_out, quantile(expected_mape, 0.5),
-        quantile(expected_mape, 0.9), 100 * expected_opt / n, 100 * expected_covered / held_out);
+    if (readings.mape.empty()) continue;
+    std::cout << fmt::format("{:<36} {:>5}  {}   {}   {}\n", table.name, readings.mape.size(),
+                             readings.cells(), expected.cells(), form_alone.cells());
   }
   std::cout << "\n";
 }
