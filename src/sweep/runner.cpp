@@ -31,7 +31,8 @@ struct StoredWindows {
   std::vector<double> energy_per_item_j;
   std::vector<double> items_per_s;
   std::vector<double> mean_power_w;
-  MeasurementFlags flags;  // any window's: a setting not applied stays untrusted
+  std::vector<double> sm_mhz, mem_mhz;  // the windows' mean clocks
+  MeasurementFlags flags;               // any window's: a setting not applied stays untrusted
 };
 
 std::map<CaseSetting, StoredWindows> stored_windows(Store& store, std::int64_t run_id) {
@@ -43,6 +44,8 @@ std::map<CaseSetting, StoredWindows> stored_windows(Store& store, std::int64_t r
     windows.energy_per_item_j.push_back(m.energy_j && m.items > 0 ? *m.energy_j / m.items : 0.0);
     if (m.duration_s > 0) windows.items_per_s.push_back(m.items / m.duration_s);
     if (m.mean_power_w) windows.mean_power_w.push_back(*m.mean_power_w);
+    if (m.sm_mhz_mean) windows.sm_mhz.push_back(*m.sm_mhz_mean);
+    if (m.mem_mhz_mean) windows.mem_mhz.push_back(*m.mem_mhz_mean);
     windows.flags |= m.flags;
   }
   return stored;
@@ -57,10 +60,13 @@ PointOutcome stored_outcome(const ScheduledPoint& point, const StoredWindows& st
   if (!stored.energy_per_item_j.empty()) outcome.energy_per_item_j = stored.energy_per_item_j.back();
   if (!stored.items_per_s.empty()) outcome.items_per_s = stored.items_per_s.back();
   outcome.flags = stored.flags;
-  if (!stored.mean_power_w.empty()) {
-    outcome.mean_power_w = std::accumulate(stored.mean_power_w.begin(), stored.mean_power_w.end(), 0.0) /
-                           static_cast<double>(stored.mean_power_w.size());
-  }
+  const auto mean = [](const std::vector<double>& values) -> std::optional<double> {
+    if (values.empty()) return std::nullopt;
+    return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  };
+  outcome.mean_power_w = mean(stored.mean_power_w);
+  outcome.sm_mhz_mean = mean(stored.sm_mhz);
+  outcome.mem_mhz_mean = mean(stored.mem_mhz);
   return outcome;
 }
 

@@ -32,8 +32,13 @@ double pooled_relative_variance(const std::map<Setting, Reading>& readings, doub
 int windows_of(const std::vector<double>& series) { return std::max(1, static_cast<int>(series.size())); }
 
 PointSummary summary_of(const Reading& reading) {
-  return per_item_summary(reading.setting, reading.energy_per_item_j, reading.items_per_s,
-                          reading.mean_power_w);
+  const Reading::Windows& windows = reading.operating_point;
+  return per_item_summary(reading.setting, windows.energy_per_item_j, windows.items_per_s,
+                          windows.mean_power_w);
+}
+
+double mean_of(const std::vector<double>& values) {
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
 }  // namespace
@@ -42,10 +47,18 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
                            const Objective& objective, const MeasurePolicy& policy,
                            const StrategyOptions& options, const EvidenceSettings& settings)
     : objective_(objective), policy_(policy), options_(options), settings_(settings) {
-  std::map<Setting, std::pair<double, int>> power;  // sum, count
+  struct Sums {
+    double sum = 0;
+    int count = 0;
+    void add(double value) { sum += value, ++count; }
+    double mean() const { return sum / count; }
+  };
+  std::map<Setting, Sums> power, sm_clock, mem_clock;
   for (const PointOutcome& outcome : measured) {
     if (outcome.point.role != PointRole::grid || !(outcome.point.workload_case == workload_case)) continue;
+    const bool first = readings_.count(outcome.point.setting) == 0;
     Reading& reading = readings_[outcome.point.setting];
+    if (first) reading.first_measured = static_cast<int>(readings_.size());
     reading.setting = outcome.point.setting;
     // Each outcome carries the setting's whole series so far: the latest is complete.
     reading.energy_per_item_j = outcome.energy_per_item_j_series;
@@ -56,22 +69,22 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
       reading.items_per_s_series.push_back(*outcome.items_per_s);
     ++reading.proposals;
     reading.not_applied = reading.not_applied || outcome.flags.setting_not_applied();
-    if (outcome.mean_power_w) {
-      auto& [sum, count] = power[outcome.point.setting];
-      sum += *outcome.mean_power_w;
-      ++count;
-    }
+    if (outcome.mean_power_w) power[outcome.point.setting].add(*outcome.mean_power_w);
+    if (outcome.sm_mhz_mean) sm_clock[outcome.point.setting].add(*outcome.sm_mhz_mean);
+    if (outcome.mem_mhz_mean) mem_clock[outcome.point.setting].add(*outcome.mem_mhz_mean);
   }
   for (auto it = readings_.begin(); it != readings_.end();) {
     it = it->second.energy_per_item_j.empty() ? readings_.erase(it) : std::next(it);
   }
   for (auto& [setting, reading] : readings_) {
-    const auto& throughput = reading.items_per_s_series;
-    if (!throughput.empty())
-      reading.items_per_s =
-          std::accumulate(throughput.begin(), throughput.end(), 0.0) / static_cast<double>(throughput.size());
-    if (const auto it = power.find(setting); it != power.end())
-      reading.mean_power_w = it->second.first / it->second.second;
+    if (!reading.items_per_s_series.empty()) reading.items_per_s = mean_of(reading.items_per_s_series);
+    if (const auto it = power.find(setting); it != power.end()) reading.mean_power_w = it->second.mean();
+    const auto sm = sm_clock.find(setting);
+    const auto mem = mem_clock.find(setting);
+    if (sm != sm_clock.end() && mem != mem_clock.end())
+      reading.clocks = std::pair{std::lround(sm->second.mean()), std::lround(mem->second.mean())};
+    reading.operating_point = {reading.energy_per_item_j, reading.items_per_s_series, reading.items_per_s,
+                               reading.mean_power_w};
   }
   const auto baseline_reading = readings_.find(Setting{});
   const std::optional<PointSummary> baseline = baseline_reading == readings_.end()
@@ -85,6 +98,7 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
   throughput_noise_ = std::sqrt(pooled_relative_variance(
       readings_, settings_.prior_relative_noise,
       [](const Reading& r) -> const auto& { return r.items_per_s_series; }));
+  pool_operating_points();
   // A time limit carries the throughput's noise, a power limit that of energy over
   // time; one relative to the baseline carries the baseline's noise too.
   const double constraint_noise = definition_of(objective_).constraint == ObjectiveConstraint::time
@@ -147,6 +161,7 @@ Comparison CaseEvidence::compare(const Setting& a, const Setting& b) {
   if (!first.value && !second.value) return Comparison::both_infeasible;
   if (!first.value) return Comparison::greater;
   if (!second.value) return Comparison::less;
+  if (first.clocks && first.clocks == second.clocks) return Comparison::tie;
   const double difference = *first.value - *second.value;
   const double uncertainty = difference_half_width(first, second);
   if (std::abs(difference) > uncertainty) return difference < 0 ? Comparison::less : Comparison::greater;
@@ -175,15 +190,28 @@ std::optional<double> CaseEvidence::value_at(double time_per_item_s, double powe
   reading.energy_per_item_j = {time_per_item_s * power_w};
   reading.items_per_s = 1.0 / time_per_item_s;
   reading.mean_power_w = power_w;
+  reading.operating_point = {reading.energy_per_item_j, {}, reading.items_per_s, power_w};
   const PointSummary point = summary_of(reading);
   return objective_value(objective_, point, baseline_.value_or(point));
 }
 
+namespace {
+
+// Of the settings of one operating point, which share one value, the one measured
+// first: measuring another of them must not move a search.
+bool better_than(const Reading& candidate, const Reading* best) {
+  if (!candidate.value) return false;
+  if (!best || *candidate.value < *best->value) return true;
+  return *candidate.value == *best->value && candidate.clocks && candidate.clocks == best->clocks &&
+         candidate.first_measured < best->first_measured;
+}
+
+}  // namespace
+
 std::optional<Setting> CaseEvidence::best() const {
   const Reading* best = nullptr;
-  for (const auto& [setting, reading] : readings_) {
-    if (reading.value && (!best || *reading.value < *best->value)) best = &reading;
-  }
+  for (const auto& [setting, reading] : readings_)
+    if (better_than(reading, best)) best = &reading;
   return best ? std::optional(best->setting) : std::nullopt;
 }
 
@@ -191,8 +219,7 @@ std::optional<Setting> CaseEvidence::best_among(const std::vector<Setting>& cand
   const Reading* best = nullptr;
   for (const Setting& setting : candidates) {
     const auto it = readings_.find(setting);
-    if (it == readings_.end() || !it->second.value) continue;
-    if (!best || *it->second.value < *best->value) best = &it->second;
+    if (it != readings_.end() && better_than(it->second, best)) best = &it->second;
   }
   return best ? std::optional(best->setting) : std::nullopt;
 }
@@ -202,8 +229,32 @@ double CaseEvidence::relative_value_variance(const Reading& reading) const {
   const ObjectiveDefinition& definition = definition_of(objective_);
   const double energy_noise = definition.energy_exponent * energy_noise_;
   const double time_noise = definition.time_exponent * throughput_noise_;
-  return energy_noise * energy_noise / windows_of(reading.energy_per_item_j) +
-         time_noise * time_noise / windows_of(reading.items_per_s_series);
+  return energy_noise * energy_noise / windows_of(reading.operating_point.energy_per_item_j) +
+         time_noise * time_noise / windows_of(reading.operating_point.items_per_s_series);
+}
+
+// The baseline keeps its own windows: every value is relative to it. A setting the
+// GPU did not apply has no value to pool.
+void CaseEvidence::pool_operating_points() {
+  std::map<std::pair<long, long>, std::vector<Reading*>> by_clocks;
+  for (auto& [setting, reading] : readings_)
+    if (reading.clocks && !setting.is_default() && !reading.not_applied)
+      by_clocks[*reading.clocks].push_back(&reading);
+  for (const auto& [clocks, members] : by_clocks) {
+    if (members.size() < 2) continue;
+    Reading::Windows pooled;
+    double power_sum = 0;
+    for (const Reading* member : members) {
+      const auto& energy = member->energy_per_item_j;
+      pooled.energy_per_item_j.insert(pooled.energy_per_item_j.end(), energy.begin(), energy.end());
+      const auto& throughput = member->items_per_s_series;
+      pooled.items_per_s_series.insert(pooled.items_per_s_series.end(), throughput.begin(), throughput.end());
+      power_sum += member->mean_power_w * static_cast<double>(energy.size());
+    }
+    pooled.items_per_s = pooled.items_per_s_series.empty() ? 0 : mean_of(pooled.items_per_s_series);
+    pooled.mean_power_w = power_sum / static_cast<double>(pooled.energy_per_item_j.size());
+    for (Reading* member : members) member->operating_point = pooled;
+  }
 }
 
 // About 95 % of the difference of the two values' means, with the case's pooled

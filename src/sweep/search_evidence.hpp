@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "dvfslab/analysis.hpp"
@@ -33,10 +34,23 @@ struct Reading {
   std::vector<double> items_per_s_series;  // every window of this run that carried a throughput
   double items_per_s = 0;                  // their mean
   double mean_power_w = 0;
-  int proposals = 0;  // times the setting was proposed in this run
+  int proposals = 0;       // times the setting was proposed in this run
+  int first_measured = 0;  // the order of its first outcome among the case's settings
   // A window ran at another clock with no limit to explain it: the GPU did not apply
   // the setting, so its readings say nothing of it (MeasurementFlags).
   bool not_applied = false;
+  // The SM and memory clocks it ran at, to the MHz; absent where none were read.
+  // Settings that ran at the same clocks are one operating point (a power limit
+  // above the draw, an SM clock above what a binding limit allows): their windows
+  // are draws of one value, pooled in `operating_point`.
+  std::optional<std::pair<long, long>> clocks;
+  // The windows its value is judged from: its own, or those of every setting of its
+  // operating point.
+  struct Windows {
+    std::vector<double> energy_per_item_j, items_per_s_series;
+    double items_per_s = 0, mean_power_w = 0;
+  };
+  Windows operating_point;
   // The objective's; absent: violates its constraint, or the setting was not applied.
   std::optional<double> value;
   // Within the noise of the objective's constraint: a little faster or slower (or
@@ -101,6 +115,7 @@ class CaseEvidence {
   // The relative variance of the objective's value of `reading` (its mean over the
   // windows it has), from the energy and throughput noise.
   double relative_value_variance(const Reading& reading) const;
+  void pool_operating_points();
   double difference_half_width(const Reading& a, const Reading& b) const;
   bool may_measure_again(const Reading& reading) const;
   double seconds_spent() const;
