@@ -41,8 +41,12 @@ struct SimGpuSpec {
   bool has_memory_locked_clocks = true;  // Ampere and newer
   bool has_memory_temperature = true;    // HBM boards report it; GeForce boards do not
   // Model parameters (documented, not facts).
-  double idle_power_w = 0;               // P0 at idle clocks
-  int idle_memory_mhz = 0;               // memory clock an idle GPU drops to; 0 = it stays
+  double idle_power_w = 0;  // P0 at idle clocks
+  int idle_memory_mhz = 0;  // memory clock an idle GPU drops to; 0 = it stays
+  // An idle GPU keeps the clocks it ran at this long before it drops to its idle
+  // clocks: a gap between two pieces of work is not a rest. Not measured: longer than
+  // such gaps, short against the seconds an idle GPU is watched for.
+  double idle_clocks_after_s = 0.5;
   double static_power_w = 0;             // P0 while a context is active
   double memory_power_w_per_mhz = 0;     // γ
   double dynamic_power_coefficient = 0;  // c in c·V(fc)²·f̃c, W/(V²·MHz)

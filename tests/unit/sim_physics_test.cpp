@@ -129,6 +129,32 @@ TEST(SimPhysics, GeForceIdleDropsTheMemoryClock) {
   EXPECT_EQ(t.mem_mhz, 7000);
 }
 
+// Between two pieces of work a GPU keeps its clocks (windows that sampled such a
+// gap read a GeForce board's idle memory clock, or a P100's lowest SM clock under
+// application clocks, and were flagged as not applied); it drops them once idle for
+// idle_clocks_after_s.
+TEST(SimPhysics, IdleClocksComeOnlyOnceTheGpuStaysIdle) {
+  SimGpu geforce(sim_gpu_spec("rtx2080ti"), SimTimeMode::virtual_time);
+  geforce.run(compute_bound(), 10);
+  EXPECT_EQ(geforce.read_telemetry().mem_mhz, 7000);
+  const double hold_s = geforce.spec().idle_clocks_after_s;
+  ASSERT_GT(hold_s, 0);
+  geforce.clock().sleep_for(0.9 * hold_s);
+  EXPECT_EQ(geforce.read_telemetry().mem_mhz, 7000);
+  EXPECT_EQ(*geforce.read_telemetry().throttle_reasons, throttle::gpu_idle);
+  geforce.clock().sleep_for(0.2 * hold_s);
+  EXPECT_EQ(geforce.read_telemetry().mem_mhz, 405);
+  geforce.run(compute_bound(), 1);
+  EXPECT_EQ(geforce.read_telemetry().mem_mhz, 7000);
+
+  SimGpu pascal(sim_gpu_spec("p100"), SimTimeMode::virtual_time);
+  pascal.set_application_clocks(715, 1316);
+  pascal.run(compute_bound(), 10);
+  EXPECT_EQ(pascal.read_telemetry().sm_mhz, 1316);
+  pascal.clock().sleep_for(1.1 * hold_s);
+  EXPECT_EQ(pascal.read_telemetry().sm_mhz, pascal.spec().graphics_mhz_for(715).back());
+}
+
 TEST(SimPhysics, SensorRefreshesOncePerPeriod) {
   SimGpu gpu(sim_gpu_spec("v100"), SimTimeMode::virtual_time);
   auto& clock = virtual_clock(gpu);

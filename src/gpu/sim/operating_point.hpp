@@ -18,6 +18,7 @@ struct Controls {
   int application_graphics_mhz = 0;
   int application_memory_mhz = 0;
   double power_limit_w = 0;
+  bool operator==(const Controls&) const = default;
 };
 
 struct OperatingPoint {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -84,7 +85,28 @@ struct SimGpu::State {
     effective.power_limit_w = std::min(
         controls.power_limit_w,
         sim::workload_profile_power_cap_w(spec, sim::enforced_workload_profiles(spec, requested_profiles)));
-    point = sim::operating_point(spec, effective, current_load());
+    const SimKernel* load = current_load();
+    point = sim::operating_point(spec, effective, load);
+    if (load != nullptr) {
+      idle_since_s.reset();
+      held = Held{point.sm_mhz, point.memory_mhz, effective};
+      return;
+    }
+    if (!idle_since_s) idle_since_s = time_s;
+    // Until it rests, an idle GPU keeps the clocks it ran at, unless told otherwise since.
+    const bool resting = time_s - *idle_since_s >= spec.idle_clocks_after_s;
+    if (!resting && held && held->controls == effective) {
+      point.sm_mhz = held->sm_mhz;
+      point.memory_mhz = held->memory_mhz;
+    }
+  }
+
+  // When an idle GPU drops to its idle clocks (spec.idle_clocks_after_s), if that is
+  // still ahead: the operating point changes then without any call.
+  std::optional<double> idle_clocks_drop_s() const {
+    if (!idle_since_s) return std::nullopt;
+    const double drop_s = *idle_since_s + spec.idle_clocks_after_s;
+    return drop_s > time_s ? std::optional(drop_s) : std::nullopt;
   }
 
   // Brings the state up to `target_s`: constant power between changes, so energy
@@ -102,6 +124,9 @@ struct SimGpu::State {
           job_ends = true;
         }
       }
+      const auto clocks_drop_s = idle_clocks_drop_s();
+      const bool clocks_drop = clocks_drop_s && *clocks_drop_s < end_s;
+      if (clocks_drop) end_s = *clocks_drop_s;
       const double step_s = end_s - time_s;
       const sim::Accumulated rates{point.power_w, point.busy ? 1.0 : 0.0,
                                    point.busy ? point.memory_bound_share : 0.0};
@@ -111,7 +136,9 @@ struct SimGpu::State {
       accumulated.memory_busy_s += rates.memory_busy_s * step_s;
       temperature_c = sim::temperature_after_c(spec, temperature_c, point.power_w, step_s);
       time_s = end_s;
-      if (job_ends) {
+      if (clocks_drop) {
+        refresh_point();
+      } else if (job_ends) {
         job->remaining_repeats = 0;
         job->finished_at_s = end_s;
         refresh_point();
@@ -149,6 +176,14 @@ struct SimGpu::State {
   std::optional<SimKernel> background;
   std::optional<Job> job;
   double time_s = 0;
+  // Since when no work has run; a GPU found idle has been idle long.
+  std::optional<double> idle_since_s = -std::numeric_limits<double>::infinity();
+  // The clocks the last work ran at, and the controls it ran under.
+  struct Held {
+    int sm_mhz = 0, memory_mhz = 0;
+    sim::Controls controls;
+  };
+  std::optional<Held> held;
   sim::Accumulated accumulated;
   double temperature_c;
   sim::PowerSensor sensor;
