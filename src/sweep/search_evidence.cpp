@@ -4,11 +4,17 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace dvfslab::search_detail {
 namespace {
 
 bool objective_uses_time(const Objective& objective) { return definition_of(objective).uses_time; }
+
+// Ran at the same clocks (docs/search.md#noise), under the same workload power profile.
+bool same_operating_point(const Reading& a, const Reading& b) {
+  return a.clocks && a.clocks == b.clocks && a.setting.workload_profile == b.setting.workload_profile;
+}
 
 // Relative variance of one window, pooled over the series with a prior of one
 // degree of freedom at prior_relative_noise.
@@ -161,7 +167,7 @@ Comparison CaseEvidence::compare(const Setting& a, const Setting& b) {
   if (!first.value && !second.value) return Comparison::both_infeasible;
   if (!first.value) return Comparison::greater;
   if (!second.value) return Comparison::less;
-  if (first.clocks && first.clocks == second.clocks) return Comparison::tie;
+  if (same_operating_point(first, second)) return Comparison::tie;
   const double difference = *first.value - *second.value;
   const double uncertainty = difference_half_width(first, second);
   if (std::abs(difference) > uncertainty) return difference < 0 ? Comparison::less : Comparison::greater;
@@ -202,7 +208,7 @@ namespace {
 bool better_than(const Reading& candidate, const Reading* best) {
   if (!candidate.value) return false;
   if (!best || *candidate.value < *best->value) return true;
-  return *candidate.value == *best->value && candidate.clocks && candidate.clocks == best->clocks &&
+  return *candidate.value == *best->value && same_operating_point(candidate, *best) &&
          candidate.first_measured < best->first_measured;
 }
 
@@ -236,11 +242,14 @@ double CaseEvidence::relative_value_variance(const Reading& reading) const {
 // The baseline keeps its own windows: every value is relative to it. A setting the
 // GPU did not apply has no value to pool.
 void CaseEvidence::pool_operating_points() {
-  std::map<std::pair<long, long>, std::vector<Reading*>> by_clocks;
+  // A workload power profile may change more than the clocks: only settings of the
+  // same one are pooled.
+  std::map<std::tuple<long, long, std::optional<int>>, std::vector<Reading*>> by_clocks;
   for (auto& [setting, reading] : readings_)
     if (reading.clocks && !setting.is_default() && !reading.not_applied)
-      by_clocks[*reading.clocks].push_back(&reading);
-  for (const auto& [clocks, members] : by_clocks) {
+      by_clocks[{reading.clocks->first, reading.clocks->second, setting.workload_profile}].push_back(
+          &reading);
+  for (const auto& [point, members] : by_clocks) {
     if (members.size() < 2) continue;
     Reading::Windows pooled;
     double power_sum = 0;

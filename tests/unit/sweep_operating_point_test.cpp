@@ -76,6 +76,14 @@ TEST(OperatingPoint, MeasuringAnotherSettingOfTheBestPointDoesNotMoveTheBest) {
   EXPECT_EQ(evidence_of(outcomes).best_among({limit_not_binding, uncapped}), uncapped);
 }
 
+TEST(OperatingPoint, AnotherWorkloadPowerProfileAtTheSameClocksIsNotPooled) {
+  Setting profiled = uncapped;
+  profiled.workload_profile = 1;
+  auto evidence = evidence_of({ran_at(uncapped, 1275, {1.00}), ran_at(profiled, 1275, {0.98})});
+  EXPECT_EQ(evidence.readings().at(profiled).operating_point.energy_per_item_j.size(), 1u);
+  EXPECT_THROW(evidence.compare(profiled, uncapped), ProbeNeeded);
+}
+
 TEST(OperatingPoint, ADifferentMemoryClockTheBaselineOrASettingNotAppliedIsNotPooled) {
   PointOutcome other_memory = ran_at(limit_not_binding, 1275, {0.90});
   other_memory.mem_mhz_mean = 2201.0;
