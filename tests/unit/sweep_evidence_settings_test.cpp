@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "measured_point.hpp"
 #include "sweep/search_evidence.hpp"
 
 namespace dvfslab::search_detail {
@@ -15,21 +16,14 @@ const Setting lower{600, std::nullopt, std::nullopt};
 const Setting higher{615, std::nullopt, std::nullopt};
 
 PointOutcome measured(const Setting& setting, const std::vector<double>& energy_per_item_j) {
-  PointOutcome outcome;
-  outcome.point = ScheduledPoint{evidence_case, setting, PointRole::grid, 0, 1};
-  outcome.repetitions = static_cast<int>(energy_per_item_j.size());
-  outcome.energy_per_item_j_series = energy_per_item_j;
-  outcome.energy_per_item_j = energy_per_item_j.back();
-  outcome.items_per_s = 1.0;
-  outcome.items_per_s_series = std::vector<double>(energy_per_item_j.size(), 1.0);
-  return outcome;
+  return testing::measured_point(evidence_case, setting, energy_per_item_j);
 }
 
 // What comparing `lower` with `higher` does: the setting it measures again, if any.
 std::optional<Setting> probe_of(const std::vector<PointOutcome>& outcomes, const EvidenceSettings& settings,
                                 Comparison* result = nullptr) {
-  CaseEvidence evidence(evidence_case, outcomes, parse_objective("energy"), MeasurePolicy{}, StrategyOptions{},
-                        settings);
+  CaseEvidence evidence(evidence_case, outcomes, parse_objective("energy"), MeasurePolicy{},
+                        StrategyOptions{}, settings);
   try {
     const Comparison comparison = evidence.compare(lower, higher);
     if (result) *result = comparison;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "measured_point.hpp"
 #include "sweep/search_evidence.hpp"
 
 namespace dvfslab::search_detail {
@@ -21,13 +22,7 @@ const Setting capped_to_same_clock{1440, std::nullopt, 300};
 const Setting other_clock{1320, std::nullopt, 700};
 
 PointOutcome ran_at(const Setting& setting, double sm_mhz, const std::vector<double>& energy_per_item_j) {
-  PointOutcome outcome;
-  outcome.point = ScheduledPoint{operating_case, setting, PointRole::grid, 0, 1};
-  outcome.repetitions = static_cast<int>(energy_per_item_j.size());
-  outcome.energy_per_item_j_series = energy_per_item_j;
-  outcome.energy_per_item_j = energy_per_item_j.back();
-  outcome.items_per_s = 1.0;
-  outcome.items_per_s_series = std::vector<double>(energy_per_item_j.size(), 1.0);
+  PointOutcome outcome = testing::measured_point(operating_case, setting, energy_per_item_j);
   outcome.mean_power_w = energy_per_item_j.back();
   outcome.sm_mhz_mean = sm_mhz;
   outcome.mem_mhz_mean = 3201.0;
