@@ -43,6 +43,9 @@ PointSummary summary_of(const Reading& reading) {
                           windows.mean_power_w);
 }
 
+// A clock a reading can be keyed by (a store edited by hand may hold anything).
+bool plausible_clock(double mhz) { return std::isfinite(mhz) && mhz >= 0 && mhz < 1e6; }
+
 double mean_of(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
@@ -87,7 +90,8 @@ CaseEvidence::CaseEvidence(const Case& workload_case, std::span<const PointOutco
     if (const auto it = power.find(setting); it != power.end()) reading.mean_power_w = it->second.mean();
     const auto sm = sm_clock.find(setting);
     const auto mem = mem_clock.find(setting);
-    if (sm != sm_clock.end() && mem != mem_clock.end())
+    if (sm != sm_clock.end() && mem != mem_clock.end() && plausible_clock(sm->second.mean()) &&
+        plausible_clock(mem->second.mean()))
       reading.clocks = std::pair{std::lround(sm->second.mean()), std::lround(mem->second.mean())};
     reading.operating_point = {reading.energy_per_item_j, reading.items_per_s_series, reading.items_per_s,
                                reading.mean_power_w};

@@ -3,6 +3,8 @@
 // of them does not change which is the best.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -69,6 +71,15 @@ TEST(OperatingPoint, MeasuringAnotherSettingOfTheBestPointDoesNotMoveTheBest) {
   outcomes.push_back(ran_at(limit_not_binding, 1275, {0.96}));
   EXPECT_EQ(evidence_of(outcomes).best(), uncapped);
   EXPECT_EQ(evidence_of(outcomes).best_among({limit_not_binding, uncapped}), uncapped);
+}
+
+TEST(OperatingPoint, ClocksThatAreNoClockKeyNothing) {
+  for (const double nonsense : {std::nan(""), std::numeric_limits<double>::infinity(), -5.0, 1e300}) {
+    auto evidence =
+        evidence_of({ran_at(uncapped, nonsense, {1.00}), ran_at(limit_not_binding, nonsense, {0.98})});
+    EXPECT_FALSE(evidence.readings().at(uncapped).clocks) << nonsense;
+    EXPECT_THROW(evidence.compare(limit_not_binding, uncapped), ProbeNeeded) << nonsense;
+  }
 }
 
 TEST(OperatingPoint, AnotherWorkloadPowerProfileAtTheSameClocksIsNotPooled) {
