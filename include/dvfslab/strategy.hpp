@@ -40,7 +40,8 @@ struct PointOutcome {
   std::vector<double> items_per_s_series;        // every repetition in this run, stored ones too
   std::optional<double> mean_power_w;            // the last window's (a stored point: its windows' mean)
   // The SM and memory clocks the GPU ran at, as mean_power_w; absent where none were
-  // read (a replayed table). Settings that ran at the same clocks are one operating point.
+  // read (a replayed table) or the job ran on several GPUs. Settings that ran at the
+  // same clocks are one operating point.
   std::optional<double> sm_mhz_mean, mem_mhz_mean;
   std::string item_unit;
   MeasurementFlags flags;  // any repetition's

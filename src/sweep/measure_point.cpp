@@ -92,8 +92,8 @@ PointOutcome PointMeasurer::measure_point(const ScheduledPoint& point, std::vect
     outcome.items_per_s = m.duration_s > 0 ? std::optional(m.items / m.duration_s) : std::nullopt;
     if (outcome.items_per_s) throughput.push_back(*outcome.items_per_s);
     outcome.mean_power_w = m.mean_power_w;
-    outcome.sm_mhz_mean = m.sm_mhz_mean;
-    outcome.mem_mhz_mean = m.mem_mhz_mean;
+    // A job's mean over several GPUs could match another setting's by chance.
+    if (m.gpus.empty()) outcome.sm_mhz_mean = m.sm_mhz_mean, outcome.mem_mhz_mean = m.mem_mhz_mean;
     outcome.item_unit = workload.item_unit();
     outcome.flags |= m.flags;
   } while (grid && (point.windows > 0 ? outcome.repetitions < point.windows

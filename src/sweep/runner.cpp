@@ -44,8 +44,9 @@ std::map<CaseSetting, StoredWindows> stored_windows(Store& store, std::int64_t r
     windows.energy_per_item_j.push_back(m.energy_j && m.items > 0 ? *m.energy_j / m.items : 0.0);
     if (m.duration_s > 0) windows.items_per_s.push_back(m.items / m.duration_s);
     if (m.mean_power_w) windows.mean_power_w.push_back(*m.mean_power_w);
-    if (m.sm_mhz_mean) windows.sm_mhz.push_back(*m.sm_mhz_mean);
-    if (m.mem_mhz_mean) windows.mem_mhz.push_back(*m.mem_mhz_mean);
+    // A job's mean over several GPUs could match another setting's by chance.
+    if (m.sm_mhz_mean && m.gpus.empty()) windows.sm_mhz.push_back(*m.sm_mhz_mean);
+    if (m.mem_mhz_mean && m.gpus.empty()) windows.mem_mhz.push_back(*m.mem_mhz_mean);
     windows.flags |= m.flags;
   }
   return stored;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -194,6 +195,37 @@ TEST(SearchOnSim, AutoOverSmClockAndPowerLimitIsNotMovedByThePlateaus) {
   EXPECT_LE(found.points[*found.optimum].energy_per_item_j.mean,
             1.01 * line_case.points[*line_case.optimum].energy_per_item_j.mean)
       << to_string(found.points[*found.optimum].setting);
+}
+
+// The clocks a point ran at reach the strategies from one GPU only: a job's mean
+// over several GPUs could match another setting's by chance, so it keys no
+// operating point (docs/search.md#noise).
+TEST(SearchOnSim, OutcomesCarryTheClocksOfOneGpuButNotTheMeanOfAJobsSeveral) {
+  testing::ScratchDir scratch;
+  WorkloadRegistry registry;
+  add_sim_workloads(registry);
+  const Plan plan = parse_plan_text(std::string(plan_text), "search.toml");
+  const auto clock = std::make_shared<VirtualClock>();
+  SimGpu first(sim_gpu_spec("v100"), clock, 0), second(sim_gpu_spec("v100"), clock, 1);
+  auto one_gpu_strategy = make_strategy("grid", {});
+  {
+    Store store(scratch / "one.sqlite");
+    testing::OutcomeRecorder outcomes;
+    run_sweep(first, plan, registry, store, SweepOptions{}, outcomes, *one_gpu_strategy);
+    ASSERT_FALSE(outcomes.all.empty());
+    for (const PointOutcome& outcome : outcomes.all) {
+      EXPECT_TRUE(outcome.sm_mhz_mean && outcome.mem_mhz_mean) << to_string(outcome.point.setting);
+    }
+  }
+  Store store(scratch / "two.sqlite");
+  testing::OutcomeRecorder outcomes;
+  const std::vector<Gpu*> job = {&first, &second};
+  auto strategy = make_strategy("grid", {});
+  run_sweep(job, plan, registry, store, SweepOptions{}, outcomes, *strategy);
+  ASSERT_FALSE(outcomes.all.empty());
+  for (const PointOutcome& outcome : outcomes.all) {
+    EXPECT_FALSE(outcome.sm_mhz_mean || outcome.mem_mhz_mean) << to_string(outcome.point.setting);
+  }
 }
 
 }  // namespace
