@@ -13,25 +13,21 @@
 #include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/sim_workloads.hpp"
 #include "dvfslab/sweep_table.hpp"
+#include "study/curve_workload.hpp"
 
 namespace dvfslab::calibration {
 namespace {
 
-struct Reading {
-  double knob = 0;
-  double time_s = 0;
-  double power_w = 0;
-};
-
 // `readings` in any order; the top knob is the reference.
-CurveStats curve_stats(std::string name, std::vector<Reading> readings) {
+CurveStats curve_stats(std::string name, std::vector<CurveReading> readings) {
   std::sort(readings.begin(), readings.end(),
-            [](const Reading& a, const Reading& b) { return a.knob < b.knob; });
-  const Reading& top = readings.back();
-  const Reading& lowest = readings.front();
-  const Reading& best = *std::min_element(
-      readings.begin(), readings.end(),
-      [](const Reading& a, const Reading& b) { return a.time_s * a.power_w < b.time_s * b.power_w; });
+            [](const CurveReading& a, const CurveReading& b) { return a.knob < b.knob; });
+  const CurveReading& top = readings.back();
+  const CurveReading& lowest = readings.front();
+  const CurveReading& best =
+      *std::min_element(readings.begin(), readings.end(), [](const CurveReading& a, const CurveReading& b) {
+        return a.time_s * a.power_w < b.time_s * b.power_w;
+      });
   CurveStats stats;
   stats.name = std::move(name);
   stats.optimum_fraction = best.knob / top.knob;
@@ -45,10 +41,10 @@ CurveStats curve_stats(std::string name, std::vector<Reading> readings) {
 }
 
 // Repetitions of one setting averaged.
-std::vector<Reading> averaged(const std::map<double, std::vector<Reading>>& by_knob) {
-  std::vector<Reading> readings;
+std::vector<CurveReading> averaged(const std::map<double, std::vector<CurveReading>>& by_knob) {
+  std::vector<CurveReading> readings;
   for (const auto& [knob, repeats] : by_knob) {
-    Reading mean{knob, 0, 0};
+    CurveReading mean{knob, 0, 0};
     for (const auto& r : repeats) {
       mean.time_s += r.time_s / repeats.size();
       mean.power_w += r.power_w / repeats.size();
@@ -69,15 +65,10 @@ std::vector<Case> built_in_cases() {
 }
 
 // Time and power of one repeat of `kernel` at the GPU's current settings.
-Reading measure(SimGpu& gpu, const SimKernel& kernel, double knob) {
+CurveReading measure(SimGpu& gpu, const SimKernel& kernel, double knob) {
   const double energy_before = gpu.true_energy_j();
   const double seconds = gpu.run(kernel);
-  return Reading{knob, seconds, (gpu.true_energy_j() - energy_before) / seconds};
-}
-
-int nearest_supported(const std::vector<int>& clocks, double mhz) {
-  return *std::min_element(clocks.begin(), clocks.end(),
-                           [mhz](int a, int b) { return std::abs(a - mhz) < std::abs(b - mhz); });
+  return CurveReading{knob, seconds, (gpu.true_energy_j() - energy_before) / seconds};
 }
 
 void set_core_clock(SimGpu& gpu, int mhz) {
@@ -101,18 +92,26 @@ double quantile(std::vector<double> values, double q) {
   return values[below] + (values[above] - values[below]) * (position - static_cast<double>(below));
 }
 
-std::vector<CurveStats> published_curves(const std::filesystem::path& table, Knob knob) {
-  std::map<std::string, std::map<double, std::vector<Reading>>> curves;
+std::map<std::string, std::vector<CurveReading>> published_readings(const std::filesystem::path& table,
+                                                                    Knob knob) {
+  std::map<std::string, std::map<double, std::vector<CurveReading>>> curves;
   for (const auto& row : read_sweep_table(table)) {
     const auto& value = knob == Knob::core_clock ? row.setting.sm_mhz : row.setting.power_limit_w;
     if (!value) continue;
-    const Reading reading{static_cast<double>(*value), row.time_per_iteration_s, row.mean_power_w};
+    const CurveReading reading{static_cast<double>(*value), row.time_per_iteration_s, row.mean_power_w};
     curves[row.gpu + " " + row.workload_case.workload][reading.knob].push_back(reading);
   }
-  std::vector<CurveStats> stats;
+  std::map<std::string, std::vector<CurveReading>> readings;
   for (const auto& [name, by_knob] : curves) {
-    if (by_knob.size() >= 2) stats.push_back(curve_stats(name, averaged(by_knob)));
+    if (by_knob.size() >= 2) readings.emplace(name, averaged(by_knob));
   }
+  return readings;
+}
+
+std::vector<CurveStats> published_curves(const std::filesystem::path& table, Knob knob) {
+  std::vector<CurveStats> stats;
+  for (const auto& [name, readings] : published_readings(table, knob))
+    stats.push_back(curve_stats(name, readings));
   return stats;
 }
 
@@ -124,13 +123,42 @@ std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
   for (const Case& workload_case : built_in_cases()) {
     SimGpu gpu(spec, SimTimeMode::virtual_time);
     const SimKernel kernel = sim_workload_kernel(workload_case, spec);
-    std::vector<Reading> readings;
+    std::vector<CurveReading> readings;
     for (double fraction : fractions) {
-      const int clock = nearest_supported(clocks, fraction * spec.boost_graphics_mhz());
+      const int clock = nearest_supported_mhz(clocks, fraction * spec.boost_graphics_mhz());
       set_core_clock(gpu, clock);
       readings.push_back(measure(gpu, kernel, clock));
     }
     stats.push_back(curve_stats(to_string(workload_case), readings));
+  }
+  return stats;
+}
+
+std::vector<CurveStats> simulated_family_core_curves(const std::string& sim_key,
+                                                     const std::filesystem::path& table) {
+  const SimGpuSpec& spec = sim_gpu_spec(sim_key);
+  // A core-clock curve does not tell how busy the memory is: the built-in workloads'
+  // median, as the calibration runs them.
+  std::vector<double> memory_activities;
+  for (const Case& workload_case : built_in_cases()) {
+    memory_activities.push_back(sim_workload_kernel(workload_case, spec).memory_activity);
+  }
+  const double memory_activity = median(memory_activities);
+  std::vector<CurveStats> stats;
+  for (const auto& [name, curve] : published_readings(table, Knob::core_clock)) {
+    const SimKernel kernel = kernel_from_core_curve(spec, curve, memory_activity);
+    const double top_mhz =
+        std::max_element(curve.begin(), curve.end(), [](const CurveReading& a, const CurveReading& b) {
+          return a.knob < b.knob;
+        })->knob;
+    SimGpu gpu(spec, SimTimeMode::virtual_time);
+    std::vector<CurveReading> readings;
+    for (const CurveReading& reading : curve) {
+      const int clock = mapped_clock_mhz(spec, reading.knob, top_mhz);
+      set_core_clock(gpu, clock);
+      readings.push_back(measure(gpu, kernel, clock));
+    }
+    stats.push_back(curve_stats(name, readings));
   }
   return stats;
 }
@@ -142,7 +170,7 @@ std::vector<CurveStats> simulated_power_limit_curves(const std::string& sim_key,
   for (const Case& workload_case : built_in_cases()) {
     SimGpu gpu(spec, SimTimeMode::virtual_time);
     const SimKernel kernel = sim_workload_kernel(workload_case, spec);
-    std::vector<Reading> readings;
+    std::vector<CurveReading> readings;
     for (double limit : limits_w) {
       gpu.set_power_limit(limit);
       readings.push_back(measure(gpu, kernel, limit));
@@ -154,11 +182,11 @@ std::vector<CurveStats> simulated_power_limit_curves(const std::string& sim_key,
 
 MemorySensitivity published_memory_sensitivity(const std::filesystem::path& table) {
   // Per curve: (core, memory) → reading; compared at the curve's top core clock.
-  std::map<std::string, std::map<std::pair<int, int>, Reading>> curves;
+  std::map<std::string, std::map<std::pair<int, int>, CurveReading>> curves;
   for (const auto& row : read_sweep_table(table)) {
     if (!row.setting.sm_mhz || !row.setting.mem_mhz) continue;
     curves[row.gpu + " " + row.workload_case.workload][{*row.setting.sm_mhz, *row.setting.mem_mhz}] =
-        Reading{0, row.time_per_iteration_s, row.mean_power_w};
+        CurveReading{0, row.time_per_iteration_s, row.mean_power_w};
   }
   std::vector<double> fractions, time_ratios, power_ratios;
   for (const auto& [name, grid] : curves) {
@@ -170,8 +198,8 @@ MemorySensitivity published_memory_sensitivity(const std::filesystem::path& tabl
       top_memory = std::max(top_memory, key.second);
     }
     if (lowest_memory >= top_memory) continue;
-    const Reading& low = grid.at({top_core, lowest_memory});
-    const Reading& top = grid.at({top_core, top_memory});
+    const CurveReading& low = grid.at({top_core, lowest_memory});
+    const CurveReading& top = grid.at({top_core, top_memory});
     fractions.push_back(static_cast<double>(lowest_memory) / top_memory);
     time_ratios.push_back(low.time_s / top.time_s);
     power_ratios.push_back(low.power_w / top.power_w);
@@ -182,16 +210,16 @@ MemorySensitivity published_memory_sensitivity(const std::filesystem::path& tabl
 MemorySensitivity simulated_memory_sensitivity(const std::string& sim_key, double memory_fraction) {
   const SimGpuSpec& spec = sim_gpu_spec(sim_key);
   const int top_memory = spec.memory_mhz.front();
-  const int low_memory = nearest_supported(spec.memory_mhz, memory_fraction * top_memory);
+  const int low_memory = nearest_supported_mhz(spec.memory_mhz, memory_fraction * top_memory);
   const int core = spec.graphics_mhz_for(low_memory).front();
   std::vector<double> time_ratios, power_ratios;
   for (const Case& workload_case : built_in_cases()) {
     SimGpu gpu(spec, SimTimeMode::virtual_time);
     const SimKernel kernel = sim_workload_kernel(workload_case, spec);
     gpu.set_application_clocks(top_memory, core);
-    const Reading top = measure(gpu, kernel, top_memory);
+    const CurveReading top = measure(gpu, kernel, top_memory);
     gpu.set_application_clocks(low_memory, core);
-    const Reading low = measure(gpu, kernel, low_memory);
+    const CurveReading low = measure(gpu, kernel, low_memory);
     time_ratios.push_back(low.time_s / top.time_s);
     power_ratios.push_back(low.power_w / top.power_w);
   }

@@ -5,8 +5,11 @@
 // built-in workloads (docs/simulation.md#calibration). bench/sim_calibration prints
 // the table; a unit test pins it within the tolerances of issue 14.
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "study/curve_workload.hpp"
 
 namespace dvfslab::calibration {
 
@@ -25,6 +28,11 @@ struct CurveStats {
 
 enum class Knob { core_clock, power_limit };
 
+// Every curve of a sweep table along `knob`, by name ("GPU workload"), its
+// repetitions averaged; curves of fewer than two settings are left out.
+std::map<std::string, std::vector<CurveReading>> published_readings(const std::filesystem::path& table,
+                                                                    Knob knob);
+
 // Every curve of a sweep table along `knob` (rows whose other knobs vary are
 // grouped per (gpu, workload)). Throws ConfigError for an unreadable table.
 std::vector<CurveStats> published_curves(const std::filesystem::path& table, Knob knob);
@@ -37,6 +45,12 @@ std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
                                               const std::vector<double>& fractions);
 std::vector<CurveStats> simulated_power_limit_curves(const std::string& sim_key,
                                                      const std::vector<double>& limits_w);
+
+// Each core-clock curve of `table` run by its own workload (kernel_from_core_curve) on
+// `sim_key` at the curve's clocks mapped onto it, on virtual time: the twin's physics
+// on a family's own workloads.
+std::vector<CurveStats> simulated_family_core_curves(const std::string& sim_key,
+                                                     const std::filesystem::path& table);
 
 // Time and power at `memory_fraction` of the top memory clock over the top memory
 // clock, both at the top core clock, as medians over curves.

@@ -18,8 +18,8 @@ void expect_evenly_stepped(const std::vector<int>& clocks, int highest, int lowe
     EXPECT_EQ(clocks[i - 1] - clocks[i], step) << "at " << clocks[i];
 }
 
-TEST(SimSpec, KeysAreTheFiveModelsSorted) {
-  EXPECT_EQ(sim_gpu_keys(), (std::vector<std::string>{"a100", "h200", "mi250x", "mi300x", "p100", "rtx2080ti", "v100"}));
+TEST(SimSpec, KeysAreEveryModelSorted) {
+  EXPECT_EQ(sim_gpu_keys(), (std::vector<std::string>{"a100", "h200", "mi250x", "mi300x", "p100", "rtx2080ti", "v100", "v100sxm2"}));
 }
 
 TEST(SimSpec, UnknownKeyNamesTheChoices) {
@@ -27,7 +27,7 @@ TEST(SimSpec, UnknownKeyNamesTheChoices) {
     sim_gpu_spec("k80");
     FAIL() << "k80 was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("sim:a100, sim:h200, sim:mi250x, sim:mi300x, sim:p100, sim:rtx2080ti, sim:v100"),
+    EXPECT_NE(std::string(e.what()).find("sim:a100, sim:h200, sim:mi250x, sim:mi300x, sim:p100, sim:rtx2080ti, sim:v100, sim:v100sxm2"),
               std::string::npos)
         << e.what();
   }
@@ -72,6 +72,34 @@ TEST(SimSpec, V100HoldsTheStudyAndBenchmarkClocks) {
   EXPECT_TRUE(spec.has_energy_counter);
   EXPECT_TRUE(spec.has_locked_clocks);
   EXPECT_FALSE(spec.has_memory_locked_clocks);
+}
+
+TEST(SimSpec, V100Sxm2HoldsEveryClockOfTheDenseSet) {
+  const SimGpuSpec& spec = sim_gpu_spec("v100sxm2");
+  EXPECT_EQ(spec.name, "Tesla V100-SXM2-16GB");
+  EXPECT_EQ(spec.memory_mhz, (std::vector<int>{877}));
+  const auto& clocks = spec.graphics_mhz.front();
+  EXPECT_EQ(clocks.size(), 187u);
+  EXPECT_EQ(clocks.front(), 1530);
+  EXPECT_EQ(clocks.back(), 135);
+  // The dense set's 140 clocks: 1530 down to 487 MHz on the 7.5 MHz grid.
+  const auto lowest_measured = std::find(clocks.begin(), clocks.end(), 487);
+  ASSERT_NE(lowest_measured, clocks.end());
+  EXPECT_EQ(lowest_measured - clocks.begin() + 1, 140);
+  EXPECT_EQ((std::vector<int>(clocks.begin(), clocks.begin() + 4)), (std::vector<int>{1530, 1522, 1515, 1507}));
+  EXPECT_EQ(spec.default_graphics_mhz, 1312);
+  EXPECT_EQ(spec.power_limit_default_w, 300);
+  EXPECT_EQ(spec.power_limit_min_w, 150);
+  EXPECT_EQ(spec.power_limit_max_w, 300);
+  // The PCIe board's model constants, the same chip; its voltage curve goes on
+  // rising past the PCIe top of 1380 MHz: 0.76 + 0.24 × (680 / 530)^1.5 V at 1530.
+  const SimGpuSpec& pcie = sim_gpu_spec("v100");
+  EXPECT_EQ(spec.voltage_knee_mhz, pcie.voltage_knee_mhz);
+  EXPECT_EQ(spec.voltage_min_v, pcie.voltage_min_v);
+  EXPECT_EQ(spec.voltage_curve_exponent, pcie.voltage_curve_exponent);
+  EXPECT_NEAR(spec.voltage_max_v, 1.1088, 1e-4);
+  EXPECT_EQ(spec.slow_clock_below_mhz, pcie.slow_clock_below_mhz);
+  EXPECT_EQ(spec.dynamic_power_coefficient, pcie.dynamic_power_coefficient);
 }
 
 TEST(SimSpec, A100MatchesThePublishedQuery) {

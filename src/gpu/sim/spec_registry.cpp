@@ -11,9 +11,9 @@ namespace {
 
 const std::vector<SimGpuSpec>& all_specs() {
   static const std::vector<SimGpuSpec> specs = [] {
-    std::vector<SimGpuSpec> list{sim::a100_spec(),      sim::h200_spec(),   sim::p100_spec(),
-                                 sim::rtx2080ti_spec(), sim::mi250x_spec(), sim::mi300x_spec(),
-                                 sim::v100_spec()};
+    std::vector<SimGpuSpec> list{sim::a100_spec(),      sim::h200_spec(),    sim::p100_spec(),
+                                 sim::rtx2080ti_spec(), sim::mi250x_spec(),  sim::mi300x_spec(),
+                                 sim::v100_spec(),      sim::v100sxm2_spec()};
     std::sort(list.begin(), list.end(),
               [](const SimGpuSpec& a, const SimGpuSpec& b) { return a.key < b.key; });
     return list;

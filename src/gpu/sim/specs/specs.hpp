@@ -10,6 +10,7 @@ namespace dvfslab::sim {
 SimGpuSpec h200_spec();
 SimGpuSpec a100_spec();
 SimGpuSpec v100_spec();
+SimGpuSpec v100sxm2_spec();
 SimGpuSpec p100_spec();
 SimGpuSpec rtx2080ti_spec();
 SimGpuSpec mi250x_spec();

@@ -1,0 +1,83 @@
+// Reading a measured core-clock curve's workload as a simulated kernel
+// (src/study/curve_workload.cpp): a curve the twin itself made gives its kernel
+// back, and curves it cannot be read from are refused.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/sim_gpu.hpp"
+#include "study/curve_workload.hpp"
+
+namespace dvfslab {
+namespace {
+
+using calibration::CurveReading;
+
+// The curve `kernel` draws on `spec` at `clocks`, each run once on virtual time.
+std::vector<CurveReading> curve_of(const SimGpuSpec& spec, const SimKernel& kernel,
+                                   const std::vector<int>& clocks) {
+  SimGpu gpu(spec, SimTimeMode::virtual_time);
+  std::vector<CurveReading> curve;
+  for (int clock : clocks) {
+    gpu.lock_sm_clocks(clock, clock);
+    const double before = gpu.true_energy_j();
+    const double seconds = gpu.run(kernel);
+    curve.push_back(
+        CurveReading{static_cast<double>(clock), seconds, (gpu.true_energy_j() - before) / seconds});
+  }
+  return curve;
+}
+
+TEST(CurveWorkload, ACurveOfTheTwinGivesItsKernelBack) {
+  const SimGpuSpec& spec = sim_gpu_spec("v100sxm2");
+  for (const double compute_fraction : {0.0, 0.35, 0.8, 1.0}) {
+    SCOPED_TRACE(compute_fraction);
+    const SimKernel made{0.0, 0.25, compute_fraction, 0.6, 0.85};
+    // Out of order, as a table may list them; 1005 MHz is the lowest the stretch
+    // (below 1000 MHz) does not reach.
+    const auto curve = curve_of(spec, made, {1297, 487, 1530, 1005, 802});
+    const SimKernel read = calibration::kernel_from_core_curve(spec, curve, 0.85);
+    EXPECT_EQ(read.fixed_s, 0.0);
+    EXPECT_NEAR(read.scalable_s, 0.25, 1e-12);
+    EXPECT_NEAR(read.compute_fraction, compute_fraction, 1e-9);
+    EXPECT_NEAR(read.core_activity, 0.6, 1e-9);
+    EXPECT_EQ(read.memory_activity, 0.85);
+  }
+}
+
+TEST(CurveWorkload, ClocksMapAsFractionsOfTheTopOntoTheTwin) {
+  const SimGpuSpec& pcie = sim_gpu_spec("v100");
+  // 1530 MHz is the SXM2 board's top: the PCIe twin's top, 1380.
+  EXPECT_EQ(calibration::mapped_clock_mhz(pcie, 1530, 1530), 1380);
+  // 1005 of 1530 is 906.5 MHz on the PCIe twin; its nearest clock is 907.
+  EXPECT_EQ(calibration::mapped_clock_mhz(pcie, 1005, 1530), 907);
+  EXPECT_EQ(calibration::nearest_supported_mhz({1380, 1372, 1365}, 1368.5), 1372);
+}
+
+TEST(CurveWorkload, PowerAboveWhatTheCoreCanDrawIsReadAsActivityAndBelowItAsNone) {
+  const SimGpuSpec& spec = sim_gpu_spec("v100sxm2");
+  auto curve = curve_of(spec, SimKernel{0.0, 0.1, 1.0, 0.5, 0.85}, {1005, 1530});
+  curve.back().power_w = 20;  // less than the board's static power alone
+  EXPECT_EQ(calibration::kernel_from_core_curve(spec, curve, 0.85).core_activity, 0.0);
+}
+
+TEST(CurveWorkload, CurvesWithoutAReadableClockAreRefused) {
+  const SimGpuSpec& spec = sim_gpu_spec("v100sxm2");
+  const std::vector<CurveReading> one_clock{{1530, 0.1, 200}};
+  EXPECT_THROW(calibration::kernel_from_core_curve(spec, one_clock, 0.85), ConfigError);
+  const std::vector<CurveReading> same_clock_twice{{1530, 0.1, 200}, {1530, 0.1, 201}};
+  EXPECT_THROW(calibration::kernel_from_core_curve(spec, same_clock_twice, 0.85), ConfigError);
+  // Every clock below the stretch: how SM-bound the work is cannot be told apart
+  // from the board's stretch.
+  try {
+    calibration::kernel_from_core_curve(spec, {{600, 0.3, 90}, {900, 0.2, 120}, {1530, 0.1, 200}}, 0.85);
+    FAIL() << "a curve with no clock above the stretch was read";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no clock between 1000 MHz and the top"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dvfslab
