@@ -101,6 +101,10 @@ struct SimKernel {
   double compute_fraction = 0.5;  // δ
   double core_activity = 1.0;     // scales c·V²·fc
   double memory_activity = 1.0;   // scales γ·fm
+  // How much its SM-bound time stretches below the GPU's slow_clock_below_mhz: a
+  // property of the kernel (latencies the top clock hides); none = the GPU's
+  // slow_clock_gain, which its built-in workloads were calibrated with.
+  std::optional<double> slow_clock_gain;
 };
 
 // With workload power profiles where its spec offers them (an assumption, above).

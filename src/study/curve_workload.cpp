@@ -58,6 +58,16 @@ SimKernel kernel_from_core_curve(const SimGpuSpec& spec, std::vector<CurveReadin
   kernel.fixed_s = 0;
   kernel.scalable_s = top.time_s;
   kernel.compute_fraction = std::clamp((time_ratio - 1.0) / (clock_ratio - 1.0), 0.0, 1.0);
+  // The stretch below the slow clock is the kernel's own: read at the lowest clock,
+  // where it is largest. A kernel with no SM-bound time has nothing to stretch.
+  const CurveReading& lowest = curve.front();
+  const int lowest_mhz = mapped_clock_mhz(spec, lowest.knob, top.knob);
+  if (kernel.compute_fraction > 0 && lowest_mhz < spec.slow_clock_below_mhz) {
+    const double stretch = (lowest.time_s / top.time_s - (1.0 - kernel.compute_fraction)) /
+                           (kernel.compute_fraction * boost_mhz / lowest_mhz);
+    kernel.slow_clock_gain =
+        std::max(0.0, (stretch - 1.0) / std::pow(spec.slow_clock_below_mhz / lowest_mhz - 1.0, 1.5));
+  }
   kernel.memory_activity = memory_activity;
   // Power is linear in the core activity while no limit binds, which a small
   // activity never reaches: extrapolate from none and that one.

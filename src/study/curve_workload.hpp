@@ -27,6 +27,8 @@ int mapped_clock_mhz(const SimGpuSpec& spec, double clock_mhz, double curve_top_
 //  - the share of its time bound by the SM clock, from its time at the lowest of its
 //    clocks that `spec`'s slow-clock stretch does not reach (time there over time at
 //    the top, against the clock ratio; 0 to 1);
+//  - how much that time stretches below the slow clock (slow_clock_gain), from its
+//    time at the lowest clock (none when it has no SM-bound time or no clock there);
 //  - its core activity, so that it draws the curve's power at the top clock (0 when
 //    even none would draw more);
 //  - its memory activity is given (a core-clock curve does not tell it).

@@ -3,6 +3,7 @@
 // back, and curves it cannot be read from are refused.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "dvfslab/error.hpp"
@@ -31,19 +32,37 @@ std::vector<CurveReading> curve_of(const SimGpuSpec& spec, const SimKernel& kern
 
 TEST(CurveWorkload, ACurveOfTheTwinGivesItsKernelBack) {
   const SimGpuSpec& spec = sim_gpu_spec("v100sxm2");
-  for (const double compute_fraction : {0.0, 0.35, 0.8, 1.0}) {
-    SCOPED_TRACE(compute_fraction);
-    const SimKernel made{0.0, 0.25, compute_fraction, 0.6, 0.85};
-    // Out of order, as a table may list them; 1005 MHz is the lowest the stretch
-    // (below 1000 MHz) does not reach.
-    const auto curve = curve_of(spec, made, {1297, 487, 1530, 1005, 802});
-    const SimKernel read = calibration::kernel_from_core_curve(spec, curve, 0.85);
-    EXPECT_EQ(read.fixed_s, 0.0);
-    EXPECT_NEAR(read.scalable_s, 0.25, 1e-12);
-    EXPECT_NEAR(read.compute_fraction, compute_fraction, 1e-9);
-    EXPECT_NEAR(read.core_activity, 0.6, 1e-9);
-    EXPECT_EQ(read.memory_activity, 0.85);
+  for (const double compute_fraction : {0.35, 0.8, 1.0}) {
+    // None: the GPU's stretch (0.6); 0: none at all; 1.5: more than the GPU's.
+    for (const std::optional<double> gain :
+         {std::optional<double>{}, std::optional<double>{0.0}, std::optional<double>{1.5}}) {
+      SCOPED_TRACE(testing::Message() << compute_fraction << " " << gain.value_or(-1));
+      SimKernel made{0.0, 0.25, compute_fraction, 0.6, 0.85};
+      made.slow_clock_gain = gain;
+      // Out of order, as a table may list them; 1005 MHz is the lowest the stretch
+      // (below 1000 MHz) does not reach.
+      const auto curve = curve_of(spec, made, {1297, 487, 1530, 1005, 802});
+      const SimKernel read = calibration::kernel_from_core_curve(spec, curve, 0.85);
+      EXPECT_EQ(read.fixed_s, 0.0);
+      EXPECT_NEAR(read.scalable_s, 0.25, 1e-12);
+      EXPECT_NEAR(read.compute_fraction, compute_fraction, 1e-9);
+      ASSERT_TRUE(read.slow_clock_gain.has_value());
+      EXPECT_NEAR(*read.slow_clock_gain, gain.value_or(spec.slow_clock_gain), 1e-9);
+      EXPECT_NEAR(read.core_activity, 0.6, 1e-9);
+      EXPECT_EQ(read.memory_activity, 0.85);
+    }
   }
+}
+
+TEST(CurveWorkload, AKernelThatOnlyWaitsOnMemoryHasNoStretchToRead) {
+  const SimGpuSpec& spec = sim_gpu_spec("v100sxm2");
+  const auto curve = curve_of(spec, SimKernel{0.0, 0.25, 0.0, 0.3, 0.85}, {487, 1005, 1530});
+  const SimKernel read = calibration::kernel_from_core_curve(spec, curve, 0.85);
+  EXPECT_EQ(read.compute_fraction, 0.0);
+  EXPECT_FALSE(read.slow_clock_gain.has_value());
+  // Nor does a curve whose lowest clock the stretch does not reach.
+  const auto high = curve_of(spec, SimKernel{0.0, 0.25, 0.7, 0.3, 0.85}, {1005, 1530});
+  EXPECT_FALSE(calibration::kernel_from_core_curve(spec, high, 0.85).slow_clock_gain.has_value());
 }
 
 TEST(CurveWorkload, ClocksMapAsFractionsOfTheTopOntoTheTwin) {

@@ -38,6 +38,22 @@ TEST(SimPhysics, TimeFollowsTheModel) {
   EXPECT_NEAR(gpu.clock().now_s(), took, 1e-9);
 }
 
+TEST(SimPhysics, AKernelsOwnStretchReplacesTheGpus) {
+  const SimGpuSpec& spec = sim_gpu_spec("v100");
+  SimKernel kernel{0.0, 0.010, 1.0, 1.0, 1.0};
+  // 405 MHz, below slow_clock_below_mhz (1000): S = 1 + g·(1000/405 − 1)^1.5.
+  const double stretch_base = std::pow(1000.0 / 405.0 - 1.0, 1.5);
+  const double plain = 0.010 * 1380.0 / 405.0;
+  EXPECT_DOUBLE_EQ(sim::kernel_seconds(spec, kernel, 405, 877),
+                   plain * (1.0 + spec.slow_clock_gain * stretch_base));
+  kernel.slow_clock_gain = 0.0;
+  EXPECT_DOUBLE_EQ(sim::kernel_seconds(spec, kernel, 405, 877), plain);
+  kernel.slow_clock_gain = 2.0;
+  EXPECT_DOUBLE_EQ(sim::kernel_seconds(spec, kernel, 405, 877), plain * (1.0 + 2.0 * stretch_base));
+  // Above the slow clock no kernel stretches.
+  EXPECT_DOUBLE_EQ(sim::kernel_seconds(spec, kernel, 1035, 877), 0.010 * 1380.0 / 1035.0);
+}
+
 TEST(SimPhysics, PowerRisesWithEveryClockStep) {
   for (const auto& key : sim_gpu_keys()) {
     const SimGpuSpec& spec = sim_gpu_spec(key);

@@ -16,9 +16,10 @@ int highest_graphics_mhz(const SimGpuSpec& spec) {
 
 // The SM-bound time's stretch beyond 1/fc at low clocks: latencies that the
 // top clock hides stop being hidden. 1 at and above slow_clock_below_mhz.
-double slow_clock_factor(const SimGpuSpec& spec, int graphics_mhz) {
+double slow_clock_factor(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz) {
   if (spec.slow_clock_below_mhz <= 0 || graphics_mhz >= spec.slow_clock_below_mhz) return 1.0;
-  return 1.0 + spec.slow_clock_gain * std::pow(spec.slow_clock_below_mhz / graphics_mhz - 1.0, 1.5);
+  const double gain = kernel.slow_clock_gain.value_or(spec.slow_clock_gain);
+  return 1.0 + gain * std::pow(spec.slow_clock_below_mhz / graphics_mhz - 1.0, 1.5);
 }
 
 }  // namespace
@@ -32,8 +33,8 @@ double core_voltage_v(const SimGpuSpec& spec, int graphics_mhz) {
 }
 
 double kernel_seconds(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz) {
-  const double core_scale =
-      static_cast<double>(spec.boost_graphics_mhz()) / graphics_mhz * slow_clock_factor(spec, graphics_mhz);
+  const double core_scale = static_cast<double>(spec.boost_graphics_mhz()) / graphics_mhz *
+                            slow_clock_factor(spec, kernel, graphics_mhz);
   const double memory_scale = static_cast<double>(spec.default_memory_mhz) / memory_mhz;
   return kernel.fixed_s + kernel.scalable_s * (kernel.compute_fraction * core_scale +
                                                (1.0 - kernel.compute_fraction) * memory_scale);
