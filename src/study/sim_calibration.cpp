@@ -83,6 +83,16 @@ void set_core_clock(SimGpu& gpu, int mhz) {
 
 double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
 
+double optimum_spread(const std::vector<CurveStats>& curves, Knob knob) {
+  std::vector<double> optima;
+  for (const auto& curve : curves) {
+    const bool flat = curve.saving_at_optimum < 0.01;
+    const bool limit_not_binding = knob == Knob::power_limit && curve.optimum_knob > curve.top_power_w;
+    if (!flat && !limit_not_binding) optima.push_back(curve.optimum_fraction);
+  }
+  return quantile(optima, 0.9) - quantile(optima, 0.1);
+}
+
 double quantile(std::vector<double> values, double q) {
   if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(values.begin(), values.end());
@@ -108,11 +118,14 @@ std::map<std::string, std::vector<CurveReading>> published_readings(const std::f
   return readings;
 }
 
-std::vector<CurveStats> published_curves(const std::filesystem::path& table, Knob knob) {
+std::vector<CurveStats> curve_statistics(const std::map<std::string, std::vector<CurveReading>>& curves) {
   std::vector<CurveStats> stats;
-  for (const auto& [name, readings] : published_readings(table, knob))
-    stats.push_back(curve_stats(name, readings));
+  for (const auto& [name, readings] : curves) stats.push_back(curve_stats(name, readings));
   return stats;
+}
+
+std::vector<CurveStats> published_curves(const std::filesystem::path& table, Knob knob) {
+  return curve_statistics(published_readings(table, knob));
 }
 
 std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
@@ -134,9 +147,8 @@ std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
   return stats;
 }
 
-std::vector<CurveStats> simulated_family_core_curves(const std::string& sim_key,
-                                                     const std::filesystem::path& table) {
-  const SimGpuSpec& spec = sim_gpu_spec(sim_key);
+std::vector<CurveStats> simulated_family_core_curves(
+    const SimGpuSpec& spec, const std::map<std::string, std::vector<CurveReading>>& curves) {
   // A core-clock curve does not tell how busy the memory is: the built-in workloads'
   // median, as the calibration runs them.
   std::vector<double> memory_activities;
@@ -145,7 +157,7 @@ std::vector<CurveStats> simulated_family_core_curves(const std::string& sim_key,
   }
   const double memory_activity = median(memory_activities);
   std::vector<CurveStats> stats;
-  for (const auto& [name, curve] : published_readings(table, Knob::core_clock)) {
+  for (const auto& [name, curve] : curves) {
     const SimKernel kernel = kernel_from_core_curve(spec, curve, memory_activity);
     const double top_mhz =
         std::max_element(curve.begin(), curve.end(), [](const CurveReading& a, const CurveReading& b) {

@@ -28,6 +28,14 @@ struct CurveStats {
 
 enum class Knob { core_clock, power_limit };
 
+// Issue 14's tolerances of a family's curve statistics (|simulated − real|).
+inline constexpr double optimum_tolerance = 0.07;   // fraction of the top knob; the spread's too
+inline constexpr double slowdown_tolerance = 0.08;  // 8 points
+inline constexpr double power_tolerance = 0.05;     // relative power at the lowest knob
+
+// The statistics of each curve (readings in any order, repetitions averaged).
+std::vector<CurveStats> curve_statistics(const std::map<std::string, std::vector<CurveReading>>& curves);
+
 // Every curve of a sweep table along `knob`, by name ("GPU workload"), its
 // repetitions averaged; curves of fewer than two settings are left out.
 std::map<std::string, std::vector<CurveReading>> published_readings(const std::filesystem::path& table,
@@ -46,11 +54,12 @@ std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
 std::vector<CurveStats> simulated_power_limit_curves(const std::string& sim_key,
                                                      const std::vector<double>& limits_w);
 
-// Each core-clock curve of `table` run by its own workload (kernel_from_core_curve) on
-// `sim_key` at the curve's clocks mapped onto it, on virtual time: the twin's physics
-// on a family's own workloads.
-std::vector<CurveStats> simulated_family_core_curves(const std::string& sim_key,
-                                                     const std::filesystem::path& table);
+// Each core-clock curve (published_readings) run by its own workload
+// (kernel_from_core_curve) on `spec` at the curve's clocks mapped onto it, on
+// virtual time: the twin's physics on a family's own workloads. `spec` may be a
+// built-in GPU's with other constants (chip_fit.hpp).
+std::vector<CurveStats> simulated_family_core_curves(
+    const SimGpuSpec& spec, const std::map<std::string, std::vector<CurveReading>>& curves);
 
 // Time and power at `memory_fraction` of the top memory clock over the top memory
 // clock, both at the top core clock, as medians over curves.
@@ -81,6 +90,14 @@ std::vector<DefaultCaseCheck> default_case_checks(const std::filesystem::path& m
                                                   const std::string& sim_key);
 
 double median(std::vector<double> values);
+
+// How far apart the workloads' optima lie: the 10th to the 90th percentile of the
+// optimum's fraction of the top knob, so one odd curve does not set it. Where the
+// noise, not the knob, placed the optimum, the curve is left out: a flat curve (least
+// energy within 1 % of the top setting's, the bar a search is held to), and along
+// the power limit an optimum at a limit above what the workload draws at the top
+// one, which cannot have held its power down. NaN when no curve is left.
+double optimum_spread(const std::vector<CurveStats>& curves, Knob knob);
 // The `q`-quantile (0 ≤ q ≤ 1) of `values`, interpolated linearly between order
 // statistics; NaN when empty.
 double quantile(std::vector<double> values, double q);

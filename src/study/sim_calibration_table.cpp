@@ -5,15 +5,13 @@
 #include <set>
 #include <tuple>
 
+#include "dvfslab/sim_gpu.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "study/sim_calibration.hpp"
 
 namespace dvfslab::calibration {
 namespace {
 
-constexpr double optimum_tolerance = 0.07;       // fraction of the top knob
-constexpr double slowdown_tolerance = 0.08;      // 8 points
-constexpr double power_tolerance = 0.05;         // relative power at the lowest knob
 constexpr double memory_tolerance = 0.05;        // time and power ratios at the lower memory clock
 constexpr double default_case_tolerance = 0.05;  // 5 % of the H200's own reading
 constexpr double not_checked = 0;
@@ -27,22 +25,6 @@ std::vector<double> values_of(const std::vector<CurveStats>& curves, double Curv
 
 double median_of(const std::vector<CurveStats>& curves, double CurveStats::*field) {
   return median(values_of(curves, field));
-}
-
-// How far apart the workloads' optima lie: the 10th to the 90th percentile of the
-// optimum's fraction of the top knob, so one odd curve does not set it. Where the
-// noise, not the knob, placed the optimum, the curve is left out: a flat curve (least
-// energy within 1 % of the top setting's, the bar a search is held to), and along
-// the power limit an optimum at a limit above what the workload draws at the top
-// one, which cannot have held its power down.
-double optimum_spread(const std::vector<CurveStats>& curves, Knob knob) {
-  std::vector<double> optima;
-  for (const auto& curve : curves) {
-    const bool flat = curve.saving_at_optimum < 0.01;
-    const bool limit_not_binding = knob == Knob::power_limit && curve.optimum_knob > curve.top_power_w;
-    if (!flat && !limit_not_binding) optima.push_back(curve.optimum_fraction);
-  }
-  return quantile(optima, 0.9) - quantile(optima, 0.1);
 }
 
 void add_curve_rows(std::vector<CheckRow>& rows, const std::string& family, const std::string& gpu,
@@ -126,13 +108,18 @@ std::vector<CheckRow> calibration_table(const std::filesystem::path& published_d
   // read from its top clock and its time above the slow-clock stretch
   // (kernel_from_core_curve); where the optimum lies and what it costs is predicted.
   add_curve_rows(rows, "V100 core clock, each curve's own workload (v100-kernels-core.csv)", "sim:v100",
-                 v100_core, simulated_family_core_curves("v100", v100_core_table), Knob::core_clock);
+                 v100_core,
+                 simulated_family_core_curves(sim_gpu_spec("v100"),
+                                              published_readings(v100_core_table, Knob::core_clock)),
+                 Knob::core_clock);
   mark_known_gaps(
       rows, {std::string(spread_statistic) + "clock)"},
       "issue 27 item 6: a kernel that waits on memory at 1087 MHz has no SM-bound time to stretch, "
       "so the twin ends it at its lowest clocks");
   add_curve_rows(rows, "V100-SXM2 core clock, each curve's own workload (v100sxm2-sycl-microbench-core.csv)",
-                 "sim:v100sxm2", v100_dense, simulated_family_core_curves("v100sxm2", v100_dense_table),
+                 "sim:v100sxm2", v100_dense,
+                 simulated_family_core_curves(sim_gpu_spec("v100sxm2"),
+                                              published_readings(v100_dense_table, Knob::core_clock)),
                  Knob::core_clock);
 
   for (const auto& [table, key, gpu] : {std::tuple{"v100-dnn-power-limit.csv", "v100", "V100"},

@@ -4,7 +4,6 @@
 #include <cmath>
 
 namespace dvfslab::sim {
-namespace {
 
 int highest_graphics_mhz(const SimGpuSpec& spec) {
   int highest = 0;
@@ -13,6 +12,8 @@ int highest_graphics_mhz(const SimGpuSpec& spec) {
   }
   return highest;
 }
+
+namespace {
 
 // The SM-bound time's stretch beyond 1/fc at low clocks: latencies that the
 // top clock hides stop being hidden. 1 at and above slow_clock_below_mhz.
@@ -25,11 +26,7 @@ double slow_clock_factor(const SimGpuSpec& spec, const SimKernel& kernel, int gr
 }  // namespace
 
 double core_voltage_v(const SimGpuSpec& spec, int graphics_mhz) {
-  const double top = highest_graphics_mhz(spec);
-  if (graphics_mhz <= spec.voltage_knee_mhz || top <= spec.voltage_knee_mhz) return spec.voltage_min_v;
-  const double rise = std::min((graphics_mhz - spec.voltage_knee_mhz) / (top - spec.voltage_knee_mhz), 1.0);
-  return spec.voltage_min_v +
-         (spec.voltage_max_v - spec.voltage_min_v) * std::pow(rise, spec.voltage_curve_exponent);
+  return continued_voltage_v(spec, std::min(graphics_mhz, highest_graphics_mhz(spec)));
 }
 
 double kernel_seconds(const SimGpuSpec& spec, const SimKernel& kernel, int graphics_mhz, int memory_mhz) {
@@ -70,3 +67,15 @@ double temperature_after_c(const SimGpuSpec& spec, double start_c, double power_
 }
 
 }  // namespace dvfslab::sim
+
+namespace dvfslab {
+
+double continued_voltage_v(const SimGpuSpec& chip, double mhz) {
+  const double top = sim::highest_graphics_mhz(chip);
+  if (mhz <= chip.voltage_knee_mhz || top <= chip.voltage_knee_mhz) return chip.voltage_min_v;
+  const double rise = (mhz - chip.voltage_knee_mhz) / (top - chip.voltage_knee_mhz);
+  return chip.voltage_min_v +
+         (chip.voltage_max_v - chip.voltage_min_v) * std::pow(rise, chip.voltage_curve_exponent);
+}
+
+}  // namespace dvfslab

@@ -6,6 +6,9 @@
 
 namespace dvfslab::sim {
 
+// The highest graphics clock of any memory clock.
+int highest_graphics_mhz(const SimGpuSpec& spec);
+
 // Core voltage at `graphics_mhz`: flat at voltage_min_v up to the knee, then rising
 // as rise^voltage_curve_exponent to voltage_max_v at the highest supported graphics clock.
 double core_voltage_v(const SimGpuSpec& spec, int graphics_mhz);

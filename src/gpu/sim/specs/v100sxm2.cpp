@@ -18,21 +18,16 @@
 // slow-clock stretch starts at the same 1000 MHz. None of them was set from an SXM2
 // measurement, so the dense SXM2 set checks them as a family left out of the
 // calibration (docs/simulation.md#calibration).
-#include <cmath>
-
 #include "gpu/sim/specs/specs.hpp"
 
 namespace dvfslab::sim {
 
 SimGpuSpec v100sxm2_spec() {
   SimGpuSpec spec = v100_spec();
-  const double pcie_top_mhz = spec.graphics_mhz.front().front();
   spec.key = "v100sxm2";
   spec.name = "Tesla V100-SXM2-16GB";
   spec.graphics_mhz = {clocks_by_step(1530, 135, 75)};
-  const double rise_past_pcie_top = (1530 - spec.voltage_knee_mhz) / (pcie_top_mhz - spec.voltage_knee_mhz);
-  spec.voltage_max_v = spec.voltage_min_v + (spec.voltage_max_v - spec.voltage_min_v) *
-                                                std::pow(rise_past_pcie_top, spec.voltage_curve_exponent);
+  spec.voltage_max_v = continued_voltage_v(v100_spec(), 1530);
   spec.default_graphics_mhz = 1312;
   spec.power_limit_default_w = 300;
   spec.power_limit_min_w = 150;
