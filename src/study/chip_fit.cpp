@@ -39,15 +39,14 @@ ChipConstants chip_constants_of(const SimGpuSpec& spec) {
                        spec.static_power_w, spec.per_cycle_power_share};
 }
 
-FamilyStatistics statistics_of(const std::vector<CurveStats>& curves) {
+FamilyStatistics statistics_of(const std::vector<CurveStats>& curves, Knob knob) {
   std::vector<double> optima, slowdowns, powers;
   for (const auto& curve : curves) {
     optima.push_back(curve.optimum_fraction);
     slowdowns.push_back(curve.slowdown_at_optimum);
     powers.push_back(curve.relative_power_lowest);
   }
-  return FamilyStatistics{median(optima), optimum_spread(curves, Knob::core_clock), median(slowdowns),
-                          median(powers)};
+  return FamilyStatistics{median(optima), optimum_spread(curves, knob), median(slowdowns), median(powers)};
 }
 
 double family_miss(const FamilyStatistics& simulated, const FamilyStatistics& real) {
@@ -76,16 +75,20 @@ SimGpuSpec board_with(const SimGpuSpec& chip, const SimGpuSpec& board, const Chi
   return fitted_board;
 }
 
-FamilyStatistics simulated_statistics(const SimGpuSpec& chip, const CoreClockFamily& family,
+FamilyStatistics simulated_statistics(const SimGpuSpec& chip, const PublishedFamily& family,
                                       const ChipConstants& constants) {
   const SimGpuSpec board = board_with(chip, sim_gpu_spec(family.board_key), constants);
-  return statistics_of(simulated_family_core_curves(board, family.curves));
+  return statistics_of(family.knob == Knob::core_clock
+                           ? simulated_family_core_curves(board, family.curves)
+                           : simulated_family_power_limit_curves(board, family.curves),
+                       family.knob);
 }
 
-ChipFit fit_chip_constants(const SimGpuSpec& chip, const std::vector<CoreClockFamily>& families,
+ChipFit fit_chip_constants(const SimGpuSpec& chip, const std::vector<PublishedFamily>& families,
                            const ChipConstants& start) {
   std::vector<FamilyStatistics> real;
-  for (const auto& family : families) real.push_back(statistics_of(curve_statistics(family.curves)));
+  for (const auto& family : families)
+    real.push_back(statistics_of(curve_statistics(family.curves), family.knob));
   ChipFit fit{start, 0, 0};
   const auto summed_miss = [&](const ChipConstants& constants) {
     ++fit.evaluations;

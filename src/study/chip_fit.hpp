@@ -1,7 +1,7 @@
 #pragma once
-// A simulated chip's voltage and power constants fitted to published core-clock
-// families, each curve run by its own workload, and scored on a family left out
-// of the fit (docs/simulation.md#the-chips-constants-fitted-leave-one-family-out).
+// A simulated chip's voltage and power constants fitted to published families, each curve run by its own
+// workload, and scored on a family left out of the fit
+// (docs/simulation.md#the-chips-constants-fitted-leave-one-family-out).
 #include <map>
 #include <string>
 #include <vector>
@@ -21,22 +21,23 @@ struct ChipConstants {
 };
 ChipConstants chip_constants_of(const SimGpuSpec& spec);
 
-// Published core-clock curves (published_readings) and the simulated board they
-// ran on.
-struct CoreClockFamily {
+// Published curves along one knob (published_readings) and the simulated board
+// they ran on.
+struct PublishedFamily {
   std::string name;       // "V100 PCIe (v100-kernels-core.csv)"
   std::string board_key;  // "v100"
+  Knob knob = Knob::core_clock;
   std::map<std::string, std::vector<CurveReading>> curves;
 };
 
-// The calibration's four gated statistics of a family's curves.
+// The calibration's four gated statistics of a family's curves along `knob`.
 struct FamilyStatistics {
-  double optimum = 0;       // median optimum, fraction of the top clock
+  double optimum = 0;       // median optimum, fraction of the top knob
   double spread = 0;        // optimum_spread
   double slowdown = 0;      // median slowdown at the optimum
-  double power_lowest = 0;  // median power at the lowest clock over the top's
+  double power_lowest = 0;  // median power at the lowest knob over the top's
 };
-FamilyStatistics statistics_of(const std::vector<CurveStats>& curves);
+FamilyStatistics statistics_of(const std::vector<CurveStats>& curves, Knob knob);
 
 // Σ over the four statistics of ((simulated − real) / tolerance)²; NaN when either
 // could not be computed.
@@ -47,8 +48,9 @@ double family_miss(const FamilyStatistics& simulated, const FamilyStatistics& re
 // chip's curve continued there (continued_voltage_v).
 SimGpuSpec board_with(const SimGpuSpec& chip, const SimGpuSpec& board, const ChipConstants& constants);
 
-// The families' curves run by their own workloads on their boards with `constants`.
-FamilyStatistics simulated_statistics(const SimGpuSpec& chip, const CoreClockFamily& family,
+// The family's curves run by their own workloads (kernel_from_core_curve or
+// kernel_from_power_limit_curve) on its board with `constants`.
+FamilyStatistics simulated_statistics(const SimGpuSpec& chip, const PublishedFamily& family,
                                       const ChipConstants& constants);
 
 struct ChipFit {
@@ -61,7 +63,7 @@ struct ChipFit {
 // within its bounds and any move that lowers the summed miss is kept; when none
 // does, the steps halve, until they are a sixteenth of the first. Deterministic. A
 // miss that cannot be computed counts as worse than any that can.
-ChipFit fit_chip_constants(const SimGpuSpec& chip, const std::vector<CoreClockFamily>& families,
+ChipFit fit_chip_constants(const SimGpuSpec& chip, const std::vector<PublishedFamily>& families,
                            const ChipConstants& start);
 
 }  // namespace dvfslab::calibration

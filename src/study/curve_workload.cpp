@@ -10,15 +10,49 @@
 namespace dvfslab::calibration {
 namespace {
 
+// Power does not depend on how long a run lasts, and a short one keeps the power
+// sensor's events few.
+constexpr double short_run_s = 0.01;
+
 // Power drawn while `kernel` runs once at `spec`'s default settings (its boost clock).
-double power_at_boost_w(const SimGpuSpec& spec, const SimKernel& kernel) {
+double power_at_boost_w(const SimGpuSpec& spec, SimKernel kernel) {
+  kernel.scalable_s = short_run_s;
   SimGpu gpu(spec, SimTimeMode::virtual_time);
   const double energy_before = gpu.true_energy_j();
   const double seconds = gpu.run(kernel);
   return (gpu.true_energy_j() - energy_before) / seconds;
 }
 
+// The core activity at which `kernel` draws `power_w` at the boost clock. Power is
+// linear in it while no limit binds, which a small activity never reaches:
+// extrapolate from none and that one. 0 when even none draws more.
+double core_activity_drawing(const SimGpuSpec& spec, SimKernel kernel, double power_w) {
+  constexpr double probe_activity = 0.1;
+  kernel.core_activity = 0;
+  const double without_w = power_at_boost_w(spec, kernel);
+  kernel.core_activity = probe_activity;
+  const double with_w = power_at_boost_w(spec, kernel);
+  return std::max(0.0, probe_activity * (power_w - without_w) / (with_w - without_w));
+}
+
+// Seconds one run of `kernel` takes under a power limit of `limit_w`.
+double seconds_under_limit(const SimGpuSpec& spec, const SimKernel& kernel, double limit_w) {
+  SimGpu gpu(spec, SimTimeMode::virtual_time);
+  gpu.set_power_limit(limit_w);
+  return gpu.run(kernel);
+}
+
+std::vector<CurveReading> sorted_by_knob(std::vector<CurveReading> curve, const char* knob) {
+  std::sort(curve.begin(), curve.end(),
+            [](const CurveReading& a, const CurveReading& b) { return a.knob < b.knob; });
+  if (curve.size() < 2 || curve.front().knob >= curve.back().knob) {
+    throw ConfigError(fmt::format("a curve of fewer than two {} has no workload to read from it", knob));
+  }
+  return curve;
+}
+
 }  // namespace
+
 int nearest_supported_mhz(const std::vector<int>& clocks, double mhz) {
   return *std::min_element(clocks.begin(), clocks.end(),
                            [mhz](int a, int b) { return std::abs(a - mhz) < std::abs(b - mhz); });
@@ -29,13 +63,9 @@ int mapped_clock_mhz(const SimGpuSpec& spec, double clock_mhz, double curve_top_
                                clock_mhz / curve_top_mhz * spec.boost_graphics_mhz());
 }
 
-SimKernel kernel_from_core_curve(const SimGpuSpec& spec, std::vector<CurveReading> curve,
+SimKernel kernel_from_core_curve(const SimGpuSpec& spec, std::vector<CurveReading> readings,
                                  double memory_activity) {
-  std::sort(curve.begin(), curve.end(),
-            [](const CurveReading& a, const CurveReading& b) { return a.knob < b.knob; });
-  if (curve.size() < 2 || curve.front().knob >= curve.back().knob) {
-    throw ConfigError("a curve of fewer than two core clocks has no workload to read from it");
-  }
+  const std::vector<CurveReading> curve = sorted_by_knob(std::move(readings), "core clocks");
   const CurveReading& top = curve.back();
   const int boost_mhz = spec.boost_graphics_mhz();
   // Below the stretch, time grows faster than the clock ratio for reasons of the
@@ -69,14 +99,44 @@ SimKernel kernel_from_core_curve(const SimGpuSpec& spec, std::vector<CurveReadin
         std::max(0.0, (stretch - 1.0) / std::pow(spec.slow_clock_below_mhz / lowest_mhz - 1.0, 1.5));
   }
   kernel.memory_activity = memory_activity;
-  // Power is linear in the core activity while no limit binds, which a small
-  // activity never reaches: extrapolate from none and that one.
-  constexpr double probe_activity = 0.1;
-  kernel.core_activity = 0;
-  const double without_w = power_at_boost_w(spec, kernel);
-  kernel.core_activity = probe_activity;
-  const double with_w = power_at_boost_w(spec, kernel);
-  kernel.core_activity = std::max(0.0, probe_activity * (top.power_w - without_w) / (with_w - without_w));
+  kernel.core_activity = core_activity_drawing(spec, kernel, top.power_w);
+  return kernel;
+}
+
+SimKernel kernel_from_power_limit_curve(const SimGpuSpec& spec, std::vector<CurveReading> readings,
+                                        double memory_activity) {
+  const std::vector<CurveReading> curve = sorted_by_knob(std::move(readings), "power limits");
+  const CurveReading& top = curve.back();
+  const CurveReading& lowest = curve.front();
+  SimKernel kernel;
+  kernel.fixed_s = 0;
+  kernel.scalable_s = top.time_s;
+  kernel.memory_activity = memory_activity;
+  // At the boost clock the work rate is the reference one whatever the SM-bound
+  // share, so the draw gives the activity first.
+  kernel.core_activity = core_activity_drawing(spec, kernel, top.power_w);
+  // A lower limit holds the clock down; the more SM-bound the work, the more time
+  // that costs. Bisection for the share that costs the curve's time at its lowest
+  // limit, clamped to 0..1.
+  const double wanted = lowest.time_s / top.time_s;
+  const auto time_ratio = [&](double share) {
+    SimKernel trial = kernel;
+    trial.scalable_s = short_run_s;
+    trial.compute_fraction = share;
+    return seconds_under_limit(spec, trial, lowest.knob) / seconds_under_limit(spec, trial, top.knob);
+  };
+  double below = 0, above = 1;
+  if (wanted <= time_ratio(below)) {
+    above = below;
+  } else if (wanted >= time_ratio(above)) {
+    below = above;
+  }
+  constexpr int halvings = 30;
+  for (int i = 0; i < halvings && below < above; ++i) {
+    const double middle = (below + above) / 2;
+    (time_ratio(middle) < wanted ? below : above) = middle;
+  }
+  kernel.compute_fraction = (below + above) / 2;
   return kernel;
 }
 

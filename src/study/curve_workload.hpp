@@ -38,4 +38,18 @@ int mapped_clock_mhz(const SimGpuSpec& spec, double clock_mhz, double curve_top_
 SimKernel kernel_from_core_curve(const SimGpuSpec& spec, std::vector<CurveReading> curve,
                                  double memory_activity);
 
+// A kernel read from a measured power-limit curve (limits in W, any order, on
+// `spec`'s own limits): its time at the top limit; its core activity from its draw
+// there (as for a core-clock curve; a draw the top limit already held down reads
+// low); the SM-bound share whose time under the lowest limit over its time under
+// the top one is the curve's (bisection between 0 and 1); the GPU's stretch;
+// `memory_activity` given. The share is weakly determined: under a binding limit a
+// more SM-bound kernel draws less per clock and gets a higher one, so the time
+// changes little with the share, and not monotonically from one clock step to the
+// next (a 200 W kernel on sim:v100 under 100 W: 1.87–1.97× across shares 0.4–0.95).
+// Throws ConfigError for a curve of fewer than two limits, and for a limit `spec`
+// does not offer.
+SimKernel kernel_from_power_limit_curve(const SimGpuSpec& spec, std::vector<CurveReading> curve,
+                                        double memory_activity);
+
 }  // namespace dvfslab::calibration

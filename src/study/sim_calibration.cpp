@@ -64,6 +64,18 @@ std::vector<Case> built_in_cases() {
   return cases;
 }
 
+// A published curve does not tell how busy the memory is: the built-in workloads'
+// median, as the calibration runs them on `spec`.
+double built_in_memory_activity(const SimGpuSpec& spec) {
+  std::vector<double> activities;
+  for (const Case& workload_case : built_in_cases()) {
+    activities.push_back(sim_workload_kernel(workload_case, spec).memory_activity);
+  }
+  return median(activities);
+}
+
+constexpr double short_run_s = 0.01;
+
 // Time and power of one repeat of `kernel` at the GPU's current settings.
 CurveReading measure(SimGpu& gpu, const SimKernel& kernel, double knob) {
   const double energy_before = gpu.true_energy_j();
@@ -149,13 +161,7 @@ std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
 
 std::vector<CurveStats> simulated_family_core_curves(
     const SimGpuSpec& spec, const std::map<std::string, std::vector<CurveReading>>& curves) {
-  // A core-clock curve does not tell how busy the memory is: the built-in workloads'
-  // median, as the calibration runs them.
-  std::vector<double> memory_activities;
-  for (const Case& workload_case : built_in_cases()) {
-    memory_activities.push_back(sim_workload_kernel(workload_case, spec).memory_activity);
-  }
-  const double memory_activity = median(memory_activities);
+  const double memory_activity = built_in_memory_activity(spec);
   std::vector<CurveStats> stats;
   for (const auto& [name, curve] : curves) {
     const SimKernel kernel = kernel_from_core_curve(spec, curve, memory_activity);
@@ -169,6 +175,26 @@ std::vector<CurveStats> simulated_family_core_curves(
       const int clock = mapped_clock_mhz(spec, reading.knob, top_mhz);
       set_core_clock(gpu, clock);
       readings.push_back(measure(gpu, kernel, clock));
+    }
+    stats.push_back(curve_stats(name, readings));
+  }
+  return stats;
+}
+
+std::vector<CurveStats> simulated_family_power_limit_curves(
+    const SimGpuSpec& spec, const std::map<std::string, std::vector<CurveReading>>& curves) {
+  const double memory_activity = built_in_memory_activity(spec);
+  std::vector<CurveStats> stats;
+  for (const auto& [name, curve] : curves) {
+    SimKernel kernel = kernel_from_power_limit_curve(spec, curve, memory_activity);
+    // The statistics are ratios and power, which do not depend on how long a run
+    // lasts; the traces' iterations of seconds would make the sensor's events many.
+    kernel.scalable_s = std::min(kernel.scalable_s, short_run_s);
+    SimGpu gpu(spec, SimTimeMode::virtual_time);
+    std::vector<CurveReading> readings;
+    for (const CurveReading& reading : curve) {
+      gpu.set_power_limit(reading.knob);
+      readings.push_back(measure(gpu, kernel, reading.knob));
     }
     stats.push_back(curve_stats(name, readings));
   }

@@ -61,6 +61,11 @@ std::vector<CurveStats> simulated_power_limit_curves(const std::string& sim_key,
 std::vector<CurveStats> simulated_family_core_curves(
     const SimGpuSpec& spec, const std::map<std::string, std::vector<CurveReading>>& curves);
 
+// The same along the power limit (kernel_from_power_limit_curve), at the curve's
+// limits in W.
+std::vector<CurveStats> simulated_family_power_limit_curves(
+    const SimGpuSpec& spec, const std::map<std::string, std::vector<CurveReading>>& curves);
+
 // Time and power at `memory_fraction` of the top memory clock over the top memory
 // clock, both at the top core clock, as medians over curves.
 struct MemorySensitivity {

@@ -14,16 +14,16 @@ namespace dvfslab {
 namespace {
 
 using calibration::ChipConstants;
-using calibration::CoreClockFamily;
 using calibration::CurveReading;
+using calibration::PublishedFamily;
 
 // Kernels from memory-bound to SM-bound, drawing little to much, on `board` made
 // by the chip with `constants`, at every fourth supported clock.
-CoreClockFamily family_made_by(const SimGpuSpec& chip, const std::string& board_key,
+PublishedFamily family_made_by(const SimGpuSpec& chip, const std::string& board_key,
                                const ChipConstants& constants) {
   const SimGpuSpec board = calibration::board_with(chip, sim_gpu_spec(board_key), constants);
   const auto& clocks = board.graphics_mhz.front();
-  CoreClockFamily family{"made", board_key, {}};
+  PublishedFamily family{"made", board_key, calibration::Knob::core_clock, {}};
   int index = 0;
   for (const double compute_fraction : {0.4, 0.7, 0.95}) {
     for (const double activity : {0.3, 0.6, 0.9}) {
@@ -50,10 +50,11 @@ TEST(ChipFit, AFamilyMadeWithOtherConstantsIsFittedCloserThanTheStart) {
   truth.voltage_knee_mhz = 700;
   truth.voltage_min_v = 0.66;
   truth.static_power_w = 45;
-  const std::vector<CoreClockFamily> families{family_made_by(chip, "v100", truth)};
+  const std::vector<PublishedFamily> families{family_made_by(chip, "v100", truth)};
   const double start_miss =
       calibration::family_miss(calibration::simulated_statistics(chip, families[0], start),
-                               calibration::statistics_of(calibration::curve_statistics(families[0].curves)));
+                               calibration::statistics_of(calibration::curve_statistics(families[0].curves),
+                                                          calibration::Knob::core_clock));
   const auto fit = calibration::fit_chip_constants(chip, families, start);
   EXPECT_GT(start_miss, 1.0);
   EXPECT_LT(fit.miss, 0.1 * start_miss);

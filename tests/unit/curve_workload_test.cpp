@@ -81,6 +81,44 @@ TEST(CurveWorkload, PowerAboveWhatTheCoreCanDrawIsReadAsActivityAndBelowItAsNone
   EXPECT_EQ(calibration::kernel_from_core_curve(spec, curve, 0.85).core_activity, 0.0);
 }
 
+// The curve `kernel` draws on `spec` under each of `limits_w`.
+std::vector<CurveReading> limit_curve_of(const SimGpuSpec& spec, const SimKernel& kernel,
+                                         const std::vector<double>& limits_w) {
+  SimGpu gpu(spec, SimTimeMode::virtual_time);
+  std::vector<CurveReading> curve;
+  for (double limit : limits_w) {
+    gpu.set_power_limit(limit);
+    const double before = gpu.true_energy_j();
+    const double seconds = gpu.run(kernel);
+    curve.push_back(CurveReading{limit, seconds, (gpu.true_energy_j() - before) / seconds});
+  }
+  return curve;
+}
+
+TEST(CurveWorkload, APowerLimitCurveOfTheTwinGivesItsDrawAndItsTimeUnderTheLowestLimitBack) {
+  const SimGpuSpec& spec = sim_gpu_spec("v100");
+  for (const double compute_fraction : {0.2, 0.55, 0.9}) {
+    SCOPED_TRACE(compute_fraction);
+    // Draws about 200 W unlimited: every limit below 200 W binds.
+    const SimKernel made{0.0, 2.0, compute_fraction, 0.85, 0.8};
+    const auto curve = limit_curve_of(spec, made, {175, 100, 250, 125});
+    const SimKernel read = calibration::kernel_from_power_limit_curve(spec, curve, 0.8);
+    EXPECT_NEAR(read.scalable_s, 2.0, 1e-12);
+    EXPECT_NEAR(read.core_activity, 0.85, 1e-9);
+    EXPECT_FALSE(read.slow_clock_gain.has_value());
+    // Under a binding limit the time depends little on the SM-bound share (a more
+    // SM-bound kernel draws less per clock and gets a higher one), and not
+    // monotonically, clock step by clock step: the share read is one that costs the
+    // curve's time under 100 W, within those steps, not necessarily the one made.
+    const auto reread = limit_curve_of(spec, read, {100, 250});
+    EXPECT_NEAR(reread[0].time_s / reread[1].time_s, curve[1].time_s / curve[2].time_s, 0.02);
+    EXPECT_NEAR(read.compute_fraction, compute_fraction, 0.1);
+  }
+  // A limit the board does not offer is refused.
+  EXPECT_THROW(calibration::kernel_from_power_limit_curve(spec, {{50, 3.0, 45}, {250, 2.0, 200}}, 0.8),
+               ConfigError);
+}
+
 TEST(CurveWorkload, CurvesWithoutAReadableClockAreRefused) {
   const SimGpuSpec& spec = sim_gpu_spec("v100sxm2");
   const std::vector<CurveReading> one_clock{{1530, 0.1, 200}};
