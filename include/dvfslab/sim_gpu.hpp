@@ -91,6 +91,11 @@ std::vector<std::string> sim_gpu_keys();
 // Throws ConfigError naming the known keys.
 const SimGpuSpec& sim_gpu_spec(std::string_view key);
 
+// The voltage `chip`'s curve reaches at `mhz`, continued past its highest clock with
+// the same shape: what a board of the same chip that boosts higher runs at there
+// (the V100 SXM2 from the V100 PCIe, docs/simulation.md).
+double continued_voltage_v(const SimGpuSpec& chip, double mhz);
+
 // One piece of simulated work at reference clocks: t(fc, fm) = t0 + D·(δ·fc0/fc·S(fc) +
 // (1−δ)·fm0/fm), S the slow-clock stretch, fc0 the GPU's boost clock (SimGpuSpec::boost_graphics_mhz)
 // and fm0 its default memory clock, and the activity factors that scale its

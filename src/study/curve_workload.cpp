@@ -48,6 +48,15 @@ std::vector<CurveReading> sorted_by_knob(std::vector<CurveReading> curve, const 
   if (curve.size() < 2 || curve.front().knob >= curve.back().knob) {
     throw ConfigError(fmt::format("a curve of fewer than two {} has no workload to read from it", knob));
   }
+  for (const CurveReading& reading : curve) {
+    if (!(std::isfinite(reading.knob) && reading.knob > 0 && std::isfinite(reading.time_s) &&
+          reading.time_s > 0 && std::isfinite(reading.power_w) && reading.power_w > 0)) {
+      throw ConfigError(
+          fmt::format("a curve reading at {} has time {} s and power {} W: a workload is read "
+                      "only from positive, finite readings",
+                      reading.knob, reading.time_s, reading.power_w));
+    }
+  }
   return curve;
 }
 

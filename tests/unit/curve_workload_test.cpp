@@ -3,6 +3,7 @@
 // back, and curves it cannot be read from are refused.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -125,6 +126,15 @@ TEST(CurveWorkload, CurvesWithoutAReadableClockAreRefused) {
   EXPECT_THROW(calibration::kernel_from_core_curve(spec, one_clock, 0.85), ConfigError);
   const std::vector<CurveReading> same_clock_twice{{1530, 0.1, 200}, {1530, 0.1, 201}};
   EXPECT_THROW(calibration::kernel_from_core_curve(spec, same_clock_twice, 0.85), ConfigError);
+  // Readings no workload could have drawn.
+  for (const CurveReading bad :
+       {CurveReading{1005, 0.0, 150}, CurveReading{1005, -0.2, 150}, CurveReading{1005, std::nan(""), 150},
+        CurveReading{1005, 0.2, 0}, CurveReading{1005, 0.2, INFINITY}}) {
+    EXPECT_THROW(calibration::kernel_from_core_curve(spec, {bad, {1530, 0.1, 200}}, 0.85), ConfigError);
+    EXPECT_THROW(calibration::kernel_from_power_limit_curve(
+                     sim_gpu_spec("v100"), {{250, 0.1, 200}, {100, bad.time_s, bad.power_w}}, 0.85),
+                 ConfigError);
+  }
   // Every clock below the stretch: how SM-bound the work is cannot be told apart
   // from the board's stretch.
   try {
