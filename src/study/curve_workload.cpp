@@ -10,13 +10,9 @@
 namespace dvfslab::calibration {
 namespace {
 
-// Power does not depend on how long a run lasts, and a short one keeps the power
-// sensor's events few.
-constexpr double short_run_s = 0.01;
-
 // Power drawn while `kernel` runs once at `spec`'s default settings (its boost clock).
 double power_at_boost_w(const SimGpuSpec& spec, SimKernel kernel) {
-  kernel.scalable_s = short_run_s;
+  kernel.scalable_s = short_simulated_run_s;
   SimGpu gpu(spec, SimTimeMode::virtual_time);
   const double energy_before = gpu.true_energy_j();
   const double seconds = gpu.run(kernel);
@@ -43,11 +39,6 @@ double seconds_under_limit(const SimGpuSpec& spec, const SimKernel& kernel, doub
 }
 
 std::vector<CurveReading> sorted_by_knob(std::vector<CurveReading> curve, const char* knob) {
-  std::sort(curve.begin(), curve.end(),
-            [](const CurveReading& a, const CurveReading& b) { return a.knob < b.knob; });
-  if (curve.size() < 2 || curve.front().knob >= curve.back().knob) {
-    throw ConfigError(fmt::format("a curve of fewer than two {} has no workload to read from it", knob));
-  }
   for (const CurveReading& reading : curve) {
     if (!(std::isfinite(reading.knob) && reading.knob > 0 && std::isfinite(reading.time_s) &&
           reading.time_s > 0 && std::isfinite(reading.power_w) && reading.power_w > 0)) {
@@ -56,6 +47,11 @@ std::vector<CurveReading> sorted_by_knob(std::vector<CurveReading> curve, const 
                       "only from positive, finite readings",
                       reading.knob, reading.time_s, reading.power_w));
     }
+  }
+  std::sort(curve.begin(), curve.end(),
+            [](const CurveReading& a, const CurveReading& b) { return a.knob < b.knob; });
+  if (curve.size() < 2 || curve.front().knob >= curve.back().knob) {
+    throw ConfigError(fmt::format("a curve of fewer than two {} has no workload to read from it", knob));
   }
   return curve;
 }
@@ -77,8 +73,8 @@ SimKernel kernel_from_core_curve(const SimGpuSpec& spec, std::vector<CurveReadin
   const std::vector<CurveReading> curve = sorted_by_knob(std::move(readings), "core clocks");
   const CurveReading& top = curve.back();
   const int boost_mhz = spec.boost_graphics_mhz();
-  // Below the stretch, time grows faster than the clock ratio for reasons of the
-  // board (docs/simulation.md), so the SM-bound share is read above it.
+  // Below the slow clock the SM-bound time may stretch beyond the clock ratio (read
+  // next), so the share is read above it.
   const auto unstretched = std::find_if(curve.begin(), curve.end() - 1, [&](const CurveReading& reading) {
     const int mhz = mapped_clock_mhz(spec, reading.knob, top.knob);
     return mhz >= spec.slow_clock_below_mhz && mhz < boost_mhz;
@@ -130,7 +126,7 @@ SimKernel kernel_from_power_limit_curve(const SimGpuSpec& spec, std::vector<Curv
   const double wanted = lowest.time_s / top.time_s;
   const auto time_ratio = [&](double share) {
     SimKernel trial = kernel;
-    trial.scalable_s = short_run_s;
+    trial.scalable_s = short_simulated_run_s;
     trial.compute_fraction = share;
     return seconds_under_limit(spec, trial, lowest.knob) / seconds_under_limit(spec, trial, top.knob);
   };

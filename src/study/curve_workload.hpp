@@ -15,6 +15,11 @@ struct CurveReading {
   double power_w = 0;
 };
 
+// How long a simulated run of a curve's workload lasts where only ratios and power
+// count: neither depends on the length, and a short run keeps the power sensor's
+// events few (the power-limit traces' iterations last seconds).
+inline constexpr double short_simulated_run_s = 0.01;
+
 // The supported clock nearest `mhz` (the first of two equally near).
 int nearest_supported_mhz(const std::vector<int>& clocks, double mhz);
 

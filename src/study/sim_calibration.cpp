@@ -74,8 +74,6 @@ double built_in_memory_activity(const SimGpuSpec& spec) {
   return median(activities);
 }
 
-constexpr double short_run_s = 0.01;
-
 // Time and power of one repeat of `kernel` at the GPU's current settings.
 CurveReading measure(SimGpu& gpu, const SimKernel& kernel, double knob) {
   const double energy_before = gpu.true_energy_j();
@@ -187,9 +185,7 @@ std::vector<CurveStats> simulated_family_power_limit_curves(
   std::vector<CurveStats> stats;
   for (const auto& [name, curve] : curves) {
     SimKernel kernel = kernel_from_power_limit_curve(spec, curve, memory_activity);
-    // The statistics are ratios and power, which do not depend on how long a run
-    // lasts; the traces' iterations of seconds would make the sensor's events many.
-    kernel.scalable_s = std::min(kernel.scalable_s, short_run_s);
+    kernel.scalable_s = std::min(kernel.scalable_s, short_simulated_run_s);
     SimGpu gpu(spec, SimTimeMode::virtual_time);
     std::vector<CurveReading> readings;
     for (const CurveReading& reading : curve) {
