@@ -1,10 +1,10 @@
 // Fits the simulated V100 chip's voltage and power constants to the published V100
 // families (the PCIe kernels' and the SXM2 set's core clock, the PCIe board's power
-// limit), every curve run by its own workload, leaving each family out
-// in turn, and prints each family's statistics under the constants fitted without it
-// beside the real ones, the hand-set constants' and those fitted on every family
-// (docs/simulation.md#the-chips-constants-fitted-leave-one-family-out). Run from the
-// repository root, or give the folder of published tables:
+// limit), every curve run by its own workload, leaving each family out in turn, and
+// prints each family's statistics under the constants fitted without it beside the
+// real ones, the hand-set constants' and those fitted on every family
+// (docs/simulation.md#the-chips-constants-fitted-leave-one-family-out-measured-2026-12-07).
+// Run from the repository root, or give the folder of published tables:
 //   sim_chip_fit [PUBLISHED_DIR]
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #pragma once
-// A simulated chip's voltage and power constants fitted to published families, each curve run by its own
-// workload, and scored on a family left out of the fit
-// (docs/simulation.md#the-chips-constants-fitted-leave-one-family-out).
+// A simulated chip's voltage and power constants fitted to published families, each
+// curve run by its own workload, and scored on a family left out of the fit
+// (docs/simulation.md#the-chips-constants-fitted-leave-one-family-out-measured-2026-12-07).
 #include <map>
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 #pragma once
 // The workload behind a measured core-clock curve as a kernel of a simulated GPU, so
 // the twin's physics can be checked on a family's own workloads instead of the
-// built-in DNN profiles (docs/simulation.md#a-familys-own-workloads).
+// built-in DNN profiles (docs/simulation.md#a-familys-own-workloads-measured-2026-12-07).
 #include <vector>
 
 #include "dvfslab/sim_gpu.hpp"
