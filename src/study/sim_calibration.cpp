@@ -64,8 +64,8 @@ std::vector<Case> built_in_cases() {
   return cases;
 }
 
-// A published curve does not tell how busy the memory is: the built-in workloads'
-// median, as the calibration runs them on `spec`.
+}  // namespace
+
 double built_in_memory_activity(const SimGpuSpec& spec) {
   std::vector<double> activities;
   for (const Case& workload_case : built_in_cases()) {
@@ -73,6 +73,8 @@ double built_in_memory_activity(const SimGpuSpec& spec) {
   }
   return median(activities);
 }
+
+namespace {
 
 // Time and power of one repeat of `kernel` at the GPU's current settings.
 CurveReading measure(SimGpu& gpu, const SimKernel& kernel, double knob) {

@@ -54,6 +54,10 @@ std::vector<CurveStats> simulated_core_curves(const std::string& sim_key,
 std::vector<CurveStats> simulated_power_limit_curves(const std::string& sim_key,
                                                      const std::vector<double>& limits_w);
 
+// A published curve does not tell how busy a workload's memory is: the built-in
+// workloads' median memory activity, as the calibration runs them on `spec`.
+double built_in_memory_activity(const SimGpuSpec& spec);
+
 // Each core-clock curve (published_readings) run by its own workload
 // (kernel_from_core_curve) on `spec` at the curve's clocks mapped onto it, on
 // virtual time: the twin's physics on a family's own workloads. `spec` may be a
