@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    bench::sweep_tables_in(published);  // a folder it cannot read is one line, not an abort
     const SimGpuSpec& spec = sim_gpu_spec("v100sxm2");
     const auto curves = calibration::published_readings(published / "v100sxm2-sycl-microbench-core.csv",
                                                         calibration::Knob::core_clock);

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 1)) return *status;
   const std::filesystem::path published = argc > 1 ? argv[1] : "data/published";
   try {
+    dvfslab::bench::sweep_tables_in(published);  // a folder it cannot read is one line, not an abort
     const auto& chip = dvfslab::sim_gpu_spec("v100");
     std::vector<PublishedFamily> families;
     for (const auto& [name, table, board, knob] :
