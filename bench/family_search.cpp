@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "bench_cli.hpp"
@@ -47,6 +49,27 @@ class CurveKernelWorkload final : public Workload {
   Case case_;
   SimGpu& gpu_;
   SimKernel kernel_;
+};
+
+// A private folder (mkdtemp: not a name another user could prepare) for the two
+// runs' databases, removed however the benchmark ends.
+class ScratchFolder {
+ public:
+  ScratchFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "family_search-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw Error("cannot make a folder under " + pattern);
+    path_ = pattern;
+  }
+  ~ScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  std::filesystem::path operator/(const char* name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
 };
 
 class Silent final : public ProgressReporter {
@@ -115,8 +138,7 @@ int main(int argc, char** argv) {
                     fmt::join(names, "\", \"")),
         "family_search.toml");
 
-    const auto scratch = std::filesystem::temp_directory_path() / fmt::format("family_search_{}", ::getpid());
-    std::filesystem::create_directories(scratch);
+    const ScratchFolder scratch;
     Silent silent;
     SimGpu grid_gpu(spec, SimTimeMode::virtual_time);
     Store grid_store(scratch / "grid.sqlite");
@@ -128,7 +150,6 @@ int main(int argc, char** argv) {
         run_sweep(auto_gpu, plan, registry, auto_store, SweepOptions{}, silent, *strategy);
     const Analysis grid_analysis = analyze(grid_store.result_rows());
     const Analysis auto_analysis = analyze(auto_store.result_rows());
-    std::filesystem::remove_all(scratch);
 
     const auto grid_cases = by_workload(grid_analysis);
     const auto auto_cases = by_workload(auto_analysis);
