@@ -72,13 +72,6 @@ class ScratchFolder {
   std::filesystem::path path_;
 };
 
-class Silent final : public ProgressReporter {
- public:
-  void start(const Schedule&, const GpuIdentity&, std::size_t) override {}
-  void point_done(const PointOutcome&, std::size_t, std::size_t) override {}
-  void finish() override {}
-};
-
 std::map<std::string, const CaseAnalysis*> by_workload(const Analysis& analysis) {
   std::map<std::string, const CaseAnalysis*> cases;
   for (const auto& analysed : analysis.cases) cases[analysed.key.workload_case.workload] = &analysed;
@@ -139,15 +132,15 @@ int main(int argc, char** argv) {
         "family_search.toml");
 
     const ScratchFolder scratch;
-    Silent silent;
+    const auto silent = make_silent_progress_reporter();
     SimGpu grid_gpu(spec, SimTimeMode::virtual_time);
     Store grid_store(scratch / "grid.sqlite");
-    const SweepResult grid = run_sweep(grid_gpu, plan, registry, grid_store, SweepOptions{}, silent);
+    const SweepResult grid = run_sweep(grid_gpu, plan, registry, grid_store, SweepOptions{}, *silent);
     SimGpu auto_gpu(spec, SimTimeMode::virtual_time);
     Store auto_store(scratch / "auto.sqlite");
     const auto strategy = make_strategy("auto", {});
     const SweepResult searched =
-        run_sweep(auto_gpu, plan, registry, auto_store, SweepOptions{}, silent, *strategy);
+        run_sweep(auto_gpu, plan, registry, auto_store, SweepOptions{}, *silent, *strategy);
     const Analysis grid_analysis = analyze(grid_store.result_rows());
     const Analysis auto_analysis = analyze(auto_store.result_rows());
 

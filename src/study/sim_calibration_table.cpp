@@ -2,6 +2,7 @@
 // tolerances of issue 14's "Done when".
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -57,11 +58,11 @@ std::vector<double> core_fractions(const std::filesystem::path& table) {
   return fractions;
 }
 
-std::vector<double> power_limits(const std::filesystem::path& table) {
-  std::set<int> limits;
-  for (const auto& row : read_sweep_table(table)) {
-    if (row.setting.power_limit_w) limits.insert(*row.setting.power_limit_w);
-  }
+// Every power limit the family's curves were measured at.
+std::vector<double> power_limits(const std::map<std::string, std::vector<CurveReading>>& curves) {
+  std::set<double> limits;
+  for (const auto& [name, readings] : curves)
+    for (const auto& reading : readings) limits.insert(reading.knob);
   return std::vector<double>(limits.begin(), limits.end());
 }
 
@@ -88,7 +89,8 @@ std::vector<CheckRow> calibration_table(const std::filesystem::path& published_d
                                         const std::filesystem::path& h200_measurements) {
   std::vector<CheckRow> rows;
   const auto v100_core_table = published_dir / "v100-kernels-core.csv";
-  const auto v100_core = published_curves(v100_core_table, Knob::core_clock);
+  const auto v100_core_readings = published_readings(v100_core_table, Knob::core_clock);
+  const auto v100_core = curve_statistics(v100_core_readings);
   const auto fractions = core_fractions(v100_core_table);
   add_curve_rows(rows, "V100 core clock (v100-kernels-core.csv)", "sim:v100", v100_core,
                  simulated_core_curves("v100", fractions), Knob::core_clock);
@@ -96,7 +98,8 @@ std::vector<CheckRow> calibration_table(const std::filesystem::path& published_d
   // The dense V100-SXM2 set (87 microbenchmarks, 140 clocks per curve) on its own
   // board, whose constants are the PCIe V100's: a family left out of the calibration.
   const auto v100_dense_table = published_dir / "v100sxm2-sycl-microbench-core.csv";
-  const auto v100_dense = published_curves(v100_dense_table, Knob::core_clock);
+  const auto v100_dense_readings = published_readings(v100_dense_table, Knob::core_clock);
+  const auto v100_dense = curve_statistics(v100_dense_readings);
   add_curve_rows(rows, "V100-SXM2 core clock (v100sxm2-sycl-microbench-core.csv)", "sim:v100sxm2", v100_dense,
                  simulated_core_curves("v100sxm2", core_fractions(v100_dense_table)), Knob::core_clock);
   mark_known_gaps(
@@ -108,9 +111,7 @@ std::vector<CheckRow> calibration_table(const std::filesystem::path& published_d
   // read from its top clock and its time above the slow-clock stretch
   // (kernel_from_core_curve); where the optimum lies and what it costs is predicted.
   add_curve_rows(rows, "V100 core clock, each curve's own workload (v100-kernels-core.csv)", "sim:v100",
-                 v100_core,
-                 simulated_family_core_curves(sim_gpu_spec("v100"),
-                                              published_readings(v100_core_table, Knob::core_clock)),
+                 v100_core, simulated_family_core_curves(sim_gpu_spec("v100"), v100_core_readings),
                  Knob::core_clock);
   mark_known_gaps(
       rows, {std::string(spread_statistic) + "clock)"},
@@ -118,33 +119,47 @@ std::vector<CheckRow> calibration_table(const std::filesystem::path& published_d
       "so the twin ends it at its lowest clocks");
   add_curve_rows(rows, "V100-SXM2 core clock, each curve's own workload (v100sxm2-sycl-microbench-core.csv)",
                  "sim:v100sxm2", v100_dense,
-                 simulated_family_core_curves(sim_gpu_spec("v100sxm2"),
-                                              published_readings(v100_dense_table, Knob::core_clock)),
+                 simulated_family_core_curves(sim_gpu_spec("v100sxm2"), v100_dense_readings),
                  Knob::core_clock);
 
-  for (const auto& [table, key, gpu] : {std::tuple{"v100-dnn-power-limit.csv", "v100", "V100"},
-                                        std::tuple{"p100-dnn-power-limit.csv", "p100", "P100"}}) {
-    const auto path = published_dir / table;
-    add_curve_rows(rows, std::string(gpu) + " power limit (" + table + ")", std::string("sim:") + key,
-                   published_curves(path, Knob::power_limit),
-                   simulated_power_limit_curves(key, power_limits(path)), Knob::power_limit);
+  // The power-limit families: the built-in workloads first, then each trace's own,
+  // each family's table read once.
+  struct PowerLimitFamily {
+    const char* table;
+    const char* key;
+    const char* gpu;
+    const char* own_workload_gap;  // the statistic each trace's own workload misses
+    const char* reason;
+    std::map<std::string, std::vector<CurveReading>> readings;
+  };
+  std::vector<PowerLimitFamily> power_limit_families{
+      {"v100-dnn-power-limit.csv",
+       "v100",
+       "V100",
+       "median slowdown at the optimum",
+       "issue 27 item 6: under a limit the twin keeps its time until the clock nears the voltage knee, then "
+       "loses it at once; the traces slow gradually",
+       {}},
+      {"p100-dnn-power-limit.csv",
+       "p100",
+       "P100",
+       "median power at lowest limit / at top",
+       "issue 27 item 6: the traces draw about 120 W unlimited, so 125 W hardly binds on the twin; the real "
+       "P100s draw less under it",
+       {}}};
+  for (auto& family : power_limit_families) {
+    family.readings = published_readings(published_dir / family.table, Knob::power_limit);
+    add_curve_rows(rows, std::string(family.gpu) + " power limit (" + family.table + ")",
+                   std::string("sim:") + family.key, curve_statistics(family.readings),
+                   simulated_power_limit_curves(family.key, power_limits(family.readings)),
+                   Knob::power_limit);
   }
-  for (const auto& [table, key, gpu] : {std::tuple{"v100-dnn-power-limit.csv", "v100", "V100"},
-                                        std::tuple{"p100-dnn-power-limit.csv", "p100", "P100"}}) {
-    const auto readings = published_readings(published_dir / table, Knob::power_limit);
-    add_curve_rows(rows, std::string(gpu) + " power limit, each curve's own workload (" + table + ")",
-                   std::string("sim:") + key, curve_statistics(readings),
-                   simulated_family_power_limit_curves(sim_gpu_spec(key), readings), Knob::power_limit);
-    if (std::string(key) == "v100")
-      mark_known_gaps(
-          rows, {"median slowdown at the optimum"},
-          "issue 27 item 6: under a limit the twin keeps its time until the clock nears the voltage "
-          "knee, then loses it at once; the traces slow gradually");
-    else
-      mark_known_gaps(
-          rows, {"median power at lowest limit / at top"},
-          "issue 27 item 6: the traces draw about 120 W unlimited, so 125 W hardly binds on the twin; "
-          "the real P100s draw less under it");
+  for (const auto& family : power_limit_families) {
+    add_curve_rows(
+        rows, std::string(family.gpu) + " power limit, each curve's own workload (" + family.table + ")",
+        std::string("sim:") + family.key, curve_statistics(family.readings),
+        simulated_family_power_limit_curves(sim_gpu_spec(family.key), family.readings), Knob::power_limit);
+    mark_known_gaps(rows, {family.own_workload_gap}, family.reason);
   }
 
   for (const char* key : {"a100", "h200", "rtx2080ti"}) {
