@@ -18,6 +18,10 @@ against its expected energy (expected_curve.py: local quadratic regression over 
 settings on each side), beside two references: the table's own least-energy
 setting (what an exhaustive sweep of these rows picks) and the expected curve's
 best setting judged against the table's least value.
+
+`--clock-map-loo` gives each search its GPU's clock map learned from the table's
+other workloads (`dvfslab clock-map` on the table without the curve's rows, then
+`search --clock-map`): nothing of the curve scored is in its map.
 """
 import argparse
 import csv
@@ -59,11 +63,28 @@ def table_curves(path):
             for curve, settings in sums.items()}
 
 
-def search(dvfslab, table, gpu, workload, scratch):
+def clock_map_without(dvfslab, table, gpu, workload, scratch):
+    """The clock map of `gpu` learned from the table's rows of every other workload."""
+    stem = os.path.join(scratch, f"{abs(hash((gpu, workload)))}")
+    with open(table, newline="", encoding="utf-8-sig") as f, open(stem + ".csv", "w", newline="") as out:
+        reader = csv.DictReader(f)
+        writer = csv.DictWriter(out, fieldnames=reader.fieldnames)
+        writer.writeheader()
+        writer.writerows(row for row in reader if (row["gpu"], row["workload"]) != (gpu, workload))
+    subprocess.run([dvfslab, "clock-map", stem + ".csv", "--gpu", gpu, "-o", stem + ".json"],
+                   capture_output=True, text=True, check=True)
+    return stem + ".json"
+
+
+def search(dvfslab, table, gpu, workload, scratch, clock_map_loo=False):
     db = os.path.join(scratch, f"{abs(hash((gpu, workload)))}.sqlite")
+    try:
+        extra = ["--clock-map", clock_map_without(dvfslab, table, gpu, workload, scratch)] if clock_map_loo else []
+    except subprocess.CalledProcessError as error:
+        return None, error.stderr.strip().splitlines()[-1:] or ["clock-map exit %d" % error.returncode]
     run = subprocess.run(
         [dvfslab, "search", "--device", f"replay:{table}#{gpu}", "--workload", workload,
-         "--strategy", "auto", "--db", db, "--json"],
+         "--strategy", "auto", "--db", db, "--json"] + extra,
         capture_output=True, text=True, check=False)
     if run.returncode != 0:
         return None, run.stderr.strip().splitlines()[-1:] or ["exit %d" % run.returncode]
@@ -133,11 +154,14 @@ def main():
     parser.add_argument("--per-curve", action="store_true")
     parser.add_argument("--expected-span", type=int, metavar="N",
                         help="also score one-knob curves against their expected energy")
+    parser.add_argument("--clock-map-loo", action="store_true",
+                        help="search each curve with the clock map of the table's other workloads")
     args = parser.parse_args()
     curves = table_curves(args.table)
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(
-            lambda item: (item, search(args.dvfslab, os.path.abspath(args.table), *item[0], scratch)),
+            lambda item: (item, search(args.dvfslab, os.path.abspath(args.table), *item[0], scratch,
+                                       args.clock_map_loo)),
             curves.items()))
     regrets, probes, failures = [], [], []
     for ((gpu, workload), (curve, baseline)), (result, error) in results:

@@ -34,6 +34,7 @@ struct Curve {
   int knobs = 1;
   std::map<Setting, Truth> points;  // the default setting's row included
   Setting baseline;                 // that row's setting
+  std::string gpu;                  // the table's name of the GPU
 };
 
 // ---------------------------------------------------------------- curves of a table
@@ -75,8 +76,8 @@ inline std::vector<Curve> curves_of(const std::filesystem::path& path) {
     const auto add = [&](std::map<Setting, Truth> curve_points, int knobs) {
       if (curve_points.size() < 3) return;
       const Setting baseline = baseline_of(curve_points);
-      curves.push_back(
-          Curve{"published", table, key.first + " " + key.second, knobs, std::move(curve_points), baseline});
+      curves.push_back(Curve{"published", table, key.first + " " + key.second, knobs, std::move(curve_points),
+                             baseline, key.first});
     };
     if (memory_clocks.size() > 1 && core_clocks.size() > 1) {
       for (int mem : memory_clocks) {  // core clock at each fixed memory clock
@@ -141,7 +142,8 @@ inline Curve densify(const Curve& published) {
     lines[with_knob(setting, 0)][knob(setting)] = truth;
     lowest = std::min(lowest, knob(setting));
   }
-  Curve dense{"dense", published.table, published.workload, published.knobs, {}, published.baseline};
+  Curve dense{"dense", published.table,    published.workload, published.knobs,
+              {},      published.baseline, published.gpu};
   for (const auto& [line, measured] : lines) {
     std::vector<double> x;
     std::vector<double> time;

@@ -9,7 +9,7 @@
 // turn, the strategy for one knob is chosen on the other tables and scored on it.
 //
 // Usage: search_bench DATA_DIR [--smoke] [--loto] [--strategies NAME,NAME...] [--auto-variants]
-//                     [--failures] [--seed N]
+//                     [--clock-map] [--failures] [--seed N]
 //   DATA_DIR      a folder of sweep tables (data/published)
 //   --smoke       only the first curve of each table, one noise level (a quick check)
 //   --loto        only the headline: objective energy, 0 % and 1 % noise (with --smoke, 0 %)
@@ -49,6 +49,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -58,6 +59,7 @@
 
 #include "auto_variants.hpp"
 #include "bench_cli.hpp"
+#include "curve_clock_maps.hpp"
 #include "dvfslab/analysis.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/search.hpp"
@@ -181,9 +183,10 @@ const Case bench_case{"curve", 1, Mode::train, Precision::fp32};
 
 RunResult run(const Curve& curve, const std::map<Setting, double>& expected_energy,
               const std::string& strategy_name, const std::string& objective_text, double noise_level,
-              std::uint64_t seed) {
+              std::uint64_t seed, const std::shared_ptr<const ClockMap>& clock_map) {
   StrategyOptions options;
   options.objective = parse_objective(objective_text);
+  options.clock_map = clock_map;
   const auto strategy = make_strategy(strategy_name, options);
   SearchSpace space;
   space.cases = {bench_case};
@@ -358,17 +361,17 @@ void print_dense_lines(const std::map<std::pair<double, std::string>, DenseLineT
 
 constexpr const char* usage =
     "usage: search_bench DATA_DIR [--smoke] [--loto] [--strategies NAME,NAME...] [--auto-variants]\n"
-    "                    [--failures] [--seed N]\n"
+    "                    [--clock-map] [--failures] [--seed N]\n"
     "  DATA_DIR      a folder of sweep tables, e.g. data/published\n"
     "  --smoke       only the first curve of each table, at 1 % noise (a quick check)\n"
     "  --loto        only the leave-one-table-out headline: objective energy, 0 % and 1 % noise\n"
     "  --strategies  only these registered strategies (default: all)\n"
-    "  --auto-variants  also auto with one of its choices moved (auto-short3, auto-short7,\n"
-    "                auto-coarse6, auto-coarse12; long lines ending in fitted probes:\n"
-    "                auto-fitted, auto-guarded; the evidence's constants halved and doubled:\n"
-    "                auto-prior-half, auto-prior-double, auto-extra1, auto-extra5,\n"
-    "                auto-resolution-half, auto-resolution-double; scan stopping after 2\n"
-    "                or 4 rises: scan-rises2, scan-rises4): the headline then validates them\n"
+    "  --auto-variants  also auto with one of its choices moved (auto-short3/7, auto-coarse6/12;\n"
+    "                long lines ending in fitted probes: auto-fitted, auto-guarded; the evidence's\n"
+    "                constants halved and doubled: auto-prior-half/-double, auto-extra1/5,\n"
+    "                auto-resolution-half/-double; scan-rises2/4): the headline validates them\n"
+    "  --clock-map   give each long one-knob curve its GPU's clock map, learned from the other\n"
+    "                curves of its table and set (leave-one-curve-out; auto uses it)\n"
     "  --failures    also list every run that ended more than 1 % above the optimum\n"
     "  --seed N      another draw of the noise (default 0), to see the figures' sampling error\n";
 
@@ -378,6 +381,7 @@ int main(int argc, char** argv) {
   bool loto_only = false;
   bool list_failures = false;
   bool auto_variants = false;
+  bool with_clock_maps = false;
   std::uint64_t noise_seed = 0;
   std::set<std::string, std::less<>> only;  // strategies to run; empty: all
   bool usage_error = false;
@@ -391,6 +395,8 @@ int main(int argc, char** argv) {
       list_failures = true;
     } else if (option == "--auto-variants") {
       auto_variants = true;
+    } else if (option == "--clock-map") {
+      with_clock_maps = true;
     } else if (option == "--seed" && i + 1 < argc) {
       const std::string text = argv[++i];
       char* end = nullptr;
@@ -418,6 +424,8 @@ int main(int argc, char** argv) {
     std::vector<Curve> curves = bench::load_curves(tables, smoke, loaded);
     const std::size_t published_curves = curves.size();
     for (std::size_t c = 0; c < published_curves; ++c) curves.push_back(bench::densify(curves[c]));
+    const auto clock_maps = with_clock_maps ? bench::leave_one_curve_out_maps(curves)
+                                            : std::vector<std::shared_ptr<const ClockMap>>(curves.size());
     const std::vector<std::string> objectives =
         loto_only ? std::vector<std::string>{"energy"}
                   : std::vector<std::string>{"energy", "edp", "energy-within-slowdown:10%"};
@@ -444,7 +452,8 @@ int main(int argc, char** argv) {
           for (const std::string& strategy : strategies) {
             RunResult result;
             try {
-              result = run(curve, expected_energy, strategy, objectives[o], noise_levels[n], seed);
+              result =
+                  run(curve, expected_energy, strategy, objectives[o], noise_levels[n], seed, clock_maps[c]);
             } catch (const Error& e) {
               std::printf("search_bench: skipped %s | %s | %s: %s\n", curve.table.c_str(),
                           curve.workload.c_str(), strategy.c_str(), e.what());

@@ -44,6 +44,7 @@
 // analysis
 #include "dvfslab/analysis.hpp"
 // sweep
+#include "dvfslab/clock_map.hpp"
 #include "dvfslab/default_workloads.hpp"
 #include "dvfslab/job_stage.hpp"
 #include "dvfslab/plan.hpp"

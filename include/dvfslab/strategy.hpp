@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/clock_map.hpp"
 #include "dvfslab/plan.hpp"
 #include "dvfslab/types.hpp"
 
@@ -94,6 +95,11 @@ struct StrategyOptions {
   std::optional<int> budget_points;
   std::optional<double> budget_seconds;
   std::uint64_t seed = 0;
+  // The GPU's clock map (clock_map.hpp), learned from earlier sweeps of other
+  // workloads on the same GPU model: `auto` uses it on a long line of one knob when
+  // the objective is energy (with or without a slowdown limit); the other strategies
+  // ignore it.
+  std::shared_ptr<const ClockMap> clock_map;
 };
 
 struct StrategyDefinition {

@@ -12,6 +12,7 @@ void add_run_workload_command(CLI::App& app);
 #endif
 void add_import_command(CLI::App& app);
 void add_model_command(CLI::App& app);
+void add_clock_map_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);

@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
 #endif
   dvfslab::cli::add_import_command(app);
   dvfslab::cli::add_model_command(app);
+  dvfslab::cli::add_clock_map_command(app);
   dvfslab::cli::add_export_command(app);
   dvfslab::cli::add_merge_command(app);
   dvfslab::cli::add_measure_command(app);

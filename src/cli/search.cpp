@@ -18,6 +18,7 @@
 #include "cli/search_per_gpu.hpp"
 #include "cli/strategy_option.hpp"
 #include "cli/torch_module.hpp"
+#include "dvfslab/clock_map.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
@@ -50,6 +51,8 @@ struct SearchArguments {
   bool json = false;
   bool resume = false;
   bool per_gpu = false;
+  std::optional<std::string> clock_map_file;  // given, even as '' (refused as no such file)
+  std::shared_ptr<const ClockMap> clock_map;  // read from clock_map_file
 };
 
 void check_budget(const SearchArguments& args) {
@@ -101,6 +104,7 @@ SearchOutcome search(const SearchArguments& args, const Objective& objective, st
   strategy_options.budget_points = args.budget_points;
   strategy_options.budget_seconds = args.budget_seconds;
   strategy_options.seed = plan.measure.seed;
+  strategy_options.clock_map = args.clock_map;
   SearchLimits limits{args.budget_points, args.budget_seconds, {}};
   if (const auto table = frontend::table_gpu(gpu)) {
     limits.allowed = [&gpu, holds = table->holds](const Case& workload_case, const Setting& setting) {
@@ -156,6 +160,20 @@ std::string first_knob_the_table_varies(Gpu& gpu) {
   return "sm";
 }
 
+// The map of --clock-map, refused where nothing would use it: only `auto` does, for an
+// objective of energy.
+std::shared_ptr<const ClockMap> read_checked_clock_map(const SearchArguments& args,
+                                                       const Objective& objective) {
+  if (args.strategy != "auto")
+    throw UsageError(fmt::format("--clock-map guides --strategy auto, not {}", args.strategy));
+  if (objective.kind != Objective::Kind::energy && objective.kind != Objective::Kind::energy_within_slowdown)
+    throw UsageError(
+        fmt::format("--clock-map maps energy: it guides --objective energy or "
+                    "energy-within-slowdown, not {}",
+                    to_string(objective)));
+  return std::make_shared<const ClockMap>(read_clock_map(*args.clock_map_file));
+}
+
 void run(SearchArguments args) {
   check_budget(args);
   check_per_gpu_options(args);
@@ -170,10 +188,23 @@ void run(SearchArguments args) {
                     args.strategy));
   }
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
+  if (args.clock_map_file) args.clock_map = read_checked_clock_map(args, objective);
 
   const std::vector<std::unique_ptr<Gpu>> gpus = open_job_gpus(args.device);
   check_per_gpu_job(args, gpus.size());
   const std::unique_ptr<Gpu>& gpu = gpus.front();
+  for (const auto& member : gpus) {
+    if (args.clock_map && args.clock_map->gpu != member->identity().name) {
+      throw ConfigError(fmt::format(
+          "--clock-map {} is a map of {}, not of this search's {}: learn one from sweeps of this GPU model "
+          "(dvfslab clock-map)",
+          *args.clock_map_file, args.clock_map->gpu, member->identity().name));
+    }
+  }
+  if (args.clock_map)
+    fmt::print(stderr,
+               "dvfslab: searching long lines with the clock map of {} ({} settings, {} workloads' lines)\n",
+               args.clock_map->gpu, args.clock_map->factor.size(), args.clock_map->lines);
   const auto table = frontend::table_gpu(*gpu);
   if (table && !args.knobs_given) args.knobs = first_knob_the_table_varies(*gpu);
   if (table && args.search_case.command.empty()) {
@@ -305,6 +336,9 @@ void add_search_command(CLI::App& app) {
   command->add_flag("--allow-clock-changes", args->allow_clock_changes,
                     "Allow changing clocks and power limits on a real GPU (simulated GPUs never need it)");
   command->add_flag("--json", args->json, "Print the result as JSON on standard output");
+  command->add_option("--clock-map", args->clock_map_file,
+                      "A clock map of this GPU model (dvfslab clock-map): auto measures a long line where "
+                      "the map predicts its dips (docs/search.md)");
   command->add_flag("--resume", args->resume,
                     "Continue the newest unfinished run of this search in --db, reusing its measured probes");
   command->add_flag("--per-gpu", args->per_gpu,

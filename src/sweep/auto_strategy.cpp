@@ -6,8 +6,10 @@
 // the line too close to the best to call is measured again. Over several knobs the
 // model guides (model_guided.hpp): a few spread settings, the fitted model's optimum
 // and its neighbours; then descents along every knob from the best of them to a
-// local minimum of the grid.
+// local minimum of the grid. With the GPU's clock map, a long line of one knob is
+// searched where the map predicts its dips (map_guided_line.hpp).
 #include "sweep/fitted_finish.hpp"
+#include "sweep/map_guided_line.hpp"
 #include "sweep/model_guided.hpp"
 #include "sweep/search_lines.hpp"
 #include "sweep/search_replay.hpp"
@@ -19,14 +21,23 @@ namespace {
 class AutoStrategy final : public ReplayStrategy {
  public:
   AutoStrategy(const StrategyOptions& options, const AutoSettings& settings)
-      : ReplayStrategy(options, settings.evidence), settings_(settings), guide_(settings.model_guide) {}
+      : ReplayStrategy(options, settings.evidence),
+        settings_(settings),
+        guide_(settings.model_guide),
+        clock_map_(energy_objective(options.objective) ? options.clock_map : nullptr) {}
   std::string name() const override { return "auto"; }
 
  protected:
   void search(CaseEvidence& evidence, const KnobGrid& grid) const override {
     const AutoSettings settings = settings_;
-    const LineSearch first = [settings](CaseEvidence& e, const Line& line, std::size_t) {
+    const std::shared_ptr<const ClockMap> clock_map = clock_map_;
+    const LineSearch first = [settings, clock_map](CaseEvidence& e, const Line& line, std::size_t) {
       if (line.size() <= settings.short_line) return race(e, line, measure_line(e, line));
+      if (clock_map && line.size() >= settings.long_line) {
+        if (const auto factors = informative_factors(*clock_map, line, settings.evidence.resolution))
+          return race(e, line,
+                      map_guided_line(e, line, *factors, settings.coarse_points, settings.map_predicted));
+      }
       if (settings.long_line_finish == AutoSettings::LongLineFinish::descents ||
           line.size() < settings.long_line || line.size() <= settings.coarse_points)
         return race(e, line, coarse_to_fine(e, line, settings.coarse_points));
@@ -57,8 +68,16 @@ class AutoStrategy final : public ReplayStrategy {
   }
 
  private:
+  // The map is of energy: an objective of time or of energy and time together would
+  // need the time's scatter too.
+  static bool energy_objective(const Objective& objective) {
+    return objective.kind == Objective::Kind::energy ||
+           objective.kind == Objective::Kind::energy_within_slowdown;
+  }
+
   AutoSettings settings_;
   ModelGuide guide_;
+  std::shared_ptr<const ClockMap> clock_map_;
 };
 
 }  // namespace

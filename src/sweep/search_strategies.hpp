@@ -35,6 +35,11 @@ struct AutoSettings {
   LongLineFinish long_line_finish = LongLineFinish::descents;
   // Issue 27's long lines: a modern GPU's 100+ clocks, not the 5–10 of older tables.
   std::size_t long_line = 30;
+  // With the GPU's clock map (StrategyOptions::clock_map) a long line is searched by
+  // map_guided_line instead: the coarse subset's settings spread over it, then this
+  // many of the best predicted. 3: issue 27's budget of 12 probes less the default
+  // and the 8 spread; not fitted (docs/search.md, "A GPU's clock map").
+  std::size_t map_predicted = 3;
   // When a comparison is settled and how noisy a first window is taken to be.
   EvidenceSettings evidence;
   // How several knobs are explored before the descents.

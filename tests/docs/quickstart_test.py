@@ -56,10 +56,11 @@ def one_error_line(output):
 
 
 def missing_inputs(command, folder):
-    """The script, plan and table files the line names that do not exist: a line
-    that stops early for want of a GPU must not hide one."""
-    return [word for word in shlex.split(command)
-            if word.endswith((".py", ".toml", ".csv")) and not (folder / word).exists()]
+    """The script, plan and table files the line names that do not exist (a replayed
+    table by its path after `replay:`): a line that stops early for want of a GPU
+    must not hide one."""
+    paths = [word.removeprefix("replay:").split("#")[0] for word in shlex.split(command)]
+    return [path for path in paths if path.endswith((".py", ".toml", ".csv")) and not (folder / path).exists()]
 
 
 def check_line(command, result, folder):

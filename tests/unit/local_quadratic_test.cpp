@@ -1,18 +1,19 @@
-// bench/expected_line.hpp, the reference the benchmarks score dense real lines
-// against: a local quadratic reproduces a quadratic exactly, keeps a line's valley
-// where it is, and takes out most of the scatter of single readings.
+// The smooth trend of a line (sweep/local_quadratic.hpp), which the clock map divides
+// measured lines by and the benchmarks score dense real lines against: it reproduces
+// a quadratic exactly, keeps a line's valley where it is, and takes out most of the
+// scatter of single readings.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include "../../bench/expected_line.hpp"
+#include "sweep/local_quadratic.hpp"
 
-namespace dvfslab::bench {
+namespace dvfslab::search_detail {
 namespace {
 
-TEST(ExpectedLine, AQuadraticIsItsOwnExpectedLineEndsIncluded) {
+TEST(LocalQuadratic, AQuadraticIsItsOwnExpectedLineEndsIncluded) {
   std::vector<double> line;
   for (int i = 0; i < 40; ++i) line.push_back(3.0 + 0.02 * (i - 25) * (i - 25));
   const auto smoothed = local_quadratic(line, 7);
@@ -20,7 +21,7 @@ TEST(ExpectedLine, AQuadraticIsItsOwnExpectedLineEndsIncluded) {
   for (std::size_t i = 0; i < line.size(); ++i) EXPECT_NEAR(smoothed[i], line[i], 1e-9) << "at " << i;
 }
 
-TEST(ExpectedLine, NoisyReadingsOfAValleyAreSmoothedAroundItsTrueMinimum) {
+TEST(LocalQuadratic, NoisyReadingsOfAValleyAreSmoothedAroundItsTrueMinimum) {
   std::mt19937_64 random(4);
   std::normal_distribution<double> scatter(0.0, 0.03);
   std::vector<double> truth, readings;
@@ -41,10 +42,10 @@ TEST(ExpectedLine, NoisyReadingsOfAValleyAreSmoothedAroundItsTrueMinimum) {
   EXPECT_NEAR(static_cast<double>(least), 90.0, 15.0) << "the valley stays where the truth has it";
 }
 
-TEST(ExpectedLine, LinesTooShortToFitComeBackAsTheyAre) {
+TEST(LocalQuadratic, LinesTooShortToFitComeBackAsTheyAre) {
   EXPECT_EQ(local_quadratic({}, 7), std::vector<double>{});
   EXPECT_EQ(local_quadratic({2.0, 1.0}, 7), (std::vector<double>{2.0, 1.0}));
 }
 
 }  // namespace
-}  // namespace dvfslab::bench
+}  // namespace dvfslab::search_detail

@@ -1,0 +1,209 @@
+// A GPU's clock map: learning it from measured lines, and its JSON (see
+// dvfslab/clock_map.hpp).
+#include "dvfslab/clock_map.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "dvfslab/error.hpp"
+#include "dvfslab/input_file.hpp"
+#include "dvfslab/json_optional.hpp"
+#include "dvfslab/sweep_table.hpp"
+#include "sweep/local_quadratic.hpp"
+
+namespace dvfslab {
+namespace {
+
+constexpr const char* format_name = "dvfslab-clock-map";
+constexpr int format_version = 1;
+
+// Bounds a stored factor must keep: no GPU's table makes one clock cost half or twice
+// what its neighbours suggest; a file that says so is not a map.
+constexpr double least_factor = 0.5;
+constexpr double greatest_factor = 2.0;
+
+using Knob = std::optional<int> Setting::*;
+constexpr Knob knobs[] = {&Setting::sm_mhz, &Setting::mem_mhz, &Setting::power_limit_w};
+
+// The knob a line varies: one that every setting of it names, each a different value.
+std::optional<Knob> varied_knob(const MeasuredLine& line) {
+  for (const Knob knob : knobs) {
+    std::set<int> values;
+    for (const auto& [setting, energy] : line) {
+      if (setting.*knob) values.insert(*(setting.*knob));
+    }
+    if (values.size() == line.size()) return knob;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ClockMap learn_clock_map(std::string gpu, const std::vector<MeasuredLine>& lines) {
+  std::map<Setting, std::pair<double, std::size_t>> sums;  // residual factors summed, lines
+  ClockMap map;
+  map.gpu = std::move(gpu);
+  for (MeasuredLine line : lines) {
+    if (line.size() < clock_map_least_line) continue;
+    const auto knob = varied_knob(line);
+    if (!knob) continue;
+    std::sort(line.begin(), line.end(),
+              [knob](const auto& a, const auto& b) { return a.first.*(*knob) < b.first.*(*knob); });
+    std::vector<double> at, energies, steps;
+    for (const auto& [setting, energy] : line) {
+      if (!(energy > 0) || !std::isfinite(energy))
+        throw ConfigError(fmt::format("clock map: the energy at {} must be a positive number, not {}",
+                                      to_string(setting), energy));
+      at.push_back(static_cast<double>(*(setting.*(*knob))));
+      energies.push_back(energy);
+      if (at.size() >= 2) steps.push_back(at.back() - at[at.size() - 2]);
+    }
+    // The trend over the span in the line's usual steps, by the knob's values: a
+    // setting missing from the line (not applied, not measured) leaves a gap, not a
+    // shift.
+    std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2),
+                     steps.end());
+    const double reach = static_cast<double>(clock_map_trend_span + 1) * steps[steps.size() / 2];
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      const auto trend = search_detail::local_quadratic_at(at, energies, at[i], reach);
+      if (!trend || !(*trend > 0)) continue;
+      auto& [sum, count] = sums[line[i].first];
+      sum += energies[i] / *trend;
+      ++count;
+    }
+    ++map.lines;
+  }
+  if (map.lines < 2)
+    throw ConfigError(
+        fmt::format("a clock map needs at least two workloads' lines of {} or more settings of {}; found {}",
+                    clock_map_least_line, map.gpu.empty() ? "one GPU" : map.gpu, map.lines));
+  for (const auto& [setting, sum] : sums) {
+    if (sum.second >= 2) map.factor[setting] = sum.first / static_cast<double>(sum.second);
+  }
+  return map;
+}
+
+ClockMap learn_clock_map(const std::vector<ResultRow>& rows, const std::optional<std::string>& gpu) {
+  std::set<std::string> gpus;
+  for (const ResultRow& row : rows) gpus.insert(row.gpu);
+  if (gpus.empty()) throw ConfigError("no measurements to learn a clock map from");
+  if (gpu && !gpus.count(*gpu))
+    throw ConfigError(
+        fmt::format("no GPU '{}' among the measurements; they hold: {}", *gpu, fmt::join(gpus, ", ")));
+  if (!gpu && gpus.size() > 1)
+    throw ConfigError(
+        fmt::format("the measurements hold several GPUs ({}); name one with --gpu", fmt::join(gpus, ", ")));
+  const std::string chosen = gpu ? *gpu : *gpus.begin();
+  // Per workload, the mean energy per item of each setting.
+  std::map<std::string, std::map<Setting, std::pair<double, int>>> workloads;
+  for (const ResultRow& row : rows) {
+    if (row.gpu != chosen || row.flags.setting_not_applied() || row.items_per_iteration <= 0) continue;
+    auto& [sum, count] = workloads[sweep_table_workload_key(row)][row.setting];
+    sum += row.energy_per_iteration_j / row.items_per_iteration;
+    ++count;
+  }
+  // Each workload's lines along every knob: its settings grouped by the other knobs.
+  std::vector<MeasuredLine> lines;
+  for (const auto& [workload, settings] : workloads) {
+    for (const Knob knob : knobs) {
+      std::map<Setting, MeasuredLine> by_rest;
+      for (const auto& [setting, sum] : settings) {
+        if (!(setting.*knob)) continue;
+        Setting rest = setting;
+        rest.*knob = std::nullopt;
+        by_rest[rest].emplace_back(setting, sum.first / sum.second);
+      }
+      for (auto& [rest, line] : by_rest) lines.push_back(std::move(line));
+    }
+  }
+  return learn_clock_map(chosen, lines);
+}
+
+std::optional<double> clock_map_factor(const ClockMap& map, const Setting& setting) {
+  if (const auto found = map.factor.find(setting); found != map.factor.end()) return found->second;
+  std::optional<double> agreeing;
+  for (const auto& [mapped, factor] : map.factor) {
+    const bool agrees = std::all_of(std::begin(knobs), std::end(knobs), [&](Knob knob) {
+      return !(setting.*knob) || setting.*knob == mapped.*knob;
+    });
+    if (!agrees || setting.workload_profile != mapped.workload_profile) continue;
+    if (agreeing) return std::nullopt;
+    agreeing = factor;
+  }
+  return agreeing;
+}
+
+std::string clock_map_json(const ClockMap& map) {
+  nlohmann::json settings = nlohmann::json::array();
+  for (const auto& [setting, factor] : map.factor)
+    settings.push_back({{"sm_mhz", or_null(setting.sm_mhz)},
+                        {"mem_mhz", or_null(setting.mem_mhz)},
+                        {"power_limit_w", or_null(setting.power_limit_w)},
+                        {"factor", factor}});
+  const nlohmann::json document = {{"format", format_name},
+                                   {"version", format_version},
+                                   {"gpu", map.gpu},
+                                   {"lines", map.lines},
+                                   {"settings", settings}};
+  return document.dump(2) + "\n";
+}
+
+ClockMap parse_clock_map(std::string_view text, const std::string& name) {
+  const auto refuse = [&name](const std::string& why) {
+    return ConfigError(fmt::format("{} is not a clock map: {}", name, why));
+  };
+  try {
+    const auto document = nlohmann::json::parse(text);
+    if (!document.is_object() || document.value("format", "") != format_name)
+      throw refuse(fmt::format("its \"format\" is not \"{}\" (made by `dvfslab clock-map`)", format_name));
+    if (document.at("version").get<int>() != format_version)
+      throw refuse(fmt::format("version {} is not the {} this dvfslab reads", document.at("version").dump(),
+                               format_version));
+    ClockMap map;
+    map.gpu = document.at("gpu").get<std::string>();
+    map.lines = document.at("lines").get<std::size_t>();
+    const auto knob = [&](const nlohmann::json& entry, const char* key) -> std::optional<int> {
+      const auto& value = entry.at(key);
+      if (value.is_null()) return std::nullopt;
+      const int number = value.get<int>();
+      if (number < 1 || number > 20000) throw refuse(fmt::format("{} {} is no GPU's", key, number));
+      return number;
+    };
+    for (const auto& entry : document.at("settings")) {
+      const Setting setting{knob(entry, "sm_mhz"), knob(entry, "mem_mhz"), knob(entry, "power_limit_w")};
+      const double factor = entry.at("factor").get<double>();
+      if (!(factor >= least_factor && factor <= greatest_factor))
+        throw refuse(fmt::format("the factor of {} is {}, outside [{}, {}]", to_string(setting), factor,
+                                 least_factor, greatest_factor));
+      if (setting.is_default() || !map.factor.emplace(setting, factor).second)
+        throw refuse(fmt::format("{} is listed {}", to_string(setting),
+                                 setting.is_default() ? "without a knob" : "twice"));
+    }
+    if (map.lines < 2 || map.factor.empty())
+      throw refuse("it was learned from fewer than two lines or holds no setting");
+    return map;
+  } catch (const nlohmann::json::exception& e) {
+    throw refuse(e.what());
+  }
+}
+
+ClockMap read_clock_map(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path))
+    throw ConfigError(path.string() + " does not exist: give a clock map written by `dvfslab clock-map -o`");
+  require_regular_file(path, "clock map");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw ConfigError(path.string() + ": cannot be read");
+  return parse_clock_map(text.str(), path.string());
+}
+
+}  // namespace dvfslab

@@ -1,0 +1,30 @@
+#pragma once
+// A long line searched with the GPU's clock map (dvfslab/clock_map.hpp; docs/search.md,
+// "A GPU's clock map"): where the map says some settings cost less than their
+// neighbours for every workload, comparing neighbours one at a time (the descents)
+// is fooled by that scatter; the map predicts where the dips are instead.
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "dvfslab/clock_map.hpp"
+#include "sweep/search_lines.hpp"
+
+namespace dvfslab::search_detail {
+
+// The map's factor of every setting of the line, when it has each of them and they
+// vary by at least `resolution` (their standard deviation, relative): a flatter map
+// could not change which setting a search measures. None otherwise.
+std::optional<std::vector<double>> informative_factors(const ClockMap& map, const Line& line,
+                                                       double resolution);
+
+// Measures `spread` settings evenly spread over the line (both ends included, from
+// the top down); their values divided by their factors give the line's trend (a
+// local quadratic over the spread settings, evaluated at every setting); each
+// setting's predicted value is its trend times its factor, and the `predicted` best
+// predicted of the other settings are measured. Returns the index of the best
+// measured setting of the line (the top when none is feasible).
+std::size_t map_guided_line(CaseEvidence& evidence, const Line& line, const std::vector<double>& factor,
+                            std::size_t spread, std::size_t predicted);
+
+}  // namespace dvfslab::search_detail

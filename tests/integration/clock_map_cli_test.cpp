@@ -1,0 +1,116 @@
+// `dvfslab clock-map` and `dvfslab search --clock-map` end to end on the published
+// dense V100-SXM2 set: the map learned from the other workloads guides `auto` on the
+// one left out, and every input that cannot be used is one line with its exit code.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_process.hpp"
+#include "scratch_dir.hpp"
+
+namespace dvfslab {
+namespace {
+
+using testing::run_dvfslab;
+
+const std::string dense_table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/v100sxm2-sycl-microbench-core.csv";
+const std::string short_table = std::string(DVFSLAB_SHARED_DATA_DIR) + "/v100-kernels-core.csv";
+const std::string left_out = "ArithLocalMixed_8_1_1_1_1_1_1_0/n65536/it20000";
+
+// The dense table without one workload's rows: what the map may learn from.
+std::filesystem::path table_without(const testing::ScratchDir& scratch, const std::string& workload) {
+  const auto path = scratch / "others.csv";
+  std::ifstream in(dense_table);
+  std::ofstream out(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("," + workload + ",") == std::string::npos) out << line << "\n";
+  }
+  return path;
+}
+
+std::size_t lines_of(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(ClockMapCli, TheMapOfOtherWorkloadsGuidesAutoOnTheOneLeftOut) {
+  testing::ScratchDir scratch;
+  const auto others = table_without(scratch, left_out);
+  const auto map_file = scratch / "map.json";
+  const auto learned = run_dvfslab({"clock-map", others.string(), "-o", map_file.string()});
+  ASSERT_EQ(learned.exit_code, 0) << learned.err;
+  EXPECT_NE(learned.err.find("clock map of Tesla V100-SXM2-16GB: 140 settings from 86 workloads' lines"),
+            std::string::npos)
+      << learned.err;
+  std::ifstream map_in(map_file);
+  const auto map = nlohmann::json::parse(map_in);
+  EXPECT_EQ(map.at("format"), "dvfslab-clock-map");
+  EXPECT_EQ(map.at("settings").size(), 140u);
+
+  const std::vector<std::string> search = {
+      "search", "--device", "replay:" + dense_table,         "--workload", left_out,
+      "--json", "--db",     (scratch / "db.sqlite").string()};
+  auto guided_arguments = search;
+  guided_arguments.insert(guided_arguments.end(), {"--clock-map", map_file.string()});
+  const auto guided = run_dvfslab(guided_arguments);
+  ASSERT_EQ(guided.exit_code, 0) << guided.err;
+  EXPECT_NE(guided.err.find("with the clock map of Tesla V100-SXM2-16GB"), std::string::npos) << guided.err;
+  const auto unguided = run_dvfslab(search);
+  ASSERT_EQ(unguided.exit_code, 0) << unguided.err;
+  const auto guided_json = nlohmann::json::parse(guided.out);
+  const auto unguided_json = nlohmann::json::parse(unguided.out);
+  // The default, the coarse subset's 8 settings spread over the line, 3 predicted.
+  EXPECT_EQ(guided_json.at("probes").size(), 12u);
+  EXPECT_GT(unguided_json.at("probes").size(), 12u);
+}
+
+TEST(ClockMapCli, WhatCannotGiveOrUseAMapIsOneLineWithItsExitCode) {
+  testing::ScratchDir scratch;
+  const auto map_file = scratch / "map.json";
+  ASSERT_EQ(run_dvfslab({"clock-map", dense_table, "-o", map_file.string()}).exit_code, 0);
+  const auto garbage = scratch / "garbage.json";
+  std::ofstream(garbage) << "{\"format\": \"dvfslab-model\"}";
+  const auto db = (scratch / "db.sqlite").string();
+  const std::vector<std::string> search = {
+      "search", "--device", "replay:" + dense_table, "--workload", left_out, "--db", db};
+  const auto with = [&](std::vector<std::string> extra) {
+    auto arguments = search;
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    return arguments;
+  };
+  struct Case {
+    std::vector<std::string> arguments;
+    int exit_code;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"clock-map", short_table}, 3, "at least two workloads' lines of 30 or more settings"},
+      {{"clock-map", (scratch / "missing.csv").string()}, 3, "missing.csv"},
+      {{"clock-map", dense_table, "--gpu", "Tesla P100"}, 3, "no GPU 'Tesla P100'"},
+      {{"clock-map", dense_table, "-o", dense_table}, 3, "input"},
+      {{"clock-map", dense_table, "-o", ""}, 3, ""},
+      {with({"--clock-map", map_file.string(), "--strategy", "golden"}), 2, "guides --strategy auto"},
+      {with({"--clock-map", map_file.string(), "--objective", "edp"}), 2, "not edp"},
+      {with({"--clock-map", garbage.string()}), 3, "is not a clock map"},
+      {with({"--clock-map", (scratch / "none.json").string()}), 3, "does not exist"},
+      {with({"--clock-map", ""}), 3, "does not exist"},
+      {with({"--clock-map", scratch.path().string()}), 3, "is a directory"},
+      {{"search", "--device", "replay:" + short_table, "--workload", "BlackScholes/BlackScholesGPU/input000",
+        "--db", db, "--clock-map", map_file.string()},
+       3,
+       "is a map of Tesla V100-SXM2-16GB, not of this search's Tesla V100 PCIe"},
+  };
+  for (const Case& c : cases) {
+    const auto result = run_dvfslab(c.arguments);
+    EXPECT_EQ(result.exit_code, c.exit_code) << c.arguments.back() << ": " << result.err;
+    EXPECT_EQ(lines_of(result.err), 1u) << result.err;
+    EXPECT_NE(result.err.find(c.says), std::string::npos) << result.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(db)) << "no search ran";
+}
+
+}  // namespace
+}  // namespace dvfslab

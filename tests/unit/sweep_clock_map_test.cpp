@@ -1,0 +1,237 @@
+// A GPU's clock map (dvfslab/clock_map.hpp): learned from other workloads' lines it
+// recovers the per-clock factor they share, refuses what cannot give one, reads back
+// what it writes, and `auto` given it ends on the dip of the GPU's table in fewer
+// probes than its descents take.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "dvfslab/clock_map.hpp"
+#include "dvfslab/error.hpp"
+#include "sweep/map_guided_line.hpp"
+#include "sweep/search_strategies.hpp"
+
+namespace dvfslab {
+namespace {
+
+constexpr int line_settings = 100;
+
+Setting clock(int i) { return Setting{600 + 10 * i, 877, std::nullopt}; }
+
+// The GPU's own table: every clock up to 2 % dearer or cheaper than its neighbours,
+// the same for every workload; clock 68 the cheapest by far.
+double gpu_factor(int i) {
+  static const std::vector<double> table = [] {
+    std::mt19937_64 random(1);
+    std::uniform_real_distribution<double> offset(-0.02, 0.02);
+    std::vector<double> factors;
+    for (int k = 0; k < line_settings; ++k) factors.push_back(1.0 + offset(random));
+    factors[68] = 0.95;
+    return factors;
+  }();
+  return table.at(static_cast<std::size_t>(i));
+}
+
+// A workload's smooth trend: a valley at `floor` (an index), steeper below it.
+double trend(int i, double floor) {
+  const double x = (i - floor) / line_settings;
+  return 1.0 + 0.8 * x * x + (x < 0 ? 1.5 * x * x : 0.0);
+}
+
+MeasuredLine workload_line(double floor, std::mt19937_64& random, double noise) {
+  std::normal_distribution<double> scatter(0.0, noise);
+  MeasuredLine line;
+  for (int i = 0; i < line_settings; ++i)
+    line.emplace_back(clock(i), trend(i, floor) * gpu_factor(i) * (1 + scatter(random)));
+  return line;
+}
+
+std::vector<MeasuredLine> workloads(int count, double noise) {
+  std::mt19937_64 random(7);
+  std::vector<MeasuredLine> lines;
+  for (int w = 0; w < count; ++w) lines.push_back(workload_line(35.0 + 5.0 * w, random, noise));
+  return lines;
+}
+
+TEST(ClockMap, OtherWorkloadsLinesGiveTheGpusPerClockFactor) {
+  const ClockMap map = learn_clock_map("Test GPU", workloads(12, 0.005));
+  EXPECT_EQ(map.gpu, "Test GPU");
+  EXPECT_EQ(map.lines, 12u);
+  ASSERT_EQ(map.factor.size(), static_cast<std::size_t>(line_settings));
+  // Each factor is the GPU's, shrunk a little by the trend each line's own readings
+  // pull towards: away from the ends (where a local trend extrapolates) the two agree
+  // closely, and the dip is the map's least factor.
+  double products = 0, learned_squares = 0, true_squares = 0;
+  for (int i = 8; i < line_settings - 8; ++i) {
+    const double learned = map.factor.at(clock(i)) - 1;
+    const double truth = gpu_factor(i) - 1;
+    products += learned * truth, learned_squares += learned * learned, true_squares += truth * truth;
+  }
+  EXPECT_GT(products / std::sqrt(learned_squares * true_squares), 0.8);
+  for (const auto& [setting, factor] : map.factor) {
+    if (setting != clock(68)) {
+      EXPECT_LT(map.factor.at(clock(68)), factor - 0.01) << to_string(setting);
+    }
+  }
+}
+
+TEST(ClockMap, ShortLinesOrASingleLineTeachNothing) {
+  std::vector<MeasuredLine> lines = workloads(3, 0.0);
+  for (auto& line : lines) line.resize(clock_map_least_line - 1);
+  EXPECT_THROW(learn_clock_map("Test GPU", lines), ConfigError);
+  EXPECT_THROW(learn_clock_map("Test GPU", workloads(1, 0.0)), ConfigError);
+  std::vector<MeasuredLine> bad = workloads(2, 0.0);
+  bad[0][5].second = std::nan("");
+  EXPECT_THROW(learn_clock_map("Test GPU", bad), ConfigError);
+}
+
+TEST(ClockMap, ReadsBackWhatItWritesAndRefusesWhatIsNotAMap) {
+  const ClockMap map = learn_clock_map("Test GPU", workloads(3, 0.0));
+  const ClockMap back = parse_clock_map(clock_map_json(map), "map.json");
+  EXPECT_EQ(back.gpu, map.gpu);
+  EXPECT_EQ(back.lines, map.lines);
+  ASSERT_EQ(back.factor.size(), map.factor.size());
+  for (const auto& [setting, factor] : map.factor) EXPECT_DOUBLE_EQ(back.factor.at(setting), factor);
+
+  const auto refused = [](const std::string& text) {
+    try {
+      parse_clock_map(text, "bad.json");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string head = R"({"format":"dvfslab-clock-map","version":1,"gpu":"G","lines":2,"settings":)";
+  EXPECT_NE(refused("not json").find("bad.json is not a clock map"), std::string::npos);
+  EXPECT_NE(refused(R"({"format":"dvfslab-model"})").find("\"format\""), std::string::npos);
+  EXPECT_NE(
+      refused(head + R"([{"sm_mhz":900,"mem_mhz":null,"power_limit_w":null,"factor":7}]})").find("outside"),
+      std::string::npos);
+  EXPECT_NE(refused(head + R"([{"sm_mhz":900,"mem_mhz":null,"power_limit_w":null,"factor":1},)"
+                           R"({"sm_mhz":900,"mem_mhz":null,"power_limit_w":null,"factor":1}]})")
+                .find("twice"),
+            std::string::npos);
+  EXPECT_NE(
+      refused(head + R"([{"sm_mhz":-5,"mem_mhz":null,"power_limit_w":null,"factor":1}]})").find("no GPU's"),
+      std::string::npos);
+  EXPECT_NE(refused(head + "[]}").find("holds no setting"), std::string::npos);
+}
+
+TEST(ClockMap, RowsOfSeveralGpusNeedOneNamedAndSettingsNotAppliedAreLeftOut) {
+  std::vector<ResultRow> rows;
+  std::mt19937_64 random(3);
+  for (const std::string gpu : {"GPU A", "GPU B"}) {
+    for (int w = 0; w < 3; ++w) {
+      for (const auto& [setting, energy] : workload_line(40.0 + 10 * w, random, 0.0)) {
+        ResultRow row;
+        row.gpu = gpu;
+        row.workload_case.workload = std::string("w").append(std::to_string(w));
+        row.setting = setting;
+        row.energy_per_iteration_j = energy;
+        rows.push_back(row);
+      }
+    }
+  }
+  EXPECT_THROW(learn_clock_map(rows, std::nullopt), ConfigError);
+  try {
+    learn_clock_map(rows, std::string("GPU C"));
+    ADD_FAILURE() << "a GPU the rows lack was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU A, GPU B"), std::string::npos) << e.what();
+  }
+  // One workload's clock 68 ran elsewhere on GPU A: its reading is not the GPU's.
+  for (ResultRow& row : rows) {
+    if (row.gpu == "GPU A" && row.workload_case.workload == "w0" && row.setting == clock(68)) {
+      row.energy_per_iteration_j *= 3;
+      row.flags.clock_mismatch = true;
+    }
+  }
+  const ClockMap map = learn_clock_map(rows, std::string("GPU A"));
+  EXPECT_EQ(map.lines, 3u);
+  EXPECT_LT(map.factor.at(clock(68)), 0.97) << "the reading of another clock is not averaged in";
+}
+
+TEST(ClockMap, ASettingWithoutAKnobTakesTheOneMappedSettingThatAgrees) {
+  ClockMap map;
+  map.factor[Setting{900, 877, std::nullopt}] = 0.98;
+  map.factor[Setting{915, 877, std::nullopt}] = 1.01;
+  map.factor[Setting{915, 810, std::nullopt}] = 1.03;
+  EXPECT_EQ(clock_map_factor(map, Setting{900, 877, std::nullopt}), 0.98);
+  EXPECT_EQ(clock_map_factor(map, Setting{900, std::nullopt, std::nullopt}), 0.98);
+  EXPECT_EQ(clock_map_factor(map, Setting{915, std::nullopt, std::nullopt}), std::nullopt) << "two agree";
+  EXPECT_EQ(clock_map_factor(map, Setting{930, std::nullopt, std::nullopt}), std::nullopt);
+}
+
+// `auto` through the strategy seam on a noiseless line of a workload the map never
+// saw: the line's least energy is the GPU's dip at clock 68.
+struct Searched {
+  std::optional<Setting> best;
+  std::size_t probes = 0;
+};
+
+Searched search_line(const std::shared_ptr<const ClockMap>& map) {
+  std::mt19937_64 random(11);
+  const MeasuredLine line = workload_line(58.0, random, 0.0);
+  const std::map<Setting, double> energy(line.begin(), line.end());
+  StrategyOptions options;
+  options.clock_map = map;
+  const auto strategy = search_detail::make_auto_strategy(options);
+  const Case line_case{"line", 1, Mode::train, Precision::fp32};
+  SearchSpace space;
+  space.cases = {line_case};
+  for (const auto& [setting, value] : line) space.settings.push_back(setting);
+  space.policy.repetitions = 1;
+  space.policy.max_repetitions = 1;
+  std::vector<PointOutcome> outcomes;
+  std::map<Setting, std::vector<double>> series;
+  for (auto batch = strategy->propose(space, outcomes); !batch.empty() && outcomes.size() < 500;
+       batch = strategy->propose(space, outcomes)) {
+    for (const ScheduledPoint& point : batch) {
+      const double value =
+          point.setting.is_default() ? energy.at(clock(line_settings - 1)) : energy.at(point.setting);
+      auto& values = series[point.setting];
+      values.push_back(value);
+      PointOutcome outcome;
+      outcome.point = point;
+      outcome.repetitions = 1;
+      outcome.energy_per_item_j = value;
+      outcome.energy_per_item_j_series = values;
+      outcome.items_per_s = 1.0;
+      outcome.items_per_s_series = std::vector<double>(values.size(), 1.0);
+      outcome.mean_power_w = value;
+      outcomes.push_back(outcome);
+    }
+  }
+  return {best_measured_setting(line_case, outcomes, options), series.size()};
+}
+
+TEST(ClockMap, AutoWithTheMapEndsOnTheGpusDipInTwelveProbesFewerThanWithout) {
+  const auto map = std::make_shared<const ClockMap>(learn_clock_map("Test GPU", workloads(8, 0.005)));
+  const Searched guided = search_line(map);
+  const Searched unguided = search_line(nullptr);
+  ASSERT_TRUE(guided.best && unguided.best);
+  EXPECT_EQ(*guided.best, clock(68));
+  EXPECT_LE(guided.probes, 12u) << "the default, 8 spread settings and 3 predicted";
+  EXPECT_LT(guided.probes, unguided.probes) << "the descents compare neighbours one step at a time";
+}
+
+TEST(ClockMap, AFlatMapOrOneMissingASettingIsNotUsed) {
+  search_detail::Line line;
+  ClockMap map;
+  for (int i = 0; i < 40; ++i) {
+    line.push_back(clock(i));
+    map.factor[clock(i)] = 1.0 + (i % 2 == 0 ? 0.001 : -0.001);
+  }
+  EXPECT_FALSE(search_detail::informative_factors(map, line, 0.005)) << "0.1 % is below the resolution";
+  map.factor[clock(7)] = 1.03;
+  EXPECT_TRUE(search_detail::informative_factors(map, line, 0.001));
+  map.factor.erase(clock(8));
+  EXPECT_FALSE(search_detail::informative_factors(map, line, 0.001));
+}
+
+}  // namespace
+}  // namespace dvfslab
