@@ -7,7 +7,8 @@
 // model guides (model_guided.hpp): a few spread settings, the fitted model's optimum
 // and its neighbours; then descents along every knob from the best of them to a
 // local minimum of the grid. With the GPU's clock map, a long line of one knob is
-// searched where the map predicts its dips (map_guided_line.hpp).
+// searched where the map predicts its dips (map_guided_line.hpp), or where the map
+// shows the line smooth, ended by fitting (fitted_finish.hpp).
 #include "sweep/fitted_finish.hpp"
 #include "sweep/map_guided_line.hpp"
 #include "sweep/model_guided.hpp"
@@ -33,18 +34,22 @@ class AutoStrategy final : public ReplayStrategy {
     const std::shared_ptr<const ClockMap> clock_map = clock_map_;
     const LineSearch first = [settings, clock_map](CaseEvidence& e, const Line& line, std::size_t) {
       if (line.size() <= settings.short_line) return race(e, line, measure_line(e, line));
+      AutoSettings::LongLineFinish finish = settings.long_line_finish;
       if (clock_map && line.size() >= settings.long_line) {
-        if (const auto factors = informative_factors(*clock_map, line, settings.evidence.resolution))
-          return race(e, line,
-                      map_guided_line(e, line, *factors, settings.coarse_points, settings.map_predicted));
+        if (const auto factors = line_factors(*clock_map, line)) {
+          if (varies_beyond(*factors, settings.evidence.resolution))
+            return race(e, line,
+                        map_guided_line(e, line, *factors, settings.coarse_points, settings.map_predicted));
+          // The GPU's table leaves this line smooth: nothing for descents to trip on.
+          finish = settings.smooth_map_finish;
+        }
       }
-      if (settings.long_line_finish == AutoSettings::LongLineFinish::descents ||
-          line.size() < settings.long_line || line.size() <= settings.coarse_points)
+      if (finish == AutoSettings::LongLineFinish::descents || line.size() < settings.long_line ||
+          line.size() <= settings.coarse_points)
         return race(e, line, coarse_to_fine(e, line, settings.coarse_points));
       const CoarsePass coarse = coarse_pass(e, line, settings.coarse_points);
-      const FitTrust trust = settings.long_line_finish == AutoSettings::LongLineFinish::fitted
-                                 ? FitTrust::always
-                                 : FitTrust::within_noise;
+      const FitTrust trust =
+          finish == AutoSettings::LongLineFinish::fitted ? FitTrust::always : FitTrust::within_noise;
       const auto fitted = fitted_finish(e, line, coarse, trust);
       const std::size_t at = coarse.index[coarse.best];
       return race(e, line, fitted ? *fitted : narrowing_descent(e, line, at, coarse.stride / 2));

@@ -17,22 +17,23 @@ constexpr double trend_reach_spread_settings = 2;
 
 }  // namespace
 
-std::optional<std::vector<double>> informative_factors(const ClockMap& map, const Line& line,
-                                                       double resolution) {
+std::optional<std::vector<double>> line_factors(const ClockMap& map, const Line& line) {
   std::vector<double> factors;
   for (const Setting& setting : line) {
     const auto found = clock_map_factor(map, setting);
     if (!found) return std::nullopt;
     factors.push_back(*found);
   }
-  if (factors.size() < 2) return std::nullopt;
+  return factors;
+}
+
+bool varies_beyond(const std::vector<double>& factors, double resolution) {
+  if (factors.size() < 2) return false;
   const double mean =
       std::accumulate(factors.begin(), factors.end(), 0.0) / static_cast<double>(factors.size());
   double squares = 0;
   for (const double f : factors) squares += (f - mean) * (f - mean);
-  const double relative_sd = std::sqrt(squares / static_cast<double>(factors.size() - 1)) / mean;
-  if (relative_sd < resolution) return std::nullopt;
-  return factors;
+  return std::sqrt(squares / static_cast<double>(factors.size() - 1)) / mean >= resolution;
 }
 
 std::size_t map_guided_line(CaseEvidence& evidence, const Line& line, const std::vector<double>& factor,

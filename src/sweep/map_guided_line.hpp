@@ -12,11 +12,11 @@
 
 namespace dvfslab::search_detail {
 
-// The map's factor of every setting of the line, when it has each of them and they
-// vary by at least `resolution` (their standard deviation, relative): a flatter map
-// could not change which setting a search measures. None otherwise.
-std::optional<std::vector<double>> informative_factors(const ClockMap& map, const Line& line,
-                                                       double resolution);
+// The map's factor of every setting of the line; none when it lacks one of them.
+std::optional<std::vector<double>> line_factors(const ClockMap& map, const Line& line);
+// Whether the factors vary by at least `resolution` (their standard deviation,
+// relative): a flatter map could not change which setting a search measures.
+bool varies_beyond(const std::vector<double>& factors, double resolution);
 
 // Measures `spread` settings evenly spread over the line (both ends included, from
 // the top down); their values divided by their factors give the line's trend (a

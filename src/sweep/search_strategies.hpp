@@ -40,6 +40,13 @@ struct AutoSettings {
   // many of the best predicted. 3: issue 27's budget of 12 probes less the default
   // and the 8 spread; not fitted (docs/search.md, "A GPU's clock map").
   std::size_t map_predicted = 3;
+  // How a long line ends when the map covers it but shows it smooth (its factors vary
+  // less than the evidence's resolution): the fit finds a smooth valley in fewer
+  // probes than descents, and it is on rough lines that it misses (docs/search.md,
+  // "A fitted finish"), which a map would show. search_bench --clock-map
+  // --auto-variants, leave-one-table-out: fitted on every fold (docs/search.md, "A
+  // GPU's clock map").
+  LongLineFinish smooth_map_finish = LongLineFinish::fitted;
   // When a comparison is settled and how noisy a first window is taken to be.
   EvidenceSettings evidence;
   // How several knobs are explored before the descents.

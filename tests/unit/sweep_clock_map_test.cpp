@@ -173,9 +173,13 @@ struct Searched {
   std::size_t probes = 0;
 };
 
-Searched search_line(const std::shared_ptr<const ClockMap>& map) {
+MeasuredLine unseen_workload() {
   std::mt19937_64 random(11);
-  const MeasuredLine line = workload_line(58.0, random, 0.0);
+  return workload_line(58.0, random, 0.0);
+}
+
+Searched search_line(const std::shared_ptr<const ClockMap>& map,
+                     const MeasuredLine& line = unseen_workload()) {
   const std::map<Setting, double> energy(line.begin(), line.end());
   StrategyOptions options;
   options.clock_map = map;
@@ -219,18 +223,42 @@ TEST(ClockMap, AutoWithTheMapEndsOnTheGpusDipInTwelveProbesFewerThanWithout) {
   EXPECT_LT(guided.probes, unguided.probes) << "the descents compare neighbours one step at a time";
 }
 
-TEST(ClockMap, AFlatMapOrOneMissingASettingIsNotUsed) {
+// A GPU whose map is flat (its lines smooth): `auto` ends a long line by fitting its
+// valley instead of descending to it.
+TEST(ClockMap, AFlatMapEndsASmoothLineByFittingInFewerProbes) {
+  MeasuredLine smooth;
+  auto flat = std::make_shared<ClockMap>();
+  flat->gpu = "Smooth GPU";
+  flat->lines = 2;
+  for (int i = 0; i < line_settings; ++i) {
+    smooth.emplace_back(clock(i), trend(i, 58.0));
+    flat->factor[clock(i)] = 1.0;
+  }
+  const Searched fitted = search_line(flat, smooth);
+  const Searched descended = search_line(nullptr, smooth);
+  ASSERT_TRUE(fitted.best && descended.best);
+  EXPECT_EQ(*descended.best, clock(58));
+  // The fit's vertex of a valley steeper on one side lies a setting or two off it,
+  // where the energy is within 0.1 %.
+  const int fitted_index = (*fitted.best->sm_mhz - *clock(0).sm_mhz) / 10;
+  EXPECT_LT(trend(fitted_index, 58.0) / trend(58, 58.0) - 1, 0.001) << to_string(*fitted.best);
+  EXPECT_LT(fitted.probes, descended.probes);
+}
+
+TEST(ClockMap, AMapMissingASettingHasNoFactorsForTheLineAndAFlatOneDoesNotVary) {
   search_detail::Line line;
   ClockMap map;
   for (int i = 0; i < 40; ++i) {
     line.push_back(clock(i));
     map.factor[clock(i)] = 1.0 + (i % 2 == 0 ? 0.001 : -0.001);
   }
-  EXPECT_FALSE(search_detail::informative_factors(map, line, 0.005)) << "0.1 % is below the resolution";
-  map.factor[clock(7)] = 1.03;
-  EXPECT_TRUE(search_detail::informative_factors(map, line, 0.001));
+  const auto factors = search_detail::line_factors(map, line);
+  ASSERT_TRUE(factors);
+  EXPECT_FALSE(search_detail::varies_beyond(*factors, 0.005)) << "0.1 % is below the resolution";
+  map.factor[clock(7)] = 1.05;
+  EXPECT_TRUE(search_detail::varies_beyond(*search_detail::line_factors(map, line), 0.005));
   map.factor.erase(clock(8));
-  EXPECT_FALSE(search_detail::informative_factors(map, line, 0.001));
+  EXPECT_FALSE(search_detail::line_factors(map, line));
 }
 
 }  // namespace
