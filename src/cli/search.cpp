@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "cli/clock_map_option.hpp"
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
 #include "cli/job_gpus.hpp"
@@ -18,7 +19,6 @@
 #include "cli/search_per_gpu.hpp"
 #include "cli/strategy_option.hpp"
 #include "cli/torch_module.hpp"
-#include "dvfslab/clock_map.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/frontend.hpp"
 #include "dvfslab/gpu.hpp"
@@ -160,20 +160,6 @@ std::string first_knob_the_table_varies(Gpu& gpu) {
   return "sm";
 }
 
-// The map of --clock-map, refused where nothing would use it: only `auto` does, for an
-// objective of energy.
-std::shared_ptr<const ClockMap> read_checked_clock_map(const SearchArguments& args,
-                                                       const Objective& objective) {
-  if (args.strategy != "auto")
-    throw UsageError(fmt::format("--clock-map guides --strategy auto, not {}", args.strategy));
-  if (objective.kind != Objective::Kind::energy && objective.kind != Objective::Kind::energy_within_slowdown)
-    throw UsageError(
-        fmt::format("--clock-map maps energy: it guides --objective energy or "
-                    "energy-within-slowdown, not {}",
-                    to_string(objective)));
-  return std::make_shared<const ClockMap>(read_clock_map(*args.clock_map_file));
-}
-
 void run(SearchArguments args) {
   check_budget(args);
   check_per_gpu_options(args);
@@ -188,23 +174,12 @@ void run(SearchArguments args) {
                     args.strategy));
   }
   strategy_from_option(args.strategy, {});  // an unknown name fails before the GPU is opened
-  if (args.clock_map_file) args.clock_map = read_checked_clock_map(args, objective);
+  args.clock_map = read_clock_map_option(args.clock_map_file, args.strategy, objective);
 
   const std::vector<std::unique_ptr<Gpu>> gpus = open_job_gpus(args.device);
   check_per_gpu_job(args, gpus.size());
   const std::unique_ptr<Gpu>& gpu = gpus.front();
-  for (const auto& member : gpus) {
-    if (args.clock_map && args.clock_map->gpu != member->identity().name) {
-      throw ConfigError(fmt::format(
-          "--clock-map {} is a map of {}, not of this search's {}: learn one from sweeps of this GPU model "
-          "(dvfslab clock-map)",
-          *args.clock_map_file, args.clock_map->gpu, member->identity().name));
-    }
-  }
-  if (args.clock_map)
-    fmt::print(stderr,
-               "dvfslab: searching long lines with the clock map of {} ({} settings, {} workloads' lines)\n",
-               args.clock_map->gpu, args.clock_map->factor.size(), args.clock_map->lines);
+  if (args.clock_map) check_clock_map_gpus(*args.clock_map, *args.clock_map_file, gpus);
   const auto table = frontend::table_gpu(*gpu);
   if (table && !args.knobs_given) args.knobs = first_knob_the_table_varies(*gpu);
   if (table && args.search_case.command.empty()) {

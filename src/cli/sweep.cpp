@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "cli/clock_map_option.hpp"
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
 #include "cli/job_gpus.hpp"
@@ -36,7 +37,8 @@ struct SweepArguments {
   bool resume = false;
   bool dry_run = false;
   std::string strategy = "grid";
-  std::optional<std::string> objective;  // a strategy's; the grid measures every setting whatever it is
+  std::optional<std::string> objective;       // a strategy's; the grid measures every setting whatever it is
+  std::optional<std::string> clock_map_file;  // given, even as '' (refused as no such file)
 };
 
 // The objective a strategy searches; an unknown one is a ConfigError (exit 3, as for
@@ -122,18 +124,21 @@ void check_table_holds_every_point(const Gpu& gpu, const Schedule& schedule,
 // or --device): one GPU each, or several that run every setting together.
 using Jobs = std::vector<std::vector<Gpu*>>;
 
-void sweep_each_job(const SweepArguments& args, const Objective& objective, const Plan& plan,
+void sweep_each_job(const SweepArguments& args, const Objective& objective,
+                    const std::shared_ptr<const ClockMap>& clock_map, const Plan& plan,
                     const WorkloadRegistry& registry, const Jobs& jobs, Store& store,
                     const SweepOptions& options);
 // A strategy other than the grid runs in a SearchSession: the baseline first, and
 // on a replayed table only the settings it holds.
 SweepResult run_with_strategy(std::span<Gpu* const> job, const Plan& plan, const WorkloadRegistry& registry,
                               Store& store, const SweepOptions& options, ProgressReporter& progress,
-                              const std::string& strategy, const Objective& objective) {
+                              const std::string& strategy, const Objective& objective,
+                              const std::shared_ptr<const ClockMap>& clock_map) {
   if (strategy == "grid") return run_sweep(job, plan, registry, store, options, progress);
   Gpu& gpu = *job.front();
   StrategyOptions strategy_options;
   strategy_options.objective = objective;
+  strategy_options.clock_map = clock_map;
   strategy_options.seed = plan.measure.seed;
   SearchLimits limits;
   if (const auto table = frontend::table_gpu(gpu)) {
@@ -149,9 +154,10 @@ SweepResult run_with_strategy(std::span<Gpu* const> job, const Plan& plan, const
 // still a plan error: 126 and 127 are `measure`'s codes for its own program.
 SweepResult run_sweep_of_plan(std::span<Gpu* const> job, const Plan& plan, const WorkloadRegistry& registry,
                               Store& store, const SweepOptions& options, ProgressReporter& progress,
-                              const std::string& strategy, const Objective& objective) {
+                              const std::string& strategy, const Objective& objective,
+                              const std::shared_ptr<const ClockMap>& clock_map) {
   try {
-    return run_with_strategy(job, plan, registry, store, options, progress, strategy, objective);
+    return run_with_strategy(job, plan, registry, store, options, progress, strategy, objective, clock_map);
   } catch (const CommandStartError& e) {
     throw ConfigError(fmt::format("{}: {}", plan.source_name, e.what()));
   }
@@ -160,6 +166,7 @@ SweepResult run_sweep_of_plan(std::span<Gpu* const> job, const Plan& plan, const
 void run(const SweepArguments& args) {
   strategy_from_option(args.strategy, {});  // an unknown name fails before anything is opened
   const Objective objective = search_objective(args);
+  const auto clock_map = read_clock_map_option(args.clock_map_file, args.strategy, objective);
   Plan plan = load_plan_file(args.plan_path);
   if (args.strategy != "grid")
     plan.source_text = plan_text_with_strategy(plan.source_text, args.strategy, to_string(objective));
@@ -182,6 +189,7 @@ void run(const SweepArguments& args) {
       gpus.push_back(std::move(gpu));
     }
   }
+  if (clock_map) check_clock_map_gpus(*clock_map, *args.clock_map_file, gpus);
   const WorkloadRegistry registry = make_cli_workload_registry(plan_commands(plan), gpus);
   std::vector<Schedule> schedules;
   for (auto& gpu : gpus) {
@@ -208,7 +216,7 @@ void run(const SweepArguments& args) {
   install_interrupt_handler();  // restore, then exit 128 + signal (docs/safety.md)
   RunDatabase database(args.db);
   try {
-    sweep_each_job(args, objective, plan, registry, jobs, database.store(), options);
+    sweep_each_job(args, objective, clock_map, plan, registry, jobs, database.store(), options);
   } catch (...) {
     database.remove_if_unused();
     throw;
@@ -224,13 +232,14 @@ void print_gpu_energy(const SweepResult& result) {
   }
 }
 
-void sweep_each_job(const SweepArguments& args, const Objective& objective, const Plan& plan,
+void sweep_each_job(const SweepArguments& args, const Objective& objective,
+                    const std::shared_ptr<const ClockMap>& clock_map, const Plan& plan,
                     const WorkloadRegistry& registry, const Jobs& jobs, Store& store,
                     const SweepOptions& options) {
   for (const auto& job : jobs) {
     auto progress = make_stderr_progress_reporter();
-    const SweepResult result =
-        run_sweep_of_plan(job, plan, registry, store, options, *progress, args.strategy, objective);
+    const SweepResult result = run_sweep_of_plan(job, plan, registry, store, options, *progress,
+                                                 args.strategy, objective, clock_map);
     const auto& identity = job.front()->identity();
     fmt::print("{}: run {} in {}{}{}: {} points measured ({} windows, {:.0f} s of {}GPU time){}{}\n",
                job_label(job), result.run_id, args.db, identity.simulated ? " (SIMULATED)" : "",
@@ -283,6 +292,10 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--strategy", args->strategy, strategy_help())->capture_default_str();
   command->add_option("--objective", args->objective,
                       "With --strategy: " + objective_help() + "; default energy");
+  command->add_option(
+      "--clock-map", args->clock_map_file,
+      "With --strategy auto: a clock map of the GPU model (dvfslab clock-map), which guides auto "
+      "on long lines (docs/search.md)");
   command->add_flag("--dry-run", args->dry_run,
                     "Print the points in measuring order and the estimated time; change and measure nothing");
   command->callback([args] { run(*args); });

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,41 @@ TEST(ClockMapCli, TheMapOfOtherWorkloadsGuidesAutoOnTheOneLeftOut) {
   EXPECT_GT(unguided_json.at("probes").size(), 12u);
 }
 
+// The points a sweep's summary line says it measured; -1 when it says none.
+int points_measured(const std::string& out) {
+  std::smatch match;
+  return std::regex_search(out, match, std::regex(": ([0-9]+) points measured")) ? std::stoi(match[1]) : -1;
+}
+
+// `sweep --strategy auto --clock-map` searches each case of a plan with the map: 12
+// settings of a workload's 140, as `search` does.
+TEST(ClockMapCli, ASweepWithAutoSearchesEachCaseWithTheMap) {
+  testing::ScratchDir scratch;
+  const auto others = table_without(scratch, left_out);
+  const auto map_file = scratch / "map.json";
+  ASSERT_EQ(run_dvfslab({"clock-map", others.string(), "-o", map_file.string()}).exit_code, 0);
+  const auto plan = scratch / "plan.toml";
+  std::ofstream(plan) << "[knobs]\nsm_mhz = \"all\"\n\n[[cases]]\nworkloads = [\"" << left_out
+                      << "\"]\nbatch_sizes = [1]\n\n[measure]\nrepetitions = 2\ndrift_check = false\n";
+  const auto sweep = [&](const std::string& strategy, std::vector<std::string> extra, const std::string& db) {
+    std::vector<std::string> arguments = {"sweep",      plan.string(), "--device", "replay:" + dense_table,
+                                          "--strategy", strategy,      "--db",     (scratch / db).string()};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    return run_dvfslab(arguments);
+  };
+  const auto guided = sweep("auto", {"--clock-map", map_file.string()}, "guided.sqlite");
+  ASSERT_EQ(guided.exit_code, 0) << guided.err;
+  EXPECT_NE(guided.err.find("with the clock map of Tesla V100-SXM2-16GB"), std::string::npos) << guided.err;
+  const auto unguided = sweep("auto", {}, "unguided.sqlite");
+  ASSERT_EQ(unguided.exit_code, 0) << unguided.err;
+  // The 12 settings (one of them proposed again to confirm it) against the descents'.
+  EXPECT_NE(guided.out.find(": 13 points measured"), std::string::npos) << guided.out;
+  EXPECT_LT(points_measured(guided.out), points_measured(unguided.out)) << unguided.out;
+  const auto grid = sweep("grid", {"--clock-map", map_file.string()}, "grid.sqlite");
+  EXPECT_EQ(grid.exit_code, 2) << grid.err;
+  EXPECT_NE(grid.err.find("guides --strategy auto, not grid"), std::string::npos) << grid.err;
+}
+
 TEST(ClockMapCli, WhatCannotGiveOrUseAMapIsOneLineWithItsExitCode) {
   testing::ScratchDir scratch;
   const auto map_file = scratch / "map.json";
@@ -101,7 +137,7 @@ TEST(ClockMapCli, WhatCannotGiveOrUseAMapIsOneLineWithItsExitCode) {
       {{"search", "--device", "replay:" + short_table, "--workload", "BlackScholes/BlackScholesGPU/input000",
         "--db", db, "--clock-map", map_file.string()},
        3,
-       "is a map of Tesla V100-SXM2-16GB, not of this search's Tesla V100 PCIe"},
+       "is a map of Tesla V100-SXM2-16GB, not of Tesla V100 PCIe"},
   };
   for (const Case& c : cases) {
     const auto result = run_dvfslab(c.arguments);
