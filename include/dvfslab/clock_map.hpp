@@ -26,6 +26,10 @@ struct ClockMap {
   // line's smooth trend (1.02: 2 % dearer than its neighbours suggest).
   std::map<Setting, double> factor;
   std::size_t lines = 0;  // the workloads' lines it was learned from
+  // The standard error a factor has from the lines' own scatter (root mean square over
+  // the settings): a map learned from few noisy lines varies by about this much with
+  // no GPU table behind it.
+  double factor_noise = 0;
 };
 
 // A line shorter than this tells no trend apart from its scatter: issue 27's long

@@ -39,9 +39,10 @@ std::string summary(const ClockMap& map) {
   const double spread = std::sqrt(squares / static_cast<double>(std::max<std::size_t>(ranked.size(), 1)));
   return fmt::format(
       "dvfslab: clock map of {}: {} settings from {} workloads' lines; a setting's energy differs from its "
-      "line's trend by {:.2f} % (rms); cheapest against its neighbours: {} ({:+.2f} %)\n",
-      map.gpu, map.factor.size(), map.lines, 100 * spread, to_string(ranked.front().second),
-      100 * (ranked.front().first - 1));
+      "line's trend by {:.2f} % (rms; the lines' own scatter leaves {:.2f} % of noise in a factor); cheapest "
+      "against its neighbours: {} ({:+.2f} %)\n",
+      map.gpu, map.factor.size(), map.lines, 100 * spread, 100 * map.factor_noise,
+      to_string(ranked.front().second), 100 * (ranked.front().first - 1));
 }
 
 void run(const ClockMapArguments& args) {

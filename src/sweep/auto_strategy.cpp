@@ -37,7 +37,7 @@ class AutoStrategy final : public ReplayStrategy {
       AutoSettings::LongLineFinish finish = settings.long_line_finish;
       if (clock_map && line.size() >= settings.long_line) {
         if (const auto factors = line_factors(*clock_map, line)) {
-          if (varies_beyond(*factors, settings.evidence.resolution))
+          if (varies_beyond(*factors, clock_map->factor_noise, settings.evidence.resolution))
             return race(e, line,
                         map_guided_line(e, line, *factors, settings.coarse_points, settings.map_predicted));
           // The GPU's table leaves this line smooth: nothing for descents to trip on.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -48,7 +49,7 @@ std::optional<Knob> varied_knob(const MeasuredLine& line) {
 }  // namespace
 
 ClockMap learn_clock_map(std::string gpu, const std::vector<MeasuredLine>& lines) {
-  std::map<Setting, std::pair<double, std::size_t>> sums;  // residual factors summed, lines
+  std::map<Setting, std::vector<double>> ratios;  // each line's energy over its trend, per setting
   ClockMap map;
   map.gpu = std::move(gpu);
   for (MeasuredLine line : lines) {
@@ -75,9 +76,7 @@ ClockMap learn_clock_map(std::string gpu, const std::vector<MeasuredLine>& lines
     for (std::size_t i = 0; i < line.size(); ++i) {
       const auto trend = search_detail::local_quadratic_at(at, energies, at[i], reach);
       if (!trend || !(*trend > 0)) continue;
-      auto& [sum, count] = sums[line[i].first];
-      sum += energies[i] / *trend;
-      ++count;
+      ratios[line[i].first].push_back(energies[i] / *trend);
     }
     ++map.lines;
   }
@@ -85,9 +84,18 @@ ClockMap learn_clock_map(std::string gpu, const std::vector<MeasuredLine>& lines
     throw ConfigError(
         fmt::format("a clock map needs at least two workloads' lines of {} or more settings of {}; found {}",
                     clock_map_least_line, map.gpu.empty() ? "one GPU" : map.gpu, map.lines));
-  for (const auto& [setting, sum] : sums) {
-    if (sum.second >= 2) map.factor[setting] = sum.first / static_cast<double>(sum.second);
+  double squared_errors = 0;
+  for (const auto& [setting, measured] : ratios) {
+    if (measured.size() < 2) continue;
+    const auto n = static_cast<double>(measured.size());
+    const double mean = std::accumulate(measured.begin(), measured.end(), 0.0) / n;
+    double squares = 0;
+    for (const double r : measured) squares += (r - mean) * (r - mean);
+    map.factor[setting] = mean;
+    squared_errors += squares / (n - 1) / n;  // the mean's squared standard error
   }
+  if (!map.factor.empty())
+    map.factor_noise = std::sqrt(squared_errors / static_cast<double>(map.factor.size()));
   return map;
 }
 
@@ -148,11 +156,9 @@ std::string clock_map_json(const ClockMap& map) {
                         {"mem_mhz", or_null(setting.mem_mhz)},
                         {"power_limit_w", or_null(setting.power_limit_w)},
                         {"factor", factor}});
-  const nlohmann::json document = {{"format", format_name},
-                                   {"version", format_version},
-                                   {"gpu", map.gpu},
-                                   {"lines", map.lines},
-                                   {"settings", settings}};
+  const nlohmann::json document = {
+      {"format", format_name}, {"version", format_version},        {"gpu", map.gpu},
+      {"lines", map.lines},    {"factor_noise", map.factor_noise}, {"settings", settings}};
   return document.dump(2) + "\n";
 }
 
@@ -170,6 +176,10 @@ ClockMap parse_clock_map(std::string_view text, const std::string& name) {
     ClockMap map;
     map.gpu = document.at("gpu").get<std::string>();
     map.lines = document.at("lines").get<std::size_t>();
+    map.factor_noise = document.at("factor_noise").get<double>();
+    if (!(map.factor_noise >= 0 && map.factor_noise < greatest_factor - 1))
+      throw refuse(
+          fmt::format("its factor_noise {} is not a share below {}", map.factor_noise, greatest_factor - 1));
     const auto knob = [&](const nlohmann::json& entry, const char* key) -> std::optional<int> {
       const auto& value = entry.at(key);
       if (value.is_null()) return std::nullopt;

@@ -27,13 +27,14 @@ std::optional<std::vector<double>> line_factors(const ClockMap& map, const Line&
   return factors;
 }
 
-bool varies_beyond(const std::vector<double>& factors, double resolution) {
+bool varies_beyond(const std::vector<double>& factors, double noise, double resolution) {
   if (factors.size() < 2) return false;
   const double mean =
       std::accumulate(factors.begin(), factors.end(), 0.0) / static_cast<double>(factors.size());
   double squares = 0;
   for (const double f : factors) squares += (f - mean) * (f - mean);
-  return std::sqrt(squares / static_cast<double>(factors.size() - 1)) / mean >= resolution;
+  const double variance = squares / static_cast<double>(factors.size() - 1) / (mean * mean);
+  return std::sqrt(std::max(variance - noise * noise, 0.0)) >= resolution;
 }
 
 std::size_t map_guided_line(CaseEvidence& evidence, const Line& line, const std::vector<double>& factor,

@@ -14,9 +14,11 @@ namespace dvfslab::search_detail {
 
 // The map's factor of every setting of the line; none when it lacks one of them.
 std::optional<std::vector<double>> line_factors(const ClockMap& map, const Line& line);
-// Whether the factors vary by at least `resolution` (their standard deviation,
-// relative): a flatter map could not change which setting a search measures.
-bool varies_beyond(const std::vector<double>& factors, double resolution);
+// Whether the factors vary by at least `resolution` beyond their `noise` (their
+// relative standard deviation with the noise's variance taken out): a flatter map
+// could not change which setting a search measures, and what a map learned from few
+// noisy lines varies by its noise alone is no GPU's table.
+bool varies_beyond(const std::vector<double>& factors, double noise, double resolution);
 
 // Measures `spread` settings evenly spread over the line (both ends included, from
 // the top down); their values divided by their factors give the line's trend (a

@@ -94,6 +94,7 @@ TEST(ClockMap, ReadsBackWhatItWritesAndRefusesWhatIsNotAMap) {
   const ClockMap back = parse_clock_map(clock_map_json(map), "map.json");
   EXPECT_EQ(back.gpu, map.gpu);
   EXPECT_EQ(back.lines, map.lines);
+  EXPECT_DOUBLE_EQ(back.factor_noise, map.factor_noise);
   ASSERT_EQ(back.factor.size(), map.factor.size());
   for (const auto& [setting, factor] : map.factor) EXPECT_DOUBLE_EQ(back.factor.at(setting), factor);
 
@@ -105,7 +106,8 @@ TEST(ClockMap, ReadsBackWhatItWritesAndRefusesWhatIsNotAMap) {
     }
     return std::string("accepted");
   };
-  const std::string head = R"({"format":"dvfslab-clock-map","version":1,"gpu":"G","lines":2,"settings":)";
+  const std::string head =
+      R"({"format":"dvfslab-clock-map","version":1,"gpu":"G","lines":2,"factor_noise":0.001,"settings":)";
   EXPECT_NE(refused("not json").find("bad.json is not a clock map"), std::string::npos);
   EXPECT_NE(refused(R"({"format":"dvfslab-model"})").find("\"format\""), std::string::npos);
   EXPECT_NE(
@@ -119,6 +121,9 @@ TEST(ClockMap, ReadsBackWhatItWritesAndRefusesWhatIsNotAMap) {
       refused(head + R"([{"sm_mhz":-5,"mem_mhz":null,"power_limit_w":null,"factor":1}]})").find("no GPU's"),
       std::string::npos);
   EXPECT_NE(refused(head + "[]}").find("holds no setting"), std::string::npos);
+  std::string noisy = head;
+  noisy.replace(noisy.find("0.001"), 5, "-0.01");
+  EXPECT_NE(refused(noisy + "[]}").find("factor_noise"), std::string::npos);
 }
 
 TEST(ClockMap, RowsOfSeveralGpusNeedOneNamedAndSettingsNotAppliedAreLeftOut) {
@@ -223,6 +228,34 @@ TEST(ClockMap, AutoWithTheMapEndsOnTheGpusDipInTwelveProbesFewerThanWithout) {
   EXPECT_LT(guided.probes, unguided.probes) << "the descents compare neighbours one step at a time";
 }
 
+// Two noisy lines of a GPU with no table of its own give a map that varies by their
+// noise alone: it says nothing, and is taken as smooth.
+TEST(ClockMap, AMapOfTwoNoisyLinesOfASmoothGpuVariesByItsNoiseAlone) {
+  std::mt19937_64 random(5);
+  std::normal_distribution<double> scatter(0.0, 0.01);
+  std::vector<MeasuredLine> lines(2);
+  for (int w = 0; w < 2; ++w) {
+    for (int i = 0; i < line_settings; ++i)
+      lines[static_cast<std::size_t>(w)].emplace_back(clock(i),
+                                                      trend(i, 40.0 + 20 * w) * (1 + scatter(random)));
+  }
+  const ClockMap map = learn_clock_map("Smooth GPU", lines);
+  search_detail::Line line;
+  for (int i = 0; i < line_settings; ++i) line.push_back(clock(i));
+  const auto factors = search_detail::line_factors(map, line);
+  ASSERT_TRUE(factors);
+  EXPECT_GT(map.factor_noise, 0.004) << "two lines of 1 % scatter";
+  EXPECT_TRUE(search_detail::varies_beyond(*factors, 0.0, 0.005)) << "the factors do vary by the noise";
+  EXPECT_FALSE(search_detail::varies_beyond(*factors, map.factor_noise, 0.005));
+  // With the GPU's table in the lines, the same two lines say so.
+  for (auto& measured : lines) {
+    for (auto& [setting, energy] : measured) energy *= gpu_factor((*setting.sm_mhz - 600) / 10);
+  }
+  const ClockMap table = learn_clock_map("Test GPU", lines);
+  EXPECT_TRUE(
+      search_detail::varies_beyond(*search_detail::line_factors(table, line), table.factor_noise, 0.005));
+}
+
 // A GPU whose map is flat (its lines smooth): `auto` ends a long line by fitting its
 // valley instead of descending to it.
 TEST(ClockMap, AFlatMapEndsASmoothLineByFittingInFewerProbes) {
@@ -254,9 +287,11 @@ TEST(ClockMap, AMapMissingASettingHasNoFactorsForTheLineAndAFlatOneDoesNotVary) 
   }
   const auto factors = search_detail::line_factors(map, line);
   ASSERT_TRUE(factors);
-  EXPECT_FALSE(search_detail::varies_beyond(*factors, 0.005)) << "0.1 % is below the resolution";
+  EXPECT_FALSE(search_detail::varies_beyond(*factors, 0.0, 0.005)) << "0.1 % is below the resolution";
   map.factor[clock(7)] = 1.05;
-  EXPECT_TRUE(search_detail::varies_beyond(*search_detail::line_factors(map, line), 0.005));
+  EXPECT_TRUE(search_detail::varies_beyond(*search_detail::line_factors(map, line), 0.0, 0.005));
+  EXPECT_FALSE(search_detail::varies_beyond(*search_detail::line_factors(map, line), 0.01, 0.005))
+      << "no more than a map's noise of 1 %";
   map.factor.erase(clock(8));
   EXPECT_FALSE(search_detail::line_factors(map, line));
 }
