@@ -20,12 +20,16 @@ of 110 single windows is partly the luckiest window, of 11,110 more so. Determin
 noise is seeded); about 6 minutes for four strategies on 2 cores.
 
 Usage: python3 bench/h200_search.py build/release/src/dvfslab [--out rows.json] [--strategies auto model ...]
-                                    [--knobs sm pl sm,pl sm,mem,pl16]
+                                    [--knobs sm pl sm,pl sm,mem,pl16] [--clock-map-loo]
+
+With --clock-map-loo, `auto` on one knob gets the clock map learned from the other
+cases' exhaustive sweeps (`dvfslab clock-map`; docs/search.md, "A GPU's clock map").
 """
 import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -116,19 +120,38 @@ def expected_regret_pct(energies, knob, chosen):
     return 100 * (np.interp(value, values, smoothed) / min(smoothed) - 1)
 
 
-def run(binary, workdir, knob, workload, mode, strategy):
+def run(binary, workdir, knob, workload, mode, strategy, extra=(), keep_table=None):
+    """One sweep of the case; `keep_table`: also export its database there as a sweep table."""
     plan = os.path.join(workdir, "plan.toml")
     with open(plan, "w") as f:
         f.write(plan_text(knob, workload, mode))
     db = os.path.join(workdir, f"{strategy}-{knob}-{workload}-{mode}.sqlite".replace(",", "x"))
     if os.path.exists(db):
         os.remove(db)
-    totals = sweep(binary, plan, "sim:h200", strategy, db, f"h200_search ({knob} {workload} {mode})")
+    totals = sweep(binary, plan, "sim:h200", strategy, db, f"h200_search ({knob} {workload} {mode})", extra)
     optimum = analyzed_cases(binary, db)[0]["optimum"]
     energies = energy_by_setting(db, knob)
+    if keep_table:
+        subprocess.run([binary, "export", db, "--format", "sweep-table", "-o", keep_table], check=True)
     os.remove(db)
     return {"windows": totals["windows"], "gpu_s": totals["gpu_s"], "probes": len(energies),
             "chosen": tuple(optimum[column] for column in columns_of(knob)), "energies": energies}
+
+
+def clock_map_without(binary, workdir, tables, left_out):
+    """The clock map `dvfslab clock-map` learns from the exhaustive sweeps of every case
+    but `left_out` (their exported tables joined): the map's `--clock-map` arguments."""
+    joined = os.path.join(workdir, "others.csv")
+    with open(joined, "w") as out:
+        for case, table in sorted(tables.items()):
+            if case == left_out:
+                continue
+            with open(table) as f:
+                lines = f.readlines()
+            out.writelines(lines if out.tell() == 0 else lines[1:])
+    map_file = os.path.join(workdir, "map.json")
+    subprocess.run([binary, "clock-map", joined, "-o", map_file], check=True, capture_output=True)
+    return ["--clock-map", map_file]
 
 
 def main():
@@ -138,15 +161,24 @@ def main():
     parser.add_argument("--strategies", nargs="+", default=["auto"], help="search strategies to score (auto)")
     parser.add_argument("--knobs", nargs="+", default=DEFAULT_KNOBS, choices=list(KNOBS),
                         help="knob sets to run (sm pl sm,pl; sm,mem,pl16 only when named)")
+    parser.add_argument("--clock-map-loo", action="store_true",
+                        help="on one knob, search each case with the clock map of the other cases' "
+                             "exhaustive sweeps (`dvfslab clock-map`, `sweep --clock-map`)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as workdir:
         for knob in args.knobs:
+            with_map = args.clock_map_loo and knob in ("sm", "pl")
+            tables = {case: os.path.join(workdir, "grid-{}-{}-{}.csv".format(knob, *case)) for case in CASES}
+            grids = {case: run(args.binary, workdir, knob, *case, "grid", keep_table=tables[case] if with_map else None)
+                     for case in CASES}
             for workload, mode in CASES:
-                grid = run(args.binary, workdir, knob, workload, mode, "grid")
+                grid = grids[(workload, mode)]
                 least = min(grid["energies"].values())
+                extra = clock_map_without(args.binary, workdir, tables, (workload, mode)) if with_map else []
                 for strategy in args.strategies:
-                    found = run(args.binary, workdir, knob, workload, mode, strategy)
+                    found = run(args.binary, workdir, knob, workload, mode, strategy,
+                                extra if strategy == "auto" else [])
                     row = {"knobs": knob, "workload": workload, "mode": mode, "strategy": strategy,
                            "probes": found["probes"], "windows": found["windows"], "gpu_s": found["gpu_s"],
                            "choice": found["chosen"], "grid_settings": grid["probes"],

@@ -11,11 +11,11 @@ import sys
 SUMMARY = re.compile(r"(\d+) points measured \((\d+) windows, ([\d.]+) s of simulated GPU time\)")
 
 
-def sweep(binary, plan, device, strategy, db, caller):
-    """Runs `dvfslab sweep` of `plan` into `db`; its totals {points, windows, gpu_s}.
-    A failed sweep ends the script with one line naming `caller`."""
-    done = subprocess.run([binary, "sweep", plan, "--device", device, "--strategy", strategy, "--db", db],
-                          capture_output=True, text=True)
+def sweep(binary, plan, device, strategy, db, caller, extra=()):
+    """Runs `dvfslab sweep` of `plan` into `db` (`extra`: more arguments); its totals
+    {points, windows, gpu_s}. A failed sweep ends the script with one line naming `caller`."""
+    done = subprocess.run([binary, "sweep", plan, "--device", device, "--strategy", strategy, "--db", db,
+                           *extra], capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"{caller}: the {strategy} sweep failed: {done.stderr.strip()}")
     points, windows, gpu_s = SUMMARY.search(done.stdout).groups()

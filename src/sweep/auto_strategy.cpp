@@ -19,6 +19,11 @@
 namespace dvfslab::search_detail {
 namespace {
 
+// Whether the line runs along the power limit.
+bool varies_power_limit(const Line& line) {
+  return !line.empty() && line.front().power_limit_w != line.back().power_limit_w;
+}
+
 class AutoStrategy final : public ReplayStrategy {
  public:
   AutoStrategy(const StrategyOptions& options, const AutoSettings& settings)
@@ -40,8 +45,10 @@ class AutoStrategy final : public ReplayStrategy {
           if (varies_beyond(*factors, clock_map->factor_noise, settings.evidence.resolution))
             return race(e, line,
                         map_guided_line(e, line, *factors, settings.coarse_points, settings.map_predicted));
-          // The GPU's table leaves this line smooth: nothing for descents to trip on.
-          finish = settings.smooth_map_finish;
+          // The GPU's table leaves this line smooth: nothing for descents to trip on. A
+          // power-limit line is left to them all the same: where the limit is above
+          // the draw it is a plateau, which a quadratic does not follow.
+          if (!varies_power_limit(line)) finish = settings.smooth_map_finish;
         }
       }
       if (finish == AutoSettings::LongLineFinish::descents || line.size() < settings.long_line ||
