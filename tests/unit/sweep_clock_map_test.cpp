@@ -200,8 +200,7 @@ Searched search_line(const std::shared_ptr<const ClockMap>& map,
   for (auto batch = strategy->propose(space, outcomes); !batch.empty() && outcomes.size() < 500;
        batch = strategy->propose(space, outcomes)) {
     for (const ScheduledPoint& point : batch) {
-      const double value =
-          point.setting.is_default() ? energy.at(clock(line_settings - 1)) : energy.at(point.setting);
+      const double value = point.setting.is_default() ? line.back().second : energy.at(point.setting);
       auto& values = series[point.setting];
       values.push_back(value);
       PointOutcome outcome;
@@ -276,6 +275,27 @@ TEST(ClockMap, AFlatMapEndsASmoothLineByFittingInFewerProbes) {
   const int fitted_index = (*fitted.best->sm_mhz - *clock(0).sm_mhz) / 10;
   EXPECT_LT(trend(fitted_index, 58.0) / trend(58, 58.0) - 1, 0.001) << to_string(*fitted.best);
   EXPECT_LT(fitted.probes, descended.probes);
+}
+
+// A power-limit line is a plateau where the limit is above the draw: a flat map
+// leaves it to the descents.
+TEST(ClockMap, AFlatMapLeavesAPowerLimitLineToTheDescents) {
+  MeasuredLine limits;
+  auto flat = std::make_shared<ClockMap>();
+  flat->lines = 2;
+  for (int i = 0; i < 60; ++i) {
+    const Setting setting{std::nullopt, std::nullopt, 200 + 5 * i};
+    // Dearer under low limits, least at 125 (index 25), up to the plateau from 40 on.
+    const double energy =
+        i < 25 ? 1.0 + 0.5 * std::pow((25.0 - i) / 25.0, 2) : 1.0 + 0.02 * std::min(i - 25, 15) / 15.0;
+    limits.emplace_back(setting, energy);
+    flat->factor[setting] = 1.0;
+  }
+  const Searched with_map = search_line(flat, limits);
+  const Searched without = search_line(nullptr, limits);
+  ASSERT_TRUE(with_map.best && without.best);
+  EXPECT_EQ(*with_map.best, *without.best);
+  EXPECT_EQ(with_map.probes, without.probes);
 }
 
 TEST(ClockMap, AMapMissingASettingHasNoFactorsForTheLineAndAFlatOneDoesNotVary) {
