@@ -68,6 +68,24 @@ TEST(ClockMapCli, TheMapOfOtherWorkloadsGuidesAutoOnTheOneLeftOut) {
   EXPECT_GT(unguided_json.at("probes").size(), 12u);
 }
 
+// A database of earlier sweeps gives the same map as the table they are in.
+TEST(ClockMapCli, ADatabaseGivesTheMapItsTableGives) {
+  testing::ScratchDir scratch;
+  const auto db = (scratch / "sweeps.sqlite").string();
+  ASSERT_EQ(run_dvfslab({"import", dense_table, "--db", db}).exit_code, 0);
+  const auto from_db = run_dvfslab({"clock-map", db});
+  const auto from_table = run_dvfslab({"clock-map", dense_table});
+  ASSERT_EQ(from_db.exit_code, 0) << from_db.err;
+  ASSERT_EQ(from_table.exit_code, 0) << from_table.err;
+  const auto a = nlohmann::json::parse(from_db.out);
+  const auto b = nlohmann::json::parse(from_table.out);
+  EXPECT_EQ(a.at("lines"), b.at("lines"));
+  ASSERT_EQ(a.at("settings").size(), b.at("settings").size());
+  for (std::size_t i = 0; i < a.at("settings").size(); ++i)
+    EXPECT_NEAR(a.at("settings")[i].at("factor").get<double>(),
+                b.at("settings")[i].at("factor").get<double>(), 1e-12);
+}
+
 // The points a sweep's summary line says it measured; -1 when it says none.
 int points_measured(const std::string& out) {
   std::smatch match;
