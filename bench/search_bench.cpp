@@ -16,11 +16,11 @@
 //   --strategies  only these registered strategies (default: all)
 //   --auto-variants  also `auto` with each of its chosen constants moved down and up
 //                 (auto-short3, auto-short7, auto-coarse6, auto-coarse12) and with
-//                 the fitted finish of long lines (auto-fitted, auto-guarded), and
-//                 with the search evidence's constants halved and doubled
+//                 the fitted finish of long lines (auto-fitted, auto-guarded; under a
+//                 flat clock map auto-smooth-descents, -guarded), and with the search
+//                 evidence's constants halved and doubled
 //                 (auto-prior-half/-double, auto-extra1/5, auto-resolution-half/-double),
-//                 and scan stopping after 2 or 4 rises (scan-rises2, scan-rises4), so
-//                 the leave-one-table-out headline validates those choices
+//                 and scan stopping after 2 or 4 rises (scan-rises2, scan-rises4)
 //   --failures    also list every run that ended more than 1 % above the optimum:
 //                 the curve, the setting chosen, the optimum and the probes
 //   --seed N      another draw of the noise (default 0): the spread of the figures
@@ -367,9 +367,9 @@ constexpr const char* usage =
     "  --loto        only the leave-one-table-out headline: objective energy, 0 % and 1 % noise\n"
     "  --strategies  only these registered strategies (default: all)\n"
     "  --auto-variants  also auto with one of its choices moved (auto-short3/7, auto-coarse6/12;\n"
-    "                long lines ending in fitted probes: auto-fitted, auto-guarded; the evidence's\n"
-    "                constants halved and doubled: auto-prior-half/-double, auto-extra1/5,\n"
-    "                auto-resolution-half/-double; scan-rises2/4): the headline validates them\n"
+    "                long lines ending in fitted probes: auto-fitted, auto-guarded, under a flat clock\n"
+    "                map auto-smooth-descents/-guarded; the evidence's constants halved and doubled:\n"
+    "                auto-prior-half/-double, auto-extra1/5, auto-resolution-half/-double; scan-rises2/4)\n"
     "  --clock-map   give each long one-knob curve its GPU's clock map, learned from the other\n"
     "                curves of its table and set (leave-one-curve-out; auto uses it)\n"
     "  --failures    also list every run that ended more than 1 % above the optimum\n"
