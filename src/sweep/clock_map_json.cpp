@@ -75,8 +75,14 @@ ClockMap parse_clock_map(std::string_view text, const std::string& name) {
     if (map.lines < 2 || map.factor.empty())
       throw refuse("it was learned from fewer than two lines or holds no setting");
     return map;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw refuse(fmt::format("not valid JSON (byte {})", e.byte));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A missing field, or the parser's own overflow check (1e999).
+    throw refuse(e.id == 406 ? std::string("it holds a number too large for a double (such as 1e999)")
+                             : fmt::format("a field is missing: {}", e.what()));
   } catch (const nlohmann::json::exception& e) {
-    throw refuse(e.what());
+    throw refuse(fmt::format("a field has the wrong type: {}", e.what()));
   }
 }
 

@@ -108,7 +108,15 @@ TEST(ClockMap, ReadsBackWhatItWritesAndRefusesWhatIsNotAMap) {
   };
   const std::string head =
       R"({"format":"dvfslab-clock-map","version":1,"gpu":"G","lines":2,"factor_noise":0.001,"settings":)";
-  EXPECT_NE(refused("not json").find("bad.json is not a clock map"), std::string::npos);
+  EXPECT_NE(refused("not json").find("bad.json is not a clock map: not valid JSON"), std::string::npos);
+  EXPECT_NE(refused(head + R"([{"sm_mhz":1e999,"mem_mhz":null,"power_limit_w":null,"factor":1}]})")
+                .find("too large"),
+            std::string::npos);
+  EXPECT_NE(refused(head + R"([{"sm_mhz":900,"mem_mhz":null,"power_limit_w":null}]})").find("missing"),
+            std::string::npos);
+  EXPECT_NE(refused(head + R"([{"sm_mhz":"fast","mem_mhz":null,"power_limit_w":null,"factor":1}]})")
+                .find("wrong type"),
+            std::string::npos);
   EXPECT_NE(refused(R"({"format":"dvfslab-model"})").find("\"format\""), std::string::npos);
   EXPECT_NE(
       refused(head + R"([{"sm_mhz":900,"mem_mhz":null,"power_limit_w":null,"factor":7}]})").find("outside"),
