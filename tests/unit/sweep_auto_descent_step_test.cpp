@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "noiseless_search.hpp"
 #include "sweep/search_strategies.hpp"
 
 namespace dvfslab::search_detail {
@@ -31,44 +32,13 @@ double energy_of(const Setting& setting) {
   return (setting.is_default() ? 1.05 : 1.0) * (1.0 + 0.3 * x * x + 0.1 * std::abs(x * x * x) + 0.05 * y * y);
 }
 
-struct Searched {
-  std::map<Setting, int> windows;
-  std::optional<Setting> best;
-};
+using Searched = testing::NoiselessSearch;
 
 Searched search(std::size_t first_step) {
   AutoSettings settings;
   settings.several_knobs_first_step = first_step;
   const auto strategy = make_auto_strategy(StrategyOptions{}, settings);
-  SearchSpace space;
-  space.cases = {surface_case};
-  space.settings = surface();
-  space.policy.repetitions = 1;
-  space.policy.max_repetitions = 1;
-  std::vector<PointOutcome> outcomes;
-  std::map<Setting, std::vector<double>> series;
-  Searched searched;
-  for (auto batch = strategy->propose(space, outcomes); !batch.empty() && outcomes.size() < 500;
-       batch = strategy->propose(space, outcomes)) {
-    for (const ScheduledPoint& point : batch) {
-      PointOutcome outcome;
-      outcome.point = point;
-      auto& values = series[point.setting];
-      do {
-        values.push_back(energy_of(point.setting));
-        ++outcome.repetitions;
-        ++searched.windows[point.setting];
-      } while (outcome.repetitions < std::max(point.windows, 1));
-      outcome.energy_per_item_j = values.back();
-      outcome.energy_per_item_j_series = values;
-      outcome.items_per_s = 1.0;
-      outcome.items_per_s_series = std::vector<double>(values.size(), 1.0);
-      outcome.mean_power_w = values.back();
-      outcomes.push_back(outcome);
-    }
-  }
-  searched.best = best_measured_setting(surface_case, outcomes, StrategyOptions{});
-  return searched;
+  return testing::search_noiseless(*strategy, surface_case, surface(), StrategyOptions{}, energy_of);
 }
 
 TEST(AutoDescentStep, AWiderFirstStepMeasuresMoreAndBothEndOnTheFloor) {

@@ -12,6 +12,7 @@
 
 #include "dvfslab/clock_map.hpp"
 #include "dvfslab/error.hpp"
+#include "noiseless_search.hpp"
 #include "sweep/map_guided_line.hpp"
 #include "sweep/search_strategies.hpp"
 
@@ -197,32 +198,13 @@ Searched search_line(const std::shared_ptr<const ClockMap>& map,
   StrategyOptions options;
   options.clock_map = map;
   const auto strategy = search_detail::make_auto_strategy(options);
-  const Case line_case{"line", 1, Mode::train, Precision::fp32};
-  SearchSpace space;
-  space.cases = {line_case};
-  for (const auto& [setting, value] : line) space.settings.push_back(setting);
-  space.policy.repetitions = 1;
-  space.policy.max_repetitions = 1;
-  std::vector<PointOutcome> outcomes;
-  std::map<Setting, std::vector<double>> series;
-  for (auto batch = strategy->propose(space, outcomes); !batch.empty() && outcomes.size() < 500;
-       batch = strategy->propose(space, outcomes)) {
-    for (const ScheduledPoint& point : batch) {
-      const double value = point.setting.is_default() ? line.back().second : energy.at(point.setting);
-      auto& values = series[point.setting];
-      values.push_back(value);
-      PointOutcome outcome;
-      outcome.point = point;
-      outcome.repetitions = 1;
-      outcome.energy_per_item_j = value;
-      outcome.energy_per_item_j_series = values;
-      outcome.items_per_s = 1.0;
-      outcome.items_per_s_series = std::vector<double>(values.size(), 1.0);
-      outcome.mean_power_w = value;
-      outcomes.push_back(outcome);
-    }
-  }
-  return {best_measured_setting(line_case, outcomes, options), series.size()};
+  std::vector<Setting> settings;
+  for (const auto& [setting, value] : line) settings.push_back(setting);
+  // The default runs like the line's top setting.
+  const auto searched = testing::search_noiseless(
+      *strategy, Case{"line", 1, Mode::train, Precision::fp32}, settings, options,
+      [&](const Setting& setting) { return setting.is_default() ? line.back().second : energy.at(setting); });
+  return {searched.best, searched.windows.size()};
 }
 
 TEST(ClockMap, AutoWithTheMapEndsOnTheGpusDipInTwelveProbesFewerThanWithout) {
