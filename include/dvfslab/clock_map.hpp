@@ -60,6 +60,44 @@ ClockMap learn_clock_map(const std::vector<ResultRow>& rows, const std::optional
 // there is no such setting or several.
 std::optional<double> clock_map_factor(const ClockMap& map, const Setting& setting);
 
+// Searching a long line with a map, as `auto` does (src/sweep/map_guided_line.cpp) and
+// the tuner's online search: measure settings spread over the line, divide their
+// values by their factors to read the line's trend, and measure the settings whose
+// trend times factor is least. The numbers are `auto`'s defaults (issue 27's 12
+// probes: the default, 8 spread, 3 predicted; not fitted).
+struct MapGuidedLineRules {
+  std::size_t spread = 8;
+  std::size_t predicted = 3;
+  // A map whose factors vary less than this beyond their noise is taken as flat: it
+  // could not change which setting is measured (the search evidence's resolution).
+  double resolution = 0.005;
+};
+
+// The map's factor of every setting of `line`; none when it lacks one of them.
+std::optional<std::vector<double>> clock_map_line_factors(const ClockMap& map,
+                                                          const std::vector<Setting>& line);
+// Whether `factors` vary by at least `resolution` beyond `noise` (their relative
+// standard deviation with the noise's variance taken out): what a map learned from
+// few noisy lines varies by its noise alone is no GPU's table.
+bool clock_map_varies_beyond(const std::vector<double>& factors, double noise, double resolution);
+// The factors of `line` when the map guides a search along it: the line is at least
+// clock_map_least_line long, the map holds every setting of it and its factors vary
+// by at least rules.resolution beyond the map's noise; none otherwise.
+std::optional<std::vector<double>> clock_map_guiding_factors(const ClockMap& map,
+                                                             const std::vector<Setting>& line,
+                                                             const MapGuidedLineRules& rules = {});
+// The indices of `spread` settings evenly spread over a line of `line_size` (both
+// ends included), from the top down: what a map-guided search measures first.
+std::vector<std::size_t> clock_map_spread_indices(std::size_t line_size, std::size_t spread);
+// From the spread settings' readings (index, value; the infeasible left out): the
+// indices of the `predicted` settings not spread whose trend (a local quadratic over
+// the spread settings' values divided by their factors) times factor is least,
+// least first. A pure function of the readings, so a search replayed from them
+// names the same settings.
+std::vector<std::size_t> clock_map_predicted_indices(
+    const std::vector<std::pair<std::size_t, double>>& spread_values, const std::vector<double>& factor,
+    std::size_t spread, std::size_t predicted);
+
 // The map as JSON (format "dvfslab-clock-map", version 1) and back. Parsing throws
 // ConfigError naming `name` for text that is not such a map.
 std::string clock_map_json(const ClockMap& map);

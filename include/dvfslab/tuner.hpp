@@ -26,6 +26,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/clock_map.hpp"
 #include "dvfslab/gpu.hpp"
 #include "dvfslab/types.hpp"
 
@@ -52,7 +53,12 @@ struct TunerOptions {
   std::optional<double> min_window_s;
   std::int64_t settle_iterations = 1;  // after a change, run before the window is measured
   std::string strategy = "online";     // "online" or a registered search strategy
-  int max_retunes = 3;                 // phase changes that may start a new search
+  // The GPU model's clock map (clock_map.hpp), learned from earlier sweeps of other
+  // workloads: every SM clock from 40 % of the boost clock up is then a candidate (not
+  // 24 of them), and `online` (like `auto`) searches that long line where the map
+  // predicts its dips, for an objective of energy (docs/tune.md, "With a clock map").
+  std::shared_ptr<const ClockMap> clock_map;
+  int max_retunes = 3;  // phase changes that may start a new search
   // A power limit found below the maximum (an administrator's cap) is the highest
   // the tuner sets, unless this allows the range above it.
   bool allow_above_found_power_limit = false;
@@ -66,19 +72,25 @@ inline constexpr double min_window_sensor_periods = 10;
 // Checks the options (positive window lengths, a budget >= 0, ...): ConfigError.
 void validate(const TunerOptions& options);
 
+// Which SM clocks are candidates: at most 24, evenly thinned (a golden-section search
+// needs no more), or every one (a clock map's dips lie between the thinned ones).
+enum class SmClockCandidates { thinned, every };
+
 // The settings the tuner may choose on `gpu` for `knobs`: SM clocks at the default
-// memory clock from 40 % of the boost clock up (at most 24, evenly thinned), the
+// memory clock from 40 % of the boost clock up (by `sm_clocks`), the
 // memory clocks, and 8 power limits from the minimum to the limit found (to the
 // maximum with `allow_above_found_power_limit`); every combination, ascending, the
 // default setting not included.
 std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs,
-                                     bool allow_above_found_power_limit = false);
+                                     bool allow_above_found_power_limit = false,
+                                     SmClockCandidates sm_clocks = SmClockCandidates::thinned);
 // The same from a clock table and power limits alone, for knobs sm, mem and pl
 // (profiles need the GPU): what a benchmark replaying a published table tunes
 // among, so that it measures the settings `dvfslab tune` would choose from.
 std::vector<Setting> tune_candidates(const ClockTable& table, const PowerLimits& limits,
                                      const std::vector<TuneKnob>& knobs,
-                                     bool allow_above_found_power_limit = false);
+                                     bool allow_above_found_power_limit = false,
+                                     SmClockCandidates sm_clocks = SmClockCandidates::thinned);
 
 enum class WindowRole { warmup, probe, hold };
 

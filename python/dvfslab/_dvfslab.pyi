@@ -157,7 +157,8 @@ class _NativeMeter:
 class _NativeTuner:
     def __init__(self, gpu: Gpu, knobs: str, objective: str, max_slowdown_pct: Optional[float],
                  warmup_iterations: int, probe_iterations: Optional[int], settle_iterations: int, strategy: str,
-                 max_retunes: int, state_dir: str, job_figures: Optional[Callable[[tuple], tuple]] = None,
+                 max_retunes: int, state_dir: str, clock_map: Optional[str] = None,
+                 job_figures: Optional[Callable[[tuple], tuple]] = None,
                  agreed_window: Optional[Callable[[tuple], tuple]] = None) -> None: ...
     def step_begin(self) -> None: ...
     def step_end(self, items: float) -> None: ...

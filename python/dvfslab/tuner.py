@@ -70,6 +70,9 @@ class Tuner:
         --warmup-iters, --probe-iters, --settle-iters, --strategy, --max-retunes,
         --state-dir of `dvfslab tune` (state_dir: DVFSLAB_STATE_DIR, else the default;
         probe_iters None: windows of 50 iterations that also last ten sensor periods).
+    clock_map: the path of a clock map of this GPU model (`dvfslab clock-map`), as
+        --clock-map of `dvfslab tune`: every SM clock from 40 % of the top is then a
+        candidate and a long line is probed where the map predicts its dips.
 
     Making it takes the GPU's lock (BusyError if another dvfslab process holds it)
     and refuses a read-only GPU with dvfslab.PermissionError before anything
@@ -94,7 +97,8 @@ class Tuner:
     def __init__(self, gpu: _dvfslab.Gpu, objective: str = "energy", knobs: Union[str, Iterable[str]] = "sm", *,
                  max_slowdown: Optional[float] = None, warmup_iters: int = 20, probe_iters: Optional[int] = None,
                  settle_iters: int = 1, strategy: str = "online", max_retunes: int = 3,
-                 state_dir: Optional[str] = None, distributed: Optional[bool] = None):
+                 state_dir: Optional[str] = None, clock_map: Optional[str] = None,
+                 distributed: Optional[bool] = None):
         self._gpu = gpu
         self._report: Optional[Dict[str, Any]] = None
         self._reported = ReportedTotal()
@@ -111,6 +115,7 @@ class Tuner:
         self._native: Optional[_dvfslab._NativeTuner] = _dvfslab._NativeTuner(
             gpu, _knob_text(knobs), objective, max_slowdown, warmup_iters, probe_iters, settle_iters, strategy,
             max_retunes, "" if state_dir is None else str(state_dir),
+            clock_map=None if clock_map is None else str(clock_map),
             job_figures=None if self._ranks is None else self._ranks.job_figures,
             agreed_window=None if self._ranks is None else self._ranks.agreed_window)
         self._signals = RestoreOnSignals(self._restore_on_signal)

@@ -30,7 +30,8 @@ using release_gil = py::call_guard<py::gil_scoped_release>;
 TunerOptions tuner_options(const std::string& knobs, const std::string& objective,
                            std::optional<double> max_slowdown_pct, std::int64_t warmup_iterations,
                            std::optional<std::int64_t> probe_iterations, std::int64_t settle_iterations,
-                           const std::string& strategy, int max_retunes, const std::string& state_dir) {
+                           const std::string& strategy, int max_retunes, const std::string& state_dir,
+                           const std::optional<std::string>& clock_map) {
   TunerOptions options;
   options.knobs = parse_tune_knobs(knobs);
   options.objective = frontend::tuner_objective(objective, max_slowdown_pct, {"objective", "max_slowdown"});
@@ -44,6 +45,7 @@ TunerOptions tuner_options(const std::string& knobs, const std::string& objectiv
   options.strategy = strategy;
   options.max_retunes = max_retunes;
   options.state_dir = frontend::state_dir(state_dir);
+  if (clock_map) options.clock_map = std::make_shared<const ClockMap>(read_clock_map(*clock_map));
   validate(options);
   return options;
 }
@@ -147,10 +149,11 @@ void register_tuner(py::module_& module) {
                        std::optional<double> max_slowdown_pct, std::int64_t warmup_iterations,
                        std::optional<std::int64_t> probe_iterations, std::int64_t settle_iterations,
                        const std::string& strategy, int max_retunes, const std::string& state_dir,
-                       py::object job_figures, py::object agreed_window) {
+                       const std::optional<std::string>& clock_map, py::object job_figures,
+                       py::object agreed_window) {
              TunerOptions options =
                  tuner_options(knobs, objective, max_slowdown_pct, warmup_iterations, probe_iterations,
-                               settle_iterations, strategy, max_retunes, state_dir);
+                               settle_iterations, strategy, max_retunes, state_dir, clock_map);
              const bool coordinated = !job_figures.is_none() || !agreed_window.is_none();
              if (coordinated && (job_figures.is_none() || agreed_window.is_none()))
                throw UsageError("give both job_figures and agreed_window, or neither");
@@ -165,7 +168,8 @@ void register_tuner(py::module_& module) {
            py::arg("gpu"), py::arg("knobs"), py::arg("objective"), py::arg("max_slowdown_pct"),
            py::arg("warmup_iterations"), py::arg("probe_iterations"), py::arg("settle_iterations"),
            py::arg("strategy"), py::arg("max_retunes"), py::arg("state_dir"),
-           py::arg("job_figures") = py::none(), py::arg("agreed_window") = py::none(), py::keep_alive<1, 2>())
+           py::arg("clock_map") = py::none(), py::arg("job_figures") = py::none(),
+           py::arg("agreed_window") = py::none(), py::keep_alive<1, 2>())
       .def("step_begin", &NativeTuner::step_begin, release_gil())
       .def("step_end", &NativeTuner::step_end, py::arg("items"), release_gil())
       .def("add_iterations", &NativeTuner::add_iterations, py::arg("iterations"), py::arg("items"),

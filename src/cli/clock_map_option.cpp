@@ -1,17 +1,21 @@
 #include "cli/clock_map_option.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "dvfslab/error.hpp"
 
 namespace dvfslab::cli {
 
 std::shared_ptr<const ClockMap> read_clock_map_option(const std::optional<std::string>& file,
-                                                      const std::string& strategy,
-                                                      const Objective& objective) {
+                                                      const std::string& strategy, const Objective& objective,
+                                                      const std::vector<std::string>& guided) {
   if (!file) return nullptr;
-  if (strategy != "auto")
-    throw UsageError(fmt::format("--clock-map guides --strategy auto, not {}", strategy));
+  if (std::find(guided.begin(), guided.end(), strategy) == guided.end())
+    throw UsageError(
+        fmt::format("--clock-map guides --strategy {}, not {}", fmt::join(guided, " or "), strategy));
   if (objective.kind != Objective::Kind::energy && objective.kind != Objective::Kind::energy_within_slowdown)
     throw UsageError(
         fmt::format("--clock-map maps energy: it guides --objective energy or energy-within-slowdown, not {}",

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/clock_map_option.hpp"
 #include "cli/commands.hpp"
 #include "cli/environment.hpp"
 #include "cli/iterations_from_option.hpp"
@@ -46,6 +47,7 @@ struct TuneArguments {
   bool json = false;
   std::string state_dir;
   std::string sim_job;
+  std::optional<std::string> clock_map_file;  // given, even as '' (refused as no such file)
   IterationsFrom iterations_from = IterationsFrom::rank0;
   bool iterations_from_given = false;
   bool probe_iterations_given = false;
@@ -69,6 +71,8 @@ TunerOptions tuner_options(const TuneArguments& args) {
   options.max_retunes = args.max_retunes;
   options.allow_above_found_power_limit = args.allow_above_found_power_limit;
   options.state_dir = state_dir(args.state_dir);
+  options.clock_map =
+      read_clock_map_option(args.clock_map_file, options.strategy, options.objective, {"online", "auto"});
   validate(options);
   return options;
 }
@@ -173,6 +177,7 @@ void run_tune(const TuneArguments& args) {
                       gpu->identity().name, args.device));
     gpus.push_back(gpu.get());
   }
+  if (options.clock_map) check_clock_map_gpus(*options.clock_map, *args.clock_map_file, opened);
   if (gpus.size() > 1 && !args.sim_job.empty())
     throw UsageError(
         fmt::format("--sim-job runs on one simulated GPU and --device {} names {}: give one, or "
@@ -227,9 +232,10 @@ void add_tune_command(CLI::App& app) {
       "Examples: dvfslab tune --knobs sm,pl -- python3 train.py\n"
       "          dvfslab tune --device sim:v100 --sim-job resnet50/train/b64:3000,resnet50/infer/b256:3000");
   add_device_option(*tune, args->device)->capture_default_str();
-  tune->add_option("--knobs", args->knobs,
-                   "What to tune: a comma-separated list of sm, mem, pl; or profile alone, which measures each "
-                   "workload power profile the GPU supports and holds the best (docs/profiles.md)")
+  tune->add_option(
+          "--knobs", args->knobs,
+          "What to tune: a comma-separated list of sm, mem, pl; or profile alone, which measures each "
+          "workload power profile the GPU supports and holds the best (docs/profiles.md)")
       ->capture_default_str();
   tune->add_option("--objective", args->objective, objective_help())->capture_default_str();
   tune->add_option(
@@ -266,6 +272,10 @@ void add_tune_command(CLI::App& app) {
   tune->add_option("--sim-job", args->sim_job,
                    "A simulated job instead of a command (with --device sim:NAME): PHASE[,PHASE...], PHASE = "
                    "WORKLOAD[/train|/infer][/bBATCH][/PRECISION][:ITERATIONS]");
+  tune->add_option("--clock-map", args->clock_map_file,
+                   "A clock map of this GPU model (dvfslab clock-map): every SM clock from 40 % of the top "
+                   "is then a candidate, and online (or auto) measures a long line where the map predicts "
+                   "its dips (docs/tune.md); objective energy, with or without --max-slowdown");
   CLI::Option* iterations_from = add_iterations_from_option(*tune, args->iterations_from);
   tune->add_option("command", args->command, "The job and its arguments, after --");
   tune->callback([args, iterations_from, probe_iterations] {

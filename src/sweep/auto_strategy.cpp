@@ -41,8 +41,8 @@ class AutoStrategy final : public ReplayStrategy {
       if (line.size() <= settings.short_line) return race(e, line, measure_line(e, line));
       AutoSettings::LongLineFinish finish = settings.long_line_finish;
       if (clock_map && line.size() >= settings.long_line) {
-        if (const auto factors = line_factors(*clock_map, line)) {
-          if (varies_beyond(*factors, clock_map->factor_noise, settings.evidence.resolution))
+        if (const auto factors = clock_map_line_factors(*clock_map, line)) {
+          if (clock_map_varies_beyond(*factors, clock_map->factor_noise, settings.evidence.resolution))
             return race(e, line,
                         map_guided_line(e, line, *factors, settings.coarse_points, settings.map_predicted));
           // The GPU's table leaves this line smooth: nothing for descents to trip on. A

@@ -88,12 +88,13 @@ ClockMap parse_clock_map(std::string_view text, const std::string& name) {
 
 ClockMap read_clock_map(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path))
-    throw ConfigError(path.string() + " does not exist: give a clock map written by `dvfslab clock-map -o`");
+    throw ConfigError(fmt::format(
+        "clock map '{}' does not exist: give a file written by `dvfslab clock-map -o`", path.string()));
   require_regular_file(path, "clock map");
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
-  if (!in) throw ConfigError(path.string() + ": cannot be read");
+  if (!in) throw ConfigError(fmt::format("clock map '{}' cannot be read", path.string()));
   return parse_clock_map(text.str(), path.string());
 }
 

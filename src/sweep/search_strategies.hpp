@@ -38,8 +38,9 @@ struct AutoSettings {
   // With the GPU's clock map (StrategyOptions::clock_map) a long line is searched by
   // map_guided_line instead: the coarse subset's settings spread over it, then this
   // many of the best predicted. 3: issue 27's budget of 12 probes less the default
-  // and the 8 spread; not fitted (docs/search.md, "A GPU's clock map").
-  std::size_t map_predicted = 3;
+  // and the 8 spread; not fitted (docs/search.md, "A GPU's clock map"). The tuner's
+  // online search takes the same (MapGuidedLineRules, dvfslab/clock_map.hpp).
+  std::size_t map_predicted = MapGuidedLineRules{}.predicted;
   // How a long line of SM or memory clocks ends when the map covers it but shows it
   // smooth (its factors vary less than the evidence's resolution beyond their noise):
   // the fit finds a smooth valley in fewer probes than descents, and it is on rough

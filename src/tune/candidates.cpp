@@ -29,7 +29,7 @@ std::vector<int> thin(const std::vector<int>& ascending, std::size_t most) {
   return kept;
 }
 
-std::vector<std::optional<int>> sm_values(const ClockTable& table) {
+std::vector<std::optional<int>> sm_values(const ClockTable& table, SmClockCandidates which) {
   const int memory =
       table.default_memory_mhz.value_or(table.memory_mhz.empty() ? 0 : table.memory_mhz.front());
   const auto found = table.graphics_mhz.find(memory);
@@ -40,7 +40,8 @@ std::vector<std::optional<int>> sm_values(const ClockTable& table) {
   const double lowest = lowest_sm_share * clocks.back();
   std::erase_if(clocks, [&](int mhz) { return mhz < lowest; });
   std::vector<std::optional<int>> values;
-  for (int mhz : thin(clocks, most_sm_clocks)) values.emplace_back(mhz);
+  if (which == SmClockCandidates::thinned) clocks = thin(clocks, most_sm_clocks);
+  for (int mhz : clocks) values.emplace_back(mhz);
   return values;
 }
 
@@ -134,15 +135,16 @@ std::vector<TuneKnob> parse_tune_knobs(std::string_view text) {
 }
 
 std::vector<Setting> tune_candidates(Gpu& gpu, const std::vector<TuneKnob>& knobs,
-                                     bool allow_above_found_power_limit) {
+                                     bool allow_above_found_power_limit, SmClockCandidates sm_clocks) {
   if (std::find(knobs.begin(), knobs.end(), TuneKnob::profile) != knobs.end()) return profile_settings(gpu);
   const bool has_pl = std::find(knobs.begin(), knobs.end(), TuneKnob::pl) != knobs.end();
   return tune_candidates(gpu.clock_table(), has_pl ? gpu.power_limits() : PowerLimits{}, knobs,
-                         allow_above_found_power_limit);
+                         allow_above_found_power_limit, sm_clocks);
 }
 
 std::vector<Setting> tune_candidates(const ClockTable& table, const PowerLimits& limits,
-                                     const std::vector<TuneKnob>& knobs, bool allow_above_found_power_limit) {
+                                     const std::vector<TuneKnob>& knobs, bool allow_above_found_power_limit,
+                                     SmClockCandidates sm_clocks) {
   const auto has = [&](TuneKnob knob) { return std::find(knobs.begin(), knobs.end(), knob) != knobs.end(); };
   if (has(TuneKnob::profile))
     throw ConfigError("workload power profiles are tuned from the GPU itself, not from a clock table");
@@ -151,7 +153,7 @@ std::vector<Setting> tune_candidates(const ClockTable& table, const PowerLimits&
   std::vector<std::optional<int>> mem{std::nullopt};
   std::vector<std::optional<int>> pl{std::nullopt};
   if (has(TuneKnob::sm))
-    for (auto v : sm_values(table)) sm.push_back(v);
+    for (auto v : sm_values(table, sm_clocks)) sm.push_back(v);
   if (has(TuneKnob::mem))
     for (auto v : mem_values(table)) mem.push_back(v);
   if (has(TuneKnob::pl))

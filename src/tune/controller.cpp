@@ -29,6 +29,7 @@ const Case job_case{"job", 1, Mode::train, Precision::fp32};
 std::unique_ptr<SearchStrategy> strategy_named(const TunerOptions& options) {
   StrategyOptions strategy_options;
   strategy_options.objective = options.objective;
+  strategy_options.clock_map = options.clock_map;
   if (options.strategy == "online") return tune::make_online_strategy(strategy_options);
   return make_strategy(options.strategy, strategy_options);
 }
@@ -89,14 +90,28 @@ void validate(const TunerOptions& options) {
   if (options.min_window_s && !(*options.min_window_s >= 0 && *options.min_window_s <= 3600))
     throw ConfigError("the least window length must be from 0 to 3600 s");
   const auto strategies = search_strategies();
-  const bool known = options.strategy == "online" ||
-                     std::any_of(strategies.begin(), strategies.end(), [&](const StrategyDefinition& strategy) {
-                       return strategy.name == options.strategy;
-                     });
+  const bool known = options.strategy == "online" || std::any_of(strategies.begin(), strategies.end(),
+                                                                 [&](const StrategyDefinition& strategy) {
+                                                                   return strategy.name == options.strategy;
+                                                                 });
   if (!known) {
     std::string choices = "online (the default)";
     for (const StrategyDefinition& strategy : strategies) choices += ", " + strategy.name;
     throw ConfigError(fmt::format("unknown strategy '{}'; choose one of: {}", options.strategy, choices));
+  }
+  if (options.clock_map) {
+    // Refused where nothing would use the map, rather than carried unused.
+    if (options.strategy != "online" && options.strategy != "auto")
+      throw ConfigError(
+          fmt::format("a clock map guides the strategies online and auto, not {}", options.strategy));
+    if (std::find(options.knobs.begin(), options.knobs.end(), TuneKnob::sm) == options.knobs.end())
+      throw ConfigError("a clock map guides the search of SM clocks: tune the knob sm");
+    if (options.objective.kind != Objective::Kind::energy &&
+        options.objective.kind != Objective::Kind::energy_within_slowdown)
+      throw ConfigError(
+          fmt::format("a clock map maps energy: it guides the objective energy or "
+                      "energy-within-slowdown, not {}",
+                      to_string(options.objective)));
   }
 }
 

@@ -1,6 +1,8 @@
 // The online search replays itself from the outcomes on every call: the search is a
 // pure function of what was measured, and the first setting it needs but lacks is
 // the next proposal. No state survives between calls, so the outcomes alone decide.
+// With the GPU's clock map, a long line of SM clocks is searched where the map
+// predicts its dips (dvfslab/clock_map.hpp), as `auto` searches one.
 #include "tune/online_strategy.hpp"
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <set>
 
 #include "dvfslab/analysis.hpp"
+#include "dvfslab/clock_map.hpp"
 #include "tune/objective_score.hpp"
 
 namespace dvfslab::tune {
@@ -24,7 +27,7 @@ const double unusable = std::numeric_limits<double>::infinity();
 class Replay {
  public:
   Replay(const SearchSpace& space, std::span<const PointOutcome> measured, const Objective& objective,
-         double near_tie_fraction)
+         double near_tie_fraction, const ClockMap* clock_map)
       : near_tie_fraction_(near_tie_fraction), allowed_(space.settings.begin(), space.settings.end()) {
     allowed_.insert(Setting{});
     const PointOutcome* baseline = nullptr;
@@ -43,7 +46,8 @@ class Replay {
           absent_allowed = true;
       }
       if (values.empty()) continue;
-      Axis axis{field, {values.begin(), values.end()}};
+      Axis axis{field, {values.begin(), values.end()}, {}};
+      if (clock_map != nullptr && field == &Setting::sm_mhz) axis.factors = map_factors(*clock_map, values);
       // The knob left as found is its top: data-centre GPUs default to the highest clocks and limit.
       if (absent_allowed) axis.values.push_back(std::nullopt);
       axes_.push_back(std::move(axis));
@@ -55,7 +59,7 @@ class Replay {
     if (scores_.find(Setting{}) == scores_.end()) return Setting{};
     Setting current;
     for (const Axis& axis : axes_) {
-      const auto best = search_axis(axis, current);
+      const auto best = axis.factors.empty() ? search_axis(axis, current) : map_guided_axis(axis, current);
       if (!best) return missing_;
       current.*(axis.field) = axis.values[*best];
     }
@@ -66,7 +70,22 @@ class Replay {
   struct Axis {
     KnobField field;
     std::vector<KnobValue> values;  // ascending, the knob left as found last
+    // The clock map's factor of each value set (not of the knob left as found, whose
+    // clock the tuner does not know); empty where the map does not guide this axis.
+    std::vector<double> factors;
   };
+
+  // The map's factors of the SM clocks `values`, or none where the map does not guide
+  // a search of them (clock_map_guiding_factors), as in `auto`.
+  static std::vector<double> map_factors(const ClockMap& map, const std::set<int>& values) {
+    std::vector<Setting> line;
+    for (const int mhz : values) {
+      Setting setting;
+      setting.sm_mhz = mhz;
+      line.push_back(setting);
+    }
+    return clock_map_guiding_factors(map, line).value_or(std::vector<double>{});
+  }
 
   // The score of `setting`; absent (and remembered as missing) when unmeasured.
   std::optional<double> score(const Setting& setting) {
@@ -116,6 +135,36 @@ class Replay {
     return best;
   }
 
+  // The map-guided search of an axis: the spread values, then those the map predicts
+  // cheapest (auto's numbers of each), and the best measured on the axis, the knob
+  // left as found included; absent while a needed point is unmeasured.
+  std::optional<std::size_t> map_guided_axis(const Axis& axis, const Setting& at) {
+    const MapGuidedLineRules rules;
+    std::vector<std::pair<std::size_t, double>> spread_values;
+    for (const std::size_t index : clock_map_spread_indices(axis.factors.size(), rules.spread)) {
+      const auto value = score_at(axis, at, index);
+      if (!value) return std::nullopt;
+      if (std::isfinite(*value)) spread_values.emplace_back(index, *value);
+    }
+    for (const std::size_t index :
+         clock_map_predicted_indices(spread_values, axis.factors, rules.spread, rules.predicted)) {
+      if (!score_at(axis, at, index)) return std::nullopt;
+    }
+    // From the top down, so that a tie keeps the setting nearer the default.
+    std::size_t best = axis.values.size() - 1;
+    double best_score = unusable;
+    for (std::size_t index = axis.values.size(); index-- > 0;) {
+      Setting setting = at;
+      setting.*(axis.field) = axis.values[index];
+      const auto found = scores_.find(setting);
+      if (found != scores_.end() && allowed_.contains(setting) && found->second < best_score) {
+        best_score = found->second;
+        best = index;
+      }
+    }
+    return best;
+  }
+
   double near_tie_fraction_;
   std::set<Setting> allowed_;
   std::map<Setting, double> scores_;
@@ -125,27 +174,37 @@ class Replay {
 
 class OnlineStrategy final : public SearchStrategy {
  public:
-  OnlineStrategy(Objective objective, const OnlineSettings& settings)
-      : objective_(objective), settings_(settings) {}
+  OnlineStrategy(const StrategyOptions& options, const OnlineSettings& settings)
+      : objective_(options.objective),
+        settings_(settings),
+        clock_map_(energy_objective(options.objective) ? options.clock_map : nullptr) {}
   std::string name() const override { return "online"; }
   std::vector<ScheduledPoint> propose(const SearchSpace& space,
                                       std::span<const PointOutcome> measured) override {
     if (space.cases.empty()) return {};
-    const auto next = Replay(space, measured, objective_, settings_.near_tie_fraction).next();
+    const auto next =
+        Replay(space, measured, objective_, settings_.near_tie_fraction, clock_map_.get()).next();
     if (!next) return {};
     return {ScheduledPoint{space.cases.front(), *next, PointRole::grid, 0}};
   }
 
  private:
+  // The map is of energy, as in `auto`: an objective of time would need the time's scatter.
+  static bool energy_objective(const Objective& objective) {
+    return objective.kind == Objective::Kind::energy ||
+           objective.kind == Objective::Kind::energy_within_slowdown;
+  }
+
   Objective objective_;
   OnlineSettings settings_;
+  std::shared_ptr<const ClockMap> clock_map_;
 };
 
 }  // namespace
 
 std::unique_ptr<SearchStrategy> make_online_strategy(const StrategyOptions& options,
                                                      const OnlineSettings& settings) {
-  return std::make_unique<OnlineStrategy>(options.objective, settings);
+  return std::make_unique<OnlineStrategy>(options, settings);
 }
 
 }  // namespace dvfslab::tune

@@ -37,13 +37,32 @@ std::vector<Gpu*> checked_gpus(std::vector<Gpu*> gpus, const TunerOptions& optio
   return gpus;
 }
 
+// Every SM clock where the map guides a search of them (a long line it shows rough:
+// its dips lie between the thinned clocks); thinned otherwise, where a golden section
+// over every clock would only take more probes.
+SmClockCandidates sm_clocks_to_offer(Gpu& gpu, const TunerOptions& options) {
+  if (!options.clock_map ||
+      std::find(options.knobs.begin(), options.knobs.end(), TuneKnob::sm) == options.knobs.end())
+    return SmClockCandidates::thinned;
+  const std::vector<Setting> sm_line = tune_candidates(gpu, {TuneKnob::sm}, false, SmClockCandidates::every);
+  return clock_map_guiding_factors(*options.clock_map, sm_line) ? SmClockCandidates::every
+                                                                : SmClockCandidates::thinned;
+}
+
 // The settings every GPU of the job supports: one setting goes to all of them.
 std::vector<Setting> common_candidates(const std::vector<Gpu*>& gpus, const TunerOptions& options) {
+  for (const Gpu* gpu : gpus) {
+    if (options.clock_map && options.clock_map->gpu != gpu->identity().name)
+      throw ConfigError(
+          fmt::format("the clock map is of {}, not of {}: learn one from sweeps of that GPU model",
+                      options.clock_map->gpu, gpu->identity().name));
+  }
+  const SmClockCandidates sm_clocks = sm_clocks_to_offer(*gpus.front(), options);
   std::vector<Setting> common =
-      tune_candidates(*gpus.front(), options.knobs, options.allow_above_found_power_limit);
+      tune_candidates(*gpus.front(), options.knobs, options.allow_above_found_power_limit, sm_clocks);
   for (std::size_t i = 1; i < gpus.size(); ++i) {
     const std::vector<Setting> own =
-        tune_candidates(*gpus[i], options.knobs, options.allow_above_found_power_limit);
+        tune_candidates(*gpus[i], options.knobs, options.allow_above_found_power_limit, sm_clocks);
     std::erase_if(common, [&own](const Setting& setting) {
       return std::find(own.begin(), own.end(), setting) == own.end();
     });
@@ -57,7 +76,8 @@ TunerOptions with_window_floor(TunerOptions options, const std::vector<Gpu*>& gp
   if (options.min_window_s) return options;
   constexpr double unknown_sensor_period_s = 0.1;
   double slowest_s = 0;
-  for (const Gpu* gpu : gpus) slowest_s = std::max(slowest_s, gpu->sensor_period_s().value_or(unknown_sensor_period_s));
+  for (const Gpu* gpu : gpus)
+    slowest_s = std::max(slowest_s, gpu->sensor_period_s().value_or(unknown_sensor_period_s));
   options.min_window_s = min_window_sensor_periods * slowest_s;
   return options;
 }
@@ -151,7 +171,8 @@ struct Tuner::State {
     }
     MeasurementFlags flags = m.flags;
     flags.clock_mismatch = clock_differs(window.setting, m, std::nullopt);
-    return WindowFigures{iterations, items, m.duration_s, m.energy_j.value_or(0), flags.setting_not_applied()};
+    return WindowFigures{iterations, items, m.duration_s, m.energy_j.value_or(0),
+                         flags.setting_not_applied()};
   }
 
   WindowFigures job_figures(const WindowFigures& own) const {

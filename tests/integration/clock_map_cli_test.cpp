@@ -1,8 +1,11 @@
 // `dvfslab clock-map` and `dvfslab search --clock-map` end to end on the published
 // dense V100-SXM2 set: the map learned from the other workloads guides `auto` on the
-// one left out, and every input that cannot be used is one line with its exit code.
+// one left out; `dvfslab tune --clock-map` on a simulated GPU probes where a map
+// predicts a dip; and every input that cannot be used is one line with its exit code.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -121,10 +124,74 @@ TEST(ClockMapCli, ASweepWithAutoSearchesEachCaseWithTheMap) {
   EXPECT_NE(grid.err.find("guides --strategy auto, not grid"), std::string::npos) << grid.err;
 }
 
+// A map of the simulated V100 whose every SM clock is as its neighbours but 1005 MHz,
+// `dip` times their energy (the simulator's own lines are smooth: a map of them would
+// be flat, as one with a dip of 1 is).
+std::filesystem::path sim_v100_map_with_a_dip(const testing::ScratchDir& scratch, double dip = 0.9) {
+  const auto info = run_dvfslab({"info", "--device", "sim:v100", "--json"});
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  const auto device = nlohmann::json::parse(info.out).at("devices").at(0);
+  nlohmann::json settings = nlohmann::json::array();
+  for (const int mhz : device.at("clocks").at("graphics_mhz").at("877").get<std::vector<int>>()) {
+    settings.push_back(
+        {{"sm_mhz", mhz}, {"mem_mhz", 877}, {"power_limit_w", nullptr}, {"factor", mhz == 1005 ? dip : 1.0}});
+  }
+  const auto path = scratch / fmt::format("sim-v100-map-{}.json", dip);
+  std::ofstream(path) << nlohmann::json{{"format", "dvfslab-clock-map"}, {"version", 1},
+                                        {"gpu", device.at("name")},      {"lines", 5},
+                                        {"factor_noise", 0.001},         {"settings", settings}}
+                             .dump();
+  return path;
+}
+
+std::vector<int> probed_sm_clocks(const std::string& tune_json) {
+  std::vector<int> clocks;
+  const auto report = nlohmann::json::parse(tune_json);
+  for (const auto& probe : report.at("probes"))
+    if (!probe.at("setting").at("sm_mhz").is_null()) clocks.push_back(probe.at("setting").at("sm_mhz"));
+  return clocks;
+}
+
+// The tuner given the map has every SM clock from 40 % up to choose from and probes the
+// line as auto does: the default, 8 spread clocks and the 3 the map predicts cheapest,
+// the dip among them; without it, golden section over 24 clocks never meets 1005 MHz.
+// A flat map guides nothing: the tuner probes as it does without one.
+TEST(ClockMapCli, TuneWithTheMapProbesWhereItPredictsTheDip) {
+  testing::ScratchDir scratch;
+  const auto map_file = sim_v100_map_with_a_dip(scratch);
+  const std::vector<std::string> tune = {"tune",
+                                         "--device",
+                                         "sim:v100",
+                                         "--sim-job",
+                                         "resnet50/train:4000",
+                                         "--json",
+                                         "--db",
+                                         (scratch / "tune.sqlite").string()};
+  auto guided_arguments = tune;
+  guided_arguments.insert(guided_arguments.end(), {"--clock-map", map_file.string()});
+  const auto guided = run_dvfslab(guided_arguments);
+  ASSERT_EQ(guided.exit_code, 0) << guided.err;
+  EXPECT_NE(guided.err.find("with the clock map of Tesla V100-PCIE-16GB"), std::string::npos) << guided.err;
+  const auto unguided = run_dvfslab(tune);
+  ASSERT_EQ(unguided.exit_code, 0) << unguided.err;
+  const auto guided_clocks = probed_sm_clocks(guided.out);
+  const auto unguided_clocks = probed_sm_clocks(unguided.out);
+  EXPECT_EQ(guided_clocks.size(), 11u) << "8 spread and 3 predicted, besides the default";
+  EXPECT_NE(std::find(guided_clocks.begin(), guided_clocks.end(), 1005), guided_clocks.end());
+  EXPECT_EQ(std::find(unguided_clocks.begin(), unguided_clocks.end(), 1005), unguided_clocks.end());
+  auto flat_arguments = tune;
+  flat_arguments.insert(flat_arguments.end(),
+                        {"--clock-map", sim_v100_map_with_a_dip(scratch, 1.0).string()});
+  const auto flat = run_dvfslab(flat_arguments);
+  ASSERT_EQ(flat.exit_code, 0) << flat.err;
+  EXPECT_EQ(probed_sm_clocks(flat.out), unguided_clocks);
+}
+
 TEST(ClockMapCli, WhatCannotGiveOrUseAMapIsOneLineWithItsExitCode) {
   testing::ScratchDir scratch;
   const auto map_file = scratch / "map.json";
   ASSERT_EQ(run_dvfslab({"clock-map", dense_table, "-o", map_file.string()}).exit_code, 0);
+  const auto sim_map = sim_v100_map_with_a_dip(scratch);
   const auto garbage = scratch / "garbage.json";
   std::ofstream(garbage) << "{\"format\": \"dvfslab-model\"}";
   const auto db = (scratch / "db.sqlite").string();
@@ -132,6 +199,15 @@ TEST(ClockMapCli, WhatCannotGiveOrUseAMapIsOneLineWithItsExitCode) {
       "search", "--device", "replay:" + dense_table, "--workload", left_out, "--db", db};
   const auto with = [&](std::vector<std::string> extra) {
     auto arguments = search;
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    return arguments;
+  };
+  const auto tune_with = [&](std::vector<std::string> extra, const std::string& device = "sim:v100",
+                             const std::filesystem::path& map = {}) {
+    std::vector<std::string> arguments = {
+        "tune",      "--device",           device,
+        "--sim-job", "resnet50/train:400", "--db",
+        db,          "--clock-map",        (map.empty() ? sim_map : map).string()};
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     return arguments;
   };
@@ -156,6 +232,11 @@ TEST(ClockMapCli, WhatCannotGiveOrUseAMapIsOneLineWithItsExitCode) {
         "--db", db, "--clock-map", map_file.string()},
        3,
        "is a map of Tesla V100-SXM2-16GB, not of Tesla V100 PCIe"},
+      {tune_with({"--strategy", "golden"}), 2, "guides --strategy online or auto, not golden"},
+      {tune_with({"--knobs", "pl"}), 3, "guides the search of SM clocks: tune the knob sm"},
+      {tune_with({"--objective", "edp"}), 2, "not edp"},
+      {tune_with({}, "sim:h200"), 3, "is a map of Tesla V100-PCIE-16GB, not of NVIDIA H200"},
+      {tune_with({}, "sim:v100", garbage), 3, "is not a clock map"},
   };
   for (const Case& c : cases) {
     const auto result = run_dvfslab(c.arguments);

@@ -113,6 +113,43 @@ def test_bad_options_are_refused_like_the_command():
         dvfslab.Tuner(gpu, objective="edp", max_slowdown=10)
 
 
+def sim_v100_map_with_a_dip(tmp_path, gpu, gpu_name=None):
+    """A clock map of `gpu` whose SM clocks are all as their neighbours but 1005 MHz, 10 % cheaper."""
+    settings = [{"sm_mhz": mhz, "mem_mhz": 877, "power_limit_w": None, "factor": 0.9 if mhz == 1005 else 1.0}
+                for mhz in gpu.clock_table().graphics_mhz[877]]
+    path = tmp_path / f"map-{gpu_name or gpu.name}.json"
+    path.write_text(json.dumps({"format": "dvfslab-clock-map", "version": 1, "gpu": gpu_name or gpu.name,
+                                "lines": 5, "factor_noise": 0.001, "settings": settings}))
+    return path
+
+
+def test_a_clock_map_has_the_tuner_probe_where_it_predicts_a_dip(tmp_path):
+    gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
+    items = dvfslab.SimGpu.items_per_iteration("resnet50", 64)
+    with dvfslab.Tuner(gpu, warmup_iters=5, probe_iters=10, clock_map=sim_v100_map_with_a_dip(tmp_path, gpu)) as tuner:
+        for _ in range(400):
+            with tuner.step() as step:
+                gpu.simulate("resnet50", 64)
+                step.items = items
+    probed = [probe["setting"]["sm_mhz"] for probe in tuner.report()["probes"]]
+    # The default, 8 clocks spread over the line and the 3 the map predicts cheapest.
+    assert len(probed) == 12 and 1005 in probed
+
+
+def test_a_clock_map_that_nothing_would_use_or_of_another_gpu_is_refused(tmp_path):
+    gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
+    own = sim_v100_map_with_a_dip(tmp_path, gpu)
+    with pytest.raises(dvfslab.ConfigError, match="online and auto, not golden"):
+        dvfslab.Tuner(gpu, strategy="golden", clock_map=own)
+    with pytest.raises(dvfslab.ConfigError, match="tune the knob sm"):
+        dvfslab.Tuner(gpu, knobs="pl", clock_map=own)
+    with pytest.raises(dvfslab.ConfigError, match="not of Tesla V100-PCIE-16GB"):
+        dvfslab.Tuner(gpu, clock_map=sim_v100_map_with_a_dip(tmp_path, gpu, "NVIDIA H200"))
+    (tmp_path / "model.json").write_text('{"format": "dvfslab-model"}')
+    with pytest.raises(dvfslab.ConfigError, match="is not a clock map"):
+        dvfslab.Tuner(gpu, clock_map=tmp_path / "model.json")
+
+
 def test_a_short_tuning_on_a_simulated_gpu_holds_a_setting_and_reports_like_tune_json():
     gpu = dvfslab.open("sim:v100", virtual_time=True, allow_clock_changes=True)
     assert not gpu.read_only

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "noiseless_search.hpp"
 #include "sweep/map_guided_line.hpp"
 #include "sweep/search_strategies.hpp"
+#include "tune/online_strategy.hpp"
 
 namespace dvfslab {
 namespace {
@@ -192,12 +195,17 @@ MeasuredLine unseen_workload() {
   return workload_line(58.0, random, 0.0);
 }
 
-Searched search_line(const std::shared_ptr<const ClockMap>& map,
-                     const MeasuredLine& line = unseen_workload()) {
+using StrategyMaker = std::function<std::unique_ptr<SearchStrategy>(const StrategyOptions&)>;
+const StrategyMaker make_auto = [](const StrategyOptions& options) {
+  return search_detail::make_auto_strategy(options);
+};
+
+Searched search_line(const std::shared_ptr<const ClockMap>& map, const MeasuredLine& line = unseen_workload(),
+                     const StrategyMaker& make_strategy = make_auto) {
   const std::map<Setting, double> energy(line.begin(), line.end());
   StrategyOptions options;
   options.clock_map = map;
-  const auto strategy = search_detail::make_auto_strategy(options);
+  const auto strategy = make_strategy(options);
   std::vector<Setting> settings;
   for (const auto& [setting, value] : line) settings.push_back(setting);
   // The default runs like the line's top setting.
@@ -217,6 +225,51 @@ TEST(ClockMap, AutoWithTheMapEndsOnTheGpusDipInTwelveProbesFewerThanWithout) {
   EXPECT_LT(guided.probes, unguided.probes) << "the descents compare neighbours one step at a time";
 }
 
+// The tuner's online search given the map searches the line as auto does: the dip
+// in the same 12 probes, where its golden section, led by neighbours, misses it.
+TEST(ClockMap, TheTunersOnlineSearchWithTheMapEndsOnTheDipToo) {
+  const auto map = std::make_shared<const ClockMap>(learn_clock_map("Test GPU", workloads(8, 0.005)));
+  const StrategyMaker make_online = [](const StrategyOptions& options) {
+    return tune::make_online_strategy(options);
+  };
+  // The tuner's candidates leave the memory clock as found; the map names it.
+  MeasuredLine line = unseen_workload();
+  for (auto& [setting, energy] : line) setting.mem_mhz.reset();
+  const Searched guided = search_line(map, line, make_online);
+  const Searched unguided = search_line(nullptr, line, make_online);
+  ASSERT_TRUE(guided.best && unguided.best);
+  EXPECT_EQ(guided.best->sm_mhz, clock(68).sm_mhz);
+  EXPECT_EQ(guided.probes, 12u) << "the default, 8 spread settings and 3 predicted";
+  EXPECT_NE(unguided.best->sm_mhz, clock(68).sm_mhz);
+}
+
+// The tuner takes auto's numbers for a map-guided line, not numbers of its own.
+TEST(ClockMap, TheMapGuidedLineRulesAreAutosDefaults) {
+  const search_detail::AutoSettings auto_settings;
+  const MapGuidedLineRules rules;
+  EXPECT_EQ(rules.spread, auto_settings.coarse_points);
+  EXPECT_EQ(rules.predicted, auto_settings.map_predicted);
+  EXPECT_EQ(rules.resolution, auto_settings.evidence.resolution);
+  EXPECT_EQ(clock_map_least_line, auto_settings.long_line);
+}
+
+// The spread settings lie evenly over the line from the top down, both ends included;
+// the predicted ones are those the trend times the factor puts least, none spread.
+TEST(ClockMap, TheSpreadAndPredictedSettingsOfAMapGuidedLine) {
+  EXPECT_EQ(clock_map_spread_indices(15, 8), (std::vector<std::size_t>{14, 12, 10, 8, 6, 4, 2, 0}));
+  EXPECT_EQ(clock_map_spread_indices(2, 8), (std::vector<std::size_t>{1, 0}));
+  EXPECT_TRUE(clock_map_spread_indices(0, 8).empty());
+  // A flat trend: the factors alone rank the settings not spread.
+  std::vector<double> factors(15, 1.0);
+  factors[5] = 0.90;
+  factors[9] = 0.95;
+  factors[4] = 0.80;  // spread: measured already, not predicted
+  std::vector<std::pair<std::size_t, double>> spread;
+  for (const std::size_t i : clock_map_spread_indices(15, 8)) spread.emplace_back(i, 2.0 * factors[i]);
+  const auto predicted = clock_map_predicted_indices(spread, factors, 8, 2);
+  EXPECT_EQ(predicted, (std::vector<std::size_t>{5, 9}));
+}
+
 // Two noisy lines of a GPU with no table of its own give a map that varies by their
 // noise alone: it says nothing, and is taken as smooth.
 TEST(ClockMap, AMapOfTwoNoisyLinesOfASmoothGpuVariesByItsNoiseAlone) {
@@ -231,18 +284,17 @@ TEST(ClockMap, AMapOfTwoNoisyLinesOfASmoothGpuVariesByItsNoiseAlone) {
   const ClockMap map = learn_clock_map("Smooth GPU", lines);
   search_detail::Line line;
   for (int i = 0; i < line_settings; ++i) line.push_back(clock(i));
-  const auto factors = search_detail::line_factors(map, line);
+  const auto factors = clock_map_line_factors(map, line);
   ASSERT_TRUE(factors);
   EXPECT_GT(map.factor_noise, 0.004) << "two lines of 1 % scatter";
-  EXPECT_TRUE(search_detail::varies_beyond(*factors, 0.0, 0.005)) << "the factors do vary by the noise";
-  EXPECT_FALSE(search_detail::varies_beyond(*factors, map.factor_noise, 0.005));
+  EXPECT_TRUE(clock_map_varies_beyond(*factors, 0.0, 0.005)) << "the factors do vary by the noise";
+  EXPECT_FALSE(clock_map_varies_beyond(*factors, map.factor_noise, 0.005));
   // With the GPU's table in the lines, the same two lines say so.
   for (auto& measured : lines) {
     for (auto& [setting, energy] : measured) energy *= gpu_factor((*setting.sm_mhz - 600) / 10);
   }
   const ClockMap table = learn_clock_map("Test GPU", lines);
-  EXPECT_TRUE(
-      search_detail::varies_beyond(*search_detail::line_factors(table, line), table.factor_noise, 0.005));
+  EXPECT_TRUE(clock_map_varies_beyond(*clock_map_line_factors(table, line), table.factor_noise, 0.005));
 }
 
 // A GPU whose map is flat (its lines smooth): `auto` ends a long line by fitting its
@@ -295,15 +347,15 @@ TEST(ClockMap, AMapMissingASettingHasNoFactorsForTheLineAndAFlatOneDoesNotVary) 
     line.push_back(clock(i));
     map.factor[clock(i)] = 1.0 + (i % 2 == 0 ? 0.001 : -0.001);
   }
-  const auto factors = search_detail::line_factors(map, line);
+  const auto factors = clock_map_line_factors(map, line);
   ASSERT_TRUE(factors);
-  EXPECT_FALSE(search_detail::varies_beyond(*factors, 0.0, 0.005)) << "0.1 % is below the resolution";
+  EXPECT_FALSE(clock_map_varies_beyond(*factors, 0.0, 0.005)) << "0.1 % is below the resolution";
   map.factor[clock(7)] = 1.05;
-  EXPECT_TRUE(search_detail::varies_beyond(*search_detail::line_factors(map, line), 0.0, 0.005));
-  EXPECT_FALSE(search_detail::varies_beyond(*search_detail::line_factors(map, line), 0.01, 0.005))
+  EXPECT_TRUE(clock_map_varies_beyond(*clock_map_line_factors(map, line), 0.0, 0.005));
+  EXPECT_FALSE(clock_map_varies_beyond(*clock_map_line_factors(map, line), 0.01, 0.005))
       << "no more than a map's noise of 1 %";
   map.factor.erase(clock(8));
-  EXPECT_FALSE(search_detail::line_factors(map, line));
+  EXPECT_FALSE(clock_map_line_factors(map, line));
 }
 
 }  // namespace

@@ -385,6 +385,13 @@ TEST(TuneCandidates, ADenseLineIsThinnedToTwentyFourClocksFromFortyPercentOfTheT
   EXPECT_GE(*sm.front().sm_mhz, 0.4 * 1530);
   EXPECT_LT(*sm.front().sm_mhz, 0.4 * 1530 + 10) << "the lowest clock kept is the first at 40 %";
   for (const Setting& s : sm) EXPECT_FALSE(s.mem_mhz || s.power_limit_w) << to_string(s);
+  // With a clock map every clock from 40 % up is one: the map's dips lie between the 24.
+  const auto every = tune_candidates(table, PowerLimits{}, {TuneKnob::sm}, false, SmClockCandidates::every);
+  std::size_t from_40_percent = 0;
+  for (const int mhz : table.graphics_mhz[0]) from_40_percent += mhz >= 0.4 * 1530 ? 1 : 0;
+  EXPECT_EQ(every.size(), from_40_percent);
+  EXPECT_GT(every.size(), 100u);
+  EXPECT_EQ(every.front().sm_mhz, sm.front().sm_mhz);
 }
 
 TEST_F(SimTuner, L7_ASimulatedJobChangingEveryFewWindowsGivesOneBudgetWarning) {
