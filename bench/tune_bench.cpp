@@ -19,11 +19,14 @@
 // curves within 3 % of the oracle, ties to fewer probing iterations) among "online"
 // (the default) and the registered search strategies, and scored on the table left out.
 //
-// Usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] [--online-variants] (default
-// data/published, the tuner's own strategy online; any registered strategy can be
-// named; --smoke: the first curve of each table only; --online-variants: also the
-// online search with its near-tie share halved and doubled, online-tie1 and
-// online-tie4, as candidates of the headline). Output: docs/results/tune_bench.txt.
+// Usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] [--online-variants] [--clock-map]
+// (default data/published, the tuner's own strategy online; any registered strategy
+// can be named; --smoke: the first curve of each table only; --online-variants: also
+// the online search with its near-tie share halved and doubled, online-tie1 and
+// online-tie4, as candidates of the headline; --clock-map: each dense line of SM
+// clocks tuned as `dvfslab tune --clock-map` tunes it, with its GPU's clock map
+// learned from the other lines of its table, leave-one-curve-out). Output:
+// docs/results/tune_bench.txt, tune_bench_clock_map.txt.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -92,7 +95,8 @@ Outcome run_tuner(const Curve& curve, const std::string& strategy, std::uint64_t
   options.warmup_iterations = warmup_iterations;
   options.probe_iterations = window_iterations;
   options.strategy = strategy;
-  dvfslab::TuneController controller(curve.candidates, options);
+  options.clock_map = curve.clock_map_for(strategy);
+  dvfslab::TuneController controller(curve.candidates_for(strategy), options);
   Twin twin(curve, seed);
   std::int64_t done = 0;
   while (done < job_iterations) {
@@ -147,9 +151,9 @@ double oracle_energy_of(const Curve& curve) {
 
 // The job's energy held at the best of the tuner's candidates (or the default) from
 // the first iteration: the most any strategy choosing among them can save.
-double best_candidate_energy_of(const Curve& curve) {
+double best_candidate_energy_of(const Curve& curve, const std::string& strategy) {
   double best = curve.points.at(Setting{}).energy_j;
-  for (const Setting& s : curve.candidates) best = std::min(best, curve.at(s).energy_j);
+  for (const Setting& s : curve.candidates_for(strategy)) best = std::min(best, curve.at(s).energy_j);
   return best * job_iterations;
 }
 
@@ -313,22 +317,25 @@ void print_dense_lines(const std::vector<Curve>& curves) {
   row("zeus", [](const Curve& c, std::uint64_t seed) { return run_zeus(c, seed); });
   row("best candidate held", [](const Curve& c, std::uint64_t) {
     Setting best;
-    for (const Setting& s : c.candidates)
+    for (const Setting& s : c.candidates_for("online"))
       if (c.expected_energy_j.at(s) < c.expected_energy_j.at(best)) best = s;
     const double iterations = static_cast<double>(job_iterations);
     return Outcome{c.at(best).energy_j * iterations, 0, c.expected_energy_j.at(best) * iterations};
   });
 }
 
-int run_bench(const std::filesystem::path& data, const std::string& strategy, bool smoke) {
-  const std::vector<Curve> curves = load_curves(data, smoke);
+int run_bench(const std::filesystem::path& data, const std::string& strategy, bool smoke, bool clock_maps) {
+  const std::vector<Curve> curves = load_curves(data, smoke, clock_maps);
   if (curves.empty())
     throw dvfslab::ConfigError("no curve of two or more settings in '" + data.string() + "'");
 
   fmt::print(
       "tune_bench: {} curves, a {}-iteration job, warm-up {}, windows of {} iterations, {:.0f} % noise, "
-      "tuner strategy {}\n",
-      curves.size(), job_iterations, warmup_iterations, window_iterations, noise * 100, strategy);
+      "tuner strategy {}{}\n",
+      curves.size(), job_iterations, warmup_iterations, window_iterations, noise * 100, strategy,
+      clock_maps ? "; each dense line of SM clocks tuned with its GPU's clock map learned from the other "
+                   "lines of its table (leave-one-curve-out) and every SM clock a candidate"
+                 : "");
   print_loto(curves);
   fmt::print("\n== the tuner's strategy {} on every table, against zeus and the oracle\n", strategy);
   struct FileTotals {
@@ -349,7 +356,7 @@ int run_bench(const std::filesystem::path& data, const std::string& strategy, bo
       ++t->curves;
       if (tuner.energy_j <= oracle * 1.03) ++t->within_3;
       if (zeus.energy_j <= oracle * 1.03) ++t->zeus_within_3;
-      if (best_candidate_energy_of(curve) <= oracle * 1.03) ++t->candidates_within_3;
+      if (best_candidate_energy_of(curve, strategy) <= oracle * 1.03) ++t->candidates_within_3;
       if (tuner.probe_iterations < zeus.probe_iterations) ++t->fewer_probes;
       t->tuner_saving.push_back(1 - tuner.energy_j / at_default);
       t->zeus_saving.push_back(1 - zeus.energy_j / at_default);
@@ -410,16 +417,23 @@ void register_online_variants() {
 
 int main(int argc, char** argv) {
   constexpr const char* usage =
-      "usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] [--online-variants]   (default: data/published, the "
-      "tuner's strategy online; --smoke: the first curve of each table; --online-variants: also online-tie1 "
-      "and online-tie4, the online search with its 2 % near-tie share moved to 1 % and 4 %, as candidates)\n";
-  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 4)) return *status;
+      "usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] [--online-variants] [--clock-map]   (default: "
+      "data/published, the tuner's strategy online; --smoke: the first curve of each table; "
+      "--online-variants: "
+      "also online-tie1 and online-tie4, the online search with its 2 % near-tie share moved to 1 % and 4 %, "
+      "as "
+      "candidates; --clock-map: each dense line of SM clocks tuned with its GPU's clock map learned from the "
+      "other lines of its table, leave-one-curve-out, every SM clock a candidate)\n";
+  if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 5)) return *status;
   std::vector<std::string> positional;
   bool smoke = false;
+  bool clock_maps = false;
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
     if (argument == "--smoke") {
       smoke = true;
+    } else if (argument == "--clock-map") {
+      clock_maps = true;
     } else if (argument == "--online-variants") {
       register_online_variants();
     } else {
@@ -432,7 +446,7 @@ int main(int argc, char** argv) {
   }
   try {
     return run_bench(!positional.empty() ? positional[0] : "data/published",
-                     positional.size() > 1 ? positional[1] : "online", smoke);
+                     positional.size() > 1 ? positional[1] : "online", smoke, clock_maps);
   } catch (const dvfslab::Error& e) {
     fmt::print(stderr, "tune_bench: error: {}\n", e.what());
     return 1;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "bench_cli.hpp"
+#include "dvfslab/clock_map.hpp"
 #include "dvfslab/error.hpp"
 #include "dvfslab/sweep_table.hpp"
 #include "dvfslab/tuner.hpp"
@@ -40,6 +42,20 @@ struct Curve {
   // On a dense line (one knob, dense_line_settings or more): each row's energy per
   // iteration on the line's expected value (expected_line.hpp); empty elsewhere.
   std::map<Setting, double> expected_energy_j;
+  // With --clock-map, on a dense line of SM clocks: its GPU's clock map learned from
+  // the other curves of its table, and what `dvfslab tune --clock-map` chooses among
+  // (every SM clock from 40 % of the top), for the strategies that take a map.
+  std::shared_ptr<const dvfslab::ClockMap> clock_map;
+  std::vector<Setting> map_candidates;
+
+  static bool takes_a_map(const std::string& strategy) { return strategy == "online" || strategy == "auto"; }
+  // The candidates and the map the tuner has with `strategy`.
+  const std::vector<Setting>& candidates_for(const std::string& strategy) const {
+    return clock_map && takes_a_map(strategy) ? map_candidates : candidates;
+  }
+  std::shared_ptr<const dvfslab::ClockMap> clock_map_for(const std::string& strategy) const {
+    return takes_a_map(strategy) ? clock_map : nullptr;
+  }
 
   const Figures& at(const Setting& s) const {
     const auto measured = points.find(s);
@@ -119,7 +135,8 @@ inline std::vector<dvfslab::TuneKnob> varied_knobs(const std::vector<dvfslab::Re
 // The rows of one curve, with each knob at the default row's value written as absent,
 // so that Setting{} is the default as on a GPU.
 inline Curve make_curve(const std::string& file, const std::string& name,
-                        const std::vector<dvfslab::ResultRow>& rows) {
+                        const std::vector<dvfslab::ResultRow>& rows,
+                        dvfslab::SmClockCandidates sm_clocks = dvfslab::SmClockCandidates::thinned) {
   const dvfslab::ResultRow* base = nullptr;
   for (const auto& row : rows)
     if (row.is_default) base = &row;
@@ -157,7 +174,7 @@ inline Curve make_curve(const std::string& file, const std::string& name,
     for (std::size_t i = 0; i < along.size(); ++i) curve.expected_energy_j[along[i].second] = smoothed[i];
   }
   const auto [table, limits] = listed_by(rows, base->setting);
-  for (const Setting& candidate : dvfslab::tune_candidates(table, limits, knobs)) {
+  for (const Setting& candidate : dvfslab::tune_candidates(table, limits, knobs, false, sm_clocks)) {
     const Setting s = relative_to(candidate, base->setting);
     if (s.is_default()) continue;
     if (curve.points.count(s) == 0) {
@@ -170,10 +187,47 @@ inline Curve make_curve(const std::string& file, const std::string& name,
   return curve;
 }
 
+// Each dense line of SM clocks (one knob, dense_line_settings or more) given its
+// GPU's clock map learned from the other such lines of its table and GPU, leave-one-
+// curve-out, as a user's sweeps of other workloads on that GPU model would give it,
+// and every SM clock as a candidate, as `dvfslab tune --clock-map` takes them (the
+// strategies that take no map keep the thinned candidates).
+inline void give_clock_maps(std::vector<Curve>& curves,
+                            const std::vector<std::vector<dvfslab::ResultRow>>& rows_of) {
+  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> groups;  // (table, GPU)
+  for (std::size_t c = 0; c < curves.size(); ++c) {
+    const auto knobs = varied_knobs(rows_of[c]);
+    if (knobs.size() == 1 && knobs.front() == dvfslab::TuneKnob::sm && !curves[c].expected_energy_j.empty())
+      groups[{curves[c].file, rows_of[c].front().gpu}].push_back(c);
+  }
+  for (const auto& [group, members] : groups) {
+    for (const std::size_t held_out : members) {
+      std::vector<dvfslab::ResultRow> others;
+      for (const std::size_t other : members)
+        if (other != held_out) others.insert(others.end(), rows_of[other].begin(), rows_of[other].end());
+      try {
+        auto map = std::make_shared<const dvfslab::ClockMap>(dvfslab::learn_clock_map(others, group.second));
+        Curve& curve = curves[held_out];
+        curve.map_candidates =
+            make_curve(curve.file, curve.name, rows_of[held_out], dvfslab::SmClockCandidates::every)
+                .candidates;
+        // As the tuner offers them: every clock only where the map guides their search.
+        if (!dvfslab::clock_map_guiding_factors(*map, curve.map_candidates))
+          curve.map_candidates = curve.candidates;
+        curve.clock_map = std::move(map);
+      } catch (const dvfslab::ConfigError&) {
+        // Fewer than two other long lines of this GPU: tuned without a map.
+      }
+    }
+  }
+}
+
 // The curves of every table that loads; a table that does not is skipped with its
 // reason (the tables the format allows are being made to replay: issue 27).
-inline std::vector<Curve> load_curves(const std::filesystem::path& data, bool smoke) {
+inline std::vector<Curve> load_curves(const std::filesystem::path& data, bool smoke,
+                                      bool clock_maps = false) {
   std::vector<Curve> curves;
+  std::vector<std::vector<dvfslab::ResultRow>> rows_of;  // per curve
   for (const auto& path : sweep_tables_in(data)) {
     try {
       std::map<std::string, std::vector<dvfslab::ResultRow>> by_curve;
@@ -183,6 +237,7 @@ inline std::vector<Curve> load_curves(const std::filesystem::path& data, bool sm
         if (rows.size() < 2) continue;
         try {
           curves.push_back(make_curve(path.filename().string(), name, rows));
+          rows_of.push_back(rows);
         } catch (const dvfslab::NotSupportedError& e) {
           fmt::print("tune_bench: skipped {} | {}: `dvfslab tune` would refuse it: {}\n",
                      path.filename().string(), name, e.what());
@@ -194,6 +249,7 @@ inline std::vector<Curve> load_curves(const std::filesystem::path& data, bool sm
       fmt::print("tune_bench: skipped {}: {}\n", path.filename().string(), e.what());
     }
   }
+  if (clock_maps) give_clock_maps(curves, rows_of);
   return curves;
 }
 
