@@ -71,8 +71,9 @@ TunerOptions tuner_options(const TuneArguments& args) {
   options.max_retunes = args.max_retunes;
   options.allow_above_found_power_limit = args.allow_above_found_power_limit;
   options.state_dir = state_dir(args.state_dir);
+  // The strategy asked for: profiles alone switch online to grid, which the knob check names.
   options.clock_map =
-      read_clock_map_option(args.clock_map_file, options.strategy, options.objective, {"online", "auto"});
+      read_clock_map_option(args.clock_map_file, args.strategy, options.objective, {"online", "auto"});
   validate(options);
   return options;
 }

@@ -101,11 +101,11 @@ void validate(const TunerOptions& options) {
   }
   if (options.clock_map) {
     // Refused where nothing would use the map, rather than carried unused.
+    if (std::find(options.knobs.begin(), options.knobs.end(), TuneKnob::sm) == options.knobs.end())
+      throw ConfigError("a clock map guides the search of SM clocks: tune the knob sm");
     if (options.strategy != "online" && options.strategy != "auto")
       throw ConfigError(
           fmt::format("a clock map guides the strategies online and auto, not {}", options.strategy));
-    if (std::find(options.knobs.begin(), options.knobs.end(), TuneKnob::sm) == options.knobs.end())
-      throw ConfigError("a clock map guides the search of SM clocks: tune the knob sm");
     if (options.objective.kind != Objective::Kind::energy &&
         options.objective.kind != Objective::Kind::energy_within_slowdown)
       throw ConfigError(

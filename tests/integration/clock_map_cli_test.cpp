@@ -234,6 +234,7 @@ TEST(ClockMapCli, WhatCannotGiveOrUseAMapIsOneLineWithItsExitCode) {
        "is a map of Tesla V100-SXM2-16GB, not of Tesla V100 PCIe"},
       {tune_with({"--strategy", "golden"}), 2, "guides --strategy online or auto, not golden"},
       {tune_with({"--knobs", "pl"}), 3, "guides the search of SM clocks: tune the knob sm"},
+      {tune_with({"--knobs", "profile"}), 3, "guides the search of SM clocks: tune the knob sm"},
       {tune_with({"--objective", "edp"}), 2, "not edp"},
       {tune_with({}, "sim:h200"), 3, "is a map of Tesla V100-PCIE-16GB, not of NVIDIA H200"},
       {tune_with({}, "sim:v100", garbage), 3, "is not a clock map"},
