@@ -136,30 +136,37 @@ class Replay {
   }
 
   // The map-guided search of an axis: the spread values, then those the map predicts
-  // cheapest (auto's numbers of each), and the best measured on the axis, the knob
-  // left as found included; absent while a needed point is unmeasured.
+  // cheapest (auto's numbers of each), and the best measured on the axis; absent while
+  // a needed point is unmeasured. The knob left as found runs at the top clock, as
+  // this search assumes throughout: its reading (the baseline's, on the first axis)
+  // stands for the top clock's, which is not probed again.
   std::optional<std::size_t> map_guided_axis(const Axis& axis, const Setting& at) {
     const MapGuidedLineRules rules;
+    const std::size_t top = axis.factors.size() - 1;
+    const auto setting_read_for = [&](std::size_t index) {
+      Setting setting = at;
+      setting.*(axis.field) = index == top ? std::nullopt : axis.values[index];
+      return setting;
+    };
     std::vector<std::pair<std::size_t, double>> spread_values;
     for (const std::size_t index : clock_map_spread_indices(axis.factors.size(), rules.spread)) {
-      const auto value = score_at(axis, at, index);
+      const auto value = score(setting_read_for(index));
       if (!value) return std::nullopt;
       if (std::isfinite(*value)) spread_values.emplace_back(index, *value);
     }
     for (const std::size_t index :
          clock_map_predicted_indices(spread_values, axis.factors, rules.spread, rules.predicted)) {
-      if (!score_at(axis, at, index)) return std::nullopt;
+      if (!score(setting_read_for(index))) return std::nullopt;
     }
-    // From the top down, so that a tie keeps the setting nearer the default.
+    // From the top down, so that a tie keeps the setting nearer the default; the top
+    // clock read as the knob left as found is that, where the axis has it.
     std::size_t best = axis.values.size() - 1;
     double best_score = unusable;
-    for (std::size_t index = axis.values.size(); index-- > 0;) {
-      Setting setting = at;
-      setting.*(axis.field) = axis.values[index];
-      const auto found = scores_.find(setting);
-      if (found != scores_.end() && allowed_.contains(setting) && found->second < best_score) {
+    for (std::size_t index = axis.factors.size(); index-- > 0;) {
+      const auto found = scores_.find(setting_read_for(index));
+      if (found != scores_.end() && found->second < best_score) {
         best_score = found->second;
-        best = index;
+        best = index == top ? axis.values.size() - 1 : index;
       }
     }
     return best;

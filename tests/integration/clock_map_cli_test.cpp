@@ -153,9 +153,9 @@ std::vector<int> probed_sm_clocks(const std::string& tune_json) {
 }
 
 // The tuner given the map has every SM clock from 40 % up to choose from and probes the
-// line as auto does: the default, 8 spread clocks and the 3 the map predicts cheapest,
-// the dip among them; without it, golden section over 24 clocks never meets 1005 MHz.
-// A flat map guides nothing: the tuner probes as it does without one.
+// line as auto does: the default (read for the top clock), 7 more spread clocks and
+// the 3 the map predicts cheapest, the dip among them; without it, golden section over 24 clocks never meets
+// 1005 MHz. A flat map guides nothing: the tuner probes as it does without one.
 TEST(ClockMapCli, TuneWithTheMapProbesWhereItPredictsTheDip) {
   testing::ScratchDir scratch;
   const auto map_file = sim_v100_map_with_a_dip(scratch);
@@ -176,7 +176,8 @@ TEST(ClockMapCli, TuneWithTheMapProbesWhereItPredictsTheDip) {
   ASSERT_EQ(unguided.exit_code, 0) << unguided.err;
   const auto guided_clocks = probed_sm_clocks(guided.out);
   const auto unguided_clocks = probed_sm_clocks(unguided.out);
-  EXPECT_EQ(guided_clocks.size(), 11u) << "8 spread and 3 predicted, besides the default";
+  EXPECT_EQ(guided_clocks.size(), 10u) << "7 spread and 3 predicted, besides the default (the top clock's)";
+  EXPECT_EQ(std::find(guided_clocks.begin(), guided_clocks.end(), 1380), guided_clocks.end());
   EXPECT_NE(std::find(guided_clocks.begin(), guided_clocks.end(), 1005), guided_clocks.end());
   EXPECT_EQ(std::find(unguided_clocks.begin(), unguided_clocks.end(), 1005), unguided_clocks.end());
   auto flat_arguments = tune;
