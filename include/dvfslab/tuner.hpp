@@ -54,9 +54,10 @@ struct TunerOptions {
   std::int64_t settle_iterations = 1;  // after a change, run before the window is measured
   std::string strategy = "online";     // "online" or a registered search strategy
   // The GPU model's clock map (clock_map.hpp), learned from earlier sweeps of other
-  // workloads: every SM clock from 40 % of the boost clock up is then a candidate (not
-  // 24 of them), and `online` (like `auto`) searches that long line where the map
-  // predicts its dips, for an objective of energy (docs/tune.md, "With a clock map").
+  // workloads: where it guides the SM clocks' search (clock_map_guiding_factors), every
+  // SM clock from 40 % of the boost clock up is a candidate (not 24 of them) and
+  // `online` (like `auto`) searches that long line where the map predicts its dips,
+  // for an objective of energy (docs/tune.md, "With a clock map").
   std::shared_ptr<const ClockMap> clock_map;
   int max_retunes = 3;  // phase changes that may start a new search
   // A power limit found below the maximum (an administrator's cap) is the highest

@@ -71,8 +71,9 @@ class Tuner:
         --state-dir of `dvfslab tune` (state_dir: DVFSLAB_STATE_DIR, else the default;
         probe_iters None: windows of 50 iterations that also last ten sensor periods).
     clock_map: the path of a clock map of this GPU model (`dvfslab clock-map`), as
-        --clock-map of `dvfslab tune`: every SM clock from 40 % of the top is then a
-        candidate and a long line is probed where the map predicts its dips.
+        --clock-map of `dvfslab tune`: where it shows the SM clocks' line rough, every
+        SM clock from 40 % of the top is a candidate and the line is probed where the
+        map predicts its dips.
 
     Making it takes the GPU's lock (BusyError if another dvfslab process holds it)
     and refuses a read-only GPU with dvfslab.PermissionError before anything

@@ -274,9 +274,10 @@ void add_tune_command(CLI::App& app) {
                    "A simulated job instead of a command (with --device sim:NAME): PHASE[,PHASE...], PHASE = "
                    "WORKLOAD[/train|/infer][/bBATCH][/PRECISION][:ITERATIONS]");
   tune->add_option("--clock-map", args->clock_map_file,
-                   "A clock map of this GPU model (dvfslab clock-map): every SM clock from 40 % of the top "
-                   "is then a candidate, and online (or auto) measures a long line where the map predicts "
-                   "its dips (docs/tune.md); objective energy, with or without --max-slowdown");
+                   "A clock map of this GPU model (dvfslab clock-map): where it shows the SM clocks' line "
+                   "rough, every SM clock from 40 % of the top is a candidate and online (or auto) probes "
+                   "the line where the map predicts its dips (docs/tune.md); objective energy, with or "
+                   "without --max-slowdown");
   CLI::Option* iterations_from = add_iterations_from_option(*tune, args->iterations_from);
   tune->add_option("command", args->command, "The job and its arguments, after --");
   tune->callback([args, iterations_from, probe_iterations] {
