@@ -176,7 +176,20 @@ inline Curve make_curve(const std::string& file, const std::string& name,
   const auto [table, limits] = listed_by(rows, base->setting);
   for (const Setting& candidate : dvfslab::tune_candidates(table, limits, knobs, false, sm_clocks)) {
     const Setting s = relative_to(candidate, base->setting);
-    if (s.is_default()) continue;
+    if (s.is_default()) {
+      // On a GPU the default's own SM clock is a candidate of its own when every clock
+      // is (the top of the line a clock map guides); keyed relative to the default it
+      // would be the default itself, whose figures it has.
+      if (sm_clocks == dvfslab::SmClockCandidates::every && knobs == std::vector{dvfslab::TuneKnob::sm}) {
+        const Setting own_clock{candidate.sm_mhz, std::nullopt, std::nullopt};
+        curve.between[own_clock] = curve.points.at(Setting{});
+        if (const auto expected = curve.expected_energy_j.find(Setting{});
+            expected != curve.expected_energy_j.end())
+          curve.expected_energy_j[own_clock] = expected->second;
+        curve.candidates.push_back(own_clock);
+      }
+      continue;
+    }
     if (curve.points.count(s) == 0) {
       const auto figures = interpolated_power_limit(curve, s, base->setting);
       if (!figures) continue;  // a pair of clocks the table did not measure together
@@ -208,12 +221,18 @@ inline void give_clock_maps(std::vector<Curve>& curves,
       try {
         auto map = std::make_shared<const dvfslab::ClockMap>(dvfslab::learn_clock_map(others, group.second));
         Curve& curve = curves[held_out];
-        curve.map_candidates =
-            make_curve(curve.file, curve.name, rows_of[held_out], dvfslab::SmClockCandidates::every)
-                .candidates;
+        const Curve every_clock =
+            make_curve(curve.file, curve.name, rows_of[held_out], dvfslab::SmClockCandidates::every);
         // As the tuner offers them: every clock only where the map guides their search.
-        if (!dvfslab::clock_map_guiding_factors(*map, curve.map_candidates))
+        if (dvfslab::clock_map_guiding_factors(*map, every_clock.candidates)) {
+          curve.map_candidates = every_clock.candidates;
+          // The default's own clock among them, with the default's figures.
+          curve.between.insert(every_clock.between.begin(), every_clock.between.end());
+          curve.expected_energy_j.insert(every_clock.expected_energy_j.begin(),
+                                         every_clock.expected_energy_j.end());
+        } else {
           curve.map_candidates = curve.candidates;
+        }
         curve.clock_map = std::move(map);
       } catch (const dvfslab::ConfigError&) {
         // Fewer than two other long lines of this GPU: tuned without a map.
