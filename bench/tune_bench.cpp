@@ -422,15 +422,14 @@ void register_online_variants() {
 
 int main(int argc, char** argv) {
   constexpr const char* usage =
-      "usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] [--online-variants] [--clock-map] [--seed N]   "
-      "(default: "
-      "data/published, the tuner's strategy online; --smoke: the first curve of each table; "
-      "--online-variants: "
-      "also online-tie1 and online-tie4, the online search with its 2 % near-tie share moved to 1 % and 4 %, "
-      "as "
-      "candidates; --clock-map: each dense line of SM clocks tuned with its GPU's clock map learned from the "
-      "other lines of its table, leave-one-curve-out, every SM clock a candidate; --seed: another draw of "
-      "the windows' noise, 0 the default)\n";
+      "usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] [--online-variants] [--clock-map] [--seed N]\n"
+      "  (default: data/published, the tuner's strategy online)\n"
+      "  --smoke            the first curve of each table\n"
+      "  --online-variants  also online-tie1 and online-tie4, the online search with its 2 % near-tie\n"
+      "                     share moved to 1 % and 4 %, as candidates\n"
+      "  --clock-map        each dense line of SM clocks tuned with its GPU's clock map learned from the\n"
+      "                     other lines of its table, leave-one-curve-out, every SM clock a candidate\n"
+      "  --seed N           another draw of the windows' noise (0, the default, is the one the docs quote)\n";
   if (const auto status = dvfslab::bench::usage_exit(argc, argv, usage, 0, 7)) return *status;
   std::vector<std::string> positional;
   bool smoke = false;
