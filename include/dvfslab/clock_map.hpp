@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "dvfslab/analysis.hpp"
 #include "dvfslab/results.hpp"
 #include "dvfslab/types.hpp"
 
@@ -72,6 +73,10 @@ struct MapGuidedLineRules {
   // could not change which setting is measured (the search evidence's resolution).
   double resolution = 0.005;
 };
+
+// Whether a map guides a search for `objective`: the map is of energy, so energy with
+// or without a slowdown limit; an objective of time would need the time's scatter.
+bool clock_map_guides(const Objective& objective);
 
 // The map's factor of every setting of `line`; none when it lacks one of them.
 std::optional<std::vector<double>> clock_map_line_factors(const ClockMap& map,

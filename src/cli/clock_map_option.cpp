@@ -16,7 +16,7 @@ std::shared_ptr<const ClockMap> read_clock_map_option(const std::optional<std::s
   if (std::find(guided.begin(), guided.end(), strategy) == guided.end())
     throw UsageError(
         fmt::format("--clock-map guides --strategy {}, not {}", fmt::join(guided, " or "), strategy));
-  if (objective.kind != Objective::Kind::energy && objective.kind != Objective::Kind::energy_within_slowdown)
+  if (!clock_map_guides(objective))
     throw UsageError(
         fmt::format("--clock-map maps energy: it guides --objective energy or energy-within-slowdown, not {}",
                     to_string(objective)));

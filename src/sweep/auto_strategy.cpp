@@ -30,7 +30,7 @@ class AutoStrategy final : public ReplayStrategy {
       : ReplayStrategy(options, settings.evidence),
         settings_(settings),
         guide_(settings.model_guide),
-        clock_map_(energy_objective(options.objective) ? options.clock_map : nullptr) {}
+        clock_map_(clock_map_guides(options.objective) ? options.clock_map : nullptr) {}
   std::string name() const override { return "auto"; }
 
  protected:
@@ -80,13 +80,6 @@ class AutoStrategy final : public ReplayStrategy {
   }
 
  private:
-  // The map is of energy: an objective of time or of energy and time together would
-  // need the time's scatter too.
-  static bool energy_objective(const Objective& objective) {
-    return objective.kind == Objective::Kind::energy ||
-           objective.kind == Objective::Kind::energy_within_slowdown;
-  }
-
   AutoSettings settings_;
   ModelGuide guide_;
   std::shared_ptr<const ClockMap> clock_map_;

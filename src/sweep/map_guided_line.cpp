@@ -18,6 +18,11 @@ constexpr double trend_reach_spread_settings = 2;
 
 }  // namespace
 
+bool clock_map_guides(const Objective& objective) {
+  return objective.kind == Objective::Kind::energy ||
+         objective.kind == Objective::Kind::energy_within_slowdown;
+}
+
 std::optional<std::vector<double>> clock_map_line_factors(const ClockMap& map,
                                                           const std::vector<Setting>& line) {
   std::vector<double> factors;

@@ -106,8 +106,7 @@ void validate(const TunerOptions& options) {
     if (options.strategy != "online" && options.strategy != "auto")
       throw ConfigError(
           fmt::format("a clock map guides the strategies online and auto, not {}", options.strategy));
-    if (options.objective.kind != Objective::Kind::energy &&
-        options.objective.kind != Objective::Kind::energy_within_slowdown)
+    if (!clock_map_guides(options.objective))
       throw ConfigError(
           fmt::format("a clock map maps energy: it guides the objective energy or "
                       "energy-within-slowdown, not {}",

@@ -184,7 +184,7 @@ class OnlineStrategy final : public SearchStrategy {
   OnlineStrategy(const StrategyOptions& options, const OnlineSettings& settings)
       : objective_(options.objective),
         settings_(settings),
-        clock_map_(energy_objective(options.objective) ? options.clock_map : nullptr) {}
+        clock_map_(clock_map_guides(options.objective) ? options.clock_map : nullptr) {}
   std::string name() const override { return "online"; }
   std::vector<ScheduledPoint> propose(const SearchSpace& space,
                                       std::span<const PointOutcome> measured) override {
@@ -196,12 +196,6 @@ class OnlineStrategy final : public SearchStrategy {
   }
 
  private:
-  // The map is of energy, as in `auto`: an objective of time would need the time's scatter.
-  static bool energy_objective(const Objective& objective) {
-    return objective.kind == Objective::Kind::energy ||
-           objective.kind == Objective::Kind::energy_within_slowdown;
-  }
-
   Objective objective_;
   OnlineSettings settings_;
   std::shared_ptr<const ClockMap> clock_map_;
