@@ -71,7 +71,8 @@ inline void print_loto_row(const std::string& scope, std::size_t curves, const s
 // The strategy for `knobs` knobs and the energy objective at `noise`, chosen on all
 // tables but one among `candidates` (the exhaustive grid is the reference, not a
 // candidate): the highest share within 1 % among those within the probe budget on
-// every other table, ties to fewer p90 probes. Then scored on the table left out.
+// every other table, ties to fewer p90 probes, the default kept against a lead that
+// is not clear (loto.hpp). Then scored on the table left out.
 inline void print_loto(const std::map<TallyKey, Tally>& tallies, const std::string& set, int knobs,
                        double noise, const std::vector<std::string>& tables,
                        const std::vector<std::string>& candidates) {
@@ -98,7 +99,8 @@ inline void print_loto(const std::map<TallyKey, Tally>& tallies, const std::stri
   for (const std::string& candidate : candidates) std::printf(" %s", candidate.c_str());
   std::printf(
       "; the highest mean share within 1 %% among those with p90 probes <= %.0f on every table, ties to "
-      "fewer probes), scored on the table left out; in-sample: chosen on all tables; default: %s, the "
+      "fewer probes, the default kept unless that lead is clear: over 2 sd/√n of the n tables' differences), "
+      "scored on the table left out; in-sample: chosen on all tables; default: %s, the "
       "default strategy, on the same table\n\n",
       loto_probe_budget(knobs), candidates.front().c_str());
   std::printf("%-34s %6s  %-13s %7s %5s %7s   %-13s %7s %5s %7s   %7s %5s %7s\n", "held-out table", "curves",

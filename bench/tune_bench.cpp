@@ -16,8 +16,9 @@
 //
 // The headline is leave-one-table-out (issue 27; loto.hpp): for every table in turn,
 // the tuner's strategy is chosen on the other tables (the highest mean share of
-// curves within 3 % of the oracle, ties to fewer probing iterations) among "online"
-// (the default) and the registered search strategies, and scored on the table left out.
+// curves within 3 % of the oracle, ties to fewer probing iterations; "online", the
+// default, kept against a lead that is not clear) among "online" and the registered
+// search strategies, and scored on the table left out.
 //
 // Usage: tune_bench [DATA_DIR [STRATEGY]] [--smoke] [--online-variants] [--clock-map] [--seed N]
 // (default data/published, the tuner's own strategy online; any registered strategy
@@ -214,7 +215,8 @@ void print_loto_by(const Totals& totals, const std::vector<std::string>& tables,
   const bool expected = reference == Reference::expected_on_dense_lines;
   fmt::print(
       "\n== leave-one-table-out{}: the tuner's strategy chosen on the other tables (candidates: {}; the "
-      "highest mean share of curves within 3 % of the oracle, ties to fewer probing iterations), scored on "
+      "highest mean share of curves within 3 % of the oracle, ties to fewer probing iterations, online kept "
+      "unless that lead is clear: over 2 sd/√n of the n tables' differences), scored on "
       "the table left out; in-sample: chosen on all tables{}\n\n",
       expected ? ", the dense lines against their expected line" : "", fmt::join(candidates, " "),
       expected ? fmt::format("; on the dense lines (one knob, {} or more settings) the oracle is the least "
