@@ -1,7 +1,8 @@
-"""The dense-line scoring tools of bench/ (expected_curve.py, dense_clock_map.py)."""
+"""The dense-line scoring tools of bench/ (expected_curve.py, dense_clock_map.py, dense_model_shape.py)."""
 import numpy as np
 
 from dense_clock_map import map_guided_regrets, residuals, shared_share
+from dense_model_shape import fitted_indices, power_shapes, score
 from expected_curve import local_quadratic, residual_spread
 
 
@@ -46,3 +47,52 @@ def test_knowing_the_map_finds_the_cheap_clock_a_flat_map_misses():
     flat, _ = map_guided_regrets(lines, residual, 8, 4, use_map=False)
     assert probes == 12
     assert np.mean(with_map <= 0.01) > np.mean(flat <= 0.01) + 0.3
+
+
+def shaped_gpu(workloads=12, dips=False, seed=2):
+    """Lines of one GPU: time c + d / f, power a workload's rest plus its activity times the GPU's curve."""
+    rng = np.random.default_rng(seed)
+    clocks = np.linspace(500.0, 1500.0, 120)
+    curve = (clocks / 1500) + 2.5 * np.maximum(0, clocks / 1500 - 0.6) ** 2
+    shared = np.where(np.arange(len(clocks)) % 11 == 5, -0.05, 0.0) if dips else 0.0
+    lines = {}
+    for w in range(workloads):
+        times = rng.uniform(0.05, 0.2) + rng.uniform(100, 300) / clocks
+        powers = (rng.uniform(40, 60) + rng.uniform(100, 200) * curve) * (1 + shared)
+        lines[("gpu", f"w{w}", "877")] = (times, powers)
+    return clocks, lines
+
+
+def test_the_model_fits_a_line_exactly_where_the_gpu_gives_every_workload_its_curve():
+    clocks, lines = shaped_gpu()
+    fitted = fitted_indices(len(clocks), None)
+    shapes = power_shapes({k: p for k, (_, p) in lines.items()})
+    for key, (times, powers) in lines.items():
+        readings_mape, _, _, at_expected_least = score(clocks, times, powers, shapes[key][0], fitted)
+        assert readings_mape < 0.5 and at_expected_least
+
+
+def test_the_shape_from_the_others_readings_carries_the_gpus_cheap_clocks():
+    clocks, lines = shaped_gpu(dips=True)
+    fitted = fitted_indices(len(clocks), None)
+    shapes = power_shapes({k: p for k, (_, p) in lines.items()})
+    for key, (times, powers) in lines.items():
+        fine = score(clocks, times, powers, shapes[key][1], fitted)
+        trend = score(clocks, times, powers, shapes[key][0], fitted)
+        assert fine[2] and fine[0] < 0.1 < 0.5 < trend[0]
+
+
+def test_the_default_replaces_the_nearest_fitted_setting_but_never_the_top():
+    assert fitted_indices(140, None) == [0, 46, 93, 139]
+    assert fitted_indices(140, 110) == [0, 46, 110, 139]
+    assert fitted_indices(140, 138) == [0, 46, 138, 139]
+
+
+def test_a_lines_shape_holds_nothing_of_the_line_itself():
+    clocks, lines = shaped_gpu()
+    powers = {k: p for k, (_, p) in lines.items()}
+    key = next(iter(powers))
+    before = power_shapes(powers)[key]
+    powers[key] = powers[key] * (1 + 0.3 * np.sin(clocks / 50))
+    after = power_shapes(powers)[key]
+    assert np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1])
