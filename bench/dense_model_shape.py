@@ -22,6 +22,13 @@ scores the dense lines: energy MAPE against the readings and against the line's
 expected energy (expected_curve.py, 7 settings each side), and whether the
 setting of least predicted energy is within 1 % of the table's least and of the
 expected line's least.
+
+Then the same prediction as a guide for a search, as `auto` uses the clock map on
+such a line (docs/search.md, "A GPU's clock map"; its numbers, not chosen here): 8
+settings spread over the line measured, the 3 best predicted of the others measured
+too, the least measured energy the answer; predicted once by the shape model fitted
+to the 8, once as `auto` does (their readings over the map's factors, a local
+quadratic through them, times the factors; dense_clock_map.py).
 """
 import argparse
 import csv
@@ -30,6 +37,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from dense_clock_map import residuals
 from expected_curve import local_quadratic
 
 LONG_LINE = 30
@@ -89,11 +97,25 @@ def power_shapes(powers):
     return shapes
 
 
-def score(clocks, times, powers, shape, fitted):
-    """Energy MAPE against readings and expected line, and the predicted optimum's two checks."""
+def shape_prediction(clocks, times, powers, shape, fitted):
+    """Energy at every clock from time c + d / clock and power a + b * shape fitted at `fitted`."""
     time_fit = least_squares(np.vstack([np.ones(len(fitted)), 1 / clocks[fitted]]).T, times[fitted])
     power_fit = least_squares(np.vstack([np.ones(len(fitted)), shape[fitted]]).T, powers[fitted])
-    predicted = (time_fit[0] + time_fit[1] / clocks) * (power_fit[0] + power_fit[1] * shape)
+    return (time_fit[0] + time_fit[1] / clocks) * (power_fit[0] + power_fit[1] * shape)
+
+
+def guided_search(readings, predicted, spread):
+    """The least reading among the spread settings and the 3 best predicted others, against the
+    table's least and the expected line's least."""
+    measured = list(spread) + [i for i in np.argsort(predicted) if i not in set(spread)][:3]
+    best = min(measured, key=lambda i: readings[i])
+    expected = local_quadratic(readings, SPAN)
+    return readings[best] <= 1.01 * readings.min(), expected[best] <= 1.01 * expected.min()
+
+
+def score(clocks, times, powers, shape, fitted):
+    """Energy MAPE against readings and expected line, and the predicted optimum's two checks."""
+    predicted = shape_prediction(clocks, times, powers, shape, fitted)
     readings = times * powers
     expected = local_quadratic(readings, SPAN)
     held_out = np.ones(len(clocks), dtype=bool)
@@ -128,6 +150,23 @@ def main():
         print(f"{name:<30} {np.median(results[:, 0]):>26.2f} / {np.quantile(results[:, 0], 0.9):.2f}"
               f" {np.median(results[:, 1]):>9.2f} / {np.quantile(results[:, 1], 0.9):.2f}"
               f" {100 * results[:, 2].mean():>27.1f} % {100 * results[:, 3].mean():>21.1f} %")
+    spread = np.unique(np.linspace(0, len(clocks) - 1, 8).round().astype(int))
+    keys = list(table)
+    readings = np.array([times * powers for times, powers in table.values()])
+    residual = residuals(readings)
+    by_map, by_shape = [], []
+    for held_out, key in enumerate(keys):
+        clock_map = np.delete(residual, held_out, 0).mean(0)
+        trend = local_quadratic(readings[held_out][spread] / (1 + clock_map[spread]), 2)
+        by_map.append(guided_search(readings[held_out],
+                                    np.interp(np.arange(len(clocks)), spread, trend) * (1 + clock_map), spread))
+        times, powers = table[key]
+        by_shape.append(guided_search(readings[held_out],
+                                      shape_prediction(clocks, times, powers, shapes[key][1], spread), spread))
+    print("search guide (8 spread + 3 best predicted)   within 1 %: table's least   expected line's least")
+    for name, results in (("the clock map, as auto", by_map), ("the shape model", by_shape)):
+        results = np.array(results)
+        print(f"{name:<44} {100 * results[:, 0].mean():>24.1f} % {100 * results[:, 1].mean():>21.1f} %")
     return 0
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from dense_clock_map import map_guided_regrets, residuals, shared_share
-from dense_model_shape import fitted_indices, power_shapes, score
+from dense_model_shape import fitted_indices, guided_search, power_shapes, score
 from expected_curve import local_quadratic, residual_spread
 
 
@@ -96,3 +96,14 @@ def test_a_lines_shape_holds_nothing_of_the_line_itself():
     powers[key] = powers[key] * (1 + 0.3 * np.sin(clocks / 50))
     after = power_shapes(powers)[key]
     assert np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1])
+
+
+def test_a_guided_search_measures_the_three_best_predicted_besides_the_spread():
+    clocks = np.arange(100, dtype=float)
+    readings = 100 + 0.01 * (clocks - 60) ** 2
+    readings[37] = 90
+    spread = np.array([0, 33, 66, 99])
+    toward_the_dip = readings.copy()
+    toward_the_dip[[36, 37, 38]] -= 50
+    assert guided_search(readings, toward_the_dip, spread) == (True, False)
+    assert not guided_search(readings, 100 + 0.01 * (clocks - 60) ** 2, spread)[0]
