@@ -15,13 +15,14 @@ namespace dvfslab::bench {
 // Each constant moved down and up: auto-short3, auto-short7, auto-coarse6, auto-coarse12;
 // the long lines' other finish, fitted: auto-fitted (always trusted), auto-guarded
 // (trusted within the measured noise); a long line a clock map shows smooth ended by
-// descents or the guarded fit: auto-smooth-descents, auto-smooth-guarded; and the evidence's constants halved
-// and doubled: auto-prior-half, auto-prior-double (noise assumed before repeats), auto-extra1, auto-extra5
-// (windows beyond the plan's most), auto-resolution-half, auto-resolution-double (a difference not worth
-// another window); the model-guided exploration of several knobs: auto-spread3, auto-spread8 (first probes
-// before the fit), auto-gain-half, auto-gain-double (least predicted gain worth a probe), auto-step1,
-// auto-step2, auto-step8 (the first step of its descents); and `scan`'s one constant, the rises in a row that
-// stop it: scan-rises2, scan-rises4.
+// descents, the guarded fit, or the guarded fit without the race that measures its
+// contenders again: auto-smooth-descents, auto-smooth-guarded, auto-smooth-unraced; and the evidence's
+// constants halved and doubled: auto-prior-half, auto-prior-double (noise assumed before repeats),
+// auto-extra1, auto-extra5 (windows beyond the plan's most), auto-resolution-half, auto-resolution-double (a
+// difference not worth another window); the model-guided exploration of several knobs: auto-spread3,
+// auto-spread8 (first probes before the fit), auto-gain-half, auto-gain-double (least predicted gain worth a
+// probe), auto-step1, auto-step2, auto-step8 (the first step of its descents); and `scan`'s one constant, the
+// rises in a row that stop it: scan-rises2, scan-rises4.
 inline void register_auto_variants() {
   const auto variant = [](const std::string& name, const search_detail::AutoSettings& settings) {
     register_strategy({name, "auto with one choice moved (search_bench --auto-variants)",
@@ -47,10 +48,11 @@ inline void register_auto_variants() {
     settings.long_line_finish = finish;
     variant(name, settings);
   }
-  // A long line the GPU's clock map shows smooth ended by descents or by the guarded
-  // fit instead of the fit (search_bench --clock-map).
+  // A long line the GPU's clock map shows smooth ended by descents, by the guarded fit
+  // or by the guarded fit unraced instead of the fit (search_bench --clock-map).
   for (const auto& [name, finish] : {std::pair{"auto-smooth-descents", Finish::descents},
-                                     std::pair{"auto-smooth-guarded", Finish::fitted_within_noise}}) {
+                                     std::pair{"auto-smooth-guarded", Finish::fitted_within_noise},
+                                     std::pair{"auto-smooth-unraced", Finish::fitted_unraced}}) {
     search_detail::AutoSettings settings = chosen;
     settings.smooth_map_finish = finish;
     variant(name, settings);

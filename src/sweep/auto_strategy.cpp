@@ -58,6 +58,7 @@ class AutoStrategy final : public ReplayStrategy {
       const FitTrust trust =
           finish == AutoSettings::LongLineFinish::fitted ? FitTrust::always : FitTrust::within_noise;
       const auto fitted = fitted_finish(e, line, coarse, trust);
+      if (fitted && finish == AutoSettings::LongLineFinish::fitted_unraced) return *fitted;
       const std::size_t at = coarse.index[coarse.best];
       return race(e, line, fitted ? *fitted : narrowing_descent(e, line, at, coarse.stride / 2));
     };

@@ -30,8 +30,11 @@ struct AutoSettings {
   std::size_t coarse_points = 8;
   // How a line of at least `long_line` settings ends after its coarse pass: descents
   // in ever finer steps, or two fitted probes (fitted_finish.hpp), falling back to
-  // the descents where the fit fails or is not trusted.
-  enum class LongLineFinish { descents, fitted, fitted_within_noise };
+  // the descents where the fit fails or is not trusted. fitted_unraced: the fit,
+  // trusted within the noise, answers without the race that measures its vertex and
+  // the line's other contenders again (search_bench's auto-smooth-unraced; fewer
+  // windows, a little less often within 1 % at 1 % noise: docs/search.md).
+  enum class LongLineFinish { descents, fitted, fitted_within_noise, fitted_unraced };
   LongLineFinish long_line_finish = LongLineFinish::descents;
   // Issue 27's long lines: a modern GPU's 100+ clocks, not the 5–10 of older tables.
   std::size_t long_line = 30;

@@ -322,6 +322,43 @@ TEST(ClockMap, AFlatMapEndsASmoothLineByFittingInFewerProbes) {
   EXPECT_LT(fitted.probes, descended.probes);
 }
 
+// The fitted finish without the race (search_bench's auto-smooth-unraced): the fit's
+// answer stands where the raced finish measures its vertex and the best coarse setting
+// again until their comparison settles.
+TEST(ClockMap, AnUnracedFitTakesItsVertexWithoutMeasuringAgain) {
+  MeasuredLine smooth;
+  auto flat = std::make_shared<ClockMap>();
+  flat->gpu = "Smooth GPU";
+  flat->lines = 2;
+  for (int i = 0; i < line_settings; ++i) {
+    smooth.emplace_back(clock(i), trend(i, 58.0));
+    flat->factor[clock(i)] = 1.0;
+  }
+  const auto finish_by = [](search_detail::AutoSettings::LongLineFinish finish) -> StrategyMaker {
+    return [finish](const StrategyOptions& options) {
+      search_detail::AutoSettings settings;
+      settings.smooth_map_finish = finish;
+      return search_detail::make_auto_strategy(options, settings);
+    };
+  };
+  const Searched raced =
+      search_line(flat, smooth, finish_by(search_detail::AutoSettings::LongLineFinish::fitted));
+  const Searched unraced =
+      search_line(flat, smooth, finish_by(search_detail::AutoSettings::LongLineFinish::fitted_unraced));
+  ASSERT_TRUE(raced.best && unraced.best);
+  const auto total = [](const Searched& s) {
+    int windows = 0;
+    for (const auto& [setting, count] : s.windows) windows += count;
+    return windows;
+  };
+  EXPECT_EQ(unraced.probes, raced.probes) << "the same settings measured";
+  EXPECT_LT(total(unraced), total(raced)) << "the vertex and its rivals not measured again";
+  EXPECT_EQ(unraced.windows.at(*unraced.best), 1);
+  EXPECT_GT(raced.windows.at(*raced.best), 1);
+  const int at = (*unraced.best->sm_mhz - *clock(0).sm_mhz) / 10;
+  EXPECT_LT(trend(at, 58.0) / trend(58, 58.0) - 1, 0.001) << to_string(*unraced.best);
+}
+
 // A power-limit line is a plateau where the limit is above the draw: a flat map
 // leaves it to the descents.
 TEST(ClockMap, AFlatMapLeavesAPowerLimitLineToTheDescents) {
