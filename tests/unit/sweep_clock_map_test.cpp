@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "dvfslab/clock_map.hpp"
@@ -300,9 +301,8 @@ TEST(ClockMap, AMapOfTwoNoisyLinesOfASmoothGpuVariesByItsNoiseAlone) {
   EXPECT_TRUE(clock_map_varies_beyond(*clock_map_line_factors(table, line), table.factor_noise, 0.005));
 }
 
-// A GPU whose map is flat (its lines smooth): `auto` ends a long line by fitting its
-// valley instead of descending to it.
-TEST(ClockMap, AFlatMapEndsASmoothLineByFittingInFewerProbes) {
+// A GPU whose lines are smooth, its map flat: a valley at setting 58.
+std::pair<MeasuredLine, std::shared_ptr<const ClockMap>> smooth_gpu() {
   MeasuredLine smooth;
   auto flat = std::make_shared<ClockMap>();
   flat->gpu = "Smooth GPU";
@@ -311,6 +311,13 @@ TEST(ClockMap, AFlatMapEndsASmoothLineByFittingInFewerProbes) {
     smooth.emplace_back(clock(i), trend(i, 58.0));
     flat->factor[clock(i)] = 1.0;
   }
+  return {smooth, flat};
+}
+
+// A GPU whose map is flat (its lines smooth): `auto` ends a long line by fitting its
+// valley instead of descending to it.
+TEST(ClockMap, AFlatMapEndsASmoothLineByFittingInFewerProbes) {
+  const auto [smooth, flat] = smooth_gpu();
   const Searched fitted = search_line(flat, smooth);
   const Searched descended = search_line(nullptr, smooth);
   ASSERT_TRUE(fitted.best && descended.best);
@@ -326,14 +333,7 @@ TEST(ClockMap, AFlatMapEndsASmoothLineByFittingInFewerProbes) {
 // answer stands where the raced finish measures its vertex and the best coarse setting
 // again until their comparison settles.
 TEST(ClockMap, AnUnracedFitTakesItsVertexWithoutMeasuringAgain) {
-  MeasuredLine smooth;
-  auto flat = std::make_shared<ClockMap>();
-  flat->gpu = "Smooth GPU";
-  flat->lines = 2;
-  for (int i = 0; i < line_settings; ++i) {
-    smooth.emplace_back(clock(i), trend(i, 58.0));
-    flat->factor[clock(i)] = 1.0;
-  }
+  const auto [smooth, flat] = smooth_gpu();
   const auto finish_by = [](search_detail::AutoSettings::LongLineFinish finish) -> StrategyMaker {
     return [finish](const StrategyOptions& options) {
       search_detail::AutoSettings settings;
