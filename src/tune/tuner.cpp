@@ -34,6 +34,12 @@ std::vector<Gpu*> checked_gpus(std::vector<Gpu*> gpus, const TunerOptions& optio
     refuse_read_only(*gpu);
   }
   validate(options);
+  for (const Gpu* gpu : gpus) {
+    if (options.clock_map && options.clock_map->gpu != gpu->identity().name)
+      throw ConfigError(
+          fmt::format("the clock map is of {}, not of {}: learn one from sweeps of that GPU model",
+                      options.clock_map->gpu, gpu->identity().name));
+  }
   return gpus;
 }
 
@@ -51,12 +57,6 @@ SmClockCandidates sm_clocks_to_offer(Gpu& gpu, const TunerOptions& options) {
 
 // The settings every GPU of the job supports: one setting goes to all of them.
 std::vector<Setting> common_candidates(const std::vector<Gpu*>& gpus, const TunerOptions& options) {
-  for (const Gpu* gpu : gpus) {
-    if (options.clock_map && options.clock_map->gpu != gpu->identity().name)
-      throw ConfigError(
-          fmt::format("the clock map is of {}, not of {}: learn one from sweeps of that GPU model",
-                      options.clock_map->gpu, gpu->identity().name));
-  }
   const SmClockCandidates sm_clocks = sm_clocks_to_offer(*gpus.front(), options);
   std::vector<Setting> common =
       tune_candidates(*gpus.front(), options.knobs, options.allow_above_found_power_limit, sm_clocks);

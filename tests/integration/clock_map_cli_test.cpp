@@ -36,6 +36,13 @@ std::filesystem::path table_without(const testing::ScratchDir& scratch, const st
   return path;
 }
 
+// `arguments` with the clock map given.
+std::vector<std::string> with_clock_map(std::vector<std::string> arguments,
+                                        const std::filesystem::path& map_file) {
+  arguments.insert(arguments.end(), {"--clock-map", map_file.string()});
+  return arguments;
+}
+
 std::size_t lines_of(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
@@ -57,9 +64,7 @@ TEST(ClockMapCli, TheMapOfOtherWorkloadsGuidesAutoOnTheOneLeftOut) {
   const std::vector<std::string> search = {
       "search", "--device", "replay:" + dense_table,         "--workload", left_out,
       "--json", "--db",     (scratch / "db.sqlite").string()};
-  auto guided_arguments = search;
-  guided_arguments.insert(guided_arguments.end(), {"--clock-map", map_file.string()});
-  const auto guided = run_dvfslab(guided_arguments);
+  const auto guided = run_dvfslab(with_clock_map(search, map_file));
   ASSERT_EQ(guided.exit_code, 0) << guided.err;
   EXPECT_NE(guided.err.find("with the clock map of Tesla V100-SXM2-16GB"), std::string::npos) << guided.err;
   const auto unguided = run_dvfslab(search);
@@ -167,9 +172,7 @@ TEST(ClockMapCli, TuneWithTheMapProbesWhereItPredictsTheDip) {
                                          "--json",
                                          "--db",
                                          (scratch / "tune.sqlite").string()};
-  auto guided_arguments = tune;
-  guided_arguments.insert(guided_arguments.end(), {"--clock-map", map_file.string()});
-  const auto guided = run_dvfslab(guided_arguments);
+  const auto guided = run_dvfslab(with_clock_map(tune, map_file));
   ASSERT_EQ(guided.exit_code, 0) << guided.err;
   EXPECT_NE(guided.err.find("with the clock map of Tesla V100-PCIE-16GB"), std::string::npos) << guided.err;
   const auto unguided = run_dvfslab(tune);
@@ -180,10 +183,7 @@ TEST(ClockMapCli, TuneWithTheMapProbesWhereItPredictsTheDip) {
   EXPECT_EQ(std::find(guided_clocks.begin(), guided_clocks.end(), 1380), guided_clocks.end());
   EXPECT_NE(std::find(guided_clocks.begin(), guided_clocks.end(), 1005), guided_clocks.end());
   EXPECT_EQ(std::find(unguided_clocks.begin(), unguided_clocks.end(), 1005), unguided_clocks.end());
-  auto flat_arguments = tune;
-  flat_arguments.insert(flat_arguments.end(),
-                        {"--clock-map", sim_v100_map_with_a_dip(scratch, 1.0).string()});
-  const auto flat = run_dvfslab(flat_arguments);
+  const auto flat = run_dvfslab(with_clock_map(tune, sim_v100_map_with_a_dip(scratch, 1.0)));
   ASSERT_EQ(flat.exit_code, 0) << flat.err;
   EXPECT_EQ(probed_sm_clocks(flat.out), unguided_clocks);
 }
